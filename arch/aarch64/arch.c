@@ -1,0 +1,80 @@
+/* aarch64: DWARF register numbering, ptrace register read, x29-chain step. */
+#include <capstone/capstone.h>
+#include <elf.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+
+#include "perch/arch.h"
+
+/* DWARF numbers (AAPCS64 DWARF supplement): x0-x30 = 0-30, sp = 31; libunwind uses 32 for pc */
+enum { DW_X29 = 29, DW_X30 = 30, DW_SP = 31, DW_PC = 32, DW_NR = 33 };
+
+/* The kernel's struct user_pt_regs for aarch64 (ABI). */
+struct aarch64_user_regs {
+	uint64_t regs[31];
+	uint64_t sp, pc, pstate;
+};
+
+static int aarch64_regs_read(pid_t tid, struct perch_regs *out)
+{
+#if defined(__aarch64__)
+	struct aarch64_user_regs u;
+	struct iovec iov = { .iov_base = &u, .iov_len = sizeof(u) };
+
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
+		return -errno;
+	memset(out, 0, sizeof(*out));
+	memcpy(out->r, u.regs, sizeof(u.regs));
+	out->r[DW_SP] = u.sp;
+	out->r[DW_PC] = u.pc;
+	out->valid = (1ULL << DW_NR) - 1;
+	return 0;
+#else
+	(void)tid;
+	(void)out;
+	return -ENOSYS;
+#endif
+}
+
+/* Caller frame from the x29 chain: [x29] = caller's x29, [x29+8] = return address. */
+static int aarch64_fp_step(const struct perch_regs *in, const struct perch_mem *mem,
+			   struct perch_regs *out)
+{
+	uint64_t fp = in->r[DW_X29], frame[2];
+	int ret;
+
+	if (!(in->valid & (1ULL << DW_X29)) || fp == 0 || (fp & 7))
+		return -ENOENT;
+	if (fp < in->r[DW_SP])
+		return -ENOENT;
+	ret = mem->read(mem->ctx, fp, frame, sizeof(frame));
+	if (ret < 0)
+		return ret;
+	if (frame[1] == 0)
+		return -ENOENT;
+	memset(out, 0, sizeof(*out));
+	out->r[DW_PC] = frame[1];
+	out->r[DW_X30] = frame[1];
+	out->r[DW_SP] = fp + 16;
+	out->r[DW_X29] = frame[0];
+	out->valid = (1ULL << DW_PC) | (1ULL << DW_SP) | (1ULL << DW_X30);
+	if (frame[0] > fp)
+		out->valid |= 1ULL << DW_X29;
+	return 0;
+}
+
+const struct perch_arch perch_arch_aarch64 = {
+	.name = "aarch64",
+	.e_machine = EM_AARCH64,
+	.nr_regs = DW_NR,
+	.dw_pc = DW_PC,
+	.dw_sp = DW_SP,
+	.dw_fp = DW_X29,
+	.dw_lr = DW_X30,
+	.cs_arch = CS_ARCH_ARM64,
+	.cs_mode = CS_MODE_ARM,
+	.regs_read = aarch64_regs_read,
+	.fp_step = aarch64_fp_step,
+};

@@ -1,0 +1,99 @@
+/* x86_64: DWARF register numbering, ptrace register read, rbp-chain step. */
+#include <capstone/capstone.h>
+#include <elf.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+
+#include "perch/arch.h"
+
+/* DWARF numbers (System V psABI, table 3.36) */
+enum {
+	DW_RAX, DW_RDX, DW_RCX, DW_RBX, DW_RSI, DW_RDI, DW_RBP, DW_RSP,
+	DW_R8, DW_R9, DW_R10, DW_R11, DW_R12, DW_R13, DW_R14, DW_R15, DW_RIP,
+	DW_NR,
+};
+
+/* The kernel's struct user_regs_struct for x86_64, spelled out so that any host can build
+ * this file (its layout is ABI). */
+struct x86_64_user_regs {
+	uint64_t r15, r14, r13, r12, rbp, rbx, r11, r10, r9, r8, rax, rcx, rdx, rsi, rdi,
+		orig_rax, rip, cs, eflags, rsp, ss, fs_base, gs_base, ds, es, fs, gs;
+};
+
+static int x86_64_regs_read(pid_t tid, struct perch_regs *out)
+{
+#if defined(__x86_64__)
+	struct x86_64_user_regs u;
+	struct iovec iov = { .iov_base = &u, .iov_len = sizeof(u) };
+
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
+		return -errno;
+	memset(out, 0, sizeof(*out));
+	out->r[DW_RAX] = u.rax;
+	out->r[DW_RDX] = u.rdx;
+	out->r[DW_RCX] = u.rcx;
+	out->r[DW_RBX] = u.rbx;
+	out->r[DW_RSI] = u.rsi;
+	out->r[DW_RDI] = u.rdi;
+	out->r[DW_RBP] = u.rbp;
+	out->r[DW_RSP] = u.rsp;
+	out->r[DW_R8] = u.r8;
+	out->r[DW_R9] = u.r9;
+	out->r[DW_R10] = u.r10;
+	out->r[DW_R11] = u.r11;
+	out->r[DW_R12] = u.r12;
+	out->r[DW_R13] = u.r13;
+	out->r[DW_R14] = u.r14;
+	out->r[DW_R15] = u.r15;
+	out->r[DW_RIP] = u.rip;
+	out->valid = (1ULL << DW_NR) - 1;
+	return 0;
+#else
+	(void)tid;
+	(void)out;
+	return -ENOSYS;
+#endif
+}
+
+/* Caller frame from the rbp chain: [rbp] = caller's rbp, [rbp+8] = return address. */
+static int x86_64_fp_step(const struct perch_regs *in, const struct perch_mem *mem,
+			  struct perch_regs *out)
+{
+	uint64_t fp = in->r[DW_RBP], frame[2];
+	int ret;
+
+	if (!(in->valid & (1ULL << DW_RBP)) || fp == 0 || (fp & 7))
+		return -ENOENT;
+	if (fp < in->r[DW_RSP])
+		return -ENOENT; /* a frame pointer below SP is not a frame of this stack */
+	ret = mem->read(mem->ctx, fp, frame, sizeof(frame));
+	if (ret < 0)
+		return ret;
+	if (frame[1] == 0)
+		return -ENOENT;
+	memset(out, 0, sizeof(*out));
+	out->r[DW_RIP] = frame[1];
+	out->r[DW_RSP] = fp + 16;
+	out->r[DW_RBP] = frame[0];
+	out->valid = (1ULL << DW_RIP) | (1ULL << DW_RSP);
+	/* the chain must move up the stack; otherwise the caller's rbp is not a frame pointer */
+	if (frame[0] > fp)
+		out->valid |= 1ULL << DW_RBP;
+	return 0;
+}
+
+const struct perch_arch perch_arch_x86_64 = {
+	.name = "x86_64",
+	.e_machine = EM_X86_64,
+	.nr_regs = DW_NR,
+	.dw_pc = DW_RIP,
+	.dw_sp = DW_RSP,
+	.dw_fp = DW_RBP,
+	.dw_lr = -1,
+	.cs_arch = CS_ARCH_X86,
+	.cs_mode = CS_MODE_64,
+	.regs_read = x86_64_regs_read,
+	.fp_step = x86_64_fp_step,
+};

@@ -1,0 +1,59 @@
+/* The per-architecture interface: register sets in DWARF numbering, reading them from a
+ * stopped thread, and one frame-pointer step. Each arch/<name>/ folder provides one table;
+ * both are compiled into every build so fixtures of either can be tested on any host. */
+#ifndef PERCH_ARCH_H
+#define PERCH_ARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PERCH_MAX_DWREGS 33 /* aarch64: x0-x30, sp (31), pc (32); x86_64 uses 0-16 */
+
+/* Registers indexed by DWARF register number (which is also libunwind's numbering on both
+ * architectures). Bit i of @valid is set when r[i] is known. */
+struct perch_regs {
+	uint64_t r[PERCH_MAX_DWREGS];
+	uint64_t valid;
+};
+
+/* Memory access for frame walkers: 0 or -errno (-EFAULT for unreadable addresses). */
+struct perch_mem {
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	void *ctx;
+};
+
+struct perch_arch {
+	const char *name;       /* "x86_64", "aarch64" */
+	unsigned int e_machine; /* EM_X86_64, EM_AARCH64 */
+	int nr_regs;            /* DWARF registers 0..nr_regs-1 are meaningful */
+	int dw_pc, dw_sp, dw_fp;
+	int dw_lr;              /* link register, -1 when the return address is on the stack */
+	int cs_arch, cs_mode;   /* capstone engine selection */
+	/* Read the registers of a ptrace-stopped thread. Host arch only: -ENOSYS elsewhere.
+	 * 0 or -errno. */
+	int (*regs_read)(pid_t tid, struct perch_regs *out);
+	/* One frame-pointer step from @in to the caller's registers in @out (pc, sp, fp).
+	 * 0, -ENOENT at the end of the chain, or -errno. */
+	int (*fp_step)(const struct perch_regs *in, const struct perch_mem *mem,
+		       struct perch_regs *out);
+};
+
+extern const struct perch_arch perch_arch_x86_64, perch_arch_aarch64;
+
+/* The architecture perch was built for (the only place that tests __x86_64__/__aarch64__). */
+const struct perch_arch *perch_arch_host(void);
+/* The table for an ELF e_machine, or NULL. */
+const struct perch_arch *perch_arch_by_machine(unsigned int e_machine);
+
+static inline uint64_t perch_regs_pc(const struct perch_arch *a, const struct perch_regs *r)
+{
+	return r->r[a->dw_pc];
+}
+
+static inline uint64_t perch_regs_sp(const struct perch_arch *a, const struct perch_regs *r)
+{
+	return r->r[a->dw_sp];
+}
+
+#endif

@@ -1,0 +1,67 @@
+/* One ELF file on disk, mapped read-only: identity (build-id), load segments, and where the
+ * unwind tables are. Shared by the unwinder (eh_frame) and the symbolizer (symbols, DWARF).
+ * Every offset and size read from the file is bounds-checked against the file size. */
+#ifndef PERCH_ELFFILE_H
+#define PERCH_ELFFILE_H
+
+#include <libelf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elffile_load {   /* one PT_LOAD program header */
+	uint64_t vaddr, memsz;
+	uint64_t offset, filesz;
+	uint32_t flags;       /* PF_R | PF_W | PF_X */
+};
+
+struct elffile_section {
+	const char *name;
+	uint32_t type;        /* SHT_* */
+	uint64_t vaddr;       /* sh_addr (0 when not allocated) */
+	uint64_t offset, size;
+	const uint8_t *data;  /* into the file image; NULL for SHT_NOBITS */
+};
+
+struct elffile {
+	char *path;            /* as given to elffile_open() */
+	const uint8_t *image;  /* the whole file, mmap'ed read-only */
+	size_t size;
+	Elf *elf;              /* libelf handle over @image */
+	unsigned int machine;  /* EM_X86_64, EM_AARCH64, ... */
+	int is_64;             /* ELFCLASS64 */
+	int is_dyn;            /* ET_DYN (PIE or shared library) */
+	uint8_t build_id[64];  /* from the NT_GNU_BUILD_ID note */
+	size_t build_id_len;   /* 0 when there is none */
+	struct elffile_load *loads;
+	size_t nr_loads;
+	/* PT_GNU_EH_FRAME segment; size 0 when absent (e.g. some static binaries) */
+	uint64_t eh_frame_hdr_vaddr, eh_frame_hdr_size;
+	/* .eh_frame and .debug_frame sections; size 0 when absent */
+	uint64_t eh_frame_vaddr, eh_frame_size;
+	uint64_t debug_frame_offset, debug_frame_size;
+	int has_symtab;        /* a non-empty .symtab */
+	int has_debug_info;    /* a non-empty .debug_info */
+	int owns_map_;         /* private: the image is our mmap */
+};
+
+/* Open and validate @path. NULL with errno set: ENOENT/EACCES from open(), ENOEXEC for a file
+ * that is not a well-formed ELF file (headers out of bounds, truncated, ...). */
+struct elffile *elffile_open(const char *path);
+/* The same over a buffer the caller keeps alive (e.g. decompressed .gnu_debugdata). */
+struct elffile *elffile_open_memory(const void *image, size_t size, const char *name);
+void elffile_free(struct elffile *ef);
+
+/* Find a section by name. 0 or -ENOENT. @out->data is borrowed from the image. */
+int elffile_section(const struct elffile *ef, const char *name, struct elffile_section *out);
+
+/* Pointer into the file image for @len bytes at ELF virtual address @vaddr, if they are backed
+ * by the file (inside one PT_LOAD's filesz); NULL otherwise. */
+const uint8_t *elffile_vaddr_ptr(const struct elffile *ef, uint64_t vaddr, size_t len);
+
+/* The PT_LOAD that holds file offset @offset (a mapping's offset from /proc/PID/maps), or NULL. */
+const struct elffile_load *elffile_load_at_offset(const struct elffile *ef, uint64_t offset);
+
+/* Build-id as lower-case hex into @buf (at least 129 bytes); "" when there is none. */
+const char *elffile_build_id_hex(const struct elffile *ef, char *buf);
+
+#endif

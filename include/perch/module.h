@@ -1,0 +1,64 @@
+/* The modules of a traced process: its mappings (from /proc/PID/maps) tied to the ELF files
+ * behind them, opened lazily, with the load bias of each mapping. Module structs live until
+ * modules_free(), across reloads; the mapping table is replaced by each reload. */
+#ifndef PERCH_MODULE_H
+#define PERCH_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct elffile;
+struct proc_maps;
+
+/* What the unwinder found for a module's unwind table (filled by unwind.c). */
+struct module_unwind {
+	int state;              /* 0 not looked at, 1 ready, -1 none */
+	uint64_t table_vaddr;   /* eh_frame_hdr binary-search table, or perch's own copy */
+	uint64_t segbase_vaddr; /* what the table's offsets are relative to */
+	uint64_t nr_entries;
+	int32_t *own_table;     /* pairs (start, fde) built from .eh_frame, or NULL */
+};
+
+struct module {
+	char *path;            /* as in /proc/PID/maps ("[vdso]" for the vDSO) */
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	struct elffile *ef;    /* NULL until module_elf() succeeds */
+	int load_failed;       /* module_elf() tried and failed: do not retry */
+	uint8_t *mem_image;    /* private copy of target memory for [vdso] */
+	uint32_t profile_str;  /* free for the caller: e.g. a profile string id + 1 */
+	struct module_unwind unwind;
+};
+
+struct modules_map {
+	uint64_t start, end, offset;
+	uint32_t prot;           /* PROC_MAPS_PROT_* */
+	const char *name;        /* mapping name ("" anonymous, "[stack]", path) */
+	struct module *mod;      /* NULL when not backed by a file perch could read */
+	uint64_t bias;           /* runtime address = ELF vaddr + bias (valid when mod->ef) */
+};
+
+struct modules {
+	pid_t pid;
+	unsigned int generation; /* bumped by every reload that changed the table */
+	struct proc_maps *maps;
+	struct modules_map *map;
+	size_t nr_map;
+	struct module **mods;
+	size_t nr_mods, alloc_mods;
+	uint64_t last_reload_ns;
+};
+
+struct modules *modules_new(pid_t pid);
+void modules_free(struct modules *ms);
+/* Re-read /proc/PID/maps. 0 or -errno. */
+int modules_reload(struct modules *ms);
+/* Build the table from maps text already read (for tests). */
+int modules_load_maps(struct modules *ms, struct proc_maps *maps);
+/* The mapping holding @addr, or NULL. Borrowed until the next reload. */
+const struct modules_map *modules_find(const struct modules *ms, uint64_t addr);
+/* The ELF file behind @mm, opened on first use (and its bias computed); NULL when none. */
+struct elffile *modules_elf(struct modules *ms, const struct modules_map *mm);
+
+#endif

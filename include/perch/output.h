@@ -1,0 +1,36 @@
+/* Writers: render a profile. Each writer only reads the profile. Files are written
+ * atomically with output_open()/output_commit() (temporary name + rename). */
+#ifndef PERCH_OUTPUT_H
+#define PERCH_OUTPUT_H
+
+#include <stdio.h>
+
+struct profile;
+
+struct output_opts {
+	int lines;       /* folded: append " (file:line)" to frames with a known line */
+	int top;         /* text: how many functions --top prints */
+};
+
+/* Folded stacks (../shared/spec/formats.md section 1): one line per distinct (thread, stack),
+ * "threadname-TID;root;...;leaf COUNT", lines in byte order, frame names cleaned (no ';',
+ * no newline, no trailing " <digits>", never empty). Returns 0 or -errno (write error). */
+int out_folded_write(const struct profile *p, const struct output_opts *o, FILE *f);
+
+/* The N hottest functions by self and by total share (a function counted once per sample
+ * even when recursive), like perf report --stdio's top. Returns 0 or -errno. */
+int out_top_write(const struct profile *p, const struct output_opts *o, FILE *f);
+
+/* Atomic output: open "<path>.tmp.<pid>" for writing; output_commit() flushes, fsyncs, closes
+ * and renames it over @path (returns 0 or -errno and removes the temporary on failure);
+ * output_abort() closes and removes it. "-" means stdout (commit only flushes). */
+struct output_file {
+	FILE *f;
+	char *path;
+	char *tmp;
+};
+int output_open(struct output_file *of, const char *path);
+int output_commit(struct output_file *of);
+void output_abort(struct output_file *of);
+
+#endif

@@ -1,0 +1,60 @@
+/* Per-process and per-thread facts from /proc: thread list, names, stat and status fields.
+ * Every reader has a *_parse() twin that takes text, so it can be tested on fixtures. */
+#ifndef PERCH_PROC_TASK_H
+#define PERCH_PROC_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* /proc/PID/task/TID/stat, the fields perch uses:
+ *   1234 (comm with) spaces) R 1 1234 ... utime stime ... processor ...
+ */
+struct proc_stat {
+	pid_t pid;
+	char comm[64];         /* between the first '(' and the LAST ')' */
+	char state;            /* 'R', 'S', 'D', 'T', 't', 'Z', 'X', 'I', ... */
+	pid_t ppid;
+	uint64_t utime, stime; /* clock ticks */
+	uint64_t starttime;    /* clock ticks since boot */
+	uint64_t num_threads;
+	int processor;         /* CPU last run on */
+};
+
+/* /proc/PID/status, the fields perch uses */
+struct proc_status {
+	char name[64];
+	char state;         /* first letter of "State:" */
+	pid_t tgid;
+	pid_t tracer_pid;   /* TracerPid: 0 when not traced */
+	uid_t uid_real, uid_effective;
+	int64_t threads;    /* Threads: */
+	uint64_t cap_eff;   /* CapEff: bit mask */
+};
+
+/* 0 or -EINVAL for malformed text. */
+int proc_stat_parse(const char *text, struct proc_stat *out);
+int proc_status_parse(const char *text, struct proc_status *out);
+
+/* Read /proc/@pid/stat (@tid == 0) or /proc/@pid/task/@tid/stat. 0 or -errno. */
+int proc_stat_read(pid_t pid, pid_t tid, struct proc_stat *out);
+/* Read /proc/@pid/status (@tid == 0) or the task's. 0 or -errno. */
+int proc_status_read(pid_t pid, pid_t tid, struct proc_status *out);
+
+/* The thread ids in /proc/@pid/task, sorted ascending. Returns the count (>= 0) with *@tids
+ * malloc'ed (caller frees), or -errno. */
+int proc_task_list(pid_t pid, pid_t **tids);
+/* The same for any directory laid out like /proc/PID/task (numeric entries; others are
+ * ignored), so fixtures can be listed. */
+int proc_task_list_dir(const char *dir, pid_t **tids);
+
+/* Thread name from /proc/@pid/task/@tid/comm, newline stripped, into @buf (at most @len - 1
+ * chars). 0 or -errno. */
+int proc_task_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+/* The same from a comm file at @path (a fixture). 0 or -errno. */
+int proc_task_comm_file(const char *path, char *buf, size_t len);
+
+/* Read a whole small /proc file into a malloc'ed NUL-terminated buffer. NULL with errno set. */
+char *proc_read_file(const char *path, size_t *len);
+
+#endif

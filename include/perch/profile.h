@@ -1,0 +1,106 @@
+/* The profile: interned strings, frames, locations and stacks, threads, and sample counts.
+ * Pure data, no ptrace and no I/O, so every writer can be tested on a synthetic profile.
+ *
+ * Model (pprof's): a *location* is one code address (module + ELF vaddr) and expands to one
+ * or more *frames* (inlined functions first, innermost first). A *stack* is a list of
+ * location ids, LEAF FIRST. Every id is a uint32_t index that stays valid for the profile's
+ * lifetime (ids survive realloc; pointers returned by the getters do not survive the next
+ * intern call). Id 0 of strings is "" (the empty/none string). */
+#ifndef PERCH_PROFILE_H
+#define PERCH_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum profile_frame_kind {
+	PROFILE_FRAME_NATIVE = 0, /* compiled native code */
+	PROFILE_FRAME_PSEUDO,     /* perch's own marker: wait reason, thread root, "[truncated]" */
+	PROFILE_FRAME_KERNEL,
+	PROFILE_FRAME_JIT,
+	PROFILE_FRAME_INTERP,     /* interpreted (e.g. dex) */
+	PROFILE_FRAME_AOT,        /* ahead-of-time compiled managed code (oat) */
+};
+
+struct profile_frame {
+	uint32_t name;   /* string id: function name, or "module+0x1a2b" when unknown */
+	uint32_t file;   /* string id of the source file, 0 when unknown */
+	uint32_t line;   /* 0 when unknown */
+	uint32_t module; /* string id of the module path, 0 for none */
+	uint8_t kind;    /* enum profile_frame_kind */
+	uint8_t inlined; /* inlined into the next frame of its location */
+};
+
+struct profile_location {
+	uint32_t module;        /* string id of the module path, 0 for none */
+	uint64_t addr;          /* ELF vaddr inside the module (absolute address when no module) */
+	uint32_t first_frame;   /* index into the location-frame list: see profile_location_frames */
+	uint32_t nr_frames;
+};
+
+struct profile_thread {
+	pid_t tid;
+	uint32_t name;     /* string id of the latest name seen (comm) */
+	uint64_t samples;  /* samples taken of this thread */
+};
+
+/* One sample as kept in time order (only when profile->keep_samples is set). */
+struct profile_sample {
+	uint64_t time_ns;  /* CLOCK_MONOTONIC */
+	uint32_t thread;   /* thread index */
+	uint32_t stack;    /* stack id */
+	char state;        /* thread state letter from /proc ('R', 'S', ...), 0 when unknown */
+};
+
+struct profile;
+
+struct profile *profile_new(void);
+void profile_free(struct profile *p);
+
+/* Keep every sample (time order) in addition to the aggregated counts. Off by default. */
+void profile_keep_samples(struct profile *p, int on);
+
+/* Recording-wide facts that writers print. Strings are copied. */
+void profile_set_meta(struct profile *p, const char *key, const char *value);
+const char *profile_meta(const struct profile *p, const char *key); /* NULL when unset */
+
+uint32_t profile_intern_str(struct profile *p, const char *s);
+const char *profile_str(const struct profile *p, uint32_t id);
+
+/* Intern a location with its frames (innermost first). The frames are interned too.
+ * Same (module, addr) returns the same id; its frames are those of the first call. */
+uint32_t profile_intern_location(struct profile *p, uint32_t module, uint64_t addr,
+				 const struct profile_frame *frames, size_t nr_frames);
+/* Look a location up without adding it: its id, or UINT32_MAX. */
+uint32_t profile_find_location(const struct profile *p, uint32_t module, uint64_t addr);
+const struct profile_location *profile_location(const struct profile *p, uint32_t id);
+/* Frame ids of a location, innermost first; *@n set to the count. */
+const uint32_t *profile_location_frames(const struct profile *p, uint32_t loc, size_t *n);
+const struct profile_frame *profile_frame(const struct profile *p, uint32_t frame_id);
+size_t profile_nr_frames(const struct profile *p);
+size_t profile_nr_locations(const struct profile *p);
+
+/* Intern a stack of location ids, leaf first. An empty stack is valid. */
+uint32_t profile_intern_stack(struct profile *p, const uint32_t *locs, size_t n);
+const uint32_t *profile_stack(const struct profile *p, uint32_t stack_id, size_t *n);
+size_t profile_nr_stacks(const struct profile *p);
+
+/* Find or add the thread @tid; a non-NULL @name replaces its name. Returns the thread index. */
+uint32_t profile_thread(struct profile *p, pid_t tid, const char *name);
+const struct profile_thread *profile_thread_get(const struct profile *p, uint32_t idx);
+size_t profile_nr_threads(const struct profile *p);
+
+/* Count one sample of @thread on @stack. */
+void profile_add_sample(struct profile *p, uint32_t thread, uint32_t stack, uint64_t time_ns,
+			char state);
+uint64_t profile_total_samples(const struct profile *p);
+
+/* Aggregated counts: calls @fn once per distinct (thread, stack) pair with its count, in
+ * ascending (thread, stack) order. */
+typedef void profile_count_fn(uint32_t thread, uint32_t stack, uint64_t count, void *arg);
+void profile_foreach_count(const struct profile *p, profile_count_fn *fn, void *arg);
+
+/* Samples in time order (empty unless keep_samples was on). */
+const struct profile_sample *profile_samples(const struct profile *p, size_t *n);
+
+#endif

@@ -1,0 +1,46 @@
+/* Turns a snapshot into a stack in the profile: unwind, then name every pc (module, function,
+ * file:line, inlined frames). Maps are re-read when a pc falls outside every known mapping
+ * (dlopen after attach) when they were read before the snapshot, at most RESOLVE_MAX_RELOADS
+ * times a second, and after exec. */
+#ifndef PERCH_RESOLVE_H
+#define PERCH_RESOLVE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct perch_arch;
+struct profile;
+struct symbolizer;
+struct unwind_snapshot;
+
+#define RESOLVE_MAX_RELOADS 50
+
+struct resolve_stats {
+	uint64_t stacks;
+	uint64_t to_root;     /* outermost frame is a thread root (_start, clone, ...) */
+	uint64_t fp_used;     /* stacks that needed the frame-pointer fallback */
+	uint64_t cfi_failed;  /* stacks where unwinding stopped early */
+	uint64_t truncated;   /* stacks cut at the frame limit */
+	uint64_t frames;
+	uint64_t unwind_ns;   /* perch CPU time spent unwinding (wall clock of the calls) */
+	uint64_t symbolize_ns;
+	uint64_t reloads;
+};
+
+struct resolver;
+
+struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,
+			      struct symbolizer *sym);
+void resolver_free(struct resolver *r);
+/* The process exec'd or its maps changed: re-read them now. */
+void resolver_reload(struct resolver *r);
+/* Unwind and name @snap; returns its stack id in the profile. */
+uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap);
+const struct resolve_stats *resolver_stats(const struct resolver *r);
+/* The raw pcs of the last resolver_stack() call (same order as its locations). */
+const uint64_t *resolver_last_pcs(const struct resolver *r, int *n);
+
+/* Is @name a function where a thread's stack legitimately ends? */
+int resolve_is_root_name(const char *name);
+
+#endif

@@ -1,0 +1,70 @@
+/* The sampling loop: a fixed-rate tick on CLOCK_MONOTONIC (jittered), interrupt every running
+ * thread, collect stops as they arrive, copy registers and stack in the stop window, resume at
+ * once, and hand each snapshot to the caller only after the thread runs again. Stops on the
+ * duration, the target's exit, or SIGINT/SIGTERM/SIGHUP (which it blocks and waits for). */
+#ifndef PERCH_SAMPLER_H
+#define PERCH_SAMPLER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tracee;
+struct tracee_thread;
+struct tracee_event;
+struct unwind_snapshot;
+struct perch_arch;
+
+struct sampler_opts {
+	double hz;          /* samples per second per thread */
+	double duration;    /* seconds; 0 = until the target exits or a signal */
+	size_t stack_size;  /* bytes of stack copied from SP */
+};
+
+#define SAMPLER_HIST_US 100000 /* stop-window histogram: 1 us buckets up to 100 ms */
+
+enum sampler_stop {
+	SAMPLER_STOP_DURATION = 1,
+	SAMPLER_STOP_EXIT,   /* the target exited */
+	SAMPLER_STOP_SIGNAL, /* perch got SIGINT/SIGTERM/SIGHUP */
+	SAMPLER_STOP_ERROR,
+};
+
+struct sampler_stats {
+	uint64_t ticks;
+	uint64_t missed_ticks;   /* ticks skipped because perch fell behind */
+	uint64_t samples;        /* snapshots taken */
+	uint64_t late;           /* a thread's previous interrupt was still pending at a tick */
+	uint64_t err_regs;       /* registers could not be read */
+	uint64_t err_stack;      /* stack could not be copied */
+	uint64_t races;          /* threads that exited under us (expected, not errors) */
+	uint64_t stop_hist[SAMPLER_HIST_US + 1];
+	double elapsed_s;
+	enum sampler_stop stop_reason;
+	int signal;              /* the signal that stopped sampling */
+	int signal_code;         /* its si_code: SI_USER when sent with kill(2) */
+};
+
+struct sampler_ops {
+	/* A snapshot of @th, taken while it was stopped; it runs again now. */
+	void (*sample)(void *arg, struct tracee_thread *th, struct unwind_snapshot *snap);
+	/* A thread appeared or exec happened (TRACEE_EV_THREAD_NEW, _THREAD_GONE, _EXEC). */
+	void (*event)(void *arg, const struct tracee_event *ev);
+};
+
+/* Block the signals the sampler waits for (call before attaching, so none is lost). */
+void sampler_block_signals(sigset_t *old);
+
+/* Run until a stop condition. Threads are left attached (the caller detaches). Returns 0,
+ * or -errno on a fatal wait error. @st must be zeroed by the caller. */
+int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sampler_opts *o,
+		const struct sampler_ops *ops, void *arg, struct sampler_stats *st);
+
+/* Stop-window percentile (0..100) in microseconds from the histogram. */
+uint64_t sampler_stop_percentile(const struct sampler_stats *st, double pct);
+
+/* Snapshot one stopped thread now (for perch dump): registers + stack. 0 or -errno. */
+int sampler_snapshot(struct tracee *t, const struct perch_arch *arch, struct tracee_thread *th,
+		     struct unwind_snapshot *snap);
+
+#endif

@@ -1,0 +1,42 @@
+/* Address -> function, file:line and inlined callers, for a code address inside an ELF file.
+ * Names come from DWARF (debuginfo.c), .symtab/.dynsym, MiniDebugInfo (.gnu_debugdata) and
+ * separate debug files (build-id, .gnu_debuglink). C++ names are demangled.
+ * Results are cached per (build-id, address). No ptrace in here: it works on files. */
+#ifndef PERCH_SYMBOLIZE_H
+#define PERCH_SYMBOLIZE_H
+
+#include <stdint.h>
+
+struct elffile;
+
+/* One source-level frame. A pc can give several: inlined functions first, then the function
+ * they were inlined into. */
+struct sym_frame {
+	const char *func;  /* demangled name; NULL when unknown */
+	const char *file;  /* source path; NULL when unknown */
+	unsigned int line; /* 0 when unknown */
+	int inlined;       /* 1: this frame was inlined into the next frame in the array */
+};
+
+#define SYM_MAX_INLINE 16 /* frames one address can expand to */
+
+struct symbolizer;
+
+/* @sysroot: where to look for separate debug files ("<sysroot>/usr/lib/debug/.build-id/..");
+ * NULL means "/". @symfs: optional directory of unstripped copies tried first (by build-id
+ * and by path), NULL for none. */
+struct symbolizer *symbolizer_new(const char *sysroot, const char *symfs);
+void symbolizer_free(struct symbolizer *s);
+
+/* Resolve @vaddr, an ELF virtual address in @ef (runtime pc minus load bias; callers pass
+ * pc - 1 for return addresses). Fills @out innermost first, at most @max entries.
+ * Returns the number of frames (>= 1), or 0 when nothing names the address.
+ * Strings are borrowed and stay valid until symbolizer_free(). */
+int symbolizer_lookup(struct symbolizer *s, const struct elffile *ef, uint64_t vaddr,
+		      struct sym_frame *out, int max);
+
+/* Demangle a C++ (Itanium ABI) name. Returns a malloc'ed string, or NULL when @name is not a
+ * mangled name. */
+char *symbolize_demangle(const char *name);
+
+#endif

@@ -1,0 +1,53 @@
+/* Stack unwinding from a snapshot taken in the stop window (registers + a copy of the stack
+ * from SP), run after the thread was resumed. DWARF CFI through libunwind with perch's own
+ * accessors (stack words from the copy, unwind tables from the ELF files, anything else read
+ * from the live process with process_vm_readv), and a frame-pointer walk where CFI gives up. */
+#ifndef PERCH_UNWIND_H
+#define PERCH_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "perch/arch.h"
+
+struct modules;
+
+struct unwind_snapshot {
+	pid_t tid;
+	uint64_t time_ns;     /* CLOCK_MONOTONIC when the stop was seen */
+	struct perch_regs regs;
+	uint64_t stack_addr;  /* target address of stack[0] (the SP at the stop) */
+	size_t stack_len;     /* bytes copied */
+	size_t stack_cap;
+	uint8_t *stack;
+};
+
+/* Copy up to @snap->stack_cap bytes of stack from SP of the stopped thread @tid (page by page,
+ * so a copy that runs off the mapped stack stops at the last good page). 0 or -errno. */
+int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
+			 struct unwind_snapshot *snap);
+
+enum {
+	UNWIND_TRUNCATED = 1 << 0, /* stopped at the frame limit */
+	UNWIND_FP_USED = 1 << 1,   /* at least one frame came from the frame-pointer walk */
+	UNWIND_CFI_FAILED = 1 << 2,/* CFI could not step and nothing else could either */
+};
+
+#define UNWIND_MAX_FRAMES 256
+
+struct unwinder;
+
+/* An unwinder for process @pid whose mappings are @ms (borrowed; the caller reloads it). */
+struct unwinder *unwinder_new(pid_t pid, const struct perch_arch *arch, struct modules *ms);
+void unwinder_free(struct unwinder *u);
+/* Drop cached unwind state (call after @ms was reloaded). */
+void unwinder_flush(struct unwinder *u);
+
+/* Unwind @snap into @pcs: pcs[0] is the interrupted pc, then return addresses (not yet
+ * adjusted by -1). Returns the number of pcs (>= 1 when the pc is known), *@flags gets
+ * UNWIND_* bits. @use_cfi 0 walks frame pointers only. */
+int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint64_t *pcs,
+		    int max, unsigned int *flags);
+
+#endif

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Install the Debian packages perch needs to build and test, when any is missing.
+# Idempotent: does nothing (and needs no network) when everything is there.
+# Works as root or through sudo.
+set -eu
+
+PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
+libreadline-dev check liblzma-dev zlib1g-dev libiberty-dev elfutils gdb binutils xz-utils
+util-linux g++"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+	SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+	SUDO="sudo"
+else
+	echo "install-deps: missing packages:$missing" >&2
+	echo "install-deps: run as root, or install sudo, or install them by hand" >&2
+	exit 1
+fi
+
+echo "install-deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

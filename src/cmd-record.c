@@ -1,0 +1,366 @@
+/* `perch record`: attach to a process (or launch one), sample it, write the profile. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "perch/arch.h"
+#include "perch/cmd.h"
+#include "perch/log.h"
+#include "perch/output.h"
+#include "perch/proc-task.h"
+#include "perch/profile.h"
+#include "perch/resolve.h"
+#include "perch/sampler.h"
+#include "perch/symbolize.h"
+#include "perch/tracee.h"
+#include "perch/unwind.h"
+#include "perch/xalloc.h"
+
+#define RECORD_DEFAULT_HZ 100
+#define RECORD_DEFAULT_STACK (32 * 1024)
+#define RECORD_MAX_STACK (1024 * 1024)
+#define RECORD_NAME_REFRESH_NS 1000000000ULL
+
+static const char record_usage[] =
+	"usage: perch record [options] -p PID\n"
+	"       perch record [options] -- PROGRAM [ARGS...]\n"
+	"\n"
+	"Sample the stacks of every thread of a running process (-p) or of a program perch\n"
+	"starts, and write them as folded stacks.\n"
+	"\n"
+	"  -p, --pid PID          attach to process PID\n"
+	"  -F, --freq HZ          samples per second per thread (default 100)\n"
+	"  -d, --duration SEC     stop after SEC seconds (default: until the target exits or\n"
+	"                         Ctrl-C / SIGTERM)\n"
+	"  -o, --output FILE      write folded stacks to FILE ('-' for stdout)\n"
+	"      --lines            add ' (file:line)' to folded frames when known\n"
+	"      --stack-size BYTES bytes of stack copied per sample (default 32768)\n"
+	"      --top N            print the N hottest functions at the end\n"
+	"      --sysroot DIR      look for debug files under DIR/usr/lib/debug\n"
+	"      --symfs DIR        look for unstripped copies of modules under DIR first\n"
+	"  -q, --quiet            no summary\n"
+	"  -v, --verbose          more messages (twice for debug)\n"
+	"\n"
+	"Exit status: 0 ok, 1 finished with per-sample errors, 2 fatal error, 64 usage;\n"
+	"with PROGRAM, its own exit status (128+N if killed by signal N).\n";
+
+struct record {
+	pid_t pid;
+	double hz, duration;
+	size_t stack_size;
+	const char *output;
+	const char *sysroot, *symfs;
+	int lines, top, quiet;
+	char **argv; /* program to launch, or NULL */
+
+	struct tracee t;
+	struct profile *p;
+	struct symbolizer *sym;
+	struct resolver *r;
+	uint64_t *name_ns; /* last comm read, per profile thread */
+	size_t nr_name_ns;
+};
+
+int cmd_parse_pid(const char *s, int *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v <= 0 || v > 0x7fffffff)
+		return log_err(-EINVAL, "'%s' is not a process id", s);
+	*pid = (int)v;
+	return 0;
+}
+
+static uint32_t thread_of(struct record *rec, pid_t tid, uint64_t now)
+{
+	uint32_t idx = profile_thread(rec->p, tid, NULL);
+
+	if (idx >= rec->nr_name_ns) {
+		size_t n = rec->nr_name_ns;
+
+		ALLOC_GROW(rec->name_ns, idx + 1, rec->nr_name_ns);
+		memset(rec->name_ns + n, 0, (rec->nr_name_ns - n) * sizeof(*rec->name_ns));
+	}
+	if (!rec->name_ns[idx] || now - rec->name_ns[idx] > RECORD_NAME_REFRESH_NS) {
+		char comm[64];
+
+		if (proc_task_comm(rec->t.pid, tid, comm, sizeof(comm)) == 0)
+			profile_thread(rec->p, tid, comm);
+		rec->name_ns[idx] = now ? now : 1;
+	}
+	return idx;
+}
+
+static void on_sample(void *arg, struct tracee_thread *th, struct unwind_snapshot *snap)
+{
+	struct record *rec = arg;
+	uint32_t thread = thread_of(rec, th->tid, snap->time_ns);
+	uint32_t stack = resolver_stack(rec->r, snap);
+
+	profile_add_sample(rec->p, thread, stack, snap->time_ns, 0);
+}
+
+static void on_event(void *arg, const struct tracee_event *ev)
+{
+	struct record *rec = arg;
+
+	if (ev->kind == TRACEE_EV_THREAD_NEW)
+		thread_of(rec, ev->thread->tid, tracee_now_ns());
+	else if (ev->kind == TRACEE_EV_EXEC)
+		resolver_reload(rec->r);
+}
+
+static int parse_args(struct record *rec, int argc, char **argv)
+{
+	enum { OPT_STACK = 256, OPT_TOP, OPT_LINES, OPT_SYSROOT, OPT_SYMFS, OPT_HELP };
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "stack-size", required_argument, NULL, OPT_STACK },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "lines", no_argument, NULL, OPT_LINES },
+		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
+		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ 0 },
+	};
+	char *end;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+p:F:d:o:qv", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (cmd_parse_pid(optarg, &rec->pid) < 0)
+				return -EINVAL;
+			break;
+		case 'F':
+			rec->hz = strtod(optarg, &end);
+			if (*end || end == optarg || !(rec->hz > 0 && rec->hz <= 100000))
+				return log_err(-EINVAL, "-F wants a rate in Hz between 0 and 100000, "
+							"not '%s'", optarg);
+			break;
+		case 'd':
+			rec->duration = strtod(optarg, &end);
+			if (*end || end == optarg || !(rec->duration > 0))
+				return log_err(-EINVAL, "-d wants a positive number of seconds, "
+							"not '%s'", optarg);
+			break;
+		case 'o':
+			rec->output = optarg;
+			break;
+		case 'q':
+			rec->quiet = 1;
+			break;
+		case 'v':
+			log_level++;
+			break;
+		case OPT_STACK: {
+			long v = strtol(optarg, &end, 0);
+
+			if (*end || v < 0 || v > RECORD_MAX_STACK)
+				return log_err(-EINVAL, "--stack-size wants 0 to %d bytes, not '%s'",
+					       RECORD_MAX_STACK, optarg);
+			rec->stack_size = (size_t)v;
+			break;
+		}
+		case OPT_TOP:
+			rec->top = atoi(optarg);
+			if (rec->top <= 0)
+				return log_err(-EINVAL, "--top wants a positive number, not '%s'",
+					       optarg);
+			break;
+		case OPT_LINES:
+			rec->lines = 1;
+			break;
+		case OPT_SYSROOT:
+			rec->sysroot = optarg;
+			break;
+		case OPT_SYMFS:
+			rec->symfs = optarg;
+			break;
+		case OPT_HELP:
+			fputs(record_usage, stdout);
+			exit(PERCH_EXIT_OK);
+		default:
+			return log_err(-EINVAL, "unknown or incomplete option '%s'",
+				       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		rec->argv = argv + optind;
+	if (!rec->pid == !rec->argv)
+		return log_err(-EINVAL, rec->pid ? "give either -p PID or a program, not both"
+						 : "nothing to profile: give -p PID or -- PROGRAM");
+	return 0;
+}
+
+static void print_summary(struct record *rec, const struct sampler_stats *st)
+{
+	const struct resolve_stats *rs = resolver_stats(rec->r);
+	double stacks = rs->stacks ? (double)rs->stacks : 1;
+	const char *why = st->stop_reason == SAMPLER_STOP_EXIT	   ? "the target exited"
+			  : st->stop_reason == SAMPLER_STOP_SIGNAL ? strsignal(st->signal)
+			  : st->stop_reason == SAMPLER_STOP_ERROR  ? "an error"
+								   : "duration reached";
+
+	fprintf(stderr,
+		"perch: recorded process %d for %.2f s at %g Hz, stopped by %s\n"
+		"perch:   samples: %llu  threads seen: %llu  ticks: %llu  missed ticks: %llu  "
+		"late interrupts: %llu\n"
+		"perch:   stop window per sample: p50 %llu us, p99 %llu us\n"
+		"perch:   unwound to root: %.1f%%  (frame-pointer fallback %.1f%%, stopped early "
+		"%.1f%%, %.1f frames, unwind %.1f us, symbolize %.1f us per sample)\n"
+		"perch:   errors: registers %llu, stack copy %llu; threads exited under perch %llu; "
+		"signals passed through %llu\n",
+		rec->t.pid, st->elapsed_s, rec->hz, why, (unsigned long long)st->samples,
+		(unsigned long long)rec->t.stats.threads_seen, (unsigned long long)st->ticks,
+		(unsigned long long)st->missed_ticks, (unsigned long long)st->late,
+		(unsigned long long)sampler_stop_percentile(st, 50),
+		(unsigned long long)sampler_stop_percentile(st, 99),
+		100.0 * (double)rs->to_root / stacks, 100.0 * (double)rs->fp_used / stacks,
+		100.0 * (double)rs->cfi_failed / stacks, (double)rs->frames / stacks,
+		(double)rs->unwind_ns / 1e3 / stacks, (double)rs->symbolize_ns / 1e3 / stacks,
+		(unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
+		(unsigned long long)(st->races + rec->t.stats.thread_races),
+		(unsigned long long)rec->t.stats.signals);
+}
+
+static int write_output(struct record *rec)
+{
+	struct output_opts oo = { .lines = rec->lines, .top = rec->top };
+	struct output_file of;
+	int ret;
+
+	if (!rec->output)
+		return 0;
+	ret = output_open(&of, rec->output);
+	if (ret < 0)
+		return log_errno(ret, "cannot create %s", rec->output);
+	ret = out_folded_write(rec->p, &oo, of.f);
+	if (ret < 0) {
+		output_abort(&of);
+		return log_errno(ret, "cannot write %s", rec->output);
+	}
+	ret = output_commit(&of);
+	if (ret < 0)
+		return log_errno(ret, "cannot write %s", rec->output);
+	if (!rec->quiet && strcmp(rec->output, "-"))
+		fprintf(stderr, "perch: wrote %s\n", rec->output);
+	return 0;
+}
+
+static int second_interrupt_pending(void)
+{
+	sigset_t pending;
+
+	sigpending(&pending);
+	return sigismember(&pending, SIGINT);
+}
+
+static int exit_code_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 0;
+}
+
+static int record_run(int argc, char **argv)
+{
+	const struct perch_arch *arch = perch_arch_host();
+	struct record rec = { .hz = RECORD_DEFAULT_HZ, .stack_size = RECORD_DEFAULT_STACK };
+	struct sampler_opts so;
+	struct sampler_ops ops = { on_sample, on_event };
+	struct sampler_stats *st = xcalloc(1, sizeof(*st));
+	int ret, code = PERCH_EXIT_OK;
+	sigset_t old;
+
+	if (parse_args(&rec, argc, argv) < 0) {
+		fprintf(stderr, "\n%s", record_usage);
+		free(st);
+		return PERCH_EXIT_USAGE;
+	}
+	sampler_block_signals(&old);
+	ret = rec.argv ? tracee_launch(&rec.t, rec.argv) : tracee_attach(&rec.t, rec.pid);
+	if (ret < 0) {
+		free(st);
+		return PERCH_EXIT_FATAL;
+	}
+	log_info("attached to %d (%zu threads)", rec.t.pid, rec.t.nr_threads);
+
+	rec.p = profile_new();
+	rec.sym = symbolizer_new(rec.sysroot, rec.symfs);
+	rec.r = resolver_new(rec.t.pid, arch, rec.p, rec.sym);
+	for (size_t i = 0; i < rec.t.nr_threads; i++)
+		thread_of(&rec, rec.t.threads[i]->tid, 0);
+
+	so = (struct sampler_opts){ rec.hz, rec.duration, rec.stack_size };
+	ret = sampler_run(&rec.t, arch, &so, &ops, &rec, st);
+	if (ret < 0)
+		log_errno(ret, "sampling stopped");
+	/* names may have changed since they were last read */
+	for (size_t i = 0; i < rec.t.nr_threads; i++)
+		thread_of(&rec, rec.t.threads[i]->tid, UINT64_MAX / 2);
+	if (rec.t.alive)
+		tracee_detach_all(&rec.t, 2000);
+
+	if (second_interrupt_pending()) {
+		log_err(0, "interrupted twice: detached, no output written");
+		code = 128 + SIGINT;
+		goto out;
+	}
+	if (!rec.quiet)
+		print_summary(&rec, st);
+	if (write_output(&rec) < 0)
+		code = PERCH_EXIT_FATAL;
+	if (rec.top) {
+		struct output_opts oo = { .lines = rec.lines, .top = rec.top };
+
+		fflush(stdout);
+		out_top_write(rec.p, &oo, stderr);
+	}
+	if (ret < 0)
+		code = PERCH_EXIT_FATAL;
+	else if (code == PERCH_EXIT_OK && (st->err_regs || st->err_stack))
+		code = PERCH_EXIT_SAMPLE_ERRORS;
+	if (rec.argv && code != PERCH_EXIT_FATAL) {
+		/* launched: the program's own status, once it is done */
+		/* a signal sent to perch alone (not the terminal's, which the program got too)
+		 * is passed on, so the program ends as it would have */
+		if (rec.t.alive && st->stop_reason == SAMPLER_STOP_SIGNAL &&
+		    (st->signal_code == SI_USER || st->signal_code == SI_QUEUE))
+			kill(rec.t.pid, st->signal);
+		code = exit_code_of(tracee_wait_exit(&rec.t));
+	}
+out:
+	resolver_free(rec.r);
+	symbolizer_free(rec.sym);
+	profile_free(rec.p);
+	tracee_release(&rec.t);
+	free(rec.name_ns);
+	free(st);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return code;
+}
+
+const struct cmd cmd_record = {
+	.name = "record",
+	.summary = "sample a process's stacks and write a profile",
+	.usage = record_usage,
+	.run = record_run,
+};

@@ -1,0 +1,258 @@
+/* ELF files mapped read-only: identity, load segments and unwind-table locations.
+ * libelf does the header parsing; every offset it gives is checked against the image. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perch/elffile.h"
+#include "perch/xalloc.h"
+
+#define ELFFILE_MAX_PHDRS 256
+
+static int in_image(const struct elffile *ef, uint64_t off, uint64_t len)
+{
+	return off <= ef->size && len <= ef->size - off;
+}
+
+static void read_build_id(struct elffile *ef, const uint8_t *p, uint64_t size)
+{
+	uint64_t pos = 0;
+
+	while (pos + 12 <= size) {
+		uint32_t namesz, descsz, type;
+
+		memcpy(&namesz, p + pos, 4);
+		memcpy(&descsz, p + pos + 4, 4);
+		memcpy(&type, p + pos + 8, 4);
+		pos += 12;
+		uint64_t name_end = pos + (((uint64_t)namesz + 3) & ~3ULL);
+		uint64_t desc_end = name_end + (((uint64_t)descsz + 3) & ~3ULL);
+		if (name_end > size || name_end + descsz > size)
+			return;
+		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 &&
+		    memcmp(p + pos, "GNU", 4) == 0 && descsz > 0 &&
+		    descsz <= sizeof(ef->build_id)) {
+			memcpy(ef->build_id, p + name_end, descsz);
+			ef->build_id_len = descsz;
+			return;
+		}
+		pos = desc_end;
+	}
+}
+
+static int read_headers(struct elffile *ef)
+{
+	GElf_Ehdr eh;
+	size_t phnum, shnum, shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_kind(ef->elf) != ELF_K_ELF || !gelf_getehdr(ef->elf, &eh))
+		return -ENOEXEC;
+	ef->machine = eh.e_machine;
+	ef->is_64 = gelf_getclass(ef->elf) == ELFCLASS64;
+	ef->is_dyn = eh.e_type == ET_DYN;
+	if (elf_getphdrnum(ef->elf, &phnum) != 0 || phnum > ELFFILE_MAX_PHDRS)
+		return -ENOEXEC;
+
+	ef->loads = xcalloc(phnum ? phnum : 1, sizeof(*ef->loads));
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(ef->elf, (int)i, &ph))
+			return -ENOEXEC;
+		if (ph.p_type == PT_LOAD) {
+			struct elffile_load *l = &ef->loads[ef->nr_loads++];
+
+			l->vaddr = ph.p_vaddr;
+			l->memsz = ph.p_memsz;
+			l->offset = ph.p_offset;
+			l->filesz = in_image(ef, ph.p_offset, ph.p_filesz) ? ph.p_filesz : 0;
+			l->flags = ph.p_flags;
+		} else if (ph.p_type == PT_GNU_EH_FRAME) {
+			ef->eh_frame_hdr_vaddr = ph.p_vaddr;
+			ef->eh_frame_hdr_size = ph.p_memsz;
+		} else if (ph.p_type == PT_NOTE && !ef->build_id_len &&
+			   in_image(ef, ph.p_offset, ph.p_filesz)) {
+			read_build_id(ef, ef->image + ph.p_offset, ph.p_filesz);
+		}
+	}
+
+	if (elf_getshdrnum(ef->elf, &shnum) != 0 || elf_getshdrstrndx(ef->elf, &shstrndx) != 0)
+		return 0; /* no usable section headers: fine for a loaded image */
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(ef->elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (sh.sh_type != SHT_NOBITS && !in_image(ef, sh.sh_offset, sh.sh_size))
+			continue;
+		if (!strcmp(name, ".eh_frame")) {
+			ef->eh_frame_vaddr = sh.sh_addr;
+			ef->eh_frame_size = sh.sh_size;
+		} else if (!strcmp(name, ".debug_frame")) {
+			ef->debug_frame_offset = sh.sh_offset;
+			ef->debug_frame_size = sh.sh_size;
+		} else if (!strcmp(name, ".symtab") && sh.sh_size) {
+			ef->has_symtab = 1;
+		} else if (!strcmp(name, ".debug_info") && sh.sh_size &&
+			   sh.sh_type != SHT_NOBITS) {
+			ef->has_debug_info = 1;
+		} else if (sh.sh_type == SHT_NOTE && !ef->build_id_len) {
+			read_build_id(ef, ef->image + sh.sh_offset, sh.sh_size);
+		}
+	}
+	return 0;
+}
+
+static struct elffile *open_image(const void *image, size_t size, const char *name)
+{
+	struct elffile *ef = xcalloc(1, sizeof(*ef));
+	int ret;
+
+	elf_version(EV_CURRENT);
+	ef->path = xstrdup(name);
+	ef->image = image;
+	ef->size = size;
+	ef->elf = elf_memory((char *)image, size);
+	ret = ef->elf ? read_headers(ef) : -ENOEXEC;
+	if (ret < 0) {
+		if (ef->elf)
+			elf_end(ef->elf);
+		free(ef->loads);
+		free(ef->path);
+		free(ef);
+		errno = -ret;
+		return NULL;
+	}
+	return ef;
+}
+
+struct elffile *elffile_open(const char *path)
+{
+	struct elffile *ef;
+	struct stat st;
+	void *image;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 16) {
+		close(fd);
+		errno = ENOEXEC;
+		return NULL;
+	}
+	image = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	err = errno;
+	close(fd);
+	if (image == MAP_FAILED) {
+		errno = err;
+		return NULL;
+	}
+	ef = open_image(image, (size_t)st.st_size, path);
+	if (!ef) {
+		err = errno;
+		munmap(image, (size_t)st.st_size);
+		errno = err;
+		return NULL;
+	}
+	ef->owns_map_ = 1;
+	return ef;
+}
+
+struct elffile *elffile_open_memory(const void *image, size_t size, const char *name)
+{
+	if (size < 16) {
+		errno = ENOEXEC;
+		return NULL;
+	}
+	return open_image(image, size, name);
+}
+
+void elffile_free(struct elffile *ef)
+{
+	if (!ef)
+		return;
+	elf_end(ef->elf);
+	if (ef->owns_map_)
+		munmap((void *)ef->image, ef->size);
+	free(ef->loads);
+	free(ef->path);
+	free(ef);
+}
+
+int elffile_section(const struct elffile *ef, const char *name, struct elffile_section *out)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(ef->elf, &shstrndx) != 0)
+		return -ENOENT;
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		n = elf_strptr(ef->elf, shstrndx, sh.sh_name);
+		if (!n || strcmp(n, name))
+			continue;
+		if (sh.sh_type != SHT_NOBITS && !in_image(ef, sh.sh_offset, sh.sh_size))
+			return -ENOENT;
+		out->name = n;
+		out->type = sh.sh_type;
+		out->vaddr = sh.sh_addr;
+		out->offset = sh.sh_offset;
+		out->size = sh.sh_size;
+		out->data = sh.sh_type == SHT_NOBITS ? NULL : ef->image + sh.sh_offset;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+const uint8_t *elffile_vaddr_ptr(const struct elffile *ef, uint64_t vaddr, size_t len)
+{
+	for (size_t i = 0; i < ef->nr_loads; i++) {
+		const struct elffile_load *l = &ef->loads[i];
+
+		if (vaddr >= l->vaddr && vaddr - l->vaddr <= l->filesz &&
+		    len <= l->filesz - (vaddr - l->vaddr))
+			return ef->image + l->offset + (vaddr - l->vaddr);
+	}
+	return NULL;
+}
+
+const struct elffile_load *elffile_load_at_offset(const struct elffile *ef, uint64_t offset)
+{
+	for (size_t i = 0; i < ef->nr_loads; i++) {
+		const struct elffile_load *l = &ef->loads[i];
+		uint64_t start = l->offset & ~0xfffULL;
+
+		if (offset >= start && offset < l->offset + (l->filesz ? l->filesz : 1))
+			return l;
+	}
+	return NULL;
+}
+
+const char *elffile_build_id_hex(const struct elffile *ef, char *buf)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < ef->build_id_len; i++) {
+		buf[2 * i] = hex[ef->build_id[i] >> 4];
+		buf[2 * i + 1] = hex[ef->build_id[i] & 15];
+	}
+	buf[2 * i] = '\0';
+	return buf;
+}

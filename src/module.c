@@ -1,0 +1,185 @@
+/* Mappings of a traced process tied to their ELF files. Files are opened through
+ * /proc/PID/root so that targets in other mount namespaces (containers) resolve right. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "perch/elffile.h"
+#include "perch/log.h"
+#include "perch/module.h"
+#include "perch/proc-maps.h"
+#include "perch/xalloc.h"
+
+#define MODULES_VDSO_MAX (1 << 20)
+
+struct modules *modules_new(pid_t pid)
+{
+	struct modules *ms = xcalloc(1, sizeof(*ms));
+
+	ms->pid = pid;
+	return ms;
+}
+
+static void module_free(struct module *m)
+{
+	elffile_free(m->ef);
+	free(m->mem_image);
+	free(m->unwind.own_table);
+	free(m->path);
+	free(m);
+}
+
+void modules_free(struct modules *ms)
+{
+	if (!ms)
+		return;
+	for (size_t i = 0; i < ms->nr_mods; i++)
+		module_free(ms->mods[i]);
+	free(ms->mods);
+	free(ms->map);
+	proc_maps_free(ms->maps);
+	free(ms);
+}
+
+static int is_module_path(const char *path)
+{
+	if (!strcmp(path, "[vdso]"))
+		return 1;
+	return path[0] == '/' && strncmp(path, "/dev/", 5) && strncmp(path, "/memfd:", 7);
+}
+
+static struct module *module_get(struct modules *ms, const struct proc_map *pm)
+{
+	struct module *m;
+
+	for (size_t i = 0; i < ms->nr_mods; i++) {
+		m = ms->mods[i];
+		if (m->inode == pm->inode && m->dev_major == pm->dev_major &&
+		    m->dev_minor == pm->dev_minor && !strcmp(m->path, pm->path))
+			return m;
+	}
+	m = xcalloc(1, sizeof(*m));
+	m->path = xstrdup(pm->path);
+	m->inode = pm->inode;
+	m->dev_major = pm->dev_major;
+	m->dev_minor = pm->dev_minor;
+	ALLOC_GROW(ms->mods, ms->nr_mods + 1, ms->alloc_mods);
+	ms->mods[ms->nr_mods++] = m;
+	return m;
+}
+
+int modules_load_maps(struct modules *ms, struct proc_maps *maps)
+{
+	struct modules_map *map = xcalloc(maps->nr ? maps->nr : 1, sizeof(*map));
+
+	for (size_t i = 0; i < maps->nr; i++) {
+		const struct proc_map *pm = &maps->maps[i];
+
+		map[i].start = pm->start;
+		map[i].end = pm->end;
+		map[i].offset = pm->offset;
+		map[i].prot = pm->prot;
+		map[i].name = pm->path;
+		map[i].mod = is_module_path(pm->path) ? module_get(ms, pm) : NULL;
+	}
+	free(ms->map);
+	proc_maps_free(ms->maps);
+	ms->map = map;
+	ms->nr_map = maps->nr;
+	ms->maps = maps;
+	ms->generation++;
+	return 0;
+}
+
+int modules_reload(struct modules *ms)
+{
+	struct proc_maps *maps = proc_maps_load(ms->pid);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ms->last_reload_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	if (!maps)
+		return -errno;
+	return modules_load_maps(ms, maps);
+}
+
+const struct modules_map *modules_find(const struct modules *ms, uint64_t addr)
+{
+	size_t lo = 0, hi = ms->nr_map;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < ms->map[mid].start)
+			hi = mid;
+		else if (addr >= ms->map[mid].end)
+			lo = mid + 1;
+		else
+			return &ms->map[mid];
+	}
+	return NULL;
+}
+
+static struct elffile *open_vdso(struct modules *ms, struct module *m, const struct modules_map *mm)
+{
+	size_t len = mm->end - mm->start;
+	struct iovec local, remote;
+
+	if (len > MODULES_VDSO_MAX)
+		return NULL;
+	m->mem_image = xmalloc(len);
+	local = (struct iovec){ m->mem_image, len };
+	remote = (struct iovec){ (void *)(uintptr_t)mm->start, len };
+	if (process_vm_readv(ms->pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+		return NULL;
+	return elffile_open_memory(m->mem_image, len, m->path);
+}
+
+static struct elffile *open_file(struct modules *ms, struct module *m, const struct modules_map *mm)
+{
+	char path[4096];
+	struct elffile *ef;
+
+	snprintf(path, sizeof(path), "/proc/%d/root%s", ms->pid, m->path);
+	ef = elffile_open(path);
+	if (!ef) {
+		/* deleted or replaced file: the mapping itself still has the old inode */
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", ms->pid,
+			 (unsigned long long)mm->start, (unsigned long long)mm->end);
+		ef = elffile_open(path);
+	}
+	if (!ef)
+		ef = elffile_open(m->path);
+	if (ef) {
+		free(ef->path);
+		ef->path = xstrdup(m->path);
+	}
+	return ef;
+}
+
+struct elffile *modules_elf(struct modules *ms, const struct modules_map *cmm)
+{
+	struct modules_map *mm = (struct modules_map *)cmm;
+	struct module *m = mm->mod;
+	const struct elffile_load *l;
+
+	if (!m || m->load_failed)
+		return NULL;
+	if (!m->ef) {
+		m->ef = strcmp(m->path, "[vdso]") ? open_file(ms, m, mm) : open_vdso(ms, m, mm);
+		if (!m->ef) {
+			log_debug("cannot open %s: %s", m->path, strerror(errno));
+			m->load_failed = 1;
+			return NULL;
+		}
+	}
+	/* runtime = vaddr + bias, where the mapping's file offset lies in PT_LOAD @l */
+	l = elffile_load_at_offset(m->ef, mm->offset);
+	if (!l)
+		return NULL;
+	mm->bias = mm->start - mm->offset + l->offset - l->vaddr;
+	return m->ef;
+}

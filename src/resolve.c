@@ -1,0 +1,219 @@
+/* Snapshot -> unwound and symbolized stack of profile locations. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perch/arch.h"
+#include "perch/elffile.h"
+#include "perch/log.h"
+#include "perch/module.h"
+#include "perch/profile.h"
+#include "perch/resolve.h"
+#include "perch/symbolize.h"
+#include "perch/tracee.h"
+#include "perch/unwind.h"
+#include "perch/xalloc.h"
+
+struct resolver {
+	pid_t pid;
+	const struct perch_arch *arch;
+	struct profile *p;
+	struct symbolizer *sym;
+	struct modules *ms;
+	struct unwinder *u;
+	struct resolve_stats st;
+	uint64_t pcs[UNWIND_MAX_FRAMES];
+	uint32_t locs[UNWIND_MAX_FRAMES];
+	int nr_pcs;
+	uint64_t snap_ns;       /* time of the snapshot being resolved */
+	uint64_t window_ns;     /* start of the current one-second reload budget */
+	unsigned int window_reloads;
+};
+
+struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,
+			      struct symbolizer *sym)
+{
+	struct resolver *r = xcalloc(1, sizeof(*r));
+
+	r->pid = pid;
+	r->arch = arch;
+	r->p = p;
+	r->sym = sym;
+	r->ms = modules_new(pid);
+	if (modules_reload(r->ms) < 0)
+		log_debug("cannot read the maps of %d yet", pid);
+	r->u = unwinder_new(pid, arch, r->ms);
+	if (!r->u)
+		die("cannot create a libunwind address space");
+	return r;
+}
+
+void resolver_free(struct resolver *r)
+{
+	if (!r)
+		return;
+	unwinder_free(r->u);
+	modules_free(r->ms);
+	free(r);
+}
+
+void resolver_reload(struct resolver *r)
+{
+	if (modules_reload(r->ms) == 0)
+		r->st.reloads++;
+	unwinder_flush(r->u);
+}
+
+const struct resolve_stats *resolver_stats(const struct resolver *r)
+{
+	return &r->st;
+}
+
+const uint64_t *resolver_last_pcs(const struct resolver *r, int *n)
+{
+	*n = r->nr_pcs;
+	return r->pcs;
+}
+
+int resolve_is_root_name(const char *name)
+{
+	static const char *const roots[] = {
+		"_start", "start_thread", "clone", "clone3", "__clone", "__clone3",
+		"__libc_start_main", "__libc_start_call_main", "main", "thread_start",
+		"__start_thread", "__start",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
+		if (!strcmp(name, roots[i]))
+			return 1;
+	return 0;
+}
+
+/* An address outside every known mapping: re-read the maps if they were read before the
+ * snapshot was taken (then they may lack a mapping made since, e.g. by dlopen); a reload
+ * after the snapshot already saw everything the snapshot could have used. Bounded per
+ * second so garbage addresses from a bad unwind cannot make perch re-read maps constantly. */
+static const struct modules_map *find_map(struct resolver *r, uint64_t addr)
+{
+	const struct modules_map *mm = modules_find(r->ms, addr);
+	uint64_t now;
+
+	if (mm || r->snap_ns <= r->ms->last_reload_ns)
+		return mm;
+	now = tracee_now_ns();
+	if (now - r->window_ns > 1000000000ULL) {
+		r->window_ns = now;
+		r->window_reloads = 0;
+	}
+	if (r->window_reloads >= RESOLVE_MAX_RELOADS)
+		return NULL;
+	r->window_reloads++;
+	resolver_reload(r);
+	return modules_find(r->ms, addr);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+/* The profile location for one pc (@lookup is already pc - 1 for return addresses). */
+static uint32_t locate(struct resolver *r, uint64_t lookup)
+{
+	struct sym_frame sf[SYM_MAX_INLINE];
+	struct profile_frame pf[SYM_MAX_INLINE];
+	const struct modules_map *mm = find_map(r, lookup);
+	struct elffile *ef = mm ? modules_elf(r->ms, mm) : NULL;
+	uint32_t module = 0, loc;
+	uint64_t addr = lookup;
+	char name[512];
+	int n = 0;
+
+	if (ef) {
+		if (!mm->mod->profile_str)
+			mm->mod->profile_str = profile_intern_str(r->p, mm->mod->path) + 1;
+		module = mm->mod->profile_str - 1;
+		addr = lookup - mm->bias;
+	}
+	loc = profile_find_location(r->p, module, addr);
+	if (loc != UINT32_MAX)
+		return loc;
+
+	if (ef) {
+		uint64_t t0 = tracee_now_ns();
+
+		n = symbolizer_lookup(r->sym, ef, addr, sf, SYM_MAX_INLINE);
+		r->st.symbolize_ns += tracee_now_ns() - t0;
+	}
+	memset(pf, 0, sizeof(pf));
+	for (int i = 0; i < n; i++) {
+		if (sf[i].func) {
+			pf[i].name = profile_intern_str(r->p, sf[i].func);
+		} else {
+			snprintf(name, sizeof(name), "%s+0x%llx", base_name(mm->mod->path),
+				 (unsigned long long)addr);
+			pf[i].name = profile_intern_str(r->p, name);
+		}
+		pf[i].file = sf[i].file ? profile_intern_str(r->p, sf[i].file) : 0;
+		pf[i].line = sf[i].line;
+		pf[i].module = module;
+		pf[i].inlined = (uint8_t)sf[i].inlined;
+		pf[i].kind = PROFILE_FRAME_NATIVE;
+	}
+	if (n == 0) {
+		if (ef)
+			snprintf(name, sizeof(name), "%s+0x%llx", base_name(mm->mod->path),
+				 (unsigned long long)addr);
+		else if (mm && mm->name[0])
+			snprintf(name, sizeof(name), "%s+0x%llx", base_name(mm->name),
+				 (unsigned long long)(lookup - mm->start + mm->offset));
+		else
+			snprintf(name, sizeof(name), "0x%llx", (unsigned long long)lookup);
+		pf[0].name = profile_intern_str(r->p, name);
+		pf[0].module = module;
+		pf[0].kind = PROFILE_FRAME_NATIVE;
+		n = 1;
+	}
+	return profile_intern_location(r->p, module, addr, pf, (size_t)n);
+}
+
+static int ends_at_root(struct resolver *r, uint32_t loc)
+{
+	size_t n;
+	const uint32_t *frames = profile_location_frames(r->p, loc, &n);
+
+	if (!n)
+		return 0;
+	/* the outermost frame of the location is its last (the real function) */
+	return resolve_is_root_name(profile_str(r->p, profile_frame(r->p, frames[n - 1])->name));
+}
+
+uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
+{
+	unsigned int flags = 0;
+	uint64_t t0;
+	int n;
+
+	r->snap_ns = snap->time_ns;
+	find_map(r, perch_regs_pc(r->arch, &snap->regs)); /* the unwinder needs current maps */
+	t0 = tracee_now_ns();
+	n = unwinder_unwind(r->u, snap, r->pcs, UNWIND_MAX_FRAMES, &flags);
+
+	r->st.unwind_ns += tracee_now_ns() - t0;
+	r->nr_pcs = n;
+	r->st.stacks++;
+	r->st.frames += (uint64_t)n;
+	if (flags & UNWIND_FP_USED)
+		r->st.fp_used++;
+	if (flags & UNWIND_CFI_FAILED)
+		r->st.cfi_failed++;
+	if (flags & UNWIND_TRUNCATED)
+		r->st.truncated++;
+	for (int i = 0; i < n; i++)
+		r->locs[i] = locate(r, i == 0 ? r->pcs[i] : r->pcs[i] - 1);
+	if (n && ends_at_root(r, r->locs[n - 1]))
+		r->st.to_root++;
+	return profile_intern_stack(r->p, r->locs, (size_t)n);
+}

@@ -1,0 +1,485 @@
+/* Snapshot unwinder: libunwind's DWARF stepping over perch's own accessors, with a
+ * frame-pointer walk (arch fp_step) where CFI is missing or fails.
+ *
+ * libunwind-ptrace's accessors read one word per PTRACE_PEEKDATA and need the thread
+ * stopped; these serve the stack from the snapshot, unwind tables straight from the mapped ELF
+ * files, and anything else from the running process with process_vm_readv (see
+ * ../shared/spec/perf-baseline.md, design lesson 1). */
+#include <elf.h>
+#include <errno.h>
+#include <libunwind.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "perch/ehframe.h"
+#include "perch/elffile.h"
+#include "perch/log.h"
+#include "perch/module.h"
+#include "perch/proc-maps.h"
+#include "perch/unwind.h"
+#include "perch/xalloc.h"
+
+/* Exported by libunwind (it is what _UPT_find_proc_info uses) but not declared in its headers. */
+#define unwind_search_table UNW_OBJ(dwarf_search_unwind_table)
+extern int unwind_search_table(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
+			       unw_proc_info_t *pi, int need_unwind_info, void *arg);
+
+/* perch's own FDE tables (for files without .eh_frame_hdr) are served to libunwind at
+ * addresses no user-space mapping can have: FAKE_BASE + (module index << 32). */
+#define FAKE_BASE 0xfff0000000000000ULL
+#define FAKE_SPAN (1ULL << 32)
+#define PAGE 4096ULL
+
+struct unwinder {
+	pid_t pid;
+	const struct perch_arch *arch;
+	struct modules *ms;
+	unw_addr_space_t as;
+	unsigned int generation;
+	const struct unwind_snapshot *snap;
+	struct perch_regs cur; /* registers libunwind starts from */
+	uint64_t page_addr;    /* one-page cache of live reads, valid during one unwind */
+	int page_ok;
+	uint8_t page[PAGE];
+};
+
+int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
+			 struct unwind_snapshot *snap)
+{
+	struct iovec local, remote[64];
+	uint64_t sp, addr, end;
+	int ret, n = 0;
+	ssize_t got;
+
+	(void)pid;
+	ret = arch->regs_read(tid, &snap->regs);
+	if (ret < 0)
+		return ret;
+	snap->tid = tid;
+	sp = perch_regs_sp(arch, &snap->regs);
+	snap->stack_addr = sp;
+	snap->stack_len = 0;
+	if (!snap->stack_cap)
+		return 0;
+	/* one iovec per page: a copy running off the end of the stack stops at a page edge */
+	end = sp + snap->stack_cap;
+	for (addr = sp; addr < end && n < (int)ARRAY_SIZE(remote); n++) {
+		uint64_t next = (addr & ~(PAGE - 1)) + PAGE;
+
+		if (next > end)
+			next = end;
+		remote[n].iov_base = (void *)(uintptr_t)addr;
+		remote[n].iov_len = next - addr;
+		addr = next;
+	}
+	local.iov_base = snap->stack;
+	local.iov_len = addr - sp;
+	got = process_vm_readv(tid, &local, 1, remote, (unsigned long)n, 0);
+	if (got < 0)
+		return -errno;
+	snap->stack_len = (size_t)got;
+	return 0;
+}
+
+/* ---- memory ---- */
+
+static int read_live(struct unwinder *u, uint64_t addr, void *buf, size_t len)
+{
+	uint64_t page = addr & ~(PAGE - 1);
+
+	if ((addr + len - 1) / PAGE == page / PAGE) {
+		if (!u->page_ok || u->page_addr != page) {
+			struct iovec l = { u->page, PAGE }, r = { (void *)(uintptr_t)page, PAGE };
+
+			u->page_ok = process_vm_readv(u->pid, &l, 1, &r, 1, 0) == (ssize_t)PAGE;
+			u->page_addr = page;
+			if (!u->page_ok)
+				return -EFAULT;
+		}
+		memcpy(buf, u->page + (addr - page), len);
+		return 0;
+	} else {
+		struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+
+		return process_vm_readv(u->pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+	}
+}
+
+/* Bytes of a read-only file-backed mapping, from the ELF file itself. */
+static const uint8_t *read_file_backed(struct unwinder *u, const struct modules_map *mm,
+				       uint64_t addr, size_t len)
+{
+	struct elffile *ef;
+	uint64_t vaddr;
+
+	if (!mm->mod || (mm->prot & PROC_MAPS_PROT_WRITE))
+		return NULL;
+	ef = modules_elf(u->ms, mm);
+	if (!ef)
+		return NULL;
+	vaddr = addr - mm->bias;
+	for (size_t i = 0; i < ef->nr_loads; i++) {
+		const struct elffile_load *l = &ef->loads[i];
+
+		/* RELRO data is relocated at run time: only trust non-writable segments */
+		if (!(l->flags & PF_W) && vaddr >= l->vaddr && vaddr - l->vaddr < l->filesz)
+			return elffile_vaddr_ptr(ef, vaddr, len);
+	}
+	return NULL;
+}
+
+static int read_fake(struct unwinder *u, uint64_t addr, void *buf, size_t len)
+{
+	uint64_t idx = (addr - FAKE_BASE) / FAKE_SPAN, off = (addr - FAKE_BASE) % FAKE_SPAN;
+	const struct module_unwind *mu;
+	size_t size, n;
+
+	if (idx >= u->ms->nr_mods)
+		return -EFAULT;
+	mu = &u->ms->mods[idx]->unwind;
+	if (!mu->own_table)
+		return -EFAULT;
+	size = mu->nr_entries * 2 * sizeof(int32_t);
+	if (off >= size)
+		return -EFAULT;
+	n = size - off < len ? size - off : len;
+	memset(buf, 0, len);
+	memcpy(buf, (const uint8_t *)mu->own_table + off, n);
+	return 0;
+}
+
+static int mem_read(struct unwinder *u, uint64_t addr, void *buf, size_t len)
+{
+	const struct unwind_snapshot *s = u->snap;
+	const struct modules_map *mm;
+	const uint8_t *p;
+
+	if (addr >= s->stack_addr && addr - s->stack_addr < s->stack_len &&
+	    len <= s->stack_len - (addr - s->stack_addr)) {
+		memcpy(buf, s->stack + (addr - s->stack_addr), len);
+		return 0;
+	}
+	if (addr >= FAKE_BASE)
+		return read_fake(u, addr, buf, len);
+	mm = modules_find(u->ms, addr);
+	if (mm && (p = read_file_backed(u, mm, addr, len))) {
+		memcpy(buf, p, len);
+		return 0;
+	}
+	return read_live(u, addr, buf, len);
+}
+
+static int perch_mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return mem_read(ctx, addr, buf, len);
+}
+
+/* ---- libunwind accessors ---- */
+
+static int acc_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
+			  void *arg)
+{
+	(void)as;
+	if (write)
+		return -UNW_EREADONLYREG;
+	return mem_read(arg, addr, val, sizeof(*val)) < 0 ? -UNW_EINVAL : 0;
+}
+
+static int acc_access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write,
+			  void *arg)
+{
+	struct unwinder *u = arg;
+
+	(void)as;
+	if (write || reg < 0 || reg >= PERCH_MAX_DWREGS || !(u->cur.valid & (1ULL << reg)))
+		return -UNW_EBADREG;
+	*val = u->cur.r[reg];
+	return 0;
+}
+
+static int acc_access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write,
+			    void *arg)
+{
+	return -UNW_EBADREG;
+}
+
+static int acc_resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
+{
+	return -UNW_EINVAL;
+}
+
+static int acc_get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+			     unw_word_t *off, void *arg)
+{
+	return -UNW_ENOINFO; /* perch symbolizes on its own */
+}
+
+static int acc_get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *arg)
+{
+	return -UNW_ENOINFO;
+}
+
+static void acc_put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+	/* libunwind owns what it allocated for remote tables */
+}
+
+/* Decode one DW_EH_PE-encoded value of .eh_frame_hdr. 0 or -1 (unsupported). */
+static int hdr_read(const uint8_t *hdr, size_t size, size_t *pos, uint8_t enc, uint64_t hdr_vaddr,
+		    uint64_t *out)
+{
+	uint64_t v;
+	size_t n;
+
+	switch (enc & 0x0f) {
+	case 0x00: n = 8; break; /* absptr (64-bit targets) */
+	case 0x03: case 0x0b: n = 4; break;
+	case 0x04: case 0x0c: n = 8; break;
+	default: return -1;
+	}
+	if (*pos + n > size)
+		return -1;
+	if (n == 4) {
+		uint32_t x;
+
+		memcpy(&x, hdr + *pos, 4);
+		v = (enc & 0x0f) == 0x0b ? (uint64_t)(int64_t)(int32_t)x : x;
+	} else {
+		memcpy(&v, hdr + *pos, 8);
+	}
+	switch (enc & 0x70) {
+	case 0x00: break;
+	case 0x10: v += hdr_vaddr + *pos; break; /* pcrel */
+	case 0x30: v += hdr_vaddr; break;        /* datarel: relative to the hdr */
+	default: return -1;
+	}
+	*pos += n;
+	*out = v;
+	return 0;
+}
+
+static int prepare_from_hdr(struct module_unwind *mu, const struct elffile *ef)
+{
+	const uint8_t *hdr = elffile_vaddr_ptr(ef, ef->eh_frame_hdr_vaddr, 4);
+	uint64_t eh_frame, count, size = ef->eh_frame_hdr_size;
+	size_t pos = 4;
+
+	if (!hdr || size < 12 || !elffile_vaddr_ptr(ef, ef->eh_frame_hdr_vaddr, size))
+		return -1;
+	if (hdr[0] != 1 || hdr[3] != 0x3b /* datarel | sdata4 */)
+		return -1;
+	if (hdr_read(hdr, size, &pos, hdr[1], ef->eh_frame_hdr_vaddr, &eh_frame) < 0 ||
+	    hdr_read(hdr, size, &pos, hdr[2], ef->eh_frame_hdr_vaddr, &count) < 0)
+		return -1;
+	if (count == 0 || count > (size - pos) / 8)
+		return -1;
+	mu->table_vaddr = ef->eh_frame_hdr_vaddr + pos;
+	mu->segbase_vaddr = ef->eh_frame_hdr_vaddr;
+	mu->nr_entries = count;
+	return 0;
+}
+
+static int prepare_own_table(struct module_unwind *mu, const struct elffile *ef, size_t idx)
+{
+	struct ehframe_entry *e = NULL;
+	int n = ehframe_build_table(ef, &e);
+	size_t k = 0;
+
+	if (n <= 0)
+		return -1;
+	mu->own_table = xmalloc((size_t)n * 2 * sizeof(int32_t));
+	for (int i = 0; i < n; i++) {
+		int64_t s = (int64_t)(e[i].start - ef->eh_frame_vaddr);
+		int64_t f = (int64_t)(e[i].fde - ef->eh_frame_vaddr);
+
+		if (s != (int32_t)s || f != (int32_t)f)
+			continue;
+		mu->own_table[2 * k] = (int32_t)s;
+		mu->own_table[2 * k + 1] = (int32_t)f;
+		k++;
+	}
+	free(e);
+	mu->segbase_vaddr = ef->eh_frame_vaddr;
+	mu->table_vaddr = FAKE_BASE + idx * FAKE_SPAN; /* an address, not a vaddr: see FAKE_BASE */
+	mu->nr_entries = k;
+	return k ? 0 : -1;
+}
+
+static size_t module_index(const struct modules *ms, const struct module *m)
+{
+	for (size_t i = 0; i < ms->nr_mods; i++)
+		if (ms->mods[i] == m)
+			return i;
+	return 0;
+}
+
+static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+			      int need_unwind_info, void *arg)
+{
+	struct unwinder *u = arg;
+	const struct modules_map *mm = modules_find(u->ms, ip);
+	struct module_unwind *mu;
+	struct elffile *ef;
+	unw_dyn_info_t di;
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	if (!mm || !mm->mod || !(ef = modules_elf(u->ms, mm)))
+		return -UNW_ENOINFO;
+	mu = &mm->mod->unwind;
+	if (mu->state == 0) {
+		int ok = ef->eh_frame_hdr_size ? prepare_from_hdr(mu, ef) : -1;
+
+		if (ok < 0 && ef->eh_frame_size)
+			ok = prepare_own_table(mu, ef, module_index(u->ms, mm->mod));
+		mu->state = ok < 0 ? -1 : 1;
+	}
+	if (mu->state < 0)
+		return -UNW_ENOINFO;
+	for (size_t i = 0; i < ef->nr_loads; i++) {
+		if (!(ef->loads[i].flags & PF_X))
+			continue;
+		if (ef->loads[i].vaddr < lo)
+			lo = ef->loads[i].vaddr;
+		if (ef->loads[i].vaddr + ef->loads[i].memsz > hi)
+			hi = ef->loads[i].vaddr + ef->loads[i].memsz;
+	}
+	if (lo >= hi || ip < lo + mm->bias || ip >= hi + mm->bias)
+		return -UNW_ENOINFO;
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di.start_ip = lo + mm->bias;
+	di.end_ip = hi + mm->bias;
+	di.u.rti.segbase = mu->segbase_vaddr + mm->bias;
+	di.u.rti.table_data = mu->own_table ? mu->table_vaddr : mu->table_vaddr + mm->bias;
+	di.u.rti.table_len = mu->nr_entries * 8 / sizeof(unw_word_t);
+	return unwind_search_table(as, ip, &di, pi, need_unwind_info, arg);
+}
+
+static unw_accessors_t accessors = {
+	.find_proc_info = acc_find_proc_info,
+	.put_unwind_info = acc_put_unwind_info,
+	.get_dyn_info_list_addr = acc_get_dyn_info_list_addr,
+	.access_mem = acc_access_mem,
+	.access_reg = acc_access_reg,
+	.access_fpreg = acc_access_fpreg,
+	.resume = acc_resume,
+	.get_proc_name = acc_get_proc_name,
+};
+
+struct unwinder *unwinder_new(pid_t pid, const struct perch_arch *arch, struct modules *ms)
+{
+	struct unwinder *u = xcalloc(1, sizeof(*u));
+
+	u->pid = pid;
+	u->arch = arch;
+	u->ms = ms;
+	u->generation = ms->generation;
+	u->as = unw_create_addr_space(&accessors, 0);
+	if (!u->as) {
+		free(u);
+		errno = ENOMEM;
+		return NULL;
+	}
+	unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
+	return u;
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	unw_destroy_addr_space(u->as);
+	free(u);
+}
+
+void unwinder_flush(struct unwinder *u)
+{
+	unw_flush_cache(u->as, 0, 0);
+	u->generation = u->ms->generation;
+}
+
+/* Registers of the cursor's current frame, for the frame-pointer fallback. */
+static void cursor_regs(struct unwinder *u, unw_cursor_t *c, struct perch_regs *r)
+{
+	const struct perch_arch *a = u->arch;
+	unw_word_t v;
+
+	memset(r, 0, sizeof(*r));
+	if (unw_get_reg(c, a->dw_pc, &v) == 0) {
+		r->r[a->dw_pc] = v;
+		r->valid |= 1ULL << a->dw_pc;
+	}
+	if (unw_get_reg(c, a->dw_sp, &v) == 0) {
+		r->r[a->dw_sp] = v;
+		r->valid |= 1ULL << a->dw_sp;
+	}
+	if (unw_get_reg(c, a->dw_fp, &v) == 0) {
+		r->r[a->dw_fp] = v;
+		r->valid |= 1ULL << a->dw_fp;
+	}
+}
+
+int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint64_t *pcs,
+		    int max, unsigned int *flags)
+{
+	const struct perch_arch *a = u->arch;
+	struct perch_mem mem = { perch_mem_read, u };
+	uint64_t prev_sp;
+	unw_cursor_t c;
+	int n = 0, cursor_ok;
+
+	*flags = 0;
+	if (max <= 0)
+		return 0;
+	if (u->generation != u->ms->generation)
+		unwinder_flush(u);
+	u->snap = snap;
+	u->cur = snap->regs;
+	u->page_ok = 0;
+	pcs[n++] = perch_regs_pc(a, &snap->regs);
+	prev_sp = perch_regs_sp(a, &snap->regs);
+	cursor_ok = unw_init_remote(&c, u->as, u) == 0;
+
+	while (n < max) {
+		struct perch_regs r, next;
+		unw_word_t ip, sp;
+		int ret = cursor_ok ? unw_step(&c) : -UNW_EUNSPEC;
+
+		if (ret > 0 && unw_get_reg(&c, UNW_REG_IP, &ip) == 0 &&
+		    unw_get_reg(&c, UNW_REG_SP, &sp) == 0) {
+			if (ip == 0)
+				break;
+			/* a frame must move up the stack; equal SP only for a leaf's caller */
+			if (sp < prev_sp || (sp == prev_sp && ip == pcs[n - 1]))
+				break;
+			pcs[n++] = ip;
+			prev_sp = sp;
+			continue;
+		}
+		if (ret == 0)
+			break; /* CFI marks the outermost frame */
+		/* CFI failed: try one frame-pointer step from where the cursor stands */
+		if (cursor_ok)
+			cursor_regs(u, &c, &r);
+		else
+			r = u->cur;
+		if (a->fp_step(&r, &mem, &next) < 0) {
+			*flags |= UNWIND_CFI_FAILED;
+			break;
+		}
+		ip = perch_regs_pc(a, &next);
+		sp = perch_regs_sp(a, &next);
+		if (ip == 0 || sp <= prev_sp)
+			break;
+		pcs[n++] = ip;
+		prev_sp = sp;
+		*flags |= UNWIND_FP_USED;
+		u->cur = next;
+		cursor_ok = unw_init_remote(&c, u->as, u) == 0;
+	}
+	if (n == max)
+		*flags |= UNWIND_TRUNCATED;
+	u->snap = NULL;
+	return n;
+}

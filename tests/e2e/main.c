@@ -1,0 +1,22 @@
+/* One runner for every end-to-end suite. Pick suites or cases with Check's variables:
+ *   CK_RUN_SUITE=record build/tests/e2e/run (needs PERCH and TARGETS set) */
+#include <check.h>
+#include <stdlib.h>
+
+#define SUITE(name) Suite *name##_suite(void);
+#include "suites.def"
+#undef SUITE
+
+int main(void)
+{
+	SRunner *sr = srunner_create(NULL);
+	int failed;
+
+#define SUITE(name) srunner_add_suite(sr, name##_suite());
+#include "suites.def"
+#undef SUITE
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
