@@ -99,22 +99,22 @@ static uint32_t thread_of(struct record *rec, pid_t tid, uint64_t now)
 	return idx;
 }
 
-static void on_sample(void *arg, struct tracee_thread *th, struct unwind_snapshot *snap)
+static void on_sample(void *arg, pid_t tid, const struct unwind_snapshot *snap)
 {
 	struct record *rec = arg;
-	uint32_t thread = thread_of(rec, th->tid, snap->time_ns);
+	uint32_t thread = thread_of(rec, tid, snap->time_ns);
 	uint32_t stack = resolver_stack(rec->r, snap);
 
 	profile_add_sample(rec->p, thread, stack, snap->time_ns, 0);
 }
 
-static void on_event(void *arg, const struct tracee_event *ev)
+static void on_event(void *arg, int kind, pid_t tid)
 {
 	struct record *rec = arg;
 
-	if (ev->kind == TRACEE_EV_THREAD_NEW)
-		thread_of(rec, ev->thread->tid, tracee_now_ns());
-	else if (ev->kind == TRACEE_EV_EXEC)
+	if (kind == TRACEE_EV_THREAD_NEW)
+		thread_of(rec, tid, tracee_now_ns());
+	else if (kind == TRACEE_EV_EXEC)
 		resolver_reload(rec->r);
 }
 
@@ -224,8 +224,8 @@ static void print_summary(struct record *rec, const struct sampler_stats *st)
 		"perch:   stop window per sample: p50 %llu us, p99 %llu us\n"
 		"perch:   unwound to root: %.1f%%  (frame-pointer fallback %.1f%%, stopped early "
 		"%.1f%%, %.1f frames, unwind %.1f us, symbolize %.1f us per sample)\n"
-		"perch:   errors: registers %llu, stack copy %llu; threads exited under perch %llu; "
-		"signals passed through %llu\n",
+		"perch:   errors: registers %llu, stack copy %llu, dropped (perch behind) %llu; "
+		"threads exited under perch %llu; signals passed through %llu\n",
 		rec->t.pid, st->elapsed_s, rec->hz, why, (unsigned long long)st->samples,
 		(unsigned long long)rec->t.stats.threads_seen, (unsigned long long)st->ticks,
 		(unsigned long long)st->missed_ticks, (unsigned long long)st->late,
@@ -235,7 +235,7 @@ static void print_summary(struct record *rec, const struct sampler_stats *st)
 		100.0 * (double)rs->cfi_failed / stacks, (double)rs->frames / stacks,
 		(double)rs->unwind_ns / 1e3 / stacks, (double)rs->symbolize_ns / 1e3 / stacks,
 		(unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
-		(unsigned long long)(st->races + rec->t.stats.thread_races),
+		(unsigned long long)st->dropped, (unsigned long long)(st->races + rec->t.stats.thread_races),
 		(unsigned long long)rec->t.stats.signals);
 }
 

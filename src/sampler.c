@@ -2,6 +2,7 @@
  * (design lessons 1, 3, 4: copy only in the stop window, interrupt all threads then collect,
  * handle stops as soon as SIGCHLD arrives). */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +15,28 @@
 #include "perch/unwind.h"
 #include "perch/xalloc.h"
 
-struct slot {
+/* One queued item: a snapshot (kind 0) or a thread event (a TRACEE_EV_* kind). */
+struct item {
+	int kind;
+	pid_t tid;
 	struct unwind_snapshot snap;
-	int full; /* taken, not yet handed to ops->sample */
+};
+
+/* Items move free -> ring (ptrace thread) -> worker -> free. */
+struct queue {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct item *items;
+	struct item **ring, **free;
+	size_t head, len, nr_free, cap;
+	int done;
+};
+
+struct worker {
+	struct queue q;
+	pthread_t thread;
+	const struct sampler_ops *ops;
+	void *arg;
 };
 
 static void wait_set(sigset_t *set)
@@ -36,30 +56,6 @@ void sampler_block_signals(sigset_t *old)
 	sigprocmask(SIG_BLOCK, &set, old);
 }
 
-static struct slot *slot_of(struct tracee_thread *th, size_t stack_size)
-{
-	struct slot *s = th->user;
-
-	if (!s) {
-		s = xcalloc(1, sizeof(*s));
-		s->snap.stack = xmalloc(stack_size ? stack_size : 1);
-		s->snap.stack_cap = stack_size;
-		th->user = s;
-	}
-	return s;
-}
-
-static void slot_free(struct tracee_thread *th)
-{
-	struct slot *s = th->user;
-
-	if (s) {
-		free(s->snap.stack);
-		free(s);
-		th->user = NULL;
-	}
-}
-
 int sampler_snapshot(struct tracee *t, const struct perch_arch *arch, struct tracee_thread *th,
 		     struct unwind_snapshot *snap)
 {
@@ -67,41 +63,138 @@ int sampler_snapshot(struct tracee *t, const struct perch_arch *arch, struct tra
 	return unwind_snapshot_take(t->pid, th->tid, arch, snap);
 }
 
-static void deliver(const struct sampler_ops *ops, void *arg, struct tracee_thread *th)
-{
-	struct slot *s = th->user;
+/* ---- the queue ---- */
 
-	if (s && s->full) {
-		s->full = 0;
-		ops->sample(arg, th, &s->snap);
+static void queue_init(struct queue *q, size_t cap, size_t stack_size)
+{
+	memset(q, 0, sizeof(*q));
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->wake, NULL);
+	q->cap = cap;
+	q->items = xcalloc(cap, sizeof(*q->items));
+	q->ring = xcalloc(cap, sizeof(*q->ring));
+	q->free = xcalloc(cap, sizeof(*q->free));
+	for (size_t i = 0; i < cap; i++) {
+		q->items[i].snap.stack = xmalloc(stack_size ? stack_size : 1);
+		q->items[i].snap.stack_cap = stack_size;
+		q->free[q->nr_free++] = &q->items[i];
 	}
 }
 
-/* Our interrupt-stop: copy, resume, account. */
-static void on_stopped(struct tracee *t, const struct perch_arch *arch, const struct sampler_opts *o,
+static void queue_release(struct queue *q)
+{
+	for (size_t i = 0; i < q->cap; i++)
+		free(q->items[i].snap.stack);
+	free(q->items);
+	free(q->ring);
+	free(q->free);
+	pthread_mutex_destroy(&q->lock);
+	pthread_cond_destroy(&q->wake);
+}
+
+/* A free item, or NULL when the worker is a whole queue behind. */
+static struct item *queue_get_free(struct queue *q)
+{
+	struct item *it = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->nr_free)
+		it = q->free[--q->nr_free];
+	pthread_mutex_unlock(&q->lock);
+	return it;
+}
+
+static void queue_push(struct queue *q, struct item *it)
+{
+	pthread_mutex_lock(&q->lock);
+	q->ring[(q->head + q->len) % q->cap] = it;
+	q->len++;
+	pthread_cond_signal(&q->wake);
+	pthread_mutex_unlock(&q->lock);
+}
+
+static void *worker_main(void *p)
+{
+	struct worker *w = p;
+	struct queue *q = &w->q;
+
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		struct item *it;
+
+		while (!q->len && !q->done)
+			pthread_cond_wait(&q->wake, &q->lock);
+		if (!q->len)
+			break;
+		it = q->ring[q->head];
+		q->head = (q->head + 1) % q->cap;
+		q->len--;
+		pthread_mutex_unlock(&q->lock);
+		if (it->kind == 0)
+			w->ops->sample(w->arg, it->tid, &it->snap);
+		else if (w->ops->event)
+			w->ops->event(w->arg, it->kind, it->tid);
+		pthread_mutex_lock(&q->lock);
+		q->free[q->nr_free++] = it;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+static void queue_push_free(struct queue *q, struct item *it)
+{
+	pthread_mutex_lock(&q->lock);
+	q->free[q->nr_free++] = it;
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* ---- the ptrace thread ---- */
+
+/* Our interrupt-stop: copy, resume, queue. */
+static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		       struct tracee_thread *th, struct sampler_stats *st)
 {
-	struct slot *s = slot_of(th, o->stack_size);
-	int ret = sampler_snapshot(t, arch, th, &s->snap);
+	struct item *it = queue_get_free(&w->q);
+	int ret = 0;
 	uint64_t us;
 
+	if (it)
+		ret = sampler_snapshot(t, arch, th, &it->snap);
 	tracee_resume(t, th);
 	us = (tracee_now_ns() - th->interrupt_ns) / 1000;
 	st->stop_hist[us < SAMPLER_HIST_US ? us : SAMPLER_HIST_US]++;
+	if (!it) {
+		st->dropped++;
+		return;
+	}
 	if (ret == -ESRCH) {
 		st->races++;
-	} else if (ret < 0 && s->snap.stack_len == 0 && !(s->snap.regs.valid)) {
+	} else if (ret < 0 && !it->snap.regs.valid) {
 		st->err_regs++;
 	} else {
 		if (ret < 0)
 			st->err_stack++;
 		st->samples++;
-		s->full = 1;
+		it->kind = 0;
+		it->tid = th->tid;
+		queue_push(&w->q, it);
+		return;
 	}
+	queue_push_free(&w->q, it);
 }
 
-static int handle_events(struct tracee *t, const struct perch_arch *arch,
-			 const struct sampler_opts *o, const struct sampler_ops *ops, void *arg,
+static void post_event(struct worker *w, int kind, pid_t tid)
+{
+	struct item *it = queue_get_free(&w->q);
+
+	if (!it)
+		return; /* the worker is far behind; it re-reads names on its own */
+	it->kind = kind;
+	it->tid = tid;
+	queue_push(&w->q, it);
+}
+
+static int handle_events(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 			 struct sampler_stats *st)
 {
 	struct tracee_event ev;
@@ -110,22 +203,16 @@ static int handle_events(struct tracee *t, const struct perch_arch *arch,
 	while ((ret = tracee_poll(t, &ev)) > 0) {
 		switch (ev.kind) {
 		case TRACEE_EV_STOPPED:
-			on_stopped(t, arch, o, ev.thread, st);
-			break;
-		case TRACEE_EV_THREAD_GONE:
-			deliver(ops, arg, ev.thread);
-			if (ops->event)
-				ops->event(arg, &ev);
-			slot_free(ev.thread);
+			on_stopped(t, arch, w, ev.thread, st);
 			break;
 		case TRACEE_EV_EXIT:
-			if (ev.thread)
-				deliver(ops, arg, ev.thread);
 			st->stop_reason = SAMPLER_STOP_EXIT;
 			return 0;
+		case TRACEE_EV_EXEC:
+			post_event(w, ev.kind, t->pid);
+			break;
 		default:
-			if (ops->event)
-				ops->event(arg, &ev);
+			post_event(w, ev.kind, ev.thread->tid);
 			break;
 		}
 	}
@@ -138,21 +225,43 @@ static uint64_t jitter_ns(uint64_t period)
 	return period >= 16 ? (uint64_t)random() % (period / 16) : 0;
 }
 
+static void tick(struct tracee *t, struct sampler_stats *st)
+{
+	st->ticks++;
+	for (size_t i = 0; i < t->nr_threads; i++) {
+		struct tracee_thread *th = t->threads[i];
+
+		if (th->state == TRACEE_INTERRUPTING) {
+			st->late++;
+			continue;
+		}
+		if (th->state != TRACEE_RUNNING || th->new_stop_pending)
+			continue;
+		if (tracee_interrupt(t, th, tracee_now_ns()) == -ESRCH)
+			st->races++;
+	}
+}
+
 int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sampler_opts *o,
 		const struct sampler_ops *ops, void *arg, struct sampler_stats *st)
 {
 	uint64_t period = (uint64_t)(1e9 / o->hz), start = tracee_now_ns();
 	uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	uint64_t base = start, fire = start;
+	struct worker w = { .ops = ops, .arg = arg };
 	sigset_t set;
 	int ret = 0;
 
 	wait_set(&set);
 	srandom((unsigned int)start);
-	t->on_free = slot_free;
+	queue_init(&w.q, SAMPLER_QUEUE, o->stack_size);
+	ret = pthread_create(&w.thread, NULL, worker_main, &w);
+	if (ret) {
+		queue_release(&w.q);
+		return log_errno(-ret, "cannot start the worker thread");
+	}
 	while (!st->stop_reason) {
 		uint64_t now = tracee_now_ns();
-		int pending = 0;
 
 		if (now >= end) {
 			st->stop_reason = SAMPLER_STOP_DURATION;
@@ -165,40 +274,15 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 				st->missed_ticks += behind - 1; /* skipped, never replayed */
 			base += (behind ? behind : 1) * period;
 			fire = base + jitter_ns(period);
-			st->ticks++;
-			for (size_t i = 0; i < t->nr_threads; i++) {
-				struct tracee_thread *th = t->threads[i];
-
-				if (th->state == TRACEE_INTERRUPTING) {
-					st->late++;
-					continue;
-				}
-				if (th->state != TRACEE_RUNNING || th->new_stop_pending)
-					continue;
-				deliver(ops, arg, th);
-				if (tracee_interrupt(t, th, tracee_now_ns()) == -ESRCH)
-					st->races++;
-			}
+			tick(t, st);
 		}
-		ret = handle_events(t, arch, o, ops, arg, st);
+		ret = handle_events(t, arch, &w, st);
 		if (ret < 0) {
 			st->stop_reason = SAMPLER_STOP_ERROR;
 			break;
 		}
 		if (st->stop_reason)
 			break;
-		/* unwind one waiting snapshot, then look for events again */
-		for (size_t i = 0; i < t->nr_threads; i++) {
-			struct slot *s = t->threads[i]->user;
-
-			if (s && s->full) {
-				deliver(ops, arg, t->threads[i]);
-				pending = 1;
-				break;
-			}
-		}
-		if (pending)
-			continue;
 		now = tracee_now_ns();
 		if (now < fire && now < end) {
 			uint64_t wait = (fire < end ? fire : end) - now;
@@ -214,10 +298,14 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			}
 		}
 	}
-	/* hand over what was taken; stops still pending are collected by the detach */
-	for (size_t i = 0; i < t->nr_threads; i++)
-		deliver(ops, arg, t->threads[i]);
 	st->elapsed_s = (double)(tracee_now_ns() - start) / 1e9;
+	/* the worker finishes what was queued */
+	pthread_mutex_lock(&w.q.lock);
+	w.q.done = 1;
+	pthread_cond_signal(&w.q.wake);
+	pthread_mutex_unlock(&w.q.lock);
+	pthread_join(w.thread, NULL);
+	queue_release(&w.q);
 	return ret < 0 ? ret : 0;
 }
 

@@ -1,13 +1,16 @@
 /* The sampling loop: a fixed-rate tick on CLOCK_MONOTONIC (jittered), interrupt every running
  * thread, collect stops as they arrive, copy registers and stack in the stop window, resume at
- * once, and hand each snapshot to the caller only after the thread runs again. Stops on the
- * duration, the target's exit, or SIGINT/SIGTERM/SIGHUP (which it blocks and waits for). */
+ * once. The ptrace thread does nothing else, so signal-delivery-stops are restarted at once;
+ * snapshots and thread events go through a queue to a worker thread that calls the caller's
+ * ops (unwinding, naming, profile), in order. Stops on the duration, the target's exit, or
+ * SIGINT/SIGTERM/SIGHUP (which it blocks and waits for). */
 #ifndef PERCH_SAMPLER_H
 #define PERCH_SAMPLER_H
 
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct tracee;
 struct tracee_thread;
@@ -22,6 +25,7 @@ struct sampler_opts {
 };
 
 #define SAMPLER_HIST_US 100000 /* stop-window histogram: 1 us buckets up to 100 ms */
+#define SAMPLER_QUEUE 512      /* snapshots in flight between the ptrace and worker threads */
 
 enum sampler_stop {
 	SAMPLER_STOP_DURATION = 1,
@@ -37,6 +41,7 @@ struct sampler_stats {
 	uint64_t late;           /* a thread's previous interrupt was still pending at a tick */
 	uint64_t err_regs;       /* registers could not be read */
 	uint64_t err_stack;      /* stack could not be copied */
+	uint64_t dropped;        /* snapshots dropped: the worker was SAMPLER_QUEUE behind */
 	uint64_t races;          /* threads that exited under us (expected, not errors) */
 	uint64_t stop_hist[SAMPLER_HIST_US + 1];
 	double elapsed_s;
@@ -45,11 +50,12 @@ struct sampler_stats {
 	int signal_code;         /* its si_code: SI_USER when sent with kill(2) */
 };
 
+/* Called on the worker thread, one at a time, in the order things happened. */
 struct sampler_ops {
-	/* A snapshot of @th, taken while it was stopped; it runs again now. */
-	void (*sample)(void *arg, struct tracee_thread *th, struct unwind_snapshot *snap);
-	/* A thread appeared or exec happened (TRACEE_EV_THREAD_NEW, _THREAD_GONE, _EXEC). */
-	void (*event)(void *arg, const struct tracee_event *ev);
+	/* A snapshot of thread @tid, taken while it was stopped; it runs again now. */
+	void (*sample)(void *arg, pid_t tid, const struct unwind_snapshot *snap);
+	/* TRACEE_EV_THREAD_NEW, _THREAD_GONE or _EXEC happened to @tid. */
+	void (*event)(void *arg, int kind, pid_t tid);
 };
 
 /* Block the signals the sampler waits for (call before attaching, so none is lost). */
