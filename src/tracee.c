@@ -145,7 +145,7 @@ static int explain_eperm(pid_t pid)
 	int have_cap = 0;
 
 	read_int_file("/proc/sys/kernel/yama/ptrace_scope", &scope);
-	if (proc_status_read(0, 0, &self) == 0)
+	if (proc_status_read(getpid(), 0, &self) == 0)
 		have_cap = (self.cap_eff >> CAP_SYS_PTRACE_BIT) & 1;
 	else
 		memset(&self, 0, sizeof(self));

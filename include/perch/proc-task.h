@@ -28,11 +28,11 @@ struct proc_status {
 	pid_t tgid;
 	pid_t tracer_pid;   /* TracerPid: 0 when not traced */
 	uid_t uid_real, uid_effective;
-	int64_t threads;    /* Threads: */
+	int64_t threads;    /* Threads: (-1 when the line is absent) */
 	uint64_t cap_eff;   /* CapEff: bit mask */
 };
 
-/* 0 or -EINVAL for malformed text. */
+/* 0 or -EINVAL for malformed text. proc_status_parse() needs at least Name, State and Tgid. */
 int proc_stat_parse(const char *text, struct proc_stat *out);
 int proc_status_parse(const char *text, struct proc_status *out);
 

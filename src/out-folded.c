@@ -1,0 +1,170 @@
+/* Folded stacks writer (formats.md section 1): "thread-TID;root;...;leaf COUNT" per line,
+ * lines aggregated and in byte order. Names are cleaned here; the profile keeps raw names. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perch/output.h"
+#include "perch/profile.h"
+#include "perch/strbuf.h"
+#include "perch/xalloc.h"
+
+struct folded_line {
+	char *text; /* the stack part, without the count */
+	uint64_t count;
+};
+
+struct folded {
+	const struct profile *p;
+	const struct output_opts *o;
+	struct folded_line *lines;
+	size_t nr, alloc;
+	struct strbuf sb;
+};
+
+/* Append @s with ';', control characters (newlines included) and, when @no_spaces is set,
+ * spaces replaced by '_'. Never appends nothing: an empty name becomes "[unknown]". */
+static void add_clean(struct strbuf *sb, const char *s, int no_spaces)
+{
+	size_t start = sb->len;
+
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == ';' || c < 0x20 || c == 0x7f || (no_spaces && c == ' '))
+			c = '_';
+		strbuf_addch(sb, (char)c);
+	}
+	if (sb->len == start)
+		strbuf_addstr(sb, "[unknown]");
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	if (!path)
+		return "";
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+static void add_frame(struct folded *fo, const struct profile_frame *f)
+{
+	const char *file;
+
+	add_clean(&fo->sb, profile_str(fo->p, f->name), 0);
+	file = profile_str(fo->p, f->file);
+	if (fo->o && fo->o->lines && f->line && file && *file) {
+		strbuf_addstr(&fo->sb, " (");
+		add_clean(&fo->sb, base_name(file), 0);
+		strbuf_addf(&fo->sb, ":%" PRIu32 ")", f->line);
+	}
+	/* the palettes of flamegraph.pl look for these at the very end of a frame */
+	if (f->kind == PROFILE_FRAME_JIT)
+		strbuf_addstr(&fo->sb, "_[j]");
+	else if (f->kind == PROFILE_FRAME_KERNEL)
+		strbuf_addstr(&fo->sb, "_[k]");
+}
+
+/* One location, its frames outermost (the real function) first. */
+static void add_location(struct folded *fo, uint32_t loc_id)
+{
+	const struct profile_location *loc = profile_location(fo->p, loc_id);
+	const uint32_t *frames;
+	size_t n, i;
+
+	frames = profile_location_frames(fo->p, loc_id, &n);
+	if (!loc || !n) {
+		/* no frame at all (the sampler always gives one): still never an empty frame */
+		const char *mod = loc ? profile_str(fo->p, loc->module) : NULL;
+
+		if (mod && *mod) {
+			add_clean(&fo->sb, base_name(mod), 0);
+			strbuf_addf(&fo->sb, "+0x%" PRIx64, loc->addr);
+		} else if (loc) {
+			strbuf_addf(&fo->sb, "0x%" PRIx64, loc->addr);
+		} else {
+			strbuf_addstr(&fo->sb, "[unknown]");
+		}
+		return;
+	}
+	for (i = n; i-- > 0;) {
+		const struct profile_frame *f = profile_frame(fo->p, frames[i]);
+
+		if (i != n - 1)
+			strbuf_addch(&fo->sb, ';');
+		if (f)
+			add_frame(fo, f);
+		else
+			strbuf_addstr(&fo->sb, "[unknown]");
+	}
+}
+
+static void collect(uint32_t thread, uint32_t stack, uint64_t count, void *arg)
+{
+	struct folded *fo = arg;
+	const struct profile_thread *t = profile_thread_get(fo->p, thread);
+	const uint32_t *locs;
+	size_t n, i, end;
+
+	strbuf_reset(&fo->sb);
+	add_clean(&fo->sb, t ? profile_str(fo->p, t->name) : NULL, 1);
+	strbuf_addf(&fo->sb, "-%d", t ? (int)t->tid : -1);
+	locs = profile_stack(fo->p, stack, &n);
+	if (!n)
+		strbuf_addstr(&fo->sb, ";[no stack]");
+	/* stacks are stored leaf first; folded lines go root first */
+	for (i = n; i-- > 0;) {
+		strbuf_addch(&fo->sb, ';');
+		add_location(fo, locs[i]);
+	}
+	/* "...;foo 12 COUNT" would read as a differential pair: keep the text from ending
+	 * in " <digits>" */
+	for (end = fo->sb.len; end > 0 && fo->sb.buf[end - 1] >= '0' && fo->sb.buf[end - 1] <= '9';)
+		end--;
+	if (end < fo->sb.len && end > 0 && fo->sb.buf[end - 1] == ' ')
+		strbuf_addch(&fo->sb, '_');
+
+	ALLOC_GROW(fo->lines, fo->nr + 1, fo->alloc);
+	fo->lines[fo->nr].text = xstrdup(fo->sb.buf);
+	fo->lines[fo->nr].count = count;
+	fo->nr++;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
+}
+
+int out_folded_write(const struct profile *p, const struct output_opts *o, FILE *f)
+{
+	struct folded fo = {.p = p, .o = o};
+	size_t i, j;
+	int ret = 0;
+
+	strbuf_init(&fo.sb, 256);
+	profile_foreach_count(p, collect, &fo);
+	if (fo.nr)
+		qsort(fo.lines, fo.nr, sizeof(*fo.lines), cmp_line);
+	/* two different stacks can print the same text (e.g. two addresses of one
+	 * function): one line with the summed count */
+	for (i = 0; i < fo.nr; i = j) {
+		uint64_t count = fo.lines[i].count;
+
+		for (j = i + 1; j < fo.nr && !strcmp(fo.lines[i].text, fo.lines[j].text); j++)
+			count += fo.lines[j].count;
+		if (!ret && fprintf(f, "%s %" PRIu64 "\n", fo.lines[i].text, count) < 0)
+			ret = errno ? -errno : -EIO;
+	}
+	for (i = 0; i < fo.nr; i++)
+		free(fo.lines[i].text);
+	free(fo.lines);
+	strbuf_release(&fo.sb);
+	if (!ret && fflush(f))
+		ret = -errno;
+	else if (!ret && ferror(f))
+		ret = -EIO;
+	return ret;
+}

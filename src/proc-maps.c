@@ -1,0 +1,236 @@
+/* /proc/PID/maps parser: a strict line parser into a sorted, non-overlapping table.
+ * Pure text handling; reading the file is proc_read_file()'s job. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perch/proc-maps.h"
+#include "perch/proc-task.h"
+#include "perch/xalloc.h"
+
+/* More mappings than vm.max_map_count allows by default (65530), with a wide margin. */
+#define PROC_MAPS_MAX_LINES (1u << 22)
+
+static const char deleted_suffix[] = " (deleted)";
+
+/* The table and the one buffer that holds every path (never reallocated, so the
+ * proc_map.path pointers into it stay valid). */
+struct maps_table {
+	struct proc_maps pub;
+	char *paths;
+};
+
+/* Parse 1..@max_digits hex digits at *@s, advance *@s. 0 or -EINVAL. */
+static int parse_hex(const char **s, int max_digits, uint64_t *out)
+{
+	const char *p = *s;
+	uint64_t v = 0;
+	int n;
+
+	for (n = 0;; n++, p++) {
+		int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			d = *p - 'a' + 10;
+		else if (*p >= 'A' && *p <= 'F')
+			d = *p - 'A' + 10;
+		else
+			break;
+		if (n >= max_digits)
+			return -EINVAL;
+		v = v << 4 | (uint64_t)d;
+	}
+	if (!n)
+		return -EINVAL;
+	*s = p;
+	*out = v;
+	return 0;
+}
+
+static int parse_dec(const char **s, uint64_t *out)
+{
+	const char *p = *s;
+	uint64_t v = 0;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned int d = (unsigned int)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+	}
+	*s = p;
+	*out = v;
+	return 0;
+}
+
+static int expect(const char **s, char c)
+{
+	if (**s != c)
+		return -EINVAL;
+	(*s)++;
+	return 0;
+}
+
+/* One line, [@line, @eol). The path is copied to *@arena (NUL-terminated) and *@arena
+ * advanced. 0 or -EINVAL. */
+static int parse_line(const char *line, const char *eol, struct proc_map *m, char **arena)
+{
+	static const char prot_chars[4][2] = {{'r', '-'}, {'w', '-'}, {'x', '-'}, {'p', 's'}};
+	const char *p = line;
+	uint64_t major, minor;
+	size_t len;
+	int i;
+
+	memset(m, 0, sizeof(*m));
+	if (parse_hex(&p, 16, &m->start) || expect(&p, '-') || parse_hex(&p, 16, &m->end) ||
+	    expect(&p, ' '))
+		return -EINVAL;
+	if (m->start >= m->end)
+		return -EINVAL;
+	for (i = 0; i < 4; i++, p++) {
+		if (p >= eol)
+			return -EINVAL;
+		if (*p == prot_chars[i][0])
+			m->prot |= i == 3 ? 0 : 1u << i;
+		else if (*p == prot_chars[i][1])
+			m->prot |= i == 3 ? PROC_MAPS_PROT_SHARED : 0;
+		else
+			return -EINVAL;
+	}
+	if (expect(&p, ' ') || parse_hex(&p, 16, &m->offset) || expect(&p, ' ') ||
+	    parse_hex(&p, 8, &major) || expect(&p, ':') || parse_hex(&p, 8, &minor) ||
+	    expect(&p, ' ') || parse_dec(&p, &m->inode))
+		return -EINVAL;
+	m->dev_major = (uint32_t)major;
+	m->dev_minor = (uint32_t)minor;
+	if (p > eol)
+		return -EINVAL;
+	/* the kernel pads with spaces to a column before the path; an anonymous mapping
+	 * may end with the padding or directly after the inode */
+	if (p < eol && *p != ' ')
+		return -EINVAL;
+	while (p < eol && *p == ' ')
+		p++;
+	len = (size_t)(eol - p);
+	if (len >= sizeof(deleted_suffix) - 1 &&
+	    !memcmp(eol - (sizeof(deleted_suffix) - 1), deleted_suffix,
+		    sizeof(deleted_suffix) - 1)) {
+		m->deleted = 1;
+		len -= sizeof(deleted_suffix) - 1;
+	}
+	memcpy(*arena, p, len);
+	(*arena)[len] = '\0';
+	m->path = *arena;
+	*arena += len + 1;
+	return 0;
+}
+
+struct proc_maps *proc_maps_parse(const char *text, size_t *bad_lines)
+{
+	size_t textlen = strlen(text), alloc = 0, bad = 0, lines = 0;
+	struct maps_table *t = xcalloc(1, sizeof(*t));
+	struct proc_maps *m = &t->pub;
+	const char *line, *eol;
+	char *arena;
+
+	/* every path is at most its line's length and takes that line's '\n' for its NUL
+	 * (+1 for a last line without '\n'): the arena never needs to grow */
+	t->paths = arena = xmalloc(textlen + 1);
+	for (line = text; *line && lines < PROC_MAPS_MAX_LINES; line = *eol ? eol + 1 : eol) {
+		struct proc_map cur;
+		char *mark = arena;
+
+		eol = strchrnul(line, '\n');
+		lines++;
+		if (eol == line)
+			continue; /* blank line (e.g. the end of a file) */
+		if (parse_line(line, eol, &cur, &arena)) {
+			bad++;
+			arena = mark;
+			continue;
+		}
+		/* keep the invariant: sorted by start, no overlap. The kernel never emits
+		 * such lines; a file edited by hand or torn by a concurrent change might */
+		if (m->nr && cur.start < m->maps[m->nr - 1].end) {
+			bad++;
+			arena = mark;
+			continue;
+		}
+		ALLOC_GROW(m->maps, m->nr + 1, alloc);
+		m->maps[m->nr++] = cur;
+	}
+	if (*line)
+		bad++; /* lines beyond the limit count as one bad line */
+	if (bad_lines)
+		*bad_lines = bad;
+	return m;
+}
+
+struct proc_maps *proc_maps_load_file(const char *path)
+{
+	struct proc_maps *m;
+	char *text;
+
+	text = proc_read_file(path, NULL);
+	if (!text)
+		return NULL;
+	m = proc_maps_parse(text, NULL);
+	free(text);
+	return m;
+}
+
+struct proc_maps *proc_maps_load(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	return proc_maps_load_file(path);
+}
+
+void proc_maps_free(struct proc_maps *m)
+{
+	struct maps_table *t;
+
+	if (!m)
+		return;
+	t = (struct maps_table *)((char *)m - offsetof(struct maps_table, pub));
+	free(t->paths);
+	free(m->maps);
+	free(t);
+}
+
+const struct proc_map *proc_maps_find(const struct proc_maps *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nr;
+
+	/* find the first map with start > addr; the candidate is the one before it */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= m->maps[lo - 1].end)
+		return NULL;
+	return &m->maps[lo - 1];
+}
+
+const char *proc_map_basename(const struct proc_map *map)
+{
+	const char *slash;
+
+	if (map->path[0] == '[')
+		return map->path; /* "[vdso]", "[anon:dalvik-/data/...]" */
+	slash = strrchr(map->path, '/');
+	if (!slash || !slash[1])
+		return map->path;
+	return slash + 1;
+}

@@ -1,0 +1,396 @@
+/* Per-process and per-thread facts from /proc: stat, status, thread list and comm.
+ * Text parsing is strict and bounded; callers decide what a missing process means. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perch/proc-task.h"
+#include "perch/xalloc.h"
+
+/* Larger than any /proc file perch reads (maps of a big Android app is a few MB). */
+#define PROC_READ_MAX (256u << 20)
+/* More threads than any kernel allows per process (threads-max is far lower in practice). */
+#define PROC_TASK_MAX (1u << 22)
+
+char *proc_read_file(const char *path, size_t *len)
+{
+	size_t alloc = 4096, n = 0;
+	char *buf;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = xmalloc(alloc);
+	for (;;) {
+		ssize_t r;
+
+		/* files in /proc report st_size 0: read until EOF, growing as needed */
+		if (alloc - n < 2) {
+			if (alloc >= PROC_READ_MAX) {
+				err = EFBIG;
+				goto fail;
+			}
+			alloc *= 2;
+			buf = xrealloc(buf, alloc);
+		}
+		r = read(fd, buf + n, alloc - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			err = errno;
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+fail:
+	close(fd);
+	free(buf);
+	errno = err;
+	return NULL;
+}
+
+/* Parse an unsigned decimal at *@s (no sign, at least one digit), advance *@s. 0 or -EINVAL. */
+static int parse_u64(const char **s, uint64_t *out)
+{
+	const char *p = *s;
+	uint64_t v = 0;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned int d = (unsigned int)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+	}
+	*s = p;
+	*out = v;
+	return 0;
+}
+
+/* Signed decimal that fits an int. 0 or -EINVAL. */
+static int parse_int(const char **s, int *out)
+{
+	const char *p = *s;
+	int neg = 0;
+	uint64_t v;
+
+	if (*p == '-') {
+		neg = 1;
+		p++;
+	}
+	if (parse_u64(&p, &v) || v > (uint64_t)INT_MAX + neg)
+		return -EINVAL;
+	*out = neg ? (int)(-(int64_t)v) : (int)v;
+	*s = p;
+	return 0;
+}
+
+/* A whole field: the number must end at @end (space, newline or NUL). */
+static int field_u64(const char *s, uint64_t *out)
+{
+	if (parse_u64(&s, out))
+		return -EINVAL;
+	return (*s == ' ' || *s == '\n' || *s == '\0') ? 0 : -EINVAL;
+}
+
+static int field_int(const char *s, int *out)
+{
+	if (parse_int(&s, out))
+		return -EINVAL;
+	return (*s == ' ' || *s == '\n' || *s == '\0') ? 0 : -EINVAL;
+}
+
+/* Fields of proc(5) /proc/pid/stat, 1-based, that perch reads after the comm. */
+enum {
+	STAT_STATE = 3,
+	STAT_PPID = 4,
+	STAT_UTIME = 14,
+	STAT_STIME = 15,
+	STAT_NUM_THREADS = 20,
+	STAT_STARTTIME = 22,
+	STAT_PROCESSOR = 39,
+	STAT_MAX_FIELD = STAT_PROCESSOR,
+};
+
+int proc_stat_parse(const char *text, struct proc_stat *out)
+{
+	const char *open, *close, *p, *field[STAT_MAX_FIELD + 1] = {0};
+	uint64_t pid;
+	size_t n;
+	int nr, ppid;
+
+	memset(out, 0, sizeof(*out));
+	p = text;
+	if (parse_u64(&p, &pid) || pid == 0 || pid > INT_MAX || p[0] != ' ' || p[1] != '(')
+		return -EINVAL;
+	open = p + 1;
+	/* the comm may itself contain ") ", so the comm ends at the LAST ')' */
+	close = strrchr(open, ')');
+	if (!close || close[1] != ' ')
+		return -EINVAL;
+	n = (size_t)(close - open - 1);
+	if (n >= sizeof(out->comm))
+		n = sizeof(out->comm) - 1;
+	memcpy(out->comm, open + 1, n);
+	out->comm[n] = '\0';
+
+	/* split the rest into fields, numbered as in proc(5) (state is field 3) */
+	p = close + 2;
+	for (nr = STAT_STATE; nr <= STAT_MAX_FIELD && *p && *p != '\n'; nr++) {
+		field[nr] = p;
+		while (*p && *p != ' ' && *p != '\n')
+			p++;
+		if (*p == ' ')
+			p++;
+	}
+	if (!field[STAT_STARTTIME])
+		return -EINVAL;
+	if (field[STAT_STATE][0] == ' ' || (field[STAT_STATE][1] != ' '))
+		return -EINVAL;
+	out->pid = (pid_t)pid;
+	out->state = field[STAT_STATE][0];
+	if (field_int(field[STAT_PPID], &ppid) || ppid < 0)
+		return -EINVAL;
+	out->ppid = ppid;
+	if (field_u64(field[STAT_UTIME], &out->utime) ||
+	    field_u64(field[STAT_STIME], &out->stime) ||
+	    field_u64(field[STAT_NUM_THREADS], &out->num_threads) ||
+	    field_u64(field[STAT_STARTTIME], &out->starttime))
+		return -EINVAL;
+	out->processor = -1;
+	if (field[STAT_PROCESSOR] && field_int(field[STAT_PROCESSOR], &out->processor))
+		return -EINVAL;
+	return 0;
+}
+
+/* The value of "Key:\tvalue" lines: @line points at the line, returns the value or NULL. */
+static const char *status_value(const char *line, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (strncmp(line, key, n) || line[n] != ':')
+		return NULL;
+	line += n + 1;
+	while (*line == '\t' || *line == ' ')
+		line++;
+	return line;
+}
+
+static int status_id(const char *v, uint64_t max, uint64_t *out)
+{
+	if (field_u64(v, out) || *out > max)
+		return -EINVAL;
+	return 0;
+}
+
+static int status_hex(const char *v, uint64_t *out)
+{
+	uint64_t x = 0;
+	int digits = 0;
+
+	for (; *v && *v != '\n'; v++, digits++) {
+		int d;
+
+		if (*v >= '0' && *v <= '9')
+			d = *v - '0';
+		else if (*v >= 'a' && *v <= 'f')
+			d = *v - 'a' + 10;
+		else if (*v >= 'A' && *v <= 'F')
+			d = *v - 'A' + 10;
+		else
+			return -EINVAL;
+		if (digits >= 16) /* the kernel prints exactly 16 */
+			return -EINVAL;
+		x = x << 4 | (uint64_t)d;
+	}
+	if (!digits)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+int proc_status_parse(const char *text, struct proc_status *out)
+{
+	int have_name = 0, have_tgid = 0;
+	const char *line, *next, *v;
+	uint64_t x;
+
+	memset(out, 0, sizeof(*out));
+	out->threads = -1;
+	for (line = text; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			next++;
+		if ((v = status_value(line, "Name"))) {
+			/* the kernel escapes '\n' and '\\' in Name, so the value is one line */
+			size_t n = strcspn(v, "\n");
+
+			if (n >= sizeof(out->name))
+				n = sizeof(out->name) - 1;
+			memcpy(out->name, v, n);
+			out->name[n] = '\0';
+			have_name = 1;
+		} else if ((v = status_value(line, "State"))) {
+			if (*v == '\n' || *v == '\0')
+				return -EINVAL;
+			out->state = *v;
+		} else if ((v = status_value(line, "Tgid"))) {
+			if (status_id(v, INT_MAX, &x))
+				return -EINVAL;
+			out->tgid = (pid_t)x;
+			have_tgid = 1;
+		} else if ((v = status_value(line, "TracerPid"))) {
+			if (status_id(v, INT_MAX, &x))
+				return -EINVAL;
+			out->tracer_pid = (pid_t)x;
+		} else if ((v = status_value(line, "Uid"))) {
+			/* "Uid:\treal\teffective\tsaved\tfs" */
+			if (parse_u64(&v, &x) || x > UINT32_MAX || *v != '\t')
+				return -EINVAL;
+			out->uid_real = (uid_t)x;
+			v++;
+			if (parse_u64(&v, &x) || x > UINT32_MAX || (*v != '\t' && *v != '\n' && *v))
+				return -EINVAL;
+			out->uid_effective = (uid_t)x;
+		} else if ((v = status_value(line, "Threads"))) {
+			if (status_id(v, INT64_MAX, &x))
+				return -EINVAL;
+			out->threads = (int64_t)x;
+		} else if ((v = status_value(line, "CapEff"))) {
+			if (status_hex(v, &out->cap_eff))
+				return -EINVAL;
+		}
+	}
+	return have_name && have_tgid && out->state ? 0 : -EINVAL;
+}
+
+static char *task_path(pid_t pid, pid_t tid, const char *file)
+{
+	if (tid)
+		return xasprintf("/proc/%d/task/%d/%s", (int)pid, (int)tid, file);
+	return xasprintf("/proc/%d/%s", (int)pid, file);
+}
+
+int proc_stat_read(pid_t pid, pid_t tid, struct proc_stat *out)
+{
+	char *path = task_path(pid, tid, "stat"), *text;
+	int ret;
+
+	text = proc_read_file(path, NULL);
+	ret = text ? proc_stat_parse(text, out) : -errno;
+	free(text);
+	free(path);
+	return ret;
+}
+
+int proc_status_read(pid_t pid, pid_t tid, struct proc_status *out)
+{
+	char *path = task_path(pid, tid, "status"), *text;
+	int ret;
+
+	text = proc_read_file(path, NULL);
+	ret = text ? proc_status_parse(text, out) : -errno;
+	free(text);
+	free(path);
+	return ret;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int proc_task_list_dir(const char *dir, pid_t **tids)
+{
+	size_t nr = 0, alloc = 0;
+	pid_t *out = NULL;
+	struct dirent *de;
+	DIR *d;
+
+	*tids = NULL;
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	for (;;) {
+		const char *s;
+		uint64_t v;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de)
+			break;
+		s = de->d_name;
+		if (parse_u64(&s, &v) || *s || v == 0 || v > INT_MAX)
+			continue; /* ".", ".." and anything that is not a thread id */
+		if (nr >= PROC_TASK_MAX)
+			break;
+		ALLOC_GROW(out, nr + 1, alloc);
+		out[nr++] = (pid_t)v;
+	}
+	if (errno) {
+		int err = errno;
+
+		closedir(d);
+		free(out);
+		return -err;
+	}
+	closedir(d);
+	if (nr)
+		qsort(out, nr, sizeof(*out), cmp_pid);
+	*tids = out;
+	return (int)nr;
+}
+
+int proc_task_list(pid_t pid, pid_t **tids)
+{
+	char *dir = xasprintf("/proc/%d/task", (int)pid);
+	int ret = proc_task_list_dir(dir, tids);
+
+	free(dir);
+	return ret;
+}
+
+int proc_task_comm_file(const char *path, char *buf, size_t len)
+{
+	size_t n;
+	char *text;
+
+	if (!len)
+		return -EINVAL;
+	text = proc_read_file(path, &n);
+	if (!text)
+		return -errno;
+	n = strcspn(text, "\n"); /* also stops at an embedded NUL */
+	if (n > len - 1)
+		n = len - 1;
+	memcpy(buf, text, n);
+	buf[n] = '\0';
+	free(text);
+	return 0;
+}
+
+int proc_task_comm(pid_t pid, pid_t tid, char *buf, size_t len)
+{
+	char *path = task_path(pid, tid ? tid : pid, "comm");
+	int ret = proc_task_comm_file(path, buf, len);
+
+	free(path);
+	return ret;
+}

@@ -1,0 +1,553 @@
+/* Unit tests for the writers (folded, top) on a synthetic profile, against golden files in
+ * fixtures/golden/, and for atomic output files.
+ *
+ * Golden files: run with PERCH_UPDATE_GOLDEN=1 to (re)write them instead of comparing, e.g.
+ *   PERCH_UPDATE_GOLDEN=1 CK_RUN_SUITE=output build/tests/unit/run
+ * then review the diff like code. */
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perch/output.h"
+#include "perch/proc-task.h"
+#include "perch/profile.h"
+#include "perch/xalloc.h"
+
+/* The synthetic profile, built in code so the expected output is known by construction.
+ * Stacks are leaf first; "S1 x70" means 70 samples. */
+static struct profile *build_profile(void)
+{
+	struct profile *p = profile_new();
+	uint32_t demo = profile_intern_str(p, "/usr/bin/demo");
+	uint32_t libc = profile_intern_str(p, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	uint32_t jit = profile_intern_str(p, "/memfd:jit-cache");
+	uint32_t compute_c = profile_intern_str(p, "/src/demo/compute.c");
+	struct profile_frame f;
+	struct profile_frame inl[2];
+	uint32_t l_start, l_libc, l_main, l_ca, l_cb, l_cc, l_memcpy, l_worker, l_read, l_weird;
+	uint32_t l_digits, l_jit, l_interp, l_noname, l_noframes, l_rec1, l_rec2;
+	uint32_t t1, t2, t3, t4;
+	int i;
+
+#define FRAME(name_, file_, line_, module_, kind_)                                                 \
+	(memset(&f, 0, sizeof(f)), f.name = profile_intern_str(p, name_),                          \
+	 f.file = profile_intern_str(p, file_), f.line = line_, f.module = module_,                \
+	 f.kind = kind_, &f)
+#define LOC(module_, addr_, frame_) profile_intern_location(p, module_, addr_, frame_, 1)
+#define STACK(...)                                                                                 \
+	({                                                                                         \
+		uint32_t s_[] = {__VA_ARGS__};                                                     \
+		profile_intern_stack(p, s_, ARRAY_SIZE(s_));                                       \
+	})
+#define SAMPLES(thread_, stack_, n_)                                                               \
+	for (i = 0; i < (n_); i++)                                                                 \
+	profile_add_sample(p, thread_, stack_, 0, 'R')
+
+	l_start = LOC(demo, 0x1040, FRAME("_start", "", 0, demo, PROFILE_FRAME_NATIVE));
+	l_libc =
+	    LOC(libc, 0x27200,
+		FRAME("__libc_start_main", "../csu/libc-start.c", 360, libc, PROFILE_FRAME_NATIVE));
+	l_main =
+	    LOC(demo, 0x1150, FRAME("main", "/src/demo/main.c", 20, demo, PROFILE_FRAME_NATIVE));
+	/* compute with helper() inlined into it: innermost first */
+	memset(inl, 0, sizeof(inl));
+	inl[0].name = profile_intern_str(p, "helper");
+	inl[0].file = profile_intern_str(p, "/src/demo/util.h");
+	inl[0].line = 5;
+	inl[0].module = demo;
+	inl[0].inlined = 1;
+	inl[1].name = profile_intern_str(p, "compute");
+	inl[1].file = compute_c;
+	inl[1].line = 30;
+	inl[1].module = demo;
+	l_ca = profile_intern_location(p, demo, 0x1200, inl, 2);
+	/* two addresses on the same line of compute: print the same text, merged */
+	l_cb = LOC(demo, 0x1210,
+		   FRAME("compute", "/src/demo/compute.c", 31, demo, PROFILE_FRAME_NATIVE));
+	l_cc = LOC(demo, 0x1214,
+		   FRAME("compute", "/src/demo/compute.c", 31, demo, PROFILE_FRAME_NATIVE));
+	l_memcpy = LOC(libc, 0x9a000, FRAME("memcpy", "", 0, libc, PROFILE_FRAME_NATIVE));
+	l_worker = LOC(demo, 0x1300,
+		       FRAME("worker", "/src/demo/worker.c", 12, demo, PROFILE_FRAME_NATIVE));
+	l_read =
+	    LOC(0, 0xffffffff81000000ULL, FRAME("__x64_sys_read", "", 0, 0, PROFILE_FRAME_KERNEL));
+	l_weird =
+	    LOC(demo, 0x1400, FRAME("odd;name\nwith\rcontrol", "", 0, demo, PROFILE_FRAME_NATIVE));
+	l_digits = LOC(demo, 0x1500,
+		       FRAME("operator new 12", "/src/demo/new.cc", 7, demo, PROFILE_FRAME_NATIVE));
+	l_jit = LOC(jit, 0x9debc100,
+		    FRAME("com.example.Foo.bar(int)", "Foo.java", 88, jit, PROFILE_FRAME_JIT));
+	l_interp =
+	    LOC(0, 0x7000, FRAME("com.example.Foo.baz()", "Foo.java", 91, 0, PROFILE_FRAME_INTERP));
+	l_noname = LOC(demo, 0x1600, FRAME("", "", 0, demo, PROFILE_FRAME_NATIVE));
+	l_noframes = profile_intern_location(p, libc, 0x1234, NULL, 0);
+	l_rec1 =
+	    LOC(demo, 0x1700, FRAME("recurse", "/src/demo/rec.c", 3, demo, PROFILE_FRAME_NATIVE));
+	l_rec2 =
+	    LOC(demo, 0x1710, FRAME("recurse", "/src/demo/rec.c", 4, demo, PROFILE_FRAME_NATIVE));
+
+	t1 = profile_thread(p, 1234, "perch demo");
+	t2 = profile_thread(p, 1240, "worker;1");
+	t3 = profile_thread(p, 1250, "gc");
+	t4 = profile_thread(p, 1260, "");
+
+	SAMPLES(t1, STACK(l_ca, l_main, l_libc, l_start), 70);
+	SAMPLES(t1, STACK(l_memcpy, l_ca, l_main, l_libc, l_start), 10);
+	SAMPLES(t1, STACK(l_cb, l_main, l_libc, l_start), 5);
+	SAMPLES(t1, STACK(l_cc, l_main, l_libc, l_start), 3);
+	SAMPLES(t1, STACK(l_noname, l_main), 1);
+	SAMPLES(t1, STACK(l_rec1, l_rec2, l_rec1, l_main, l_libc, l_start), 7);
+	SAMPLES(t2, STACK(l_read, l_worker), 15);
+	SAMPLES(t2, STACK(l_noframes, l_worker), 5);
+	SAMPLES(t2, STACK(l_digits, l_weird, l_main), 2);
+	SAMPLES(t3, STACK(l_interp, l_jit, l_worker), 4);
+	SAMPLES(t3, profile_intern_stack(p, NULL, 0), 6);
+	SAMPLES(t4, STACK(l_ca, l_main, l_libc, l_start), 1);
+#undef FRAME
+#undef LOC
+#undef STACK
+#undef SAMPLES
+	return p;
+}
+
+#define DEMO_TOTAL 129
+
+static char *render(int (*writer)(const struct profile *, const struct output_opts *, FILE *),
+		    const struct profile *p, const struct output_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(writer(p, o, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	return buf;
+}
+
+/* Compare @text with fixtures/golden/@rel, or write it there when PERCH_UPDATE_GOLDEN=1. */
+static void check_golden(const char *rel, const char *text)
+{
+	const char *dir = getenv("PERCH_FIXTURES"), *update = getenv("PERCH_UPDATE_GOLDEN");
+	char *path = xasprintf("%s/golden/%s", dir ? dir : "fixtures", rel);
+	char *want;
+
+	if (update && !strcmp(update, "1")) {
+		FILE *f = fopen(path, "w");
+
+		ck_assert_msg(f, "cannot write %s", path);
+		fputs(text, f);
+		ck_assert_int_eq(fclose(f), 0);
+		free(path);
+		return;
+	}
+	want = proc_read_file(path, NULL);
+	ck_assert_msg(want, "cannot read %s (PERCH_UPDATE_GOLDEN=1 creates it)", path);
+	if (strcmp(want, text)) {
+		const char *a = want, *b = text, *la = want, *lb = text;
+		int line = 1;
+
+		for (; *a && *a == *b; a++, b++) {
+			if (*a == '\n') {
+				line++;
+				la = a + 1;
+				lb = b + 1;
+			}
+		}
+		a = la; /* show the whole differing line */
+		b = lb;
+		ck_abort_msg("%s differs at line %d:\n--- want\n%.*s\n--- got\n%.*s", path, line,
+			     (int)strcspn(a, "\n"), a, (int)strcspn(b, "\n"), b);
+	}
+	free(want);
+	free(path);
+}
+
+/* The folded grammar of formats.md 1.6, line by line, plus sortedness and the total. */
+static void check_folded_rules(const char *text, uint64_t total)
+{
+	regex_t re;
+	char *copy = xstrdup(text), *line, *save = NULL, *prev = NULL;
+	uint64_t sum = 0;
+
+	ck_assert_int_eq(regcomp(&re, "^[^;]+(;[^;]+)+ [1-9][0-9]*$", REG_EXTENDED | REG_NOSUB), 0);
+	ck_assert(text[0] && text[strlen(text) - 1] == '\n');
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' '), *q;
+
+		ck_assert_msg(!regexec(&re, line, 0, NULL, 0), "bad folded line: %s", line);
+		ck_assert_ptr_null(strstr(line, ";;"));
+		ck_assert_ptr_null(strchr(line, '\r'));
+		/* the stack text must not itself end in " <digits>" */
+		for (q = sp; q > line && q[-1] >= '0' && q[-1] <= '9'; q--)
+			;
+		ck_assert_msg(q == sp || q == line || q[-1] != ' ', "ambiguous count: %s", line);
+		sum += strtoull(sp + 1, NULL, 10);
+		*sp = '\0';
+		if (prev)
+			ck_assert_msg(strcmp(prev, line) < 0, "not sorted or not merged: %s", line);
+		prev = line;
+	}
+	ck_assert_uint_eq(sum, total);
+	regfree(&re);
+	free(copy);
+}
+
+START_TEST(test_folded_golden)
+{
+	struct profile *p = build_profile();
+	struct output_opts o = {0};
+	char *text;
+
+	ck_assert_uint_eq(profile_total_samples(p), DEMO_TOTAL);
+	text = render(out_folded_write, p, &o);
+	check_folded_rules(text, DEMO_TOTAL);
+	/* the rules that matter most, spelled out besides the golden file */
+	ck_assert_ptr_nonnull(strstr(text, "\nperch_demo-1234;_start;__libc_start_main;main;"
+					   "compute;helper 70\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nperch_demo-1234;_start;__libc_start_main;main;"
+					   "compute 8\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nworker_1-1240;worker;__x64_sys_read_[k] 15\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nworker_1-1240;worker;libc.so.6+0x1234 5\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nworker_1-1240;main;odd_name_with_control;"
+					   "operator new 12_ 2\n"));
+	ck_assert_ptr_nonnull(strstr(text, "gc-1250;worker;com.example.Foo.bar(int)_[j];"
+					   "com.example.Foo.baz() 4\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\ngc-1250;[no stack] 6\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nperch_demo-1234;main;[unknown] 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "[unknown]-1260;_start;"));
+	check_golden("folded/demo.folded", text);
+	free(text);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_folded_lines_golden)
+{
+	struct profile *p = build_profile();
+	struct output_opts o = {.lines = 1};
+	char *text = render(out_folded_write, p, &o);
+
+	check_folded_rules(text, DEMO_TOTAL);
+	/* inlined helper is its own frame, file basenames only, merged line-31 addresses */
+	ck_assert_ptr_nonnull(strstr(text, ";main (main.c:20);compute (compute.c:30);"
+					   "helper (util.h:5) 70\n"));
+	ck_assert_ptr_nonnull(strstr(text, ";main (main.c:20);compute (compute.c:31) 8\n"));
+	ck_assert_ptr_nonnull(strstr(text, ";__libc_start_main (libc-start.c:360);"));
+	ck_assert_ptr_nonnull(strstr(text, "com.example.Foo.bar(int) (Foo.java:88)_[j];"));
+	/* frames without a file get no location */
+	ck_assert_ptr_nonnull(strstr(text, "perch_demo-1234;_start;"));
+	check_golden("folded/demo-lines.folded", text);
+	free(text);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_folded_empty)
+{
+	struct profile *p = profile_new();
+	char *text = render(out_folded_write, p, NULL);
+
+	ck_assert_str_eq(text, "");
+	free(text);
+	profile_free(p);
+}
+END_TEST
+
+/* Names that are only dangerous characters, a thread that only has spaces. */
+START_TEST(test_folded_cleaning)
+{
+	struct profile *p = profile_new();
+	struct profile_frame f = {0};
+	uint32_t loc[2], t;
+	char *text;
+
+	f.name = profile_intern_str(p, ";");
+	loc[1] = profile_intern_location(p, 0, 1, &f, 1);
+	f.name = profile_intern_str(p, "x 1 2");
+	loc[0] = profile_intern_location(p, 0, 2, &f, 1);
+	t = profile_thread(p, 7, "a b\tc");
+	profile_add_sample(p, t, profile_intern_stack(p, loc, 2), 0, 0);
+	f.name = profile_intern_str(p, "12");
+	loc[0] = profile_intern_location(p, 0, 3, &f, 1); /* digits, but no space before */
+	profile_add_sample(p, t, profile_intern_stack(p, loc, 2), 0, 0);
+	text = render(out_folded_write, p, NULL);
+	ck_assert_str_eq(text, "a_b_c-7;_;12 1\n"
+			       "a_b_c-7;_;x 1 2_ 1\n");
+	check_folded_rules(text, 2);
+	free(text);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_top_golden)
+{
+	struct profile *p = build_profile();
+	struct output_opts o = {0};
+	char *text = render(out_top_write, p, &o);
+
+	ck_assert_ptr_nonnull(strstr(text, "total samples: 129\n"));
+	/* helper: leaf of 70 + 1 samples; 71/129 = 55.0% */
+	ck_assert_ptr_nonnull(strstr(text, "   55.0    62.8        71        81  helper (demo)\n"));
+	/* recursion counted once per sample in total: 7 samples, 3 recurse frames */
+	ck_assert_ptr_nonnull(
+	    strstr(text, "    5.4     5.4         7         7  recurse (demo)\n"));
+	ck_assert_ptr_nonnull(strstr(text, "    4.7     4.7         6         6  [no stack]\n"));
+	ck_assert_ptr_nonnull(strstr(text, "  [unknown] (libc.so.6)\n"));
+	check_golden("top/demo.txt", text);
+	free(text);
+
+	o.top = 3;
+	text = render(out_top_write, p, &o);
+	check_golden("top/demo-top3.txt", text);
+	free(text);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_top_empty)
+{
+	struct profile *p = profile_new();
+	char *text = render(out_top_write, p, NULL);
+
+	ck_assert_str_eq(text, "total samples: 0\n");
+	free(text);
+	profile_free(p);
+}
+END_TEST
+
+/* A write error reaches the caller as -errno. */
+START_TEST(test_write_error)
+{
+	struct profile *p = build_profile();
+	FILE *f = fopen("/dev/full", "w");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(out_folded_write(p, NULL, f), -ENOSPC);
+	fclose(f);
+	f = fopen("/dev/full", "w");
+	ck_assert_int_eq(out_top_write(p, NULL, f), -ENOSPC);
+	fclose(f);
+	profile_free(p);
+}
+END_TEST
+
+/* atomic output */
+
+static char tmpdir[64];
+
+static void tmpdir_setup(void)
+{
+	strcpy(tmpdir, "/tmp/perch-check-output-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void tmpdir_teardown(void)
+{
+	char *cmd = xasprintf("rm -rf '%s'", tmpdir);
+
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+}
+
+static int exists(const char *path)
+{
+	struct stat sb;
+
+	return !lstat(path, &sb);
+}
+
+/* Nothing but @keep is left in the temporary directory (no "*.tmp.*"). */
+static int nr_entries(const char *dir)
+{
+	char *cmd = xasprintf("ls -A '%s' | wc -l", dir);
+	FILE *f = popen(cmd, "r");
+	int n = -1;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%d", &n), 1);
+	pclose(f);
+	free(cmd);
+	return n;
+}
+
+START_TEST(test_atomic_commit)
+{
+	char *path = xasprintf("%s/out.folded", tmpdir), *tmp, *text;
+	struct output_file of;
+	struct stat sb;
+	mode_t mask;
+
+	ck_assert_int_eq(output_open(&of, path), 0);
+	tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
+	ck_assert_str_eq(of.tmp, tmp);
+	ck_assert(exists(tmp));
+	ck_assert(!exists(path)); /* nothing visible before the commit */
+	fputs("a;b 1\n", of.f);
+	ck_assert_int_eq(output_commit(&of), 0);
+	ck_assert_ptr_null(of.f);
+	ck_assert(!exists(tmp));
+	text = proc_read_file(path, NULL);
+	ck_assert_str_eq(text, "a;b 1\n");
+	free(text);
+	mask = umask(0);
+	umask(mask);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 0777, 0644 & ~mask);
+
+	/* replacing an existing file */
+	ck_assert_int_eq(output_open(&of, path), 0);
+	fputs("new 2\n", of.f);
+	text = proc_read_file(path, NULL);
+	ck_assert_str_eq(text, "a;b 1\n"); /* the old content until the commit */
+	free(text);
+	ck_assert_int_eq(output_commit(&of), 0);
+	text = proc_read_file(path, NULL);
+	ck_assert_str_eq(text, "new 2\n");
+	free(text);
+	ck_assert_int_eq(nr_entries(tmpdir), 1);
+	free(tmp);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_atomic_abort)
+{
+	char *path = xasprintf("%s/out.txt", tmpdir);
+	struct output_file of;
+
+	ck_assert_int_eq(output_open(&of, path), 0);
+	fputs("partial", of.f);
+	output_abort(&of);
+	ck_assert_ptr_null(of.f);
+	ck_assert(!exists(path));
+	ck_assert_int_eq(nr_entries(tmpdir), 0);
+	output_abort(&of); /* twice is harmless */
+	free(path);
+}
+END_TEST
+
+/* rename() over an existing non-empty directory fails: an error, the temporary is removed,
+ * the directory is untouched. */
+START_TEST(test_atomic_rename_fails)
+{
+	char *path = xasprintf("%s/busy", tmpdir), *inner = xasprintf("%s/busy/keep", tmpdir);
+	struct output_file of;
+	FILE *f;
+	int ret;
+
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	f = fopen(inner, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	ck_assert_int_eq(output_open(&of, path), 0);
+	fputs("data\n", of.f);
+	ret = output_commit(&of);
+	ck_assert_msg(ret == -EISDIR || ret == -ENOTEMPTY || ret == -EEXIST, "got %d", ret);
+	ck_assert(exists(inner));
+	ck_assert_int_eq(nr_entries(tmpdir), 1); /* only busy/, no temporary */
+	free(inner);
+	free(path);
+}
+END_TEST
+
+/* A write error (file size limit) is found at commit: error, no final file, no temporary. */
+START_TEST(test_atomic_write_fails)
+{
+	char *path = xasprintf("%s/big", tmpdir);
+	struct rlimit old, small = {1024, 1024};
+	void (*old_handler)(int);
+	struct output_file of;
+	char line[100];
+	int i, ret;
+
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small.rlim_max = old.rlim_max;
+	old_handler = signal(SIGXFSZ, SIG_IGN); /* EFBIG instead of a signal */
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+	ck_assert_int_eq(output_open(&of, path), 0);
+	memset(line, 'x', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\0';
+	for (i = 0; i < 200; i++)
+		fprintf(of.f, "%s\n", line);
+	ret = output_commit(&of);
+	setrlimit(RLIMIT_FSIZE, &old);
+	signal(SIGXFSZ, old_handler);
+	ck_assert_int_eq(ret, -EFBIG);
+	ck_assert(!exists(path));
+	ck_assert_int_eq(nr_entries(tmpdir), 0);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_atomic_open_fails)
+{
+	char *path = xasprintf("%s/no/such/dir/out", tmpdir), *stale;
+	struct output_file of;
+
+	ck_assert_int_eq(output_open(&of, path), -ENOENT);
+	ck_assert_ptr_null(of.f);
+	ck_assert_ptr_null(of.tmp);
+	free(path);
+
+	/* a file already at the temporary name is never reused (O_EXCL) */
+	path = xasprintf("%s/out", tmpdir);
+	stale = xasprintf("%s.tmp.%d", path, (int)getpid());
+	ck_assert_int_eq(symlink("/dev/null", stale), 0);
+	ck_assert_int_eq(output_open(&of, path), -EEXIST);
+	ck_assert(!exists(path));
+	ck_assert(exists(stale));
+	free(stale);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_atomic_stdout)
+{
+	struct output_file of;
+
+	ck_assert_int_eq(output_open(&of, "-"), 0);
+	ck_assert_ptr_eq(of.f, stdout);
+	ck_assert_ptr_null(of.tmp);
+	ck_assert_int_eq(output_commit(&of), 0);
+	ck_assert_ptr_null(of.f);
+	ck_assert_int_eq(output_commit(&of), -EBADF); /* nothing open any more */
+}
+END_TEST
+
+Suite *output_suite(void)
+{
+	Suite *s = suite_create("output");
+	TCase *tc = tcase_create("folded");
+
+	tcase_add_test(tc, test_folded_golden);
+	tcase_add_test(tc, test_folded_lines_golden);
+	tcase_add_test(tc, test_folded_empty);
+	tcase_add_test(tc, test_folded_cleaning);
+	tcase_add_test(tc, test_write_error);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("top");
+	tcase_add_test(tc, test_top_golden);
+	tcase_add_test(tc, test_top_empty);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("atomic");
+	tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+	tcase_add_test(tc, test_atomic_commit);
+	tcase_add_test(tc, test_atomic_abort);
+	tcase_add_test(tc, test_atomic_rename_fails);
+	tcase_add_test(tc, test_atomic_write_fails);
+	tcase_add_test(tc, test_atomic_open_fails);
+	tcase_add_test(tc, test_atomic_stdout);
+	suite_add_tcase(s, tc);
+	return s;
+}
