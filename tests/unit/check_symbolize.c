@@ -1,0 +1,437 @@
+/* Unit tests for the symbolizer: names for addresses of fixtures/elf/sym files (addresses from
+ * the binutils `nm` golden files) through .symtab, .dynsym, MiniDebugInfo, separate debug files
+ * and DWARF; demangling against `nm -C`; the result cache; hostile files. */
+#include <check.h>
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perch/elffile.h"
+#include "perch/symbolize.h"
+#include "perch/xalloc.h"
+#include "sym-fixture.h"
+
+#define PROG_NM SYMFIX_DIR "prog.nm"
+
+static char *root; /* empty temporary sysroot, so the host's /usr/lib/debug is never used */
+static struct symbolizer *sym;
+
+static void setup(void)
+{
+	root = symfix_tmpdir();
+	sym = symbolizer_new(root, NULL);
+	ck_assert_ptr_nonnull(sym);
+}
+
+static void teardown(void)
+{
+	symbolizer_free(sym);
+	sym = NULL;
+	symfix_rmtree(root);
+	root = NULL;
+}
+
+static struct elffile *open_ok(const char *path)
+{
+	struct elffile *ef = elffile_open(path);
+
+	ck_assert_msg(ef, "cannot open %s", path);
+	return ef;
+}
+
+/* The outermost function name at @vaddr, or NULL. */
+static const char *outer_name(const struct elffile *ef, uint64_t vaddr)
+{
+	struct sym_frame f[SYM_MAX_INLINE];
+	int n = symbolizer_lookup(sym, ef, vaddr, f, SYM_MAX_INLINE);
+
+	ck_assert_int_ge(n, 0);
+	ck_assert_int_le(n, SYM_MAX_INLINE);
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(f[i].inlined, i < n - 1);
+	return n ? f[n - 1].func : NULL;
+}
+
+static void assert_name(const struct elffile *ef, const char *nm_name, uint64_t delta)
+{
+	uint64_t a = symfix_nm_addr(PROG_NM, nm_name);
+	const char *got;
+
+	ck_assert_uint_ne(a, 0);
+	got = outer_name(ef, a + delta);
+	ck_assert_msg(got && !strcmp(got, nm_name), "%s+%llu: got %s", nm_name,
+		      (unsigned long long)delta, got ? got : "(null)");
+}
+
+static void assert_not_name(const struct elffile *ef, const char *nm_name)
+{
+	const char *got = outer_name(ef, symfix_nm_addr(PROG_NM, nm_name) + 1);
+
+	ck_assert_msg(!got || strcmp(got, nm_name), "%s named without its symbols", nm_name);
+}
+
+static const char *const prog_locals[] = {"sym_local_helper", "sym_local_second"};
+static const char *const prog_globals[] = {"sym_global_foo", "sym_global_bar", "main"};
+
+static void assert_all_named(const struct elffile *ef)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(prog_locals); i++) {
+		assert_name(ef, prog_locals[i], 0);
+		assert_name(ef, prog_locals[i], 5);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(prog_globals); i++) {
+		assert_name(ef, prog_globals[i], 0);
+		assert_name(ef, prog_globals[i], 3);
+	}
+}
+
+START_TEST(test_demangle)
+{
+	char *d = symbolize_demangle("_ZN9perchtest3runEi");
+
+	ck_assert_str_eq(d, "perchtest::run(int)");
+	free(d);
+	d = symbolize_demangle("_ZNK9perchtest3BoxIiE3getEv");
+	ck_assert_str_eq(d, "perchtest::Box<int>::get() const");
+	free(d);
+	ck_assert_ptr_null(symbolize_demangle("main"));
+	ck_assert_ptr_null(symbolize_demangle("Z3foov"));
+	ck_assert_ptr_null(symbolize_demangle("_Z"));
+	ck_assert_ptr_null(symbolize_demangle("_Z$$garbage"));
+	ck_assert_ptr_null(symbolize_demangle(NULL));
+}
+END_TEST
+
+START_TEST(test_symtab)
+{
+	struct elffile *ef = open_ok(SYMFIX_DIR "prog");
+	struct sym_frame f[4];
+	uint64_t a = symfix_nm_addr(PROG_NM, "sym_global_bar");
+
+	assert_all_named(ef);
+	/* no DWARF in this copy: a name only */
+	ck_assert_int_eq(symbolizer_lookup(sym, ef, a, f, 4), 1);
+	ck_assert_str_eq(f[0].func, "sym_global_bar");
+	ck_assert_ptr_null(f[0].file);
+	ck_assert_uint_eq(f[0].line, 0);
+	ck_assert_int_eq(f[0].inlined, 0);
+	/* not code */
+	ck_assert_int_eq(symbolizer_lookup(sym, ef, 0x10, f, 4), 0);
+	ck_assert_int_eq(symbolizer_lookup(sym, ef, symfix_nm_addr(PROG_NM, "sym_sink"), f, 4), 0);
+	ck_assert_int_eq(symbolizer_lookup(sym, ef, UINT64_MAX, f, 4), 0);
+	elffile_free(ef);
+}
+END_TEST
+
+START_TEST(test_dynsym_only)
+{
+	struct elffile *ef = open_ok(SYMFIX_DIR "prog.stripped");
+
+	for (size_t i = 0; i < ARRAY_SIZE(prog_globals); i++)
+		assert_name(ef, prog_globals[i], 1);
+	for (size_t i = 0; i < ARRAY_SIZE(prog_locals); i++)
+		assert_not_name(ef, prog_locals[i]);
+	elffile_free(ef);
+}
+END_TEST
+
+START_TEST(test_minidebuginfo)
+{
+	struct elffile *ef = open_ok(SYMFIX_DIR "prog.mini");
+
+	ck_assert_int_eq(ef->has_symtab, 0);
+	assert_all_named(ef); /* locals from .gnu_debugdata, globals from .dynsym */
+	elffile_free(ef);
+}
+END_TEST
+
+START_TEST(test_corrupt_minidebuginfo)
+{
+	struct elffile *ef = open_ok(SYMFIX_DIR "prog.badmini");
+
+	for (size_t i = 0; i < ARRAY_SIZE(prog_globals); i++)
+		assert_name(ef, prog_globals[i], 1);
+	for (size_t i = 0; i < ARRAY_SIZE(prog_locals); i++)
+		assert_not_name(ef, prog_locals[i]);
+	elffile_free(ef);
+}
+END_TEST
+
+START_TEST(test_debuglink)
+{
+	struct elffile *ef = open_ok(SYMFIX_DIR "prog.dbglink");
+
+	ck_assert_int_eq(ef->has_symtab, 0);
+	assert_all_named(ef); /* from fixtures/elf/sym/prog.debug */
+	elffile_free(ef);
+}
+END_TEST
+
+START_TEST(test_dwarf_inline)
+{
+	/* README: sym_inl inlined into sym_global_foo at [0x1191, 0x11aa), called from line 31 */
+	struct elffile *ef = open_ok(SYMFIX_DIR "prog.dbglink");
+	struct sym_frame f[SYM_MAX_INLINE];
+	int n = symbolizer_lookup(sym, ef, 0x1199, f, SYM_MAX_INLINE);
+
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(f[0].func, "sym_inl");
+	ck_assert_int_eq(f[0].inlined, 1);
+	ck_assert_ptr_nonnull(f[0].file);
+	ck_assert_ptr_nonnull(strstr(f[0].file, "prog.c"));
+	ck_assert(f[0].line >= 10 && f[0].line <= 11);
+	ck_assert_str_eq(f[1].func, "sym_global_foo");
+	ck_assert_int_eq(f[1].inlined, 0);
+	ck_assert_str_eq(f[1].file, f[0].file);
+	ck_assert_uint_eq(f[1].line, 31);
+	/* a caller that wants one frame gets the innermost */
+	ck_assert_int_eq(symbolizer_lookup(sym, ef, 0x1199, f, 1), 1);
+	ck_assert_str_eq(f[0].func, "sym_inl");
+	/* no inlining in sym_local_helper (prog.c lines 14-21) */
+	n = symbolizer_lookup(sym, ef, symfix_nm_addr(PROG_NM, "sym_local_helper") + 4, f, 4);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(f[0].func, "sym_local_helper");
+	ck_assert(f[0].line >= 14 && f[0].line <= 21);
+	elffile_free(ef);
+}
+END_TEST
+
+START_TEST(test_build_id_sysroot)
+{
+	struct elffile *ef = open_ok(SYMFIX_DIR "prog.dbglink");
+	char hex[129], *dbg, *bin = xasprintf("%s/bin/prog", root);
+
+	dbg = xasprintf("%s/usr/lib/debug/.build-id/%.2s/%s.debug", root,
+			elffile_build_id_hex(ef, hex), hex + 2);
+	elffile_free(ef);
+	symfix_copy(SYMFIX_DIR "prog.dbglink", bin, NULL); /* no prog.debug next to it */
+	symfix_copy(SYMFIX_DIR "prog.debug", dbg, NULL);
+	ef = open_ok(bin);
+	assert_all_named(ef);
+	elffile_free(ef);
+	free(dbg);
+	free(bin);
+}
+END_TEST
+
+START_TEST(test_no_debug_file)
+{
+	/* the debuglink target is missing: only .dynsym names */
+	struct elffile *ef;
+	char *bin = xasprintf("%s/bin/prog", root);
+
+	symfix_copy(SYMFIX_DIR "prog.dbglink", bin, NULL);
+	ef = open_ok(bin);
+	assert_name(ef, "main", 1);
+	assert_not_name(ef, "sym_local_helper");
+	elffile_free(ef);
+	free(bin);
+}
+END_TEST
+
+/* The `nm -C` line at address @addr. */
+static int nm_demangled(uint64_t addr, char *out, size_t outsz)
+{
+	FILE *f = fopen(SYMFIX_DIR "cxx.nm-demangled", "r");
+	char line[1024];
+	unsigned long long a;
+	int n, found = 0;
+
+	ck_assert_ptr_nonnull(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %*c %n", &a, &n) >= 1 && a == addr && n > 0) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(out, outsz, "%s", line + n);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+START_TEST(test_cxx)
+{
+	static const char *const mangled[] = {
+	    "_ZN9perchtest3runEi",
+	    "_ZZN9perchtest3runEiENKUliE_clEi",
+	    "_ZNK9perchtest3BoxIiE3getEv",
+	    "_ZN9perchtest5twiceIlEET_S1_",
+	};
+	struct elffile *ef = open_ok(SYMFIX_DIR "cxx");
+	char want[512];
+
+	for (size_t i = 0; i < ARRAY_SIZE(mangled); i++) {
+		uint64_t a = symfix_nm_addr(SYMFIX_DIR "cxx.nm", mangled[i]);
+		const char *got;
+
+		ck_assert_msg(a, "%s not in cxx.nm", mangled[i]);
+		ck_assert(nm_demangled(a, want, sizeof(want)));
+		got = outer_name(ef, a + 1);
+		ck_assert_msg(got && !strcmp(got, want), "%s: got %s, nm -C says %s", mangled[i],
+			      got ? got : "(null)", want);
+	}
+	/* spelled out, for the reader */
+	ck_assert_str_eq(outer_name(ef, symfix_nm_addr(SYMFIX_DIR "cxx.nm", mangled[1])),
+			 "perchtest::run(int)::{lambda(int)#1}::operator()(int) const");
+	ck_assert_str_eq(outer_name(ef, symfix_nm_addr(SYMFIX_DIR "cxx.nm", mangled[3])),
+			 "long perchtest::twice<long>(long)");
+	ck_assert_str_eq(outer_name(ef, symfix_nm_addr(SYMFIX_DIR "cxx.nm", "main")), "main");
+	elffile_free(ef);
+}
+END_TEST
+
+START_TEST(test_cache)
+{
+	struct elffile *ef = open_ok(SYMFIX_DIR "prog.mini"), *ef2;
+	uint64_t a = symfix_nm_addr(PROG_NM, "sym_local_second");
+	struct sym_frame f1[4], f2[4];
+
+	ck_assert_int_eq(symbolizer_lookup(sym, ef, a + 2, f1, 4), 1);
+	ck_assert_int_eq(symbolizer_lookup(sym, ef, a + 2, f2, 4), 1);
+	ck_assert_ptr_eq(f1[0].func, f2[0].func);
+	/* one string per name, shared by every address in the function */
+	ck_assert_int_eq(symbolizer_lookup(sym, ef, a + 9, f2, 4), 1);
+	ck_assert_ptr_eq(f1[0].func, f2[0].func);
+	ck_assert_int_eq(symbolizer_lookup(sym, ef, a + 2, f2, 0), 0);
+	ck_assert_int_eq(symbolizer_lookup(sym, NULL, a + 2, f2, 4), 0);
+	/* many addresses (the table grows), then the first answers again */
+	for (uint64_t x = 0x1000; x < 0x1000 + 20000; x++)
+		symbolizer_lookup(sym, ef, x, f2, 4);
+	ck_assert_int_eq(symbolizer_lookup(sym, ef, a + 2, f2, 4), 1);
+	ck_assert_ptr_eq(f1[0].func, f2[0].func);
+	ck_assert_str_eq(f2[0].func, "sym_local_second");
+	/* strings outlive the elffile they came from */
+	elffile_free(ef);
+	ck_assert_str_eq(f1[0].func, "sym_local_second");
+	/* another module in the same symbolizer */
+	ef2 = open_ok(SYMFIX_DIR "cxx");
+	ck_assert_str_eq(outer_name(ef2, symfix_nm_addr(SYMFIX_DIR "cxx.nm", "main")), "main");
+	elffile_free(ef2);
+}
+END_TEST
+
+START_TEST(test_no_build_id)
+{
+	/* without a build-id the module is keyed by path; two such files stay apart */
+	size_t size;
+	uint8_t *img = symfix_read(SYMFIX_DIR "prog", &size);
+	struct elffile *ef = elffile_open_memory(img, size, "prog"), *a, *b;
+	struct elffile_section sec;
+	char *pa = xasprintf("%s/a/prog", root), *pb = xasprintf("%s/b/cxx", root);
+
+	ck_assert_ptr_nonnull(ef);
+	ck_assert_int_eq(elffile_section(ef, ".note.gnu.build-id", &sec), 0);
+	elffile_free(ef);
+	memset(img + sec.offset + 8, 0, 4); /* n_type: no longer NT_GNU_BUILD_ID */
+	symfix_write(pa, img, size);
+	free(img);
+	img = symfix_read(SYMFIX_DIR "cxx", &size);
+	ef = elffile_open_memory(img, size, "cxx");
+	ck_assert_int_eq(elffile_section(ef, ".note.gnu.build-id", &sec), 0);
+	elffile_free(ef);
+	memset(img + sec.offset + 8, 0, 4);
+	symfix_write(pb, img, size);
+	free(img);
+
+	a = open_ok(pa);
+	b = open_ok(pb);
+	ck_assert_uint_eq(a->build_id_len, 0);
+	ck_assert_uint_eq(b->build_id_len, 0);
+	assert_name(a, "sym_local_helper", 1);
+	ck_assert_str_eq(outer_name(b, symfix_nm_addr(SYMFIX_DIR "cxx.nm", "_ZN9perchtest3runEi")),
+			 "perchtest::run(int)");
+	assert_name(a, "main", 1);
+	elffile_free(a);
+	elffile_free(b);
+	free(pa);
+	free(pb);
+}
+END_TEST
+
+START_TEST(test_hostile_files)
+{
+	/* truncated copies and copies with flipped bytes: open them if elffile accepts them, and
+	 * symbolize whatever is left without crashing */
+	static const char *const fixtures[] = {SYMFIX_DIR "prog", SYMFIX_DIR "prog.mini",
+					       SYMFIX_DIR "prog.dbglink"};
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+
+	for (size_t fi = 0; fi < ARRAY_SIZE(fixtures); fi++) {
+		size_t size;
+		uint8_t *img = symfix_read(fixtures[fi], &size);
+
+		for (int iter = 0; iter < 120; iter++) {
+			char *path = xasprintf("%s/h%zu-%d", root, fi, iter);
+			uint8_t *bad = malloc(size);
+			size_t len = size;
+			struct elffile *ef;
+
+			memcpy(bad, img, size);
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			if (iter % 2)
+				len = (size_t)(x % size);
+			else
+				for (int k = 0; k < 16; k++)
+					bad[(x >> (k * 3)) % size] ^= (uint8_t)(0x5a + k);
+			symfix_write(path, bad, len);
+			free(bad);
+			ef = elffile_open(path);
+			if (ef) {
+				struct sym_frame f[SYM_MAX_INLINE];
+
+				for (uint64_t a = 0x1000; a < 0x1220; a += 3) {
+					int n = symbolizer_lookup(sym, ef, a, f, SYM_MAX_INLINE);
+
+					ck_assert(n >= 0 && n <= SYM_MAX_INLINE);
+					for (int i = 0; i < n; i++)
+						ck_assert(!f[i].func || strlen(f[i].func) < 4096);
+				}
+				elffile_free(ef);
+			}
+			/* a fresh symbolizer: the copies share prog's build-id */
+			symbolizer_free(sym);
+			sym = symbolizer_new(root, NULL);
+			free(path);
+		}
+		free(img);
+	}
+}
+END_TEST
+
+Suite *symbolize_suite(void)
+{
+	Suite *s = suite_create("symbolize");
+	TCase *tc = tcase_create("demangle");
+
+	tcase_add_test(tc, test_demangle);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("lookup");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_symtab);
+	tcase_add_test(tc, test_dynsym_only);
+	tcase_add_test(tc, test_minidebuginfo);
+	tcase_add_test(tc, test_corrupt_minidebuginfo);
+	tcase_add_test(tc, test_debuglink);
+	tcase_add_test(tc, test_build_id_sysroot);
+	tcase_add_test(tc, test_no_debug_file);
+	tcase_add_test(tc, test_cxx);
+	tcase_add_test(tc, test_cache);
+	tcase_add_test(tc, test_no_build_id);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("dwarf");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_dwarf_inline);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("hostile");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_hostile_files);
+	suite_add_tcase(s, tc);
+	return s;
+}
