@@ -74,6 +74,8 @@ $(O)/tests/e2e/run: $(E2E_OBJS) $(LIB_OBJS)
 
 # Test targets (programs the e2e suites profile) have their own rules.
 include tests/targets/targets.mk
+# Further rule sets (cross builds, VM tests, benchmarks) live in mk/, one file each.
+-include $(wildcard mk/*.mk)
 
 deps:
 	$(Q)scripts/install-deps.sh
@@ -89,7 +91,7 @@ check-e2e: $(O)/perch $(O)/tests/e2e/run targets
 	$(Q)cd $(CURDIR) && PERCH=$(CURDIR)/$(O)/perch TARGETS=$(CURDIR)/$(O)/targets $(O)/tests/e2e/run
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all targets
+	$(Q)$(MAKE) --no-print-directory demo-build
 	$(Q)scripts/demo.sh $(O)
 
 format:
