@@ -19,7 +19,7 @@ P_LDFLAGS := $(LDFLAGS)
 P_LDLIBS := $(PKG_LIBS) -ldwarf -liberty -lreadline -lpthread -ldl $(LDLIBS)
 
 ifneq ($(SAN),)
-  O := $(O)-san
+  override O := $(O)-san
   P_CFLAGS += -fno-omit-frame-pointer -fsanitize=$(SAN) -fno-sanitize-recover=all
   P_LDFLAGS += -fsanitize=$(SAN)
 endif

@@ -1,0 +1,988 @@
+/* DWARF line tables and inlined-subroutine chains through libdwarf 20210528 (Debian 12): the
+ * only file in perch that includes libdwarf.h. Demangling and the symbol tables are elsewhere. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <gelf.h>
+#include <libdwarf.h>
+
+#include "perch/debuginfo.h"
+#include "perch/xalloc.h"
+
+#define DI_MAX_DEPTH	   64	      /* DIE nesting we follow; deeper DIEs are ignored */
+#define DI_MAX_ORIGIN_HOPS 16	      /* abstract_origin/specification chain length */
+#define DI_MAX_NODES	   (1u << 22) /* functions + inlined subroutines per CU */
+#define DI_MAX_RANGES	   (1u << 22) /* address ranges per CU */
+#define DI_MAX_CUS	   (1u << 20)
+
+/* An address range [lo, hi) and what it belongs to (a CU or a function node). */
+struct di_range {
+	uint64_t lo, hi;
+	uint32_t idx;
+};
+
+/* One line-table row: "0x1139  inl.c:12" */
+struct di_row {
+	uint64_t addr;
+	uint32_t line;
+	uint32_t file; /* file number as in the line table */
+};
+
+/* One line-table sequence: rows[first .. first + nr) cover [lo, hi). */
+struct di_seq {
+	uint64_t lo, hi;
+	size_t first, nr;
+};
+
+/* A concrete subprogram or inlined subroutine. Nodes are stored in preorder, so the
+ * descendants of node i are nodes i+1 .. end-1. */
+struct di_node {
+	const char *name; /* into libdwarf's string sections; NULL when unknown */
+	uint32_t call_file, call_line;
+	uint32_t end;
+	uint32_t range_first, nr_ranges; /* into di_cu.node_ranges */
+	int inlined;
+};
+
+struct di_cu {
+	Dwarf_Off die_off; /* global .debug_info offset of the CU DIE */
+	uint64_t base;	   /* DW_AT_low_pc: base address of DWARF 4 range lists */
+	int version;	   /* CU version */
+	int state;	   /* 0: not loaded, 1: loaded, -1: failed */
+
+	char **files; /* indexed by line-table file number; entries may be NULL */
+	size_t nr_files;
+	struct di_row *rows;
+	size_t nr_rows;
+	struct di_seq *seqs; /* sorted by lo */
+	size_t nr_seqs;
+
+	struct di_node *nodes;
+	size_t nr_nodes, alloc_nodes;
+	struct di_range *node_ranges; /* grouped per node, in node order */
+	size_t nr_node_ranges, alloc_node_ranges;
+	struct di_range *roots; /* ranges of subprogram nodes, sorted by lo */
+	size_t nr_roots;
+};
+
+struct debuginfo {
+	int fd;
+	Dwarf_Debug dbg;
+	struct di_cu *cus;
+	size_t nr_cus;
+	struct di_range *cu_ranges; /* sorted by lo; idx = CU */
+	size_t nr_cu_ranges;
+};
+
+static void drop_err(struct debuginfo *di, Dwarf_Error err)
+{
+	if (err)
+		dwarf_dealloc_error(di->dbg, err);
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct di_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Index of the last range with lo <= addr, or -1. @r is sorted by lo. */
+static long range_floor(const struct di_range *r, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (long)lo - 1;
+}
+
+/* A range containing @addr: the last one starting at or below it, or one of the few before it
+ * (ranges of different CUs or functions rarely overlap). Returns its index or -1. */
+static long range_find(const struct di_range *r, size_t n, uint64_t addr)
+{
+	long i = range_floor(r, n, addr);
+	int tries;
+
+	for (tries = 0; i >= 0 && tries < 8; i--, tries++)
+		if (addr < r[i].hi)
+			return i;
+	return -1;
+}
+
+static int die_attr(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at, Dwarf_Attribute *out)
+{
+	Dwarf_Error err = NULL;
+	int ret = dwarf_attr(die, at, out, &err);
+
+	drop_err(di, err);
+	return ret == DW_DLV_OK ? 0 : -1;
+}
+
+static int die_udata(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at, Dwarf_Unsigned *out)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Error err = NULL;
+	Dwarf_Signed sval = 0;
+	Dwarf_Half form = 0;
+	int ret;
+
+	if (die_attr(di, die, at, &attr))
+		return -1;
+	/* libdwarf 20210528's dwarf_formudata() rejects DW_FORM_implicit_const
+	 * (DW_DLE_ATTR_FORM_BAD), which gcc 12 uses for DW_AT_call_file/call_line;
+	 * dwarf_formsdata() reads it. */
+	ret = dwarf_whatform(attr, &form, &err);
+	if (ret == DW_DLV_OK && form == DW_FORM_implicit_const) {
+		ret = dwarf_formsdata(attr, &sval, &err);
+		if (ret == DW_DLV_OK && sval < 0)
+			ret = DW_DLV_NO_ENTRY;
+		*out = (Dwarf_Unsigned)sval;
+	} else if (ret == DW_DLV_OK) {
+		ret = dwarf_formudata(attr, out, &err);
+	}
+	drop_err(di, err);
+	dwarf_dealloc_attribute(attr);
+	return ret == DW_DLV_OK ? 0 : -1;
+}
+
+static const char *die_string(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Error err = NULL;
+	char *s = NULL;
+	int ret;
+
+	if (die_attr(di, die, at, &attr))
+		return NULL;
+	ret = dwarf_formstring(attr, &s, &err);
+	drop_err(di, err);
+	dwarf_dealloc_attribute(attr);
+	return ret == DW_DLV_OK && s && *s ? s : NULL;
+}
+
+/* Global offset of the DIE a reference attribute points to. */
+static int die_ref(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at, Dwarf_Off *out)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Error err = NULL;
+	int ret;
+
+	if (die_attr(di, die, at, &attr))
+		return -1;
+	ret = dwarf_global_formref(attr, out, &err);
+	drop_err(di, err);
+	dwarf_dealloc_attribute(attr);
+	return ret == DW_DLV_OK ? 0 : -1;
+}
+
+static Dwarf_Die die_at(struct debuginfo *di, Dwarf_Off off)
+{
+	Dwarf_Error err = NULL;
+	Dwarf_Die die = NULL;
+
+	if (dwarf_offdie_b(di->dbg, off, 1, &die, &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		return NULL;
+	}
+	return die;
+}
+
+/* Function name: the linkage name if any DIE along the abstract_origin / specification chain
+ * has one, else the first DW_AT_name. Strings live in libdwarf's sections until dwarf_finish. */
+static const char *die_func_name(struct debuginfo *di, Dwarf_Die die)
+{
+	const char *name = NULL, *s;
+	Dwarf_Die cur = die, next;
+	Dwarf_Off off;
+	int hops;
+
+	for (hops = 0; cur && hops < DI_MAX_ORIGIN_HOPS; hops++) {
+		s = die_string(di, cur, DW_AT_linkage_name);
+		if (!s)
+			s = die_string(di, cur, DW_AT_MIPS_linkage_name);
+		if (s) {
+			name = s;
+			break;
+		}
+		if (!name)
+			name = die_string(di, cur, DW_AT_name);
+		next = NULL;
+		if (!die_ref(di, cur, DW_AT_abstract_origin, &off) ||
+		    !die_ref(di, cur, DW_AT_specification, &off))
+			next = die_at(di, off);
+		if (cur != die)
+			dwarf_dealloc_die(cur);
+		cur = next;
+	}
+	if (cur && cur != die)
+		dwarf_dealloc_die(cur);
+	return name;
+}
+
+static void push_range(struct di_range **r, size_t *nr, size_t *alloc, uint64_t lo, uint64_t hi,
+		       uint32_t idx)
+{
+	/* Address 0 is where the linker puts functions it discarded (--gc-sections, COMDAT). */
+	if (lo == 0 || lo >= hi || *nr >= DI_MAX_RANGES)
+		return;
+	ALLOC_GROW(*r, *nr + 1, *alloc);
+	(*r)[*nr].lo = lo;
+	(*r)[*nr].hi = hi;
+	(*r)[*nr].idx = idx;
+	(*nr)++;
+}
+
+/* DWARF 5 DW_AT_ranges: .debug_rnglists (DW_FORM_sec_offset or DW_FORM_rnglistx). */
+static void rnglists_ranges(struct debuginfo *di, Dwarf_Attribute attr, struct di_range **r,
+			    size_t *nr, size_t *alloc, uint32_t idx)
+{
+	Dwarf_Rnglists_Head head = NULL;
+	Dwarf_Unsigned val = 0, count = 0, goff = 0, i;
+	Dwarf_Error err = NULL;
+	Dwarf_Half form = 0;
+	Dwarf_Off off = 0;
+
+	if (dwarf_whatform(attr, &form, &err) != DW_DLV_OK)
+		goto out;
+	if (form == DW_FORM_rnglistx) {
+		if (dwarf_formudata(attr, &val, &err) != DW_DLV_OK)
+			goto out;
+	} else {
+		if (dwarf_global_formref(attr, &off, &err) != DW_DLV_OK)
+			goto out;
+		val = off;
+	}
+	if (dwarf_rnglists_get_rle_head(attr, form, val, &head, &count, &goff, &err) != DW_DLV_OK)
+		goto out;
+	for (i = 0; i < count; i++) {
+		Dwarf_Unsigned raw1, raw2, lo, hi;
+		Dwarf_Bool no_addr = 0;
+		unsigned int len, code;
+
+		if (dwarf_get_rnglists_entry_fields_a(head, i, &len, &code, &raw1, &raw2, &no_addr,
+						      &lo, &hi, &err) != DW_DLV_OK)
+			break;
+		switch (code) {
+		case DW_RLE_startx_endx:
+		case DW_RLE_startx_length:
+		case DW_RLE_offset_pair:
+		case DW_RLE_start_end:
+		case DW_RLE_start_length:
+			if (!no_addr)
+				push_range(r, nr, alloc, lo, hi, idx);
+			break;
+		default:
+			break;
+		}
+	}
+	dwarf_dealloc_rnglists_head(head);
+out:
+	drop_err(di, err);
+}
+
+/* DWARF 2-4 DW_AT_ranges: .debug_ranges, offsets relative to the CU base address. */
+static void debug_ranges(struct debuginfo *di, Dwarf_Die die, Dwarf_Attribute attr, uint64_t base,
+			 struct di_range **r, size_t *nr, size_t *alloc, uint32_t idx)
+{
+	Dwarf_Ranges *buf = NULL;
+	Dwarf_Signed cnt = 0, i;
+	Dwarf_Unsigned bytes = 0, val = 0;
+	Dwarf_Error err = NULL;
+	Dwarf_Off off = 0, real = 0;
+
+	if (dwarf_global_formref(attr, &off, &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		err = NULL;
+		if (dwarf_formudata(attr, &val, &err) != DW_DLV_OK)
+			goto out;
+		off = val;
+	}
+	if (dwarf_get_ranges_b(di->dbg, off, die, &real, &buf, &cnt, &bytes, &err) != DW_DLV_OK)
+		goto out;
+	for (i = 0; i < cnt; i++) {
+		switch (buf[i].dwr_type) {
+		case DW_RANGES_ENTRY:
+			push_range(r, nr, alloc, buf[i].dwr_addr1 + base, buf[i].dwr_addr2 + base,
+				   idx);
+			break;
+		case DW_RANGES_ADDRESS_SELECTION:
+			base = buf[i].dwr_addr2;
+			break;
+		default:
+			break;
+		}
+	}
+	dwarf_ranges_dealloc(di->dbg, buf, cnt);
+out:
+	drop_err(di, err);
+}
+
+/* Append the address ranges of @die (low/high pc or DW_AT_ranges). */
+static void die_ranges(struct debuginfo *di, Dwarf_Die die, int version, uint64_t base,
+		       struct di_range **r, size_t *nr, size_t *alloc, uint32_t idx)
+{
+	Dwarf_Addr lo = 0, hi = 0;
+	Dwarf_Half form = 0;
+	enum Dwarf_Form_Class cls = DW_FORM_CLASS_UNKNOWN;
+	Dwarf_Error err = NULL;
+	Dwarf_Attribute attr;
+
+	if (dwarf_lowpc(die, &lo, &err) == DW_DLV_OK) {
+		if (dwarf_highpc_b(die, &hi, &form, &cls, &err) == DW_DLV_OK) {
+			if (cls == DW_FORM_CLASS_CONSTANT)
+				hi += lo;
+			push_range(r, nr, alloc, lo, hi, idx);
+			return;
+		}
+	}
+	drop_err(di, err);
+	if (die_attr(di, die, DW_AT_ranges, &attr))
+		return;
+	if (version >= 5)
+		rnglists_ranges(di, attr, r, nr, alloc, idx);
+	else
+		debug_ranges(di, die, attr, base, r, nr, alloc, idx);
+	dwarf_dealloc_attribute(attr);
+}
+
+static Dwarf_Die die_child(struct debuginfo *di, Dwarf_Die die)
+{
+	Dwarf_Error err = NULL;
+	Dwarf_Die child = NULL;
+
+	if (dwarf_child(die, &child, &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		return NULL;
+	}
+	return child;
+}
+
+static Dwarf_Die die_sibling(struct debuginfo *di, Dwarf_Die die)
+{
+	Dwarf_Error err = NULL;
+	Dwarf_Die sib = NULL;
+
+	if (dwarf_siblingof_b(di->dbg, die, 1, &sib, &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		return NULL;
+	}
+	return sib;
+}
+
+static int die_tag(struct debuginfo *di, Dwarf_Die die)
+{
+	Dwarf_Error err = NULL;
+	Dwarf_Half tag = 0;
+
+	if (dwarf_tag(die, &tag, &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		return -1;
+	}
+	return tag;
+}
+
+/* Functions nested in functions (GNU C nested functions) become roots of their own. */
+struct pending {
+	Dwarf_Off *offs;
+	size_t nr, alloc;
+};
+
+static void add_node_tree(struct debuginfo *di, struct di_cu *cu, Dwarf_Die die, int depth,
+			  struct pending *pend);
+
+/* Walk the children of @parent: inlined subroutines become nodes below the current node,
+ * lexical blocks are looked through, nested subprograms are queued. */
+static void walk_scope(struct debuginfo *di, struct di_cu *cu, Dwarf_Die parent, int depth,
+		       struct pending *pend)
+{
+	Dwarf_Die child, next;
+	Dwarf_Error err = NULL;
+	Dwarf_Off off;
+
+	if (depth >= DI_MAX_DEPTH)
+		return;
+	for (child = die_child(di, parent); child; child = next) {
+		switch (die_tag(di, child)) {
+		case DW_TAG_inlined_subroutine:
+			add_node_tree(di, cu, child, depth + 1, pend);
+			break;
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+			walk_scope(di, cu, child, depth + 1, pend);
+			break;
+		case DW_TAG_subprogram:
+			if (pend->nr >= DI_MAX_NODES)
+				break;
+			if (dwarf_dieoffset(child, &off, &err) != DW_DLV_OK) {
+				drop_err(di, err);
+				err = NULL;
+				break;
+			}
+			ALLOC_GROW(pend->offs, pend->nr + 1, pend->alloc);
+			pend->offs[pend->nr++] = off;
+			break;
+		default:
+			break;
+		}
+		next = die_sibling(di, child);
+		dwarf_dealloc_die(child);
+	}
+}
+
+/* Add @die (a subprogram or an inlined subroutine) and everything inlined into it. */
+static void add_node_tree(struct debuginfo *di, struct di_cu *cu, Dwarf_Die die, int depth,
+			  struct pending *pend)
+{
+	struct di_node *n;
+	size_t idx = cu->nr_nodes, first = cu->nr_node_ranges;
+	Dwarf_Unsigned v;
+	int inlined = die_tag(di, die) == DW_TAG_inlined_subroutine;
+
+	if (cu->nr_nodes >= DI_MAX_NODES)
+		return;
+	die_ranges(di, die, cu->version, cu->base, &cu->node_ranges, &cu->nr_node_ranges,
+		   &cu->alloc_node_ranges, (uint32_t)idx);
+	if (cu->nr_node_ranges == first && !inlined)
+		return; /* a declaration or an abstract instance: no code */
+	ALLOC_GROW(cu->nodes, cu->nr_nodes + 1, cu->alloc_nodes);
+	cu->nr_nodes++;
+	n = &cu->nodes[idx];
+	memset(n, 0, sizeof(*n));
+	n->inlined = inlined;
+	n->range_first = (uint32_t)first;
+	n->nr_ranges = (uint32_t)(cu->nr_node_ranges - first);
+	n->name = die_func_name(di, die);
+	if (inlined) {
+		if (!die_udata(di, die, DW_AT_call_file, &v) && v <= UINT32_MAX)
+			n->call_file = (uint32_t)v;
+		if (!die_udata(di, die, DW_AT_call_line, &v) && v <= UINT32_MAX)
+			n->call_line = (uint32_t)v;
+	}
+	walk_scope(di, cu, die, depth, pend);
+	cu->nodes[idx].end = (uint32_t)cu->nr_nodes;
+}
+
+/* Subprograms at CU level, or inside namespaces and classes (C++). */
+static void collect_roots(struct debuginfo *di, struct di_cu *cu, Dwarf_Die parent, int depth,
+			  struct pending *pend)
+{
+	Dwarf_Die child, next;
+
+	if (depth >= DI_MAX_DEPTH)
+		return;
+	for (child = die_child(di, parent); child; child = next) {
+		switch (die_tag(di, child)) {
+		case DW_TAG_subprogram:
+			add_node_tree(di, cu, child, 0, pend);
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			collect_roots(di, cu, child, depth + 1, pend);
+			break;
+		default:
+			break;
+		}
+		next = die_sibling(di, child);
+		dwarf_dealloc_die(child);
+	}
+}
+
+static void load_functions(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
+{
+	struct pending pend = {0};
+	size_t i, j, k;
+
+	collect_roots(di, cu, cu_die, 0, &pend);
+	for (i = 0; i < pend.nr; i++) { /* may grow while we go */
+		Dwarf_Die d = die_at(di, pend.offs[i]);
+
+		if (d) {
+			add_node_tree(di, cu, d, 0, &pend);
+			dwarf_dealloc_die(d);
+		}
+	}
+	free(pend.offs);
+
+	for (i = 0; i < cu->nr_nodes; i++)
+		if (!cu->nodes[i].inlined)
+			cu->nr_roots += cu->nodes[i].nr_ranges;
+	cu->roots = xcalloc(cu->nr_roots ? cu->nr_roots : 1, sizeof(*cu->roots));
+	for (i = 0, k = 0; i < cu->nr_nodes; i++) {
+		const struct di_node *n = &cu->nodes[i];
+
+		if (n->inlined)
+			continue;
+		for (j = 0; j < n->nr_ranges; j++)
+			cu->roots[k++] = cu->node_ranges[n->range_first + j];
+	}
+	if (cu->nr_roots > 1)
+		qsort(cu->roots, cu->nr_roots, sizeof(*cu->roots), range_cmp);
+}
+
+static int seq_cmp(const void *a, const void *b)
+{
+	const struct di_seq *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct di_row *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return 0;
+}
+
+/* File names: dwarf_srcfiles() gives full paths (directory and comp_dir applied). Its index 0
+ * is file number 0 in DWARF 5 and file number 1 in DWARF 2-4. */
+static void load_files(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die, int line_version)
+{
+	Dwarf_Error err = NULL;
+	Dwarf_Signed cnt = 0, i;
+	char **files = NULL;
+	size_t shift = line_version >= 5 ? 0 : 1;
+
+	if (dwarf_srcfiles(cu_die, &files, &cnt, &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		return;
+	}
+	if (cnt > 0 && (uint64_t)cnt < DI_MAX_NODES) {
+		cu->nr_files = (size_t)cnt + shift;
+		cu->files = xcalloc(cu->nr_files, sizeof(*cu->files));
+		for (i = 0; i < cnt; i++)
+			cu->files[i + shift] = files[i] ? xstrdup(files[i]) : NULL;
+	}
+	for (i = 0; i < cnt; i++)
+		dwarf_dealloc(di->dbg, files[i], DW_DLA_STRING);
+	dwarf_dealloc(di->dbg, files, DW_DLA_LIST);
+}
+
+static void load_lines(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
+{
+	Dwarf_Line_Context ctx = NULL;
+	Dwarf_Unsigned version = 0;
+	Dwarf_Small tables = 0;
+	Dwarf_Line *lines = NULL;
+	Dwarf_Signed nr = 0, i;
+	Dwarf_Error err = NULL;
+	size_t alloc_rows = 0, alloc_seqs = 0, seq_start = 0;
+	int in_seq = 0;
+
+	if (dwarf_srclines_b(cu_die, &version, &tables, &ctx, &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		return;
+	}
+	load_files(di, cu, cu_die, (int)version);
+	if (tables != 1 || dwarf_srclines_from_linecontext(ctx, &lines, &nr, &err) != DW_DLV_OK)
+		goto out;
+	for (i = 0; i < nr; i++) {
+		Dwarf_Addr addr = 0;
+		Dwarf_Unsigned line = 0, file = 0;
+		Dwarf_Bool end = 0;
+
+		if (dwarf_lineaddr(lines[i], &addr, &err) != DW_DLV_OK ||
+		    dwarf_lineendsequence(lines[i], &end, &err) != DW_DLV_OK ||
+		    dwarf_lineno(lines[i], &line, &err) != DW_DLV_OK ||
+		    dwarf_line_srcfileno(lines[i], &file, &err) != DW_DLV_OK)
+			break;
+		if (!in_seq) {
+			seq_start = cu->nr_rows;
+			in_seq = 1;
+		}
+		if (end) {
+			size_t n = cu->nr_rows - seq_start;
+
+			in_seq = 0;
+			if (!n)
+				continue;
+			/* rows of a sequence should already be in order; make sure */
+			qsort(cu->rows + seq_start, n, sizeof(*cu->rows), row_cmp);
+			if (cu->rows[seq_start].addr == 0 || addr <= cu->rows[seq_start].addr) {
+				cu->nr_rows = seq_start; /* discarded code or empty */
+				continue;
+			}
+			ALLOC_GROW(cu->seqs, cu->nr_seqs + 1, alloc_seqs);
+			cu->seqs[cu->nr_seqs].lo = cu->rows[seq_start].addr;
+			cu->seqs[cu->nr_seqs].hi = addr;
+			cu->seqs[cu->nr_seqs].first = seq_start;
+			cu->seqs[cu->nr_seqs].nr = n;
+			cu->nr_seqs++;
+			continue;
+		}
+		if (cu->nr_rows >= DI_MAX_RANGES * 4)
+			break;
+		ALLOC_GROW(cu->rows, cu->nr_rows + 1, alloc_rows);
+		cu->rows[cu->nr_rows].addr = addr;
+		cu->rows[cu->nr_rows].line = line > UINT32_MAX ? 0 : (uint32_t)line;
+		cu->rows[cu->nr_rows].file = file > UINT32_MAX ? UINT32_MAX : (uint32_t)file;
+		cu->nr_rows++;
+	}
+	if (in_seq) /* a sequence without its end row covers nothing */
+		cu->nr_rows = seq_start;
+	if (cu->nr_seqs > 1)
+		qsort(cu->seqs, cu->nr_seqs, sizeof(*cu->seqs), seq_cmp);
+out:
+	drop_err(di, err);
+	dwarf_srclines_dealloc_b(ctx);
+}
+
+static int cu_load(struct debuginfo *di, struct di_cu *cu)
+{
+	Dwarf_Die cu_die;
+
+	if (cu->state)
+		return cu->state;
+	cu->state = -1;
+	cu_die = die_at(di, cu->die_off);
+	if (!cu_die)
+		return -1;
+	load_lines(di, cu, cu_die);
+	load_functions(di, cu, cu_die);
+	dwarf_dealloc_die(cu_die);
+	cu->state = 1;
+	return 1;
+}
+
+/* Walk every CU header and record each CU's address ranges. */
+static void index_cus(struct debuginfo *di)
+{
+	size_t alloc_cus = 0, alloc_ranges = 0;
+
+	for (;;) {
+		Dwarf_Unsigned hdr_len = 0, typeoff = 0, next = 0;
+		Dwarf_Half version = 0, addr_size = 0, len_size = 0, ext_size = 0, unit_type = 0;
+		Dwarf_Off abbrev = 0, off = 0;
+		Dwarf_Sig8 sig;
+		Dwarf_Error err = NULL;
+		Dwarf_Die cu_die = NULL;
+		Dwarf_Addr low = 0;
+		struct di_cu *cu;
+		int tag, ret;
+
+		ret = dwarf_next_cu_header_d(di->dbg, 1, &hdr_len, &version, &abbrev, &addr_size,
+					     &len_size, &ext_size, &sig, &typeoff, &next,
+					     &unit_type, &err);
+		if (ret != DW_DLV_OK) {
+			drop_err(di, err);
+			break;
+		}
+		if (dwarf_siblingof_b(di->dbg, NULL, 1, &cu_die, &err) != DW_DLV_OK) {
+			drop_err(di, err);
+			continue;
+		}
+		tag = die_tag(di, cu_die);
+		if ((tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit) ||
+		    dwarf_dieoffset(cu_die, &off, &err) != DW_DLV_OK || di->nr_cus >= DI_MAX_CUS) {
+			drop_err(di, err);
+			dwarf_dealloc_die(cu_die);
+			continue;
+		}
+		ALLOC_GROW(di->cus, di->nr_cus + 1, alloc_cus);
+		cu = &di->cus[di->nr_cus];
+		memset(cu, 0, sizeof(*cu));
+		cu->die_off = off;
+		cu->version = version;
+		if (dwarf_lowpc(cu_die, &low, &err) == DW_DLV_OK)
+			cu->base = low;
+		drop_err(di, err);
+		die_ranges(di, cu_die, version, cu->base, &di->cu_ranges, &di->nr_cu_ranges,
+			   &alloc_ranges, (uint32_t)di->nr_cus);
+		di->nr_cus++;
+		dwarf_dealloc_die(cu_die);
+	}
+	if (di->nr_cu_ranges > 1)
+		qsort(di->cu_ranges, di->nr_cu_ranges, sizeof(*di->cu_ranges), range_cmp);
+}
+
+/* Header of each unit in .debug_rnglists / .debug_loclists (DWARF 5 section 7.28/7.29):
+ * "unit_length(4|12) version(2)=5 address_size(1) segment_selector_size(1) offset_entry_count(4)"
+ * libdwarf 20210528 loads both sections with the first CU header, and a malformed unit header
+ * there makes it use freed memory and free it twice (internal_load_rnglists_contexts() goes on
+ * after its error path; fixed in later releases). So perch checks these headers first. */
+static int lists_section_sane(const uint8_t *p, size_t size)
+{
+	size_t off = 0;
+
+	while (off < size) {
+		uint64_t len;
+		size_t hdr = 4;
+
+		if (size - off < 4)
+			return 0;
+		len = (uint64_t)p[off] | (uint64_t)p[off + 1] << 8 | (uint64_t)p[off + 2] << 16 |
+		      (uint64_t)p[off + 3] << 24;
+		if (len == 0xffffffffu) {
+			int i;
+
+			if (size - off < 12)
+				return 0;
+			for (len = 0, i = 7; i >= 0; i--)
+				len = len << 8 | p[off + 4 + i];
+			hdr = 12;
+		} else if (len >= 0xfffffff0u) {
+			return 0;
+		}
+		if (len < 8 || len > size - off - hdr)
+			return 0;
+		if (p[off + hdr] != 5 || p[off + hdr + 1] != 0)
+			return 0; /* version */
+		if (p[off + hdr + 2] != 2 && p[off + hdr + 2] != 4 && p[off + hdr + 2] != 8)
+			return 0; /* address size */
+		off += hdr + (size_t)len;
+	}
+	return 1;
+}
+
+/* 0 when the file's DWARF 5 list sections are safe to give to libdwarf, -ENOEXEC if not. */
+static int check_list_sections(int fd)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	Elf *elf;
+	int ret = 0;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	elf = elf_begin(fd, ELF_C_READ, NULL); /* read(), not mmap: no SIGBUS if the file shrinks */
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx)) {
+		ret = -ENOEXEC;
+		goto out;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!name || (strcmp(name, ".debug_rnglists") && strcmp(name, ".debug_loclists")))
+			continue;
+		if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) {
+			ret = -ENOEXEC;
+			break;
+		}
+		data = elf_getdata(scn, NULL);
+		if (!data || (data->d_size && !data->d_buf) ||
+		    !lists_section_sane(data->d_buf, data->d_size)) {
+			ret = -ENOEXEC;
+			break;
+		}
+	}
+out:
+	elf_end(elf);
+	return ret;
+}
+
+struct debuginfo *debuginfo_open(const char *path)
+{
+	struct debuginfo *di;
+	Dwarf_Error err = NULL;
+	unsigned char magic[4];
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	/* libdwarf also reads Mach-O and PE; perch wants ELF only */
+	if (pread(fd, magic, sizeof(magic), 0) != sizeof(magic) || memcmp(magic, "\177ELF", 4)) {
+		close(fd);
+		errno = ENOEXEC;
+		return NULL;
+	}
+	if (check_list_sections(fd)) {
+		close(fd);
+		errno = ENOEXEC;
+		return NULL;
+	}
+	di = xcalloc(1, sizeof(*di));
+	di->fd = fd;
+	ret = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &di->dbg, &err);
+	if (ret != DW_DLV_OK) {
+		if (err)
+			dwarf_dealloc_error(NULL, err);
+		close(fd);
+		free(di);
+		errno = ret == DW_DLV_NO_ENTRY ? ENOENT : ENOEXEC;
+		return NULL;
+	}
+	index_cus(di);
+	if (!di->nr_cus) {
+		debuginfo_free(di);
+		errno = ENOENT;
+		return NULL;
+	}
+	return di;
+}
+
+static void cu_release(struct di_cu *cu)
+{
+	size_t i;
+
+	for (i = 0; i < cu->nr_files; i++)
+		free(cu->files[i]);
+	free(cu->files);
+	free(cu->rows);
+	free(cu->seqs);
+	free(cu->nodes);
+	free(cu->node_ranges);
+	free(cu->roots);
+}
+
+void debuginfo_free(struct debuginfo *di)
+{
+	Dwarf_Error err = NULL;
+	size_t i;
+
+	if (!di)
+		return;
+	for (i = 0; i < di->nr_cus; i++)
+		cu_release(&di->cus[i]);
+	free(di->cus);
+	free(di->cu_ranges);
+	if (di->dbg)
+		dwarf_finish(di->dbg, &err);
+	if (di->fd >= 0)
+		close(di->fd);
+	free(di);
+}
+
+static const char *cu_file(const struct di_cu *cu, uint32_t file)
+{
+	return file < cu->nr_files ? cu->files[file] : NULL;
+}
+
+/* The line-table row for @addr, or NULL when no sequence covers it. */
+static const struct di_row *cu_row(const struct di_cu *cu, uint64_t addr)
+{
+	const struct di_seq *s = NULL;
+	size_t lo = 0, hi = cu->nr_seqs;
+	long i;
+	int tries;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cu->seqs[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = (long)lo - 1, tries = 0; i >= 0 && tries < 8; i--, tries++) {
+		if (addr < cu->seqs[i].hi) {
+			s = &cu->seqs[i];
+			break;
+		}
+	}
+	if (!s)
+		return NULL;
+	/* last row at or below addr: of several rows at one address, the last one applies */
+	lo = s->first;
+	hi = s->first + s->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cu->rows[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > s->first ? &cu->rows[lo - 1] : NULL;
+}
+
+static int node_contains(const struct di_cu *cu, const struct di_node *n, uint64_t addr)
+{
+	uint32_t i;
+
+	for (i = 0; i < n->nr_ranges; i++) {
+		const struct di_range *r = &cu->node_ranges[n->range_first + i];
+
+		if (addr >= r->lo && addr < r->hi)
+			return 1;
+	}
+	return 0;
+}
+
+int debuginfo_lookup(struct debuginfo *di, uint64_t vaddr, struct sym_frame *out, int max)
+{
+	uint32_t chain[DI_MAX_DEPTH + 1];
+	const struct di_row *row;
+	struct di_cu *cu;
+	int nr_chain = 0, n, i;
+	long ci;
+
+	if (!di || max <= 0)
+		return 0;
+	ci = range_find(di->cu_ranges, di->nr_cu_ranges, vaddr);
+	if (ci < 0)
+		return 0;
+	cu = &di->cus[di->cu_ranges[ci].idx];
+	if (cu_load(di, cu) < 0)
+		return 0;
+	row = cu_row(cu, vaddr);
+
+	ci = range_find(cu->roots, cu->nr_roots, vaddr);
+	if (ci >= 0) {
+		uint32_t cur = cu->roots[ci].idx, c;
+
+		chain[nr_chain++] = cur;
+		/* descend into the child that contains vaddr, as long as there is one */
+		for (c = cur + 1; c < cu->nodes[cur].end && nr_chain <= DI_MAX_DEPTH;) {
+			if (node_contains(cu, &cu->nodes[c], vaddr)) {
+				chain[nr_chain++] = c;
+				cur = c;
+				c = cur + 1;
+			} else {
+				c = cu->nodes[c].end > c ? cu->nodes[c].end : c + 1;
+			}
+		}
+	}
+	if (!nr_chain) {
+		if (!row)
+			return 0;
+		out[0] = (struct sym_frame){.file = cu_file(cu, row->file), .line = row->line};
+		return 1;
+	}
+	/* chain[0] is the subprogram, chain[nr_chain - 1] the innermost inlined subroutine */
+	n = nr_chain < max ? nr_chain : max;
+	for (i = 0; i < n; i++) {
+		const struct di_node *node = &cu->nodes[chain[nr_chain - 1 - i]];
+		struct sym_frame *f = &out[i];
+
+		f->func = node->name;
+		f->inlined = i < nr_chain - 1;
+		if (i == 0) {
+			f->file = row ? cu_file(cu, row->file) : NULL;
+			f->line = row ? row->line : 0;
+		} else {
+			const struct di_node *callee = &cu->nodes[chain[nr_chain - i]];
+
+			f->file = cu_file(cu, callee->call_file);
+			f->line = callee->call_line;
+		}
+	}
+	return n;
+}

@@ -1,0 +1,537 @@
+/* Unit tests for debuginfo: lookups on fixtures/elf/dw agree with GNU addr2line and
+ * llvm-addr2line (expectations recorded by fixtures/elf/dw/build.sh); hostile files. */
+#include <check.h>
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perch/debuginfo.h"
+#include "perch/xalloc.h"
+
+#define MAX_EXP_FRAMES 8
+
+/* One expectation line: "0x1058\tinl_mid\t/perch/.../inl.c:10\tmain\t/perch/.../inl.c:41" */
+struct exp {
+	uint64_t addr;
+	int n;
+	char *func[MAX_EXP_FRAMES];
+	char *file[MAX_EXP_FRAMES]; /* basename, as written by the tool ("??" when unknown) */
+	unsigned int line[MAX_EXP_FRAMES]; /* 0 for "?" or "0" */
+};
+
+static char *fixture_path(const char *rel)
+{
+	const char *dir = getenv("PERCH_FIXTURES");
+
+	return xasprintf("%s/elf/dw/%s", dir ? dir : "fixtures", rel);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path;
+}
+
+static size_t load_exp(const char *rel, struct exp **out)
+{
+	char *path = fixture_path(rel), *line = NULL;
+	FILE *f = fopen(path, "r");
+	struct exp *e = NULL;
+	size_t nr = 0, alloc = 0, cap = 0;
+
+	ck_assert_msg(f, "cannot open %s (run the tests from the repository root)", path);
+	while (getline(&line, &cap, f) > 0) {
+		char *save = NULL, *tok, *colon;
+		struct exp *x;
+
+		line[strcspn(line, "\n")] = 0;
+		ALLOC_GROW(e, nr + 1, alloc);
+		x = &e[nr++];
+		memset(x, 0, sizeof(*x));
+		tok = strtok_r(line, "\t", &save);
+		ck_assert_ptr_nonnull(tok);
+		x->addr = strtoull(tok, NULL, 16);
+		while ((tok = strtok_r(NULL, "\t", &save))) {
+			ck_assert_int_lt(x->n, MAX_EXP_FRAMES);
+			x->func[x->n] = xstrdup(tok);
+			tok = strtok_r(NULL, "\t", &save);
+			ck_assert_ptr_nonnull(tok);
+			colon = strrchr(tok, ':');
+			ck_assert_ptr_nonnull(colon);
+			*colon = 0;
+			x->line[x->n] = (unsigned int)strtoul(colon + 1, NULL, 10);
+			x->file[x->n] = xstrdup(base_name(tok));
+			x->n++;
+		}
+		ck_assert_int_gt(x->n, 0);
+	}
+	free(line);
+	fclose(f);
+	free(path);
+	*out = e;
+	return nr;
+}
+
+static void free_exp(struct exp *e, size_t nr)
+{
+	size_t i;
+	int j;
+
+	for (i = 0; i < nr; i++)
+		for (j = 0; j < e[i].n; j++) {
+			free(e[i].func[j]);
+			free(e[i].file[j]);
+		}
+	free(e);
+}
+
+static struct debuginfo *open_fixture(const char *rel)
+{
+	char *path = fixture_path(rel);
+	struct debuginfo *di = debuginfo_open(path);
+
+	ck_assert_msg(di, "debuginfo_open(%s): %s", path, strerror(errno));
+	free(path);
+	return di;
+}
+
+static int no_line(const struct exp *x)
+{
+	return !strcmp(x->file[0], "??") || x->line[0] == 0;
+}
+
+static void check_frame(const struct exp *x, int i, const struct sym_frame *f, int n,
+			int check_name)
+{
+	ck_assert_msg(f->file && !strcmp(base_name(f->file), x->file[i]) && f->line == x->line[i],
+		      "0x%llx frame %d: got %s:%u, want %s:%u", (unsigned long long)x->addr, i,
+		      f->file ? f->file : "(null)", f->line, x->file[i], x->line[i]);
+	if (check_name)
+		ck_assert_msg(f->func && !strcmp(f->func, x->func[i]),
+			      "0x%llx frame %d: got %s, want %s", (unsigned long long)x->addr, i,
+			      f->func ? f->func : "(null)", x->func[i]);
+	ck_assert_int_eq(f->inlined, i < n - 1);
+}
+
+/* GNU addr2line falls back to .symtab where DWARF has no function (padding after a
+ * function's high_pc), and names an inlined C++ function that has no linkage name after the
+ * function it was inlined into (binutils 2.40); llvm-addr2line does neither. */
+static void check_gnu(const char *bin, const char *expfile, int *deepest)
+{
+	struct debuginfo *di = open_fixture(bin);
+	struct sym_frame f[SYM_MAX_INLINE];
+	struct exp *e;
+	size_t nr = load_exp(expfile, &e), i, full = 0;
+	int j, n;
+
+	ck_assert_uint_gt(nr, 100);
+	for (i = 0; i < nr; i++) {
+		const struct exp *x = &e[i];
+
+		n = debuginfo_lookup(di, x->addr, f, SYM_MAX_INLINE);
+		if (no_line(x)) {
+			ck_assert_msg(n == 0 || !f[0].file || !f[0].line,
+				      "0x%llx: addr2line has no line, got %s:%u",
+				      (unsigned long long)x->addr, f[0].file, f[0].line);
+			continue;
+		}
+		ck_assert_msg(n > 0, "0x%llx: no frames", (unsigned long long)x->addr);
+		if (!f[n - 1].func) { /* line but no function: addr2line used .symtab */
+			ck_assert_int_eq(n, 1);
+			ck_assert_int_eq(x->n, 1);
+			check_frame(x, 0, &f[0], n, 0);
+			continue;
+		}
+		ck_assert_msg(n == x->n, "0x%llx: %d frames, addr2line has %d",
+			      (unsigned long long)x->addr, n, x->n);
+		for (j = 0; j < n; j++)
+			check_frame(x, j, &f[j], n,
+				    j == n - 1 || strcmp(x->func[j], x->func[x->n - 1]));
+		if (x->n > *deepest)
+			*deepest = x->n;
+		full++;
+	}
+	/* most of .text is our own code with DWARF */
+	ck_assert_uint_gt(full, nr / 2);
+	free_exp(e, nr);
+	debuginfo_free(di);
+}
+
+/* llvm-addr2line uses DWARF only (with -f, no symbol-table names): exact agreement. */
+static void check_llvm(const char *bin, const char *expfile)
+{
+	struct debuginfo *di = open_fixture(bin);
+	struct sym_frame f[SYM_MAX_INLINE];
+	struct exp *e;
+	size_t nr = load_exp(expfile, &e), i;
+	int j, n;
+
+	ck_assert_uint_gt(nr, 100);
+	for (i = 0; i < nr; i++) {
+		const struct exp *x = &e[i];
+
+		n = debuginfo_lookup(di, x->addr, f, SYM_MAX_INLINE);
+		if (x->n == 1 && no_line(x)) { /* nothing, or a name from .symtab (_start) */
+			ck_assert_msg(n == 0, "0x%llx: llvm-addr2line has no line, got %d frames",
+				      (unsigned long long)x->addr, n);
+			continue;
+		}
+		ck_assert_msg(n == x->n, "0x%llx: %d frames, llvm-addr2line has %d",
+			      (unsigned long long)x->addr, n, x->n);
+		for (j = 0; j < n; j++) {
+			if (!strcmp(x->func[j], "??")) {
+				ck_assert_ptr_null(f[j].func);
+				check_frame(x, j, &f[j], n, 0);
+			} else {
+				check_frame(x, j, &f[j], n, 1);
+			}
+		}
+	}
+	free_exp(e, nr);
+	debuginfo_free(di);
+}
+
+START_TEST(test_gnu_dwarf5)
+{
+	int deepest = 0;
+
+	check_gnu("inl-dwarf5", "inl-dwarf5.expect", &deepest);
+	ck_assert_int_ge(deepest, 3); /* the two-level inline chain was exercised */
+}
+END_TEST
+
+START_TEST(test_gnu_dwarf4)
+{
+	int deepest = 0;
+
+	check_gnu("inl-dwarf4", "inl-dwarf4.expect", &deepest);
+	ck_assert_int_ge(deepest, 3);
+}
+END_TEST
+
+START_TEST(test_llvm_dwarf5)
+{
+	check_llvm("inl-dwarf5", "inl-dwarf5.llvm-expect");
+}
+END_TEST
+
+START_TEST(test_llvm_dwarf4)
+{
+	check_llvm("inl-dwarf4", "inl-dwarf4.llvm-expect");
+}
+END_TEST
+
+/* Line number of the first line of fixtures/elf/dw/@rel containing @needle. */
+static unsigned int source_line(const char *rel, const char *needle)
+{
+	char *path = fixture_path(rel), *line = NULL;
+	FILE *f = fopen(path, "r");
+	unsigned int nr = 0, found = 0;
+	size_t cap = 0;
+
+	ck_assert_ptr_nonnull(f);
+	while (!found && getline(&line, &cap, f) > 0) {
+		nr++;
+		if (strstr(line, needle))
+			found = nr;
+	}
+	ck_assert_msg(found, "no \"%s\" in %s", needle, path);
+	free(line);
+	fclose(f);
+	free(path);
+	return found;
+}
+
+/* A two-level chain, checked against the fixture's source: inl_leaf (inl.h) inlined into
+ * inl_mid, inlined into main. The address is one where addr2line shows three frames. */
+START_TEST(test_chain_and_max)
+{
+	struct debuginfo *di = open_fixture("inl-dwarf5");
+	struct sym_frame f[SYM_MAX_INLINE];
+	struct exp *e;
+	size_t nr = load_exp("inl-dwarf5.expect", &e), i;
+	const struct exp *x = NULL;
+	int n;
+
+	for (i = 0; i < nr && !x; i++)
+		if (e[i].n == 3 && !strcmp(e[i].func[2], "main"))
+			x = &e[i];
+	ck_assert_ptr_nonnull(x);
+	n = debuginfo_lookup(di, x->addr, f, SYM_MAX_INLINE);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(f[0].func, "inl_leaf");
+	ck_assert_str_eq(base_name(f[0].file), "inl.h");
+	ck_assert_uint_gt(f[0].line, source_line("inl.h", "inl_leaf(int x)"));
+	ck_assert_uint_le(f[0].line, source_line("inl.h", "return r;"));
+	ck_assert_int_eq(f[0].inlined, 1);
+	ck_assert_str_eq(f[1].func, "inl_mid");
+	ck_assert_str_eq(base_name(f[1].file), "inl.c");
+	ck_assert(f[1].line == source_line("inl.c", "int a = inl_leaf(x + 1);") ||
+		  f[1].line == source_line("inl.c", "a += inl_leaf(a);"));
+	ck_assert_int_eq(f[1].inlined, 1);
+	ck_assert_str_eq(f[2].func, "main");
+	ck_assert_uint_eq(f[2].line, source_line("inl.c", "inl_mid(argc + 2)"));
+	ck_assert_int_eq(f[2].inlined, 0);
+	/* full paths: comp_dir joined in (build.sh maps it to /perch/...) */
+	ck_assert_str_eq(f[2].file, "/perch/fixtures/elf/dw/inl.c");
+
+	/* @max keeps the innermost frames */
+	memset(f, 0, sizeof(f));
+	n = debuginfo_lookup(di, x->addr, f, 1);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(f[0].func, "inl_leaf");
+	ck_assert_ptr_null(f[1].func);
+	ck_assert_int_eq(debuginfo_lookup(di, x->addr, f, 0), 0);
+
+	/* outside any CU */
+	ck_assert_int_eq(debuginfo_lookup(di, 0, f, SYM_MAX_INLINE), 0);
+	ck_assert_int_eq(debuginfo_lookup(di, 0x10, f, SYM_MAX_INLINE), 0);
+	ck_assert_int_eq(debuginfo_lookup(di, UINT64_MAX, f, SYM_MAX_INLINE), 0);
+	ck_assert_int_eq(debuginfo_lookup(NULL, x->addr, f, SYM_MAX_INLINE), 0);
+	free_exp(e, nr);
+	debuginfo_free(di);
+}
+END_TEST
+
+/* The C++ member defined out of line: its name comes through DW_AT_specification. */
+START_TEST(test_cxx_names)
+{
+	struct debuginfo *di = open_fixture("inl-dwarf4");
+	struct sym_frame f[SYM_MAX_INLINE];
+	struct exp *e;
+	size_t nr = load_exp("inl-dwarf4.llvm-expect", &e), i, seen = 0;
+	int n;
+
+	for (i = 0; i < nr; i++) {
+		if (e[i].n != 2 || strcmp(e[i].func[1], "_ZN7perchfx7counter4bumpEi"))
+			continue;
+		n = debuginfo_lookup(di, e[i].addr, f, SYM_MAX_INLINE);
+		ck_assert_int_eq(n, 2);
+		ck_assert_str_eq(f[1].func, "_ZN7perchfx7counter4bumpEi");
+		ck_assert_str_eq(base_name(f[1].file), "cls.cc");
+		seen++;
+	}
+	ck_assert_uint_gt(seen, 0);
+	free_exp(e, nr);
+	debuginfo_free(di);
+}
+END_TEST
+
+/* Many lookups over the whole file: lazily built, then binary searches only. */
+START_TEST(test_many_lookups)
+{
+	struct debuginfo *di = open_fixture("inl-dwarf5");
+	struct sym_frame f[SYM_MAX_INLINE];
+	uint64_t a;
+	long total = 0;
+	int round;
+
+	for (round = 0; round < 200; round++)
+		for (a = 0x1000; a < 0x1400; a++)
+			total += debuginfo_lookup(di, a, f, SYM_MAX_INLINE);
+	ck_assert_int_gt(total, 0);
+	debuginfo_free(di);
+}
+END_TEST
+
+START_TEST(test_no_dwarf)
+{
+	char *path = fixture_path("hello-static"); /* stripped of .debug_* */
+
+	errno = 0;
+	ck_assert_ptr_null(debuginfo_open(path));
+	ck_assert_int_eq(errno, ENOENT);
+	free(path);
+	errno = 0;
+	ck_assert_ptr_null(debuginfo_open("/nonexistent/perch/file"));
+	ck_assert_int_eq(errno, ENOENT);
+	debuginfo_free(NULL);
+}
+END_TEST
+
+static uint8_t *read_all(const char *rel, size_t *size)
+{
+	char *path = fixture_path(rel);
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+	long n;
+
+	ck_assert_msg(f, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	ck_assert_int_gt(n, 0);
+	rewind(f);
+	buf = xmalloc((size_t)n);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	free(path);
+	*size = (size_t)n;
+	return buf;
+}
+
+static char tmp_path[64];
+
+static void write_tmp(const uint8_t *buf, size_t size)
+{
+	FILE *f = fopen(tmp_path, "wb");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(buf, 1, size, f), size);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Open @buf as a file: NULL with ENOENT/ENOEXEC, or a debuginfo whose lookups stay sane. */
+static void open_hostile(const uint8_t *buf, size_t size)
+{
+	struct sym_frame f[SYM_MAX_INLINE];
+	struct debuginfo *di;
+	uint64_t a;
+	int n, i;
+
+	write_tmp(buf, size);
+	errno = 0;
+	di = debuginfo_open(tmp_path);
+	if (!di) {
+		ck_assert_msg(errno == ENOENT || errno == ENOEXEC, "errno %d", errno);
+		return;
+	}
+	for (a = 0x1000; a < 0x1400; a += 3) {
+		n = debuginfo_lookup(di, a, f, SYM_MAX_INLINE);
+		ck_assert_int_ge(n, 0);
+		ck_assert_int_le(n, SYM_MAX_INLINE);
+		for (i = 0; i < n; i++)
+			ck_assert_int_eq(f[i].inlined, i < n - 1);
+	}
+	debuginfo_free(di);
+}
+
+static void hostile_setup(void)
+{
+	int fd;
+
+	strcpy(tmp_path, "/tmp/perch-debuginfo-XXXXXX");
+	fd = mkstemp(tmp_path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+}
+
+static void hostile_teardown(void)
+{
+	unlink(tmp_path);
+}
+
+START_TEST(test_garbage)
+{
+	uint8_t buf[4096];
+	size_t i;
+
+	srand(42);
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)rand();
+	open_hostile(buf, sizeof(buf));
+	open_hostile(buf, 0);
+	memcpy(buf, "\177ELF", 4); /* ELF magic, garbage after */
+	open_hostile(buf, sizeof(buf));
+	open_hostile(buf, 4);
+	errno = 0;
+	write_tmp((const uint8_t *)"not an ELF file\n", 16);
+	ck_assert_ptr_null(debuginfo_open(tmp_path));
+	ck_assert_int_eq(errno, ENOEXEC);
+}
+END_TEST
+
+START_TEST(test_truncated)
+{
+	size_t size, len;
+	uint8_t *buf = read_all("inl-dwarf5", &size);
+
+	for (len = 0; len < size; len += 997)
+		open_hostile(buf, len);
+	free(buf);
+}
+END_TEST
+
+/* Section [off, off + size) of an ELF64 image, by name; 0 when absent or out of bounds. */
+static int find_section(const uint8_t *img, size_t size, const char *name, size_t *off, size_t *len)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+	const Elf64_Shdr *sh, *strsh;
+	size_t i;
+
+	ck_assert_uint_ge(size, sizeof(*eh));
+	ck_assert_uint_le(eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(*sh), size);
+	sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+	ck_assert_uint_lt(eh->e_shstrndx, eh->e_shnum);
+	strsh = &sh[eh->e_shstrndx];
+	for (i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_name >= strsh->sh_size ||
+		    strcmp((const char *)img + strsh->sh_offset + sh[i].sh_name, name))
+			continue;
+		if (sh[i].sh_offset + sh[i].sh_size > size)
+			return 0;
+		*off = sh[i].sh_offset;
+		*len = sh[i].sh_size;
+		return 1;
+	}
+	return 0;
+}
+
+/* Random byte flips inside the DWARF sections of a real file: the ELF stays valid, the
+ * DWARF does not. Must not crash, hang or leak (under ASan). */
+START_TEST(test_corrupt_dwarf)
+{
+	static const char *const secs[] = {".debug_info",     ".debug_abbrev", ".debug_line",
+					   ".debug_rnglists", ".debug_str",    ".debug_line_str"};
+	size_t size, off[ARRAY_SIZE(secs)], len[ARRAY_SIZE(secs)], s, k;
+	uint8_t *orig = read_all("inl-dwarf5", &size), *buf = xmalloc(size);
+	int round;
+
+	for (s = 0; s < ARRAY_SIZE(secs); s++)
+		ck_assert_msg(find_section(orig, size, secs[s], &off[s], &len[s]) && len[s],
+			      "no %s in the fixture", secs[s]);
+	srand(7);
+	for (round = 0; round < 150; round++) {
+		memcpy(buf, orig, size);
+		s = (size_t)round % ARRAY_SIZE(secs);
+		for (k = 0; k < 1 + (size_t)round % 8; k++)
+			buf[off[s] + (size_t)rand() % len[s]] = (uint8_t)rand();
+		open_hostile(buf, size);
+	}
+	free(buf);
+	free(orig);
+}
+END_TEST
+
+Suite *debuginfo_suite(void)
+{
+	Suite *s = suite_create("debuginfo");
+	TCase *tc;
+
+	tc = tcase_create("addr2line");
+	tcase_add_test(tc, test_gnu_dwarf5);
+	tcase_add_test(tc, test_gnu_dwarf4);
+	tcase_add_test(tc, test_llvm_dwarf5);
+	tcase_add_test(tc, test_llvm_dwarf4);
+	tcase_add_test(tc, test_chain_and_max);
+	tcase_add_test(tc, test_cxx_names);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("lookup");
+	tcase_add_test(tc, test_many_lookups);
+	tcase_set_timeout(tc, 30);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("hostile");
+	tcase_add_checked_fixture(tc, hostile_setup, hostile_teardown);
+	tcase_add_test(tc, test_no_dwarf);
+	tcase_add_test(tc, test_garbage);
+	tcase_add_test(tc, test_truncated);
+	tcase_add_test(tc, test_corrupt_dwarf);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	return s;
+}
