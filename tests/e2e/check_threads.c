@@ -1,0 +1,110 @@
+/* e2e: sample shares of four threads busy 100/70/40/10% of the time (threads4 target).
+ *
+ * What perch counts: every tick samples every thread, wherever it is (wall-clock sampling). A
+ * thread in its burn phase is sampled in burn_X whether it is running or waiting for one of the
+ * 2 CPUs; in its sleep phase it is sampled in clock_nanosleep. So the share of a thread's samples
+ * that hold burn_X estimates the fraction of wall time the thread spent inside burn_X, which
+ * the target measures (burn_wall / window). The thread's CPU time over the window equals that
+ * fraction only when the thread never waited for a CPU (4 threads wanting 2.2 CPUs on a 2-CPU
+ * machine do wait), so the CPU-time comparison is made only for threads whose CPU time covers
+ * at least 90% of their burn time. */
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+
+static double diff(double a, double b)
+{
+	return a > b ? a - b : b - a;
+}
+
+struct share {
+	const char *thread, *burn;
+	double cpu, burn_wall, window;
+};
+
+START_TEST(threads_shares)
+{
+	struct share shares[] = {
+	    {"wA", "burn_a", 0, 0, 0},
+	    {"wB", "burn_b", 0, 0, 0},
+	    {"wC", "burn_c", 0, 0, 0},
+	    {"wD", "burn_d", 0, 0, 0},
+	};
+	const char *out = harness_tmpfile("threads4.folded");
+	struct harness_proc *t, *perch;
+	struct harness_folded f;
+	double prev_share = 2;
+	size_t i;
+	pid_t pid;
+
+	t = harness_spawn("target", HARNESS_ARGV(harness_target("threads4"), "5"));
+	pid = harness_proc_wait_ready(t, 5);
+	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "500", "-d",
+						    "3", "-o", out, "-p", harness_fmt("%d", pid)));
+	H_ASSERT(harness_proc_wait(perch, 10) == 0, "perch did not stop after -d 3");
+	H_CHECK_RECORD(perch, 0, out, &f);
+	H_ASSERT(harness_proc_wait(t, 8) == 0, "threads4 did not finish");
+	H_ASSERT(harness_proc_exit_code(t) == 0, "threads4 exited with %d",
+		 harness_proc_exit_code(t));
+
+	for (i = 0; i < sizeof(shares) / sizeof(shares[0]); i++) {
+		struct share *s = &shares[i];
+		const char *line =
+		    harness_proc_wait_line(t, harness_fmt("share %s ", s->thread), 0);
+		unsigned long all, busy;
+		double got, want;
+
+		H_ASSERT(line &&
+			     sscanf(line, "%lf %lf %lf", &s->cpu, &s->burn_wall, &s->window) == 3 &&
+			     s->window > 0,
+			 "no \"share %s\" line from threads4", s->thread);
+		all = harness_folded_count(&f, s->thread, harness_pred_any, NULL);
+		busy = harness_folded_count(&f, s->thread, harness_pred_has, s->burn);
+		harness_context_add("%s: %lu samples, %lu in %s (%.1f%%); target: cpu %.3f s, "
+				    "in %s %.3f s, window %.3f s",
+				    s->thread, all, busy, s->burn,
+				    all ? 100.0 * (double)busy / (double)all : 0.0, s->cpu, s->burn,
+				    s->burn_wall, s->window);
+		if (all < 300)
+			harness_folded_context(&f, NULL, 40);
+		H_ASSERT(all >= 300, "thread %s has %lu samples, want >= 300 (500 Hz for 3 s)",
+			 s->thread, all);
+		got = (double)busy / (double)all;
+		want = s->burn_wall / s->window;
+		if (diff(got, want) > 0.05)
+			harness_folded_context(&f, s->thread, 30);
+		H_ASSERT(diff(got, want) <= 0.05,
+			 "%s: %.1f%% of its samples are in %s, the target spent %.1f%% of its "
+			 "wall time there (more than 5 points apart)",
+			 s->thread, 100 * got, s->burn, 100 * want);
+		if (s->cpu >= 0.9 * s->burn_wall) {
+			want = s->cpu / s->window;
+			H_ASSERT(diff(got, want) <= 0.05,
+				 "%s: %.1f%% of its samples are in %s, its CPU time is %.1f%% of "
+				 "the window (more than 5 points apart)",
+				 s->thread, 100 * got, s->burn, 100 * want);
+		}
+		/* Busier threads have a larger share: A > B > C > D. */
+		H_ASSERT(got < prev_share,
+			 "%s's share %.3f is not below the previous thread's %.3f", s->thread, got,
+			 prev_share);
+		prev_share = got;
+	}
+	/* The main thread waits in pthread_join and is sampled too, under its own name. */
+	H_ASSERT(harness_folded_count(&f, "threads4", harness_pred_any, NULL) > 0,
+		 "no samples of the main thread \"threads4\"");
+	harness_folded_release(&f);
+}
+END_TEST
+
+Suite *threads_suite(void)
+{
+	Suite *s = suite_create("e2e-threads");
+	TCase *tc = tcase_create("shares");
+
+	harness_tcase_init(tc, 25);
+	tcase_add_test(tc, threads_shares);
+	suite_add_tcase(s, tc);
+	return s;
+}

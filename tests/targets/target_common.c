@@ -1,0 +1,54 @@
+/* Helpers shared by the e2e target programs (see target_common.h). */
+#include "target_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+void target_allow_ptrace(void)
+{
+#ifdef PR_SET_PTRACER
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+#endif
+}
+
+void target_ready(void)
+{
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+}
+
+static double ts_seconds(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double target_now(void)
+{
+	return ts_seconds(CLOCK_MONOTONIC);
+}
+
+double target_thread_cpu(void)
+{
+	return ts_seconds(CLOCK_THREAD_CPUTIME_ID);
+}
+
+double target_arg(int argc, char **argv, int i, double def)
+{
+	char *end;
+	double v;
+
+	if (i >= argc)
+		return def;
+	v = strtod(argv[i], &end);
+	if (end == argv[i] || *end) {
+		fprintf(stderr, "%s: bad number '%s'\n", argv[0], argv[i]);
+		exit(64);
+	}
+	return v;
+}
