@@ -1,0 +1,564 @@
+/* Chrome trace event JSON writers (formats.md section 4): nested "X" slices per thread from
+ * consecutive samples, metadata and counters (example A); or stackFrames + samples
+ * (example B) in a separate file. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perch/json.h"
+#include "perch/profile.h"
+#include "perch/strbuf.h"
+#include "perch/writers.h"
+#include "perch/xalloc.h"
+
+/* One frame of a sample, root first. A location without frames is an item of its own. */
+struct item {
+	uint32_t name; /* string id, 0 = none (then shown from @loc) */
+	uint32_t file, line, module;
+	uint32_t loc;
+	uint8_t kind;
+	uint8_t frameless; /* a location without frames, named "module+0xaddr" */
+};
+
+struct items {
+	struct item *v;
+	size_t nr, alloc;
+};
+
+static const char *const kind_names[] = {
+    [PROFILE_FRAME_NATIVE] = "native",	    [PROFILE_FRAME_PSEUDO] = "pseudo",
+    [PROFILE_FRAME_KERNEL] = "kernel",	    [PROFILE_FRAME_JIT] = "jit",
+    [PROFILE_FRAME_INTERP] = "interpreted", [PROFILE_FRAME_AOT] = "aot",
+};
+
+static const char *kind_name(uint8_t kind)
+{
+	return kind < ARRAY_SIZE(kind_names) && kind_names[kind] ? kind_names[kind] : "native";
+}
+
+static int item_eq(const struct item *a, const struct item *b)
+{
+	return a->name == b->name && a->kind == b->kind && a->frameless == b->frameless &&
+	       (a->name || a->loc == b->loc);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash && slash[1] ? slash + 1 : path ? path : "";
+}
+
+/* The display name of @it as a JSON string. */
+static void add_item_name(struct strbuf *sb, const struct profile *p, const struct item *it)
+{
+	const struct profile_location *l;
+	char *name;
+
+	if (it->name || !it->frameless) {
+		const char *s = profile_str(p, it->name);
+
+		json_add_str(sb, s && *s ? s : "[unknown]");
+		return;
+	}
+	l = profile_location(p, it->loc);
+	if (l && l->module)
+		name = xasprintf("%s+0x%" PRIx64, base_name(profile_str(p, l->module)), l->addr);
+	else if (l && it->kind != PROFILE_FRAME_PSEUDO)
+		name = xasprintf("0x%" PRIx64, l->addr);
+	else
+		name = xstrdup("[unknown]");
+	json_add_str(sb, name);
+	free(name);
+}
+
+/* The root-first items of @stack into @out (emptied first). */
+static void stack_items(const struct profile *p, uint32_t stack, struct items *out)
+{
+	size_t n, i, nf, j;
+	const uint32_t *locs = profile_stack(p, stack, &n);
+
+	out->nr = 0;
+	for (i = n; i-- > 0;) {
+		const uint32_t *fr = profile_location_frames(p, locs[i], &nf);
+
+		if (!nf) {
+			const struct profile_location *l = profile_location(p, locs[i]);
+
+			ALLOC_GROW(out->v, out->nr + 1, out->alloc);
+			out->v[out->nr++] = (struct item){
+			    .loc = locs[i], .frameless = 1, .module = l ? l->module : 0};
+		}
+		for (j = nf; j-- > 0;) {
+			const struct profile_frame *f = profile_frame(p, fr[j]);
+
+			ALLOC_GROW(out->v, out->nr + 1, out->alloc);
+			out->v[out->nr++] =
+			    (struct item){.name = f ? f->name : 0,
+					  .file = f ? f->file : 0,
+					  .line = f ? f->line : 0,
+					  .module = f ? f->module : 0,
+					  .loc = locs[i],
+					  .kind = f ? f->kind : PROFILE_FRAME_NATIVE};
+		}
+	}
+}
+
+static void add_us(struct strbuf *sb, uint64_t ns)
+{
+	strbuf_addf(sb, "%" PRIu64 ".%03u", ns / 1000, (unsigned int)(ns % 1000));
+}
+
+/* A meta value as an unsigned decimal; 0 when unset or malformed. */
+static uint64_t meta_u64(const struct profile *p, const char *key)
+{
+	const char *s = profile_meta(p, key);
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	return errno || *end ? 0 : v;
+}
+
+/* The process id to put in every event: meta "pid", else the first thread's tid, else 1. */
+static uint64_t trace_pid(const struct profile *p)
+{
+	uint64_t pid = meta_u64(p, "pid");
+	const struct profile_thread *t = profile_thread_get(p, 0);
+
+	if (pid)
+		return pid;
+	return t && t->tid > 0 ? (uint64_t)t->tid : 1;
+}
+
+static const char *thread_name(const struct profile *p, const struct profile_thread *t, char *buf,
+			       size_t size)
+{
+	const char *name = profile_str(p, t->name);
+
+	if (name && *name)
+		return name;
+	snprintf(buf, size, "tid %d", (int)t->tid);
+	return buf;
+}
+
+/* counters */
+
+struct cpoint {
+	uint64_t t;
+	double v;
+	uint32_t name; /* index into the names */
+};
+
+struct counters {
+	char **names;
+	size_t nr_names, alloc_names;
+	struct cpoint *v;
+	size_t nr, alloc;
+};
+
+/* Parse meta "counters" and "counter:NAME" ("T=V T=V ..."); malformed pairs are skipped. */
+static void counters_parse(const struct profile *p, struct counters *c)
+{
+	const char *list = profile_meta(p, "counters"), *s;
+
+	while (list && *list) {
+		size_t len;
+		char *name, *key;
+
+		list += strspn(list, " \t");
+		len = strcspn(list, " \t");
+		if (!len)
+			break;
+		name = xstrndup(list, len);
+		list += len;
+		key = xasprintf("counter:%s", name);
+		s = profile_meta(p, key);
+		free(key);
+		ALLOC_GROW(c->names, c->nr_names + 1, c->alloc_names);
+		c->names[c->nr_names] = name;
+		while (s && *s) {
+			unsigned long long t;
+			const char *vs;
+			double v;
+			char *end;
+
+			s += strspn(s, " \t");
+			if (!*s)
+				break;
+			errno = 0;
+			if (*s < '0' || *s > '9')
+				goto skip;
+			t = strtoull(s, &end, 10);
+			if (errno || *end != '=')
+				goto skip;
+			vs = end + 1;
+			v = strtod(vs, &end);
+			if (errno || end == vs || (*end && *end != ' ' && *end != '\t') ||
+			    !isfinite(v))
+				goto skip;
+			ALLOC_GROW(c->v, c->nr + 1, c->alloc);
+			c->v[c->nr++] = (struct cpoint){t, v, (uint32_t)c->nr_names};
+			s = end;
+			continue;
+		skip:
+			s += strcspn(s, " \t");
+		}
+		c->nr_names++;
+	}
+}
+
+static void counters_release(struct counters *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_names; i++)
+		free(c->names[i]);
+	free(c->names);
+	free(c->v);
+}
+
+/* slices */
+
+struct open {
+	struct item it;
+	uint64_t start;
+};
+
+struct tstate {
+	struct open *v;
+	size_t nr, alloc;
+	uint64_t last;
+};
+
+struct slice {
+	uint32_t thread, depth;
+	uint64_t start, end;
+	struct item it;
+};
+
+struct slices {
+	struct slice *v;
+	size_t nr, alloc;
+	const struct profile *p;
+	uint32_t *rank; /* thread index -> position by tid */
+};
+
+static void close_to(struct slices *sl, struct tstate *ts, uint32_t thread, size_t depth,
+		     uint64_t end)
+{
+	while (ts->nr > depth) {
+		ts->nr--;
+		ALLOC_GROW(sl->v, sl->nr + 1, sl->alloc);
+		sl->v[sl->nr++] = (struct slice){thread, (uint32_t)ts->nr, ts->v[ts->nr].start, end,
+						 ts->v[ts->nr].it};
+	}
+}
+
+static struct slices *cmp_ctx;
+
+static int cmp_slice(const void *a, const void *b)
+{
+	const struct slice *x = a, *y = b;
+	uint32_t rx = cmp_ctx->rank[x->thread], ry = cmp_ctx->rank[y->thread];
+
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->depth > y->depth) - (x->depth < y->depth); /* parent first */
+}
+
+/* Thread indexes ordered by tid: rank[idx] = position. */
+static uint32_t *thread_ranks(const struct profile *p)
+{
+	size_t nr = profile_nr_threads(p), i, k;
+	uint32_t *order = xmalloc((nr + 1) * sizeof(*order));
+	uint32_t *rank = xmalloc((nr + 1) * sizeof(*rank));
+
+	for (i = 0; i < nr; i++) {
+		for (k = i; k > 0 && profile_thread_get(p, order[k - 1])->tid >
+					 profile_thread_get(p, (uint32_t)i)->tid;
+		     k--)
+			order[k] = order[k - 1];
+		order[k] = (uint32_t)i;
+	}
+	for (i = 0; i < nr; i++)
+		rank[order[i]] = (uint32_t)i;
+	free(order);
+	return rank;
+}
+
+static void build_slices(const struct profile *p, struct slices *sl, uint64_t period)
+{
+	size_t n, i, c, nr_threads = profile_nr_threads(p);
+	const struct profile_sample *ks = profile_samples(p, &n);
+	struct tstate *ts = xcalloc(nr_threads + 1, sizeof(*ts));
+	struct items items = {0};
+
+	for (i = 0; i < n; i++) {
+		struct tstate *t;
+
+		if (ks[i].thread >= nr_threads)
+			continue;
+		t = &ts[ks[i].thread];
+		/* a pause (or time going backwards) ends everything that was open */
+		if (t->nr && (ks[i].time_ns < t->last || ks[i].time_ns - t->last > 2 * period))
+			close_to(sl, t, ks[i].thread, 0, t->last + period);
+		stack_items(p, ks[i].stack, &items);
+		for (c = 0; c < t->nr && c < items.nr && item_eq(&t->v[c].it, &items.v[c]); c++)
+			;
+		close_to(sl, t, ks[i].thread, c, ks[i].time_ns);
+		for (; c < items.nr; c++) {
+			ALLOC_GROW(t->v, t->nr + 1, t->alloc);
+			t->v[t->nr++] = (struct open){items.v[c], ks[i].time_ns};
+		}
+		t->last = ks[i].time_ns;
+	}
+	for (i = 0; i < nr_threads; i++) {
+		close_to(sl, &ts[i], (uint32_t)i, 0, ts[i].last + period);
+		free(ts[i].v);
+	}
+	free(ts);
+	free(items.v);
+	cmp_ctx = sl;
+	if (sl->nr)
+		qsort(sl->v, sl->nr, sizeof(*sl->v), cmp_slice);
+}
+
+static int finish(FILE *f, const struct strbuf *sb)
+{
+	errno = 0;
+	if (fwrite(sb->buf, 1, sb->len, f) != sb->len || fflush(f) || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+static void add_metadata(struct strbuf *sb, const struct profile *p, uint64_t pid,
+			 const uint32_t *rank)
+{
+	const char *comm = profile_meta(p, "comm");
+	size_t nr = profile_nr_threads(p), i, k;
+	char buf[32];
+
+	strbuf_addf(sb,
+		    "  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %" PRIu64
+		    ", \"tid\": %" PRIu64 ", \"args\": {\"name\": ",
+		    pid, pid);
+	if (comm && *comm) {
+		json_add_str(sb, comm);
+	} else {
+		snprintf(buf, sizeof(buf), "pid %" PRIu64, pid);
+		json_add_str(sb, buf);
+	}
+	strbuf_addstr(sb, "}}");
+	for (k = 0; k < nr; k++) {
+		const struct profile_thread *t = NULL;
+		char tbuf[32];
+
+		for (i = 0; i < nr; i++)
+			if (rank[i] == k)
+				t = profile_thread_get(p, (uint32_t)i);
+		if (!t)
+			continue;
+		strbuf_addf(sb,
+			    ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRIu64
+			    ", \"tid\": %d, \"args\": {\"name\": ",
+			    pid, (int)t->tid);
+		json_add_str(sb, thread_name(p, t, tbuf, sizeof(tbuf)));
+		strbuf_addstr(sb, "}}");
+	}
+}
+
+static void add_other_data(struct strbuf *sb, const struct profile *p)
+{
+	static const char *const keys[] = {"pid", "comm", "period_ns", "start_time_ns",
+					   "duration_ns"};
+	size_t i;
+
+	strbuf_addstr(sb, "{\n\"displayTimeUnit\": \"ms\",\n\"otherData\": {\"tool\": \"perch\"");
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		const char *v = profile_meta(p, keys[i]);
+
+		if (!v)
+			continue;
+		strbuf_addf(sb, ", \"%s\": ", keys[i]);
+		json_add_str(sb, v);
+	}
+	strbuf_addstr(sb, "},\n");
+}
+
+int out_chrome_write(const struct profile *p, const struct output_opts *o, FILE *f)
+{
+	struct slices sl = {.p = p};
+	struct counters c = {0};
+	struct strbuf sb = STRBUF_INIT;
+	uint64_t period = out_period_ns(p), pid = trace_pid(p), base = UINT64_MAX;
+	size_t n, i;
+	const struct profile_sample *ks = profile_samples(p, &n);
+	int ret;
+
+	(void)o;
+	sl.rank = thread_ranks(p);
+	counters_parse(p, &c);
+	for (i = 0; i < n; i++)
+		if (ks[i].time_ns < base)
+			base = ks[i].time_ns;
+	for (i = 0; i < c.nr; i++)
+		if (c.v[i].t < base)
+			base = c.v[i].t;
+	build_slices(p, &sl, period);
+
+	add_other_data(&sb, p);
+	strbuf_addstr(&sb, "\"traceEvents\": [\n");
+	add_metadata(&sb, p, pid, sl.rank);
+	for (i = 0; i < sl.nr; i++) {
+		const struct slice *s = &sl.v[i];
+		const struct profile_thread *t = profile_thread_get(p, s->thread);
+		const char *file = profile_str(p, s->it.file), *mod = profile_str(p, s->it.module);
+
+		strbuf_addstr(&sb, ",\n  {\"ph\": \"X\", \"name\": ");
+		add_item_name(&sb, p, &s->it);
+		strbuf_addf(&sb, ", \"cat\": \"%s\", \"pid\": %" PRIu64 ", \"tid\": %d, \"ts\": ",
+			    kind_name(s->it.kind), pid, (int)t->tid);
+		add_us(&sb, s->start - base);
+		strbuf_addstr(&sb, ", \"dur\": ");
+		add_us(&sb, s->end - s->start);
+		if ((file && *file) || (mod && *mod)) {
+			const char *sep = "";
+
+			strbuf_addstr(&sb, ", \"args\": {");
+			if (file && *file) {
+				strbuf_addstr(&sb, "\"file\": ");
+				json_add_str(&sb, file);
+				if (s->it.line)
+					strbuf_addf(&sb, ", \"line\": %" PRIu32, s->it.line);
+				sep = ", ";
+			}
+			if (mod && *mod) {
+				strbuf_addf(&sb, "%s\"module\": ", sep);
+				json_add_str(&sb, mod);
+			}
+			strbuf_addch(&sb, '}');
+		}
+		strbuf_addch(&sb, '}');
+	}
+	for (i = 0; i < c.nr; i++) {
+		strbuf_addstr(&sb, ",\n  {\"ph\": \"C\", \"name\": ");
+		json_add_str(&sb, c.names[c.v[i].name]);
+		strbuf_addf(&sb, ", \"pid\": %" PRIu64 ", \"ts\": ", pid);
+		add_us(&sb, c.v[i].t - base);
+		strbuf_addf(&sb, ", \"args\": {\"value\": %.15g}}", c.v[i].v);
+	}
+	strbuf_addstr(&sb, "\n]\n}\n");
+	ret = finish(f, &sb);
+	strbuf_release(&sb);
+	counters_release(&c);
+	free(sl.v);
+	free(sl.rank);
+	return ret;
+}
+
+/* stackFrames + samples */
+
+struct node {
+	struct item it;
+	uint32_t parent; /* node id, 0 = root */
+	uint32_t child, next;
+};
+
+struct tree {
+	struct node *v; /* v[0] is the root; stackFrames id = node index */
+	size_t nr, alloc;
+};
+
+static uint32_t tree_child(struct tree *t, uint32_t parent, const struct item *it)
+{
+	uint32_t c;
+
+	for (c = t->v[parent].child; c; c = t->v[c].next)
+		if (item_eq(&t->v[c].it, it))
+			return c;
+	ALLOC_GROW(t->v, t->nr + 1, t->alloc);
+	t->v[t->nr] = (struct node){.it = *it, .parent = parent, .next = t->v[parent].child};
+	t->v[parent].child = (uint32_t)t->nr;
+	return (uint32_t)t->nr++;
+}
+
+int out_chrome_samples_write(const struct profile *p, const struct output_opts *o, FILE *f)
+{
+	struct tree tr = {0};
+	struct items items = {0};
+	struct strbuf sb = STRBUF_INIT, samples = STRBUF_INIT;
+	uint64_t pid = trace_pid(p), base = UINT64_MAX;
+	uint32_t *rank = thread_ranks(p), *sf_of_stack;
+	size_t n, i, j, nr_stacks = profile_nr_stacks(p);
+	const struct profile_sample *ks = profile_samples(p, &n);
+	int ret;
+
+	(void)o;
+	ALLOC_GROW(tr.v, 1, tr.alloc);
+	tr.v[0] = (struct node){0};
+	tr.nr = 1;
+	sf_of_stack = xcalloc(nr_stacks + 1, sizeof(*sf_of_stack));
+	for (i = 0; i < n; i++)
+		if (ks[i].time_ns < base)
+			base = ks[i].time_ns;
+	for (i = 0; i < n; i++) {
+		uint32_t node = 0;
+		const struct profile_thread *t = profile_thread_get(p, ks[i].thread);
+
+		if (!t || ks[i].stack >= nr_stacks)
+			continue;
+		if (!sf_of_stack[ks[i].stack]) {
+			stack_items(p, ks[i].stack, &items);
+			if (!items.nr) {
+				ALLOC_GROW(items.v, 1, items.alloc);
+				items.v[0] = (struct item){.loc = UINT32_MAX,
+							   .frameless = 1,
+							   .kind = PROFILE_FRAME_PSEUDO};
+				items.nr = 1;
+			}
+			for (j = 0; j < items.nr; j++)
+				node = tree_child(&tr, node, &items.v[j]);
+			sf_of_stack[ks[i].stack] = node;
+		}
+		strbuf_addf(&samples, "%s  {\"pid\": %" PRIu64 ", \"tid\": %d, \"ts\": ",
+			    samples.len ? ",\n" : "", pid, (int)t->tid);
+		add_us(&samples, ks[i].time_ns - base);
+		strbuf_addf(&samples,
+			    ", \"name\": \"perch\", \"sf\": \"%" PRIu32 "\", \"weight\": 1}",
+			    sf_of_stack[ks[i].stack]);
+	}
+
+	strbuf_addstr(&sb, "{\n\"traceEvents\": [\n");
+	add_metadata(&sb, p, pid, rank);
+	strbuf_addstr(&sb, "\n],\n\"stackFrames\": {");
+	for (i = 1; i < tr.nr; i++) {
+		const struct node *nd = &tr.v[i];
+
+		strbuf_addf(&sb, "%s\n  \"%zu\": {\"name\": ", i > 1 ? "," : "", i);
+		if (nd->it.loc == UINT32_MAX && !nd->it.name)
+			json_add_str(&sb, "[no stack]");
+		else
+			add_item_name(&sb, p, &nd->it);
+		strbuf_addf(&sb, ", \"category\": \"%s\"", kind_name(nd->it.kind));
+		if (nd->parent)
+			strbuf_addf(&sb, ", \"parent\": \"%" PRIu32 "\"", nd->parent);
+		strbuf_addch(&sb, '}');
+	}
+	strbuf_addf(&sb, "\n},\n\"samples\": [\n%s\n]\n}\n", samples.buf);
+	ret = finish(f, &sb);
+	strbuf_release(&sb);
+	strbuf_release(&samples);
+	free(items.v);
+	free(tr.v);
+	free(rank);
+	free(sf_of_stack);
+	return ret;
+}
