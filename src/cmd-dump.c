@@ -66,7 +66,7 @@ static void print_stack(struct profile *p, struct resolver *r, struct dump_threa
 		for (size_t k = 0; k < nf; k++) {
 			const struct profile_frame *f = profile_frame(p, frames[k]);
 
-			printf("#%-3zu 0x%016llx %s (%s)", n++,
+			printf("#%zu  0x%016llx %s (%s)", n++,
 			       (unsigned long long)(i < (size_t)npcs ? pcs[i] : 0),
 			       profile_str(p, f->name), module);
 			if (f->file && f->line)

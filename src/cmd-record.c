@@ -62,8 +62,10 @@ struct record {
 	struct profile *p;
 	struct symbolizer *sym;
 	struct resolver *r;
-	uint64_t *name_ns; /* last comm read, per profile thread */
+	uint64_t *name_ns;     /* last comm read, per profile thread */
 	size_t nr_name_ns;
+	uint32_t *last_stack;  /* stack id + 1 of the last sample, per profile thread */
+	size_t nr_last_stack;
 };
 
 int cmd_parse_pid(const char *s, int *pid)
@@ -99,13 +101,31 @@ static uint32_t thread_of(struct record *rec, pid_t tid, uint64_t now)
 	return idx;
 }
 
-static void on_sample(void *arg, pid_t tid, const struct unwind_snapshot *snap)
+static void on_sample(void *arg, pid_t tid, const struct unwind_snapshot *snap, uint32_t weight)
 {
 	struct record *rec = arg;
 	uint32_t thread = thread_of(rec, tid, snap->time_ns);
 	uint32_t stack = resolver_stack(rec->r, snap);
 
-	profile_add_sample(rec->p, thread, stack, snap->time_ns, 0);
+	profile_add_weighted(rec->p, thread, stack, snap->time_ns, 0, weight);
+	if (thread >= rec->nr_last_stack) {
+		size_t n = rec->nr_last_stack;
+
+		ALLOC_GROW(rec->last_stack, thread + 1, rec->nr_last_stack);
+		memset(rec->last_stack + n, 0, (rec->nr_last_stack - n) * sizeof(*rec->last_stack));
+	}
+	rec->last_stack[thread] = stack + 1;
+}
+
+static void on_reuse(void *arg, pid_t tid, uint64_t time_ns, uint32_t weight)
+{
+	struct record *rec = arg;
+	uint32_t thread = thread_of(rec, tid, time_ns);
+
+	/* the sampler reuses only after a sample of this thread was queued before */
+	if (thread < rec->nr_last_stack && rec->last_stack[thread])
+		profile_add_weighted(rec->p, thread, rec->last_stack[thread] - 1, time_ns, 0,
+				     weight);
 }
 
 static void on_event(void *arg, int kind, pid_t tid)
@@ -219,16 +239,20 @@ static void print_summary(struct record *rec, const struct sampler_stats *st)
 
 	fprintf(stderr,
 		"perch: recorded process %d for %.2f s at %g Hz, stopped by %s\n"
-		"perch:   samples: %llu  threads seen: %llu  ticks: %llu  missed ticks: %llu  "
-		"late interrupts: %llu\n"
+		"perch:   samples: %llu  (%llu stops, %llu of blocked threads left alone, %llu credited "
+		"for late stops and missed ticks)\n"
+		"perch:   threads seen: %llu  ticks: %llu  missed ticks: %llu\n"
 		"perch:   stop window per sample: p50 %llu us, p99 %llu us\n"
 		"perch:   unwound to root: %.1f%%  (frame-pointer fallback %.1f%%, stopped early "
 		"%.1f%%, %.1f frames, unwind %.1f us, symbolize %.1f us per sample)\n"
 		"perch:   errors: registers %llu, stack copy %llu, dropped (perch behind) %llu; "
 		"threads exited under perch %llu; signals passed through %llu\n",
-		rec->t.pid, st->elapsed_s, rec->hz, why, (unsigned long long)st->samples,
+		rec->t.pid, st->elapsed_s, rec->hz, why,
+		(unsigned long long)profile_total_samples(rec->p), (unsigned long long)st->samples,
+		(unsigned long long)st->reused,
+		(unsigned long long)(profile_total_samples(rec->p) - st->samples - st->reused),
 		(unsigned long long)rec->t.stats.threads_seen, (unsigned long long)st->ticks,
-		(unsigned long long)st->missed_ticks, (unsigned long long)st->late,
+		(unsigned long long)st->missed_ticks,
 		(unsigned long long)sampler_stop_percentile(st, 50),
 		(unsigned long long)sampler_stop_percentile(st, 99),
 		100.0 * (double)rs->to_root / stacks, 100.0 * (double)rs->fp_used / stacks,
@@ -285,7 +309,7 @@ static int record_run(int argc, char **argv)
 	const struct perch_arch *arch = perch_arch_host();
 	struct record rec = { .hz = RECORD_DEFAULT_HZ, .stack_size = RECORD_DEFAULT_STACK };
 	struct sampler_opts so;
-	struct sampler_ops ops = { on_sample, on_event };
+	struct sampler_ops ops = { on_sample, on_reuse, on_event };
 	struct sampler_stats *st = xcalloc(1, sizeof(*st));
 	int ret, code = PERCH_EXIT_OK;
 	sigset_t old;
@@ -353,6 +377,7 @@ out:
 	profile_free(rec.p);
 	tracee_release(&rec.t);
 	free(rec.name_ns);
+	free(rec.last_stack);
 	free(st);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return code;

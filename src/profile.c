@@ -498,6 +498,12 @@ static int count_eq(const struct profile *p, uint32_t id, const void *key)
 void profile_add_sample(struct profile *p, uint32_t thread, uint32_t stack, uint64_t time_ns,
 			char state)
 {
+	profile_add_weighted(p, thread, stack, time_ns, state, 1);
+}
+
+void profile_add_weighted(struct profile *p, uint32_t thread, uint32_t stack, uint64_t time_ns,
+			  char state, uint32_t weight)
+{
 	struct count k = {thread, stack, 0};
 	uint64_t h = count_hash(thread, stack);
 	uint32_t id;
@@ -515,9 +521,11 @@ void profile_add_sample(struct profile *p, uint32_t thread, uint32_t stack, uint
 		p->counts[p->counts_nr++] = k;
 		idtab_add(p, &p->count_tab, h, count_hash_id, count_eq, &k, id);
 	}
-	p->counts[id].count++;
-	p->threads[thread].samples++;
-	p->total++;
+	if (!weight)
+		weight = 1;
+	p->counts[id].count += weight;
+	p->threads[thread].samples += weight;
+	p->total += weight;
 	if (p->keep_samples) {
 		struct profile_sample *s;
 
@@ -528,6 +536,7 @@ void profile_add_sample(struct profile *p, uint32_t thread, uint32_t stack, uint
 		s->thread = thread;
 		s->stack = stack;
 		s->state = state;
+		s->weight = weight;
 	}
 }
 

@@ -2,11 +2,15 @@
  * (design lessons 1, 3, 4: copy only in the stop window, interrupt all threads then collect,
  * handle stops as soon as SIGCHLD arrives). */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "perch/arch.h"
 #include "perch/log.h"
@@ -15,10 +19,17 @@
 #include "perch/unwind.h"
 #include "perch/xalloc.h"
 
-/* One queued item: a snapshot (kind 0) or a thread event (a TRACEE_EV_* kind). */
+#define SAMPLER_NICE (-10)
+
+#define ITEM_SAMPLE 0
+#define ITEM_REUSE (-1)
+
+/* One queued item: a snapshot (ITEM_SAMPLE), a reused stack (ITEM_REUSE) or a thread event
+ * (a TRACEE_EV_* kind). */
 struct item {
 	int kind;
 	pid_t tid;
+	uint32_t weight;
 	struct unwind_snapshot snap;
 };
 
@@ -130,8 +141,10 @@ static void *worker_main(void *p)
 		q->head = (q->head + 1) % q->cap;
 		q->len--;
 		pthread_mutex_unlock(&q->lock);
-		if (it->kind == 0)
-			w->ops->sample(w->arg, it->tid, &it->snap);
+		if (it->kind == ITEM_SAMPLE)
+			w->ops->sample(w->arg, it->tid, &it->snap, it->weight);
+		else if (it->kind == ITEM_REUSE)
+			w->ops->reuse(w->arg, it->tid, it->snap.time_ns, it->weight);
 		else if (w->ops->event)
 			w->ops->event(w->arg, it->kind, it->tid);
 		pthread_mutex_lock(&q->lock);
@@ -163,6 +176,7 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	tracee_resume(t, th);
 	us = (tracee_now_ns() - th->interrupt_ns) / 1000;
 	st->stop_hist[us < SAMPLER_HIST_US ? us : SAMPLER_HIST_US]++;
+	th->have_last = 0;
 	if (!it) {
 		st->dropped++;
 		return;
@@ -175,8 +189,13 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 		if (ret < 0)
 			st->err_stack++;
 		st->samples++;
-		it->kind = 0;
+		it->kind = ITEM_SAMPLE;
 		it->tid = th->tid;
+		it->weight = 1 + th->late_ticks;
+		th->late_ticks = 0;
+		th->last_sp = perch_regs_sp(arch, &it->snap.regs);
+		th->last_pc = perch_regs_pc(arch, &it->snap.regs);
+		th->have_last = 1;
 		queue_push(&w->q, it);
 		return;
 	}
@@ -225,7 +244,60 @@ static uint64_t jitter_ns(uint64_t period)
 	return period >= 16 ? (uint64_t)random() % (period / 16) : 0;
 }
 
-static void tick(struct tracee *t, struct sampler_stats *st)
+/* Is @th blocked in a system call at the SP and PC of its last sample? Reads
+ * /proc/PID/task/TID/syscall: "NR ARG1..ARG6 SP PC", "-1 SP PC" or "running". */
+static int still_blocked(struct tracee *t, struct tracee_thread *th)
+{
+	char buf[256], *p, *end;
+	uint64_t sp, pc;
+	ssize_t n;
+	long nr;
+
+	if (!th->have_last)
+		return 0;
+	if (th->syscall_fd == -1) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", t->pid, th->tid);
+		th->syscall_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (th->syscall_fd < 0)
+			th->syscall_fd = -2;
+	}
+	if (th->syscall_fd < 0)
+		return 0;
+	n = pread(th->syscall_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	nr = strtol(buf, &end, 10);
+	if (end == buf || nr < 0)
+		return 0; /* "running", or blocked outside a system call */
+	p = end;
+	for (int i = 0; i < 6; i++) { /* skip the arguments */
+		strtoull(p, &end, 16);
+		if (end == p)
+			return 0;
+		p = end;
+	}
+	sp = strtoull(p, &end, 16);
+	if (end == p)
+		return 0;
+	p = end;
+	pc = strtoull(p, &end, 16);
+	if (end == p)
+		return 0;
+	return sp == th->last_sp && pc == th->last_pc;
+}
+
+static void close_syscall_fd(struct tracee_thread *th)
+{
+	if (th->syscall_fd >= 0)
+		close(th->syscall_fd);
+	th->syscall_fd = -2;
+}
+
+/* One tick that stands for 1 + @missed ticks of the schedule (perch fell behind). */
+static void tick(struct tracee *t, struct worker *w, uint64_t missed, struct sampler_stats *st)
 {
 	st->ticks++;
 	for (size_t i = 0; i < t->nr_threads; i++) {
@@ -233,10 +305,26 @@ static void tick(struct tracee *t, struct sampler_stats *st)
 
 		if (th->state == TRACEE_INTERRUPTING) {
 			st->late++;
+			th->late_ticks += 1 + (uint32_t)missed;
 			continue;
 		}
 		if (th->state != TRACEE_RUNNING || th->new_stop_pending)
 			continue;
+		th->late_ticks += (uint32_t)missed;
+		if (still_blocked(t, th)) {
+			struct item *it = queue_get_free(&w->q);
+
+			if (it) {
+				it->kind = ITEM_REUSE;
+				it->tid = th->tid;
+				it->weight = 1 + th->late_ticks;
+				it->snap.time_ns = tracee_now_ns();
+				th->late_ticks = 0;
+				st->reused++;
+				queue_push(&w->q, it);
+				continue;
+			}
+		}
 		if (tracee_interrupt(t, th, tracee_now_ns()) == -ESRCH)
 			st->races++;
 	}
@@ -254,8 +342,13 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 
 	wait_set(&set);
 	srandom((unsigned int)start);
+	t->on_free = close_syscall_fd;
 	queue_init(&w.q, SAMPLER_QUEUE, o->stack_size);
 	ret = pthread_create(&w.thread, NULL, worker_main, &w);
+	/* the ptrace thread's few microseconds per tick should not wait behind a busy target:
+	 * raise its priority when allowed (the worker keeps the default) */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), SAMPLER_NICE) < 0)
+		log_debug("cannot raise the sampler's priority: %s", strerror(errno));
 	if (ret) {
 		queue_release(&w.q);
 		return log_errno(-ret, "cannot start the worker thread");
@@ -268,13 +361,17 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			break;
 		}
 		if (now >= fire) {
+			/* ticks perch could not serve on time are not replayed in a burst: the
+			 * next sample of each thread stands for them (perch falls behind when the
+			 * CPUs are saturated, i.e. when the target is busiest: dropping them would
+			 * under-count busy code) */
 			uint64_t behind = (now - base) / period;
+			uint64_t missed = behind > 1 ? behind - 1 : 0;
 
-			if (behind > 1)
-				st->missed_ticks += behind - 1; /* skipped, never replayed */
+			st->missed_ticks += missed;
 			base += (behind ? behind : 1) * period;
 			fire = base + jitter_ns(period);
-			tick(t, st);
+			tick(t, &w, missed, st);
 		}
 		ret = handle_events(t, arch, &w, st);
 		if (ret < 0) {
@@ -299,6 +396,8 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		}
 	}
 	st->elapsed_s = (double)(tracee_now_ns() - start) / 1e9;
+	for (size_t i = 0; i < t->nr_threads; i++)
+		close_syscall_fd(t->threads[i]);
 	/* the worker finishes what was queued */
 	pthread_mutex_lock(&w.q.lock);
 	w.q.done = 1;

@@ -50,6 +50,7 @@ struct profile_sample {
 	uint32_t thread;   /* thread index */
 	uint32_t stack;    /* stack id */
 	char state;        /* thread state letter from /proc ('R', 'S', ...), 0 when unknown */
+	uint32_t weight;   /* ticks this sample stands for (>= 1) */
 };
 
 struct profile;
@@ -93,6 +94,10 @@ size_t profile_nr_threads(const struct profile *p);
 /* Count one sample of @thread on @stack. */
 void profile_add_sample(struct profile *p, uint32_t thread, uint32_t stack, uint64_t time_ns,
 			char state);
+/* The same for a sample that stands for @weight ticks (a thread that could not be stopped at
+ * some ticks is credited at the next stop it reaches). Counts and totals grow by @weight. */
+void profile_add_weighted(struct profile *p, uint32_t thread, uint32_t stack, uint64_t time_ns,
+			  char state, uint32_t weight);
 uint64_t profile_total_samples(const struct profile *p);
 
 /* Aggregated counts: calls @fn once per distinct (thread, stack) pair with its count, in

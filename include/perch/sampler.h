@@ -1,6 +1,10 @@
 /* The sampling loop: a fixed-rate tick on CLOCK_MONOTONIC (jittered), interrupt every running
  * thread, collect stops as they arrive, copy registers and stack in the stop window, resume at
- * once. The ptrace thread does nothing else, so signal-delivery-stops are restarted at once;
+ * once. A thread still blocked in the same system call at the same user SP and PC as at its
+ * last sample (from /proc/PID/task/TID/syscall) is not interrupted at all: its last stack is
+ * counted again. That keeps idle threads cheap and, above all, does not wake them: waking a
+ * sleeper with PTRACE_INTERRUPT delays its wakeup until just after the sample, which would
+ * phase-lock short bursts of work between ticks. The ptrace thread does nothing else, so signal-delivery-stops are restarted at once;
  * snapshots and thread events go through a queue to a worker thread that calls the caller's
  * ops (unwinding, naming, profile), in order. Stops on the duration, the target's exit, or
  * SIGINT/SIGTERM/SIGHUP (which it blocks and waits for). */
@@ -36,12 +40,15 @@ enum sampler_stop {
 
 struct sampler_stats {
 	uint64_t ticks;
-	uint64_t missed_ticks;   /* ticks skipped because perch fell behind */
+	uint64_t missed_ticks;   /* ticks skipped because perch fell behind (credited to the
+	                          * next sample of each thread as extra weight) */
 	uint64_t samples;        /* snapshots taken */
-	uint64_t late;           /* a thread's previous interrupt was still pending at a tick */
+	uint64_t late;           /* a thread's previous interrupt was still pending at a tick
+	                          * (credited to its next sample as extra weight) */
 	uint64_t err_regs;       /* registers could not be read */
 	uint64_t err_stack;      /* stack could not be copied */
 	uint64_t dropped;        /* snapshots dropped: the worker was SAMPLER_QUEUE behind */
+	uint64_t reused;         /* samples of blocked threads that were not interrupted */
 	uint64_t races;          /* threads that exited under us (expected, not errors) */
 	uint64_t stop_hist[SAMPLER_HIST_US + 1];
 	double elapsed_s;
@@ -52,8 +59,14 @@ struct sampler_stats {
 
 /* Called on the worker thread, one at a time, in the order things happened. */
 struct sampler_ops {
-	/* A snapshot of thread @tid, taken while it was stopped; it runs again now. */
-	void (*sample)(void *arg, pid_t tid, const struct unwind_snapshot *snap);
+	/* A snapshot of thread @tid, taken while it was stopped; it runs again now. It stands
+	 * for @weight ticks: 1, plus the ticks at which the thread had not yet reached the
+	 * previous stop (a runnable thread waiting for a CPU stops late; skipping those ticks
+	 * would under-count busy threads in a wall-clock profile). */
+	void (*sample)(void *arg, pid_t tid, const struct unwind_snapshot *snap, uint32_t weight);
+	/* Thread @tid is still blocked exactly where its last snapshot was taken (same system
+	 * call, same user SP and PC): count its last stack again, @weight times. */
+	void (*reuse)(void *arg, pid_t tid, uint64_t time_ns, uint32_t weight);
 	/* TRACEE_EV_THREAD_NEW, _THREAD_GONE or _EXEC happened to @tid. */
 	void (*event)(void *arg, int kind, pid_t tid);
 };

@@ -24,6 +24,11 @@ struct tracee_thread {
 	int detaching;          /* tracee_detach_all() is waiting for its stop */
 	int new_stop_pending;   /* auto-attached: its initial PTRACE_EVENT_STOP is still to come */
 	uint64_t interrupt_ns;  /* CLOCK_MONOTONIC when PTRACE_INTERRUPT was sent */
+	/* owned by the sampler: */
+	uint32_t late_ticks;    /* ticks that found the interrupt still pending */
+	int syscall_fd;         /* kept open /proc/PID/task/TID/syscall; -1 not yet, -2 failed */
+	int have_last;          /* last_sp/last_pc are those of the thread's last sample */
+	uint64_t last_sp, last_pc;
 	void *user;             /* the caller's per-thread data */
 };
 
