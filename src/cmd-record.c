@@ -49,6 +49,16 @@ static const char record_usage[] =
 	"Exit status: 0 ok, 1 finished with per-sample errors, 2 fatal error, 64 usage;\n"
 	"with PROGRAM, its own exit status (128+N if killed by signal N).\n";
 
+/* Where a thread's recent samples were taken (user SP, PC) and their stacks, so the sampler
+ * can count a blocked thread again without stopping it (see sampler_ops.reuse). */
+struct record_sites {
+	struct {
+		uint64_t sp, pc;
+		uint32_t stack;
+	} s[2 * TRACEE_SITES];
+	unsigned int next; /* round robin */
+};
+
 struct record {
 	pid_t pid;
 	double hz, duration;
@@ -64,8 +74,9 @@ struct record {
 	struct resolver *r;
 	uint64_t *name_ns;     /* last comm read, per profile thread */
 	size_t nr_name_ns;
-	uint32_t *last_stack;  /* stack id + 1 of the last sample, per profile thread */
-	size_t nr_last_stack;
+	struct record_sites *sites; /* stacks of recent sample sites, per profile thread */
+	size_t nr_sites;
+	const struct perch_arch *arch;
 };
 
 int cmd_parse_pid(const char *s, int *pid)
@@ -107,25 +118,43 @@ static void on_sample(void *arg, pid_t tid, const struct unwind_snapshot *snap, 
 	uint32_t thread = thread_of(rec, tid, snap->time_ns);
 	uint32_t stack = resolver_stack(rec->r, snap);
 
-	profile_add_weighted(rec->p, thread, stack, snap->time_ns, 0, weight);
-	if (thread >= rec->nr_last_stack) {
-		size_t n = rec->nr_last_stack;
+	uint64_t sp = perch_regs_sp(rec->arch, &snap->regs), pc = perch_regs_pc(rec->arch, &snap->regs);
+	struct record_sites *rs;
+	unsigned int i;
 
-		ALLOC_GROW(rec->last_stack, thread + 1, rec->nr_last_stack);
-		memset(rec->last_stack + n, 0, (rec->nr_last_stack - n) * sizeof(*rec->last_stack));
+	profile_add_weighted(rec->p, thread, stack, snap->time_ns, 0, weight);
+	if (thread >= rec->nr_sites) {
+		size_t n = rec->nr_sites;
+
+		ALLOC_GROW(rec->sites, thread + 1, rec->nr_sites);
+		memset(rec->sites + n, 0, (rec->nr_sites - n) * sizeof(*rec->sites));
 	}
-	rec->last_stack[thread] = stack + 1;
+	rs = &rec->sites[thread];
+	for (i = 0; i < ARRAY_SIZE(rs->s); i++)
+		if (rs->s[i].sp == sp && rs->s[i].pc == pc)
+			break;
+	if (i == ARRAY_SIZE(rs->s))
+		i = rs->next++ % ARRAY_SIZE(rs->s);
+	rs->s[i].sp = sp;
+	rs->s[i].pc = pc;
+	rs->s[i].stack = stack + 1;
 }
 
-static void on_reuse(void *arg, pid_t tid, uint64_t time_ns, uint32_t weight)
+static void on_reuse(void *arg, pid_t tid, uint64_t sp, uint64_t pc, uint64_t time_ns,
+		     uint32_t weight)
 {
 	struct record *rec = arg;
 	uint32_t thread = thread_of(rec, tid, time_ns);
+	struct record_sites *rs = thread < rec->nr_sites ? &rec->sites[thread] : NULL;
 
-	/* the sampler reuses only after a sample of this thread was queued before */
-	if (thread < rec->nr_last_stack && rec->last_stack[thread])
-		profile_add_weighted(rec->p, thread, rec->last_stack[thread] - 1, time_ns, 0,
-				     weight);
+	/* the sampler names only sites of snapshots it queued before this item */
+	for (unsigned int i = 0; rs && i < ARRAY_SIZE(rs->s); i++) {
+		if (rs->s[i].stack && rs->s[i].sp == sp && rs->s[i].pc == pc) {
+			profile_add_weighted(rec->p, thread, rs->s[i].stack - 1, time_ns, 0,
+					     weight);
+			return;
+		}
+	}
 }
 
 static void on_event(void *arg, int kind, pid_t tid)
@@ -327,6 +356,7 @@ static int record_run(int argc, char **argv)
 	}
 	log_info("attached to %d (%zu threads)", rec.t.pid, rec.t.nr_threads);
 
+	rec.arch = arch;
 	rec.p = profile_new();
 	rec.sym = symbolizer_new(rec.sysroot, rec.symfs);
 	rec.r = resolver_new(rec.t.pid, arch, rec.p, rec.sym);
@@ -377,7 +407,7 @@ out:
 	profile_free(rec.p);
 	tracee_release(&rec.t);
 	free(rec.name_ns);
-	free(rec.last_stack);
+	free(rec.sites);
 	free(st);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return code;

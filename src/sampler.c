@@ -30,6 +30,7 @@ struct item {
 	int kind;
 	pid_t tid;
 	uint32_t weight;
+	uint64_t site_sp, site_pc; /* ITEM_REUSE: where the reused snapshot was taken */
 	struct unwind_snapshot snap;
 };
 
@@ -144,7 +145,8 @@ static void *worker_main(void *p)
 		if (it->kind == ITEM_SAMPLE)
 			w->ops->sample(w->arg, it->tid, &it->snap, it->weight);
 		else if (it->kind == ITEM_REUSE)
-			w->ops->reuse(w->arg, it->tid, it->snap.time_ns, it->weight);
+			w->ops->reuse(w->arg, it->tid, it->site_sp, it->site_pc, it->snap.time_ns,
+				      it->weight);
 		else if (w->ops->event)
 			w->ops->event(w->arg, it->kind, it->tid);
 		pthread_mutex_lock(&q->lock);
@@ -163,6 +165,25 @@ static void queue_push_free(struct queue *q, struct item *it)
 
 /* ---- the ptrace thread ---- */
 
+/* Newest first; a known site moves to the front, a new one pushes out the oldest. */
+static void remember_site(struct tracee_thread *th, uint64_t sp, uint64_t pc)
+{
+	int i;
+
+	for (i = 0; i < th->nr_sites; i++)
+		if (th->sites[i].sp == sp && th->sites[i].pc == pc)
+			break;
+	if (i == th->nr_sites) {
+		if (th->nr_sites < TRACEE_SITES)
+			th->nr_sites++;
+		i = th->nr_sites - 1;
+	}
+	memmove(th->sites + 1, th->sites, (size_t)i * sizeof(th->sites[0]));
+	th->sites[0].sp = sp;
+	th->sites[0].pc = pc;
+}
+
+
 /* Our interrupt-stop: copy, resume, queue. */
 static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		       struct tracee_thread *th, struct sampler_stats *st)
@@ -176,7 +197,6 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	tracee_resume(t, th);
 	us = (tracee_now_ns() - th->interrupt_ns) / 1000;
 	st->stop_hist[us < SAMPLER_HIST_US ? us : SAMPLER_HIST_US]++;
-	th->have_last = 0;
 	if (!it) {
 		st->dropped++;
 		return;
@@ -193,9 +213,8 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 		it->tid = th->tid;
 		it->weight = 1 + th->late_ticks;
 		th->late_ticks = 0;
-		th->last_sp = perch_regs_sp(arch, &it->snap.regs);
-		th->last_pc = perch_regs_pc(arch, &it->snap.regs);
-		th->have_last = 1;
+		remember_site(th, perch_regs_sp(arch, &it->snap.regs),
+			      perch_regs_pc(arch, &it->snap.regs));
 		queue_push(&w->q, it);
 		return;
 	}
@@ -244,17 +263,18 @@ static uint64_t jitter_ns(uint64_t period)
 	return period >= 16 ? (uint64_t)random() % (period / 16) : 0;
 }
 
-/* Is @th blocked in a system call at the SP and PC of its last sample? Reads
- * /proc/PID/task/TID/syscall: "NR ARG1..ARG6 SP PC", "-1 SP PC" or "running". */
-static int still_blocked(struct tracee *t, struct tracee_thread *th)
+/* Is @th blocked in a system call at the SP and PC of one of its earlier samples? Reads
+ * /proc/PID/task/TID/syscall: "NR ARG1..ARG6 SP PC", "-1 SP PC" or "running". Returns the
+ * site's index, or -1. */
+static int blocked_site(struct tracee *t, struct tracee_thread *th)
 {
 	char buf[256], *p, *end;
 	uint64_t sp, pc;
 	ssize_t n;
 	long nr;
 
-	if (!th->have_last)
-		return 0;
+	if (!th->nr_sites)
+		return -1;
 	if (th->syscall_fd == -1) {
 		char path[64];
 
@@ -264,29 +284,32 @@ static int still_blocked(struct tracee *t, struct tracee_thread *th)
 			th->syscall_fd = -2;
 	}
 	if (th->syscall_fd < 0)
-		return 0;
+		return -1;
 	n = pread(th->syscall_fd, buf, sizeof(buf) - 1, 0);
 	if (n <= 0)
-		return 0;
+		return -1;
 	buf[n] = '\0';
 	nr = strtol(buf, &end, 10);
 	if (end == buf || nr < 0)
-		return 0; /* "running", or blocked outside a system call */
+		return -1; /* "running", or blocked outside a system call */
 	p = end;
 	for (int i = 0; i < 6; i++) { /* skip the arguments */
 		strtoull(p, &end, 16);
 		if (end == p)
-			return 0;
+			return -1;
 		p = end;
 	}
 	sp = strtoull(p, &end, 16);
 	if (end == p)
-		return 0;
+		return -1;
 	p = end;
 	pc = strtoull(p, &end, 16);
 	if (end == p)
-		return 0;
-	return sp == th->last_sp && pc == th->last_pc;
+		return -1;
+	for (int i = 0; i < th->nr_sites; i++)
+		if (th->sites[i].sp == sp && th->sites[i].pc == pc)
+			return i;
+	return -1;
 }
 
 static void close_syscall_fd(struct tracee_thread *th)
@@ -302,6 +325,7 @@ static void tick(struct tracee *t, struct worker *w, uint64_t missed, struct sam
 	st->ticks++;
 	for (size_t i = 0; i < t->nr_threads; i++) {
 		struct tracee_thread *th = t->threads[i];
+		int site;
 
 		if (th->state == TRACEE_INTERRUPTING) {
 			st->late++;
@@ -311,7 +335,8 @@ static void tick(struct tracee *t, struct worker *w, uint64_t missed, struct sam
 		if (th->state != TRACEE_RUNNING || th->new_stop_pending)
 			continue;
 		th->late_ticks += (uint32_t)missed;
-		if (still_blocked(t, th)) {
+		site = blocked_site(t, th);
+		if (site >= 0) {
 			struct item *it = queue_get_free(&w->q);
 
 			if (it) {
@@ -319,6 +344,8 @@ static void tick(struct tracee *t, struct worker *w, uint64_t missed, struct sam
 				it->tid = th->tid;
 				it->weight = 1 + th->late_ticks;
 				it->snap.time_ns = tracee_now_ns();
+				it->site_sp = th->sites[site].sp;
+				it->site_pc = th->sites[site].pc;
 				th->late_ticks = 0;
 				st->reused++;
 				queue_push(&w->q, it);

@@ -1,8 +1,8 @@
 /* The sampling loop: a fixed-rate tick on CLOCK_MONOTONIC (jittered), interrupt every running
  * thread, collect stops as they arrive, copy registers and stack in the stop window, resume at
- * once. A thread still blocked in the same system call at the same user SP and PC as at its
- * last sample (from /proc/PID/task/TID/syscall) is not interrupted at all: its last stack is
- * counted again. That keeps idle threads cheap and, above all, does not wake them: waking a
+ * once. A thread blocked in a system call at the same user SP and PC as one of its last
+ * TRACEE_SITES samples (from /proc/PID/task/TID/syscall) is not interrupted at all: that
+ * sample's stack is counted again. That keeps idle threads cheap and, above all, does not wake them: waking a
  * sleeper with PTRACE_INTERRUPT delays its wakeup until just after the sample, which would
  * phase-lock short bursts of work between ticks. The ptrace thread does nothing else, so signal-delivery-stops are restarted at once;
  * snapshots and thread events go through a queue to a worker thread that calls the caller's
@@ -64,9 +64,10 @@ struct sampler_ops {
 	 * previous stop (a runnable thread waiting for a CPU stops late; skipping those ticks
 	 * would under-count busy threads in a wall-clock profile). */
 	void (*sample)(void *arg, pid_t tid, const struct unwind_snapshot *snap, uint32_t weight);
-	/* Thread @tid is still blocked exactly where its last snapshot was taken (same system
-	 * call, same user SP and PC): count its last stack again, @weight times. */
-	void (*reuse)(void *arg, pid_t tid, uint64_t time_ns, uint32_t weight);
+	/* Thread @tid is blocked in a system call exactly where one of its earlier snapshots
+	 * was taken (user @sp and @pc): count that snapshot's stack again, @weight times. */
+	void (*reuse)(void *arg, pid_t tid, uint64_t sp, uint64_t pc, uint64_t time_ns,
+		      uint32_t weight);
 	/* TRACEE_EV_THREAD_NEW, _THREAD_GONE or _EXEC happened to @tid. */
 	void (*event)(void *arg, int kind, pid_t tid);
 };

@@ -18,6 +18,8 @@ enum tracee_thread_state {
 	TRACEE_GROUP_STOPPED, /* in group-stop (SIGSTOP & co), held with PTRACE_LISTEN */
 };
 
+#define TRACEE_SITES 4
+
 struct tracee_thread {
 	pid_t tid;
 	enum tracee_thread_state state;
@@ -27,8 +29,9 @@ struct tracee_thread {
 	/* owned by the sampler: */
 	uint32_t late_ticks;    /* ticks that found the interrupt still pending */
 	int syscall_fd;         /* kept open /proc/PID/task/TID/syscall; -1 not yet, -2 failed */
-	int have_last;          /* last_sp/last_pc are those of the thread's last sample */
-	uint64_t last_sp, last_pc;
+	/* places (user SP, PC) where samples of this thread were taken, newest first */
+	struct tracee_site { uint64_t sp, pc; } sites[TRACEE_SITES];
+	int nr_sites;
 	void *user;             /* the caller's per-thread data */
 };
 
