@@ -52,10 +52,21 @@ int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
 	int ret, n = 0;
 	ssize_t got;
 
-	(void)pid;
 	ret = arch->regs_read(tid, &snap->regs);
 	if (ret < 0)
 		return ret;
+	/* the mask is the same for the whole process: ask the kernel once per process */
+	if (arch->pac_mask_read) {
+		static pid_t mask_pid;
+		static uint64_t mask;
+
+		if (mask_pid != pid) {
+			if (arch->pac_mask_read(tid, &mask) < 0)
+				mask = 0; /* no pointer authentication */
+			mask_pid = pid;
+		}
+		snap->pac_mask = mask;
+	}
 	snap->tid = tid;
 	sp = perch_regs_sp(arch, &snap->regs);
 	snap->stack_addr = sp;
@@ -399,6 +410,14 @@ void unwinder_flush(struct unwinder *u)
 	u->generation = u->ms->generation;
 }
 
+/* Is @addr in an executable mapping? (A frame-pointer chain that leaves code is garbage.) */
+static int is_code(struct unwinder *u, uint64_t addr)
+{
+	const struct modules_map *mm = modules_find(u->ms, addr);
+
+	return mm && (mm->prot & PROC_MAPS_PROT_EXEC);
+}
+
 /* Registers of the cursor's current frame, for the frame-pointer fallback. */
 static void cursor_regs(struct unwinder *u, unw_cursor_t *c, struct perch_regs *r)
 {
@@ -443,35 +462,51 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 
 	while (n < max) {
 		struct perch_regs r, next;
+		unw_proc_info_t pi;
 		unw_word_t ip, sp;
-		int ret = cursor_ok ? unw_step(&c) : -UNW_EUNSPEC;
+		int ret, have_pi = 0;
 
+		/* with a link register, the caller of a leaf has the same SP; remember the
+		 * current function's range to tell that from libunwind guessing with a stale LR */
+		if (cursor_ok && a->dw_lr >= 0)
+			have_pi = unw_get_proc_info(&c, &pi) == 0 && pi.end_ip > pi.start_ip;
+		ret = cursor_ok ? unw_step(&c) : -UNW_EUNSPEC;
 		if (ret > 0 && unw_get_reg(&c, UNW_REG_IP, &ip) == 0 &&
 		    unw_get_reg(&c, UNW_REG_SP, &sp) == 0) {
+			ip &= ~snap->pac_mask;
 			if (ip == 0)
 				break;
-			/* a frame must move up the stack; equal SP only for a leaf's caller */
-			if (sp < prev_sp || (sp == prev_sp && ip == pcs[n - 1]))
-				break;
-			pcs[n++] = ip;
-			prev_sp = sp;
-			continue;
+			/* a frame must move up the stack (equal SP only for a leaf's caller, which
+			 * is another function): a step that does not is libunwind guessing (its
+			 * aarch64 fallback returns LR); let the frame pointers decide */
+			if (sp > prev_sp ||
+			    (sp == prev_sp && ip != pcs[n - 1] &&
+			     !(have_pi && ip >= pi.start_ip && ip < pi.end_ip))) {
+				pcs[n++] = ip;
+				prev_sp = sp;
+				continue;
+			}
 		}
-		if (ret == 0)
-			break; /* CFI marks the outermost frame */
-		/* CFI failed: try one frame-pointer step from where the cursor stands */
+		/* CFI failed, or says this is the outermost frame (libunwind 1.6.2 also says so on
+		 * CFI it cannot read, e.g. aarch64 pointer authentication): try one frame-pointer
+		 * step from where the cursor stands. At a real thread root the frame pointer is 0
+		 * (_start and clone clear it), so the walk ends there by itself. */
 		if (cursor_ok)
 			cursor_regs(u, &c, &r);
 		else
 			r = u->cur;
 		if (a->fp_step(&r, &mem, &next) < 0) {
-			*flags |= UNWIND_CFI_FAILED;
+			if (ret != 0)
+				*flags |= UNWIND_CFI_FAILED;
 			break;
 		}
-		ip = perch_regs_pc(a, &next);
+		ip = perch_regs_pc(a, &next) & ~snap->pac_mask;
 		sp = perch_regs_sp(a, &next);
-		if (ip == 0 || sp <= prev_sp)
+		if (ip == 0 || sp <= prev_sp || !is_code(u, ip))
 			break;
+		next.r[a->dw_pc] = ip;
+		if (a->dw_lr >= 0)
+			next.r[a->dw_lr] = ip;
 		pcs[n++] = ip;
 		prev_sp = sp;
 		*flags |= UNWIND_FP_USED;

@@ -38,6 +38,28 @@ static int aarch64_regs_read(pid_t tid, struct perch_regs *out)
 #endif
 }
 
+#ifndef NT_ARM_PAC_MASK
+#define NT_ARM_PAC_MASK 0x406
+#endif
+
+/* PTRACE_GETREGSET NT_ARM_PAC_MASK: struct user_pac_mask { data_mask, insn_mask } */
+static int aarch64_pac_mask_read(pid_t tid, uint64_t *mask)
+{
+#if defined(__aarch64__)
+	uint64_t m[2];
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(m) };
+
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_ARM_PAC_MASK, &iov) < 0)
+		return -errno;
+	*mask = m[1];
+	return 0;
+#else
+	(void)tid;
+	(void)mask;
+	return -ENOSYS;
+#endif
+}
+
 /* Caller frame from the x29 chain: [x29] = caller's x29, [x29+8] = return address. */
 static int aarch64_fp_step(const struct perch_regs *in, const struct perch_mem *mem,
 			   struct perch_regs *out)
@@ -77,4 +99,5 @@ const struct perch_arch perch_arch_aarch64 = {
 	.cs_mode = CS_MODE_ARM,
 	.regs_read = aarch64_regs_read,
 	.fp_step = aarch64_fp_step,
+	.pac_mask_read = aarch64_pac_mask_read,
 };

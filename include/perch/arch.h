@@ -37,6 +37,10 @@ struct perch_arch {
 	 * 0, -ENOENT at the end of the chain, or -errno. */
 	int (*fp_step)(const struct perch_regs *in, const struct perch_mem *mem,
 		       struct perch_regs *out);
+	/* The bits of a code address that pointer authentication uses (to clear from return
+	 * addresses), for a stopped thread. NULL when the architecture has none; -errno when
+	 * the kernel does not report it (no PAC). Host arch only. */
+	int (*pac_mask_read)(pid_t tid, uint64_t *mask);
 };
 
 extern const struct perch_arch perch_arch_x86_64, perch_arch_aarch64;

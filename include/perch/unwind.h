@@ -21,6 +21,7 @@ struct unwind_snapshot {
 	size_t stack_len;     /* bytes copied */
 	size_t stack_cap;
 	uint8_t *stack;
+	uint64_t pac_mask;    /* pointer-authentication bits to clear from return addresses */
 };
 
 /* Copy up to @snap->stack_cap bytes of stack from SP of the stopped thread @tid (page by page,
