@@ -6,29 +6,11 @@
 #include <unistd.h>
 
 #include "perch/cpustat.h"
+#include "perch/textscan.h"
 #include "perch/xalloc.h"
 
 /* Longest cpu line: "cpuNNNN" + 10 numbers of 20 digits, with margin. */
 #define CPUSTAT_LINE_MAX 512
-
-static int parse_u64(const char **s, const char *eol, uint64_t *out)
-{
-	const char *p = *s;
-	uint64_t v = 0;
-
-	if (p >= eol || *p < '0' || *p > '9')
-		return -EINVAL;
-	for (; p < eol && *p >= '0' && *p <= '9'; p++) {
-		unsigned int d = (unsigned int)(*p - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-	}
-	*s = p;
-	*out = v;
-	return 0;
-}
 
 /* The numbers after "cpu" / "cpuN": at least 4 (user nice system idle), at most 10. */
 static int parse_times(const char *p, const char *eol, struct cpustat_times *t)
@@ -39,13 +21,11 @@ static int parse_times(const char *p, const char *eol, struct cpustat_times *t)
 
 	memset(t, 0, sizeof(*t));
 	while (p < eol) {
-		if (*p != ' ')
+		if (!textscan_skip_spaces(&p, eol))
 			return -EINVAL;
-		while (p < eol && *p == ' ')
-			p++;
 		if (p == eol)
 			break; /* trailing spaces */
-		if (n == ARRAY_SIZE(f) || parse_u64(&p, eol, f[n]))
+		if (n == ARRAY_SIZE(f) || textscan_u64(&p, eol, f[n]))
 			return -EINVAL;
 		n++;
 	}
@@ -54,24 +34,22 @@ static int parse_times(const char *p, const char *eol, struct cpustat_times *t)
 
 int cpustat_parse(const char *text, struct cpustat *out)
 {
-	const char *line, *eol;
+	const char *pos = text, *line, *eol;
 	size_t alloc = 0;
 	int have_all = 0;
 
 	memset(out, 0, sizeof(*out));
-	for (line = text; *line; line = *eol ? eol + 1 : eol) {
+	while ((line = textscan_line(&pos, &eol))) {
 		struct cpustat_times t;
-		const char *p;
+		const char *p = line;
 		uint64_t id;
 
-		eol = strchrnul(line, '\n');
-		if (eol - line < 3 || memcmp(line, "cpu", 3))
+		if (textscan_expect(&p, eol, "cpu"))
 			continue; /* intr, ctxt, btime, processes, ... */
 		if (eol - line > CPUSTAT_LINE_MAX) {
 			out->bad_lines++;
 			continue;
 		}
-		p = line + 3;
 		if (*p == ' ') {
 			if (have_all || parse_times(p, eol, &t)) {
 				out->bad_lines++;
@@ -81,8 +59,8 @@ int cpustat_parse(const char *text, struct cpustat *out)
 			have_all = 1;
 			continue;
 		}
-		if (parse_u64(&p, eol, &id) || id >= CPUSTAT_MAX_CPUS || parse_times(p, eol, &t) ||
-		    out->nr_cpus >= CPUSTAT_MAX_CPUS ||
+		if (textscan_u64(&p, eol, &id) || id >= CPUSTAT_MAX_CPUS ||
+		    parse_times(p, eol, &t) || out->nr_cpus >= CPUSTAT_MAX_CPUS ||
 		    (out->nr_cpus && (uint64_t)out->cpus[out->nr_cpus - 1].id >= id)) {
 			out->bad_lines++;
 			continue;

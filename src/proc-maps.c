@@ -7,6 +7,7 @@
 
 #include "perch/proc-maps.h"
 #include "perch/proc-task.h"
+#include "perch/textscan.h"
 #include "perch/xalloc.h"
 
 /* More mappings than vm.max_map_count allows by default (65530), with a wide margin. */
@@ -21,62 +22,6 @@ struct maps_table {
 	char *paths;
 };
 
-/* Parse 1..@max_digits hex digits at *@s, advance *@s. 0 or -EINVAL. */
-static int parse_hex(const char **s, int max_digits, uint64_t *out)
-{
-	const char *p = *s;
-	uint64_t v = 0;
-	int n;
-
-	for (n = 0;; n++, p++) {
-		int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F')
-			d = *p - 'A' + 10;
-		else
-			break;
-		if (n >= max_digits)
-			return -EINVAL;
-		v = v << 4 | (uint64_t)d;
-	}
-	if (!n)
-		return -EINVAL;
-	*s = p;
-	*out = v;
-	return 0;
-}
-
-static int parse_dec(const char **s, uint64_t *out)
-{
-	const char *p = *s;
-	uint64_t v = 0;
-
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		unsigned int d = (unsigned int)(*p - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-	}
-	*s = p;
-	*out = v;
-	return 0;
-}
-
-static int expect(const char **s, char c)
-{
-	if (**s != c)
-		return -EINVAL;
-	(*s)++;
-	return 0;
-}
-
 /* One line, [@line, @eol). The path is copied to *@arena (NUL-terminated) and *@arena
  * advanced. 0 or -EINVAL. */
 static int parse_line(const char *line, const char *eol, struct proc_map *m, char **arena)
@@ -88,8 +33,8 @@ static int parse_line(const char *line, const char *eol, struct proc_map *m, cha
 	int i;
 
 	memset(m, 0, sizeof(*m));
-	if (parse_hex(&p, 16, &m->start) || expect(&p, '-') || parse_hex(&p, 16, &m->end) ||
-	    expect(&p, ' '))
+	if (textscan_x64(&p, eol, 16, &m->start) || textscan_expect(&p, eol, "-") ||
+	    textscan_x64(&p, eol, 16, &m->end) || textscan_expect(&p, eol, " "))
 		return -EINVAL;
 	if (m->start >= m->end)
 		return -EINVAL;
@@ -103,20 +48,17 @@ static int parse_line(const char *line, const char *eol, struct proc_map *m, cha
 		else
 			return -EINVAL;
 	}
-	if (expect(&p, ' ') || parse_hex(&p, 16, &m->offset) || expect(&p, ' ') ||
-	    parse_hex(&p, 8, &major) || expect(&p, ':') || parse_hex(&p, 8, &minor) ||
-	    expect(&p, ' ') || parse_dec(&p, &m->inode))
+	if (textscan_expect(&p, eol, " ") || textscan_x64(&p, eol, 16, &m->offset) ||
+	    textscan_expect(&p, eol, " ") || textscan_x64(&p, eol, 8, &major) ||
+	    textscan_expect(&p, eol, ":") || textscan_x64(&p, eol, 8, &minor) ||
+	    textscan_expect(&p, eol, " ") || textscan_u64(&p, eol, &m->inode))
 		return -EINVAL;
 	m->dev_major = (uint32_t)major;
 	m->dev_minor = (uint32_t)minor;
-	if (p > eol)
-		return -EINVAL;
 	/* the kernel pads with spaces to a column before the path; an anonymous mapping
 	 * may end with the padding or directly after the inode */
-	if (p < eol && *p != ' ')
+	if (!textscan_skip_spaces(&p, eol) && p < eol)
 		return -EINVAL;
-	while (p < eol && *p == ' ')
-		p++;
 	len = (size_t)(eol - p);
 	if (len >= sizeof(deleted_suffix) - 1 &&
 	    !memcmp(eol - (sizeof(deleted_suffix) - 1), deleted_suffix,
@@ -136,17 +78,16 @@ struct proc_maps *proc_maps_parse(const char *text, size_t *bad_lines)
 	size_t textlen = strlen(text), alloc = 0, bad = 0, lines = 0;
 	struct maps_table *t = xcalloc(1, sizeof(*t));
 	struct proc_maps *m = &t->pub;
-	const char *line, *eol;
+	const char *pos = text, *line, *eol;
 	char *arena;
 
 	/* every path is at most its line's length and takes that line's '\n' for its NUL
 	 * (+1 for a last line without '\n'): the arena never needs to grow */
 	t->paths = arena = xmalloc(textlen + 1);
-	for (line = text; *line && lines < PROC_MAPS_MAX_LINES; line = *eol ? eol + 1 : eol) {
+	while (lines < PROC_MAPS_MAX_LINES && (line = textscan_line(&pos, &eol))) {
 		struct proc_map cur;
 		char *mark = arena;
 
-		eol = strchrnul(line, '\n');
 		lines++;
 		if (eol == line)
 			continue; /* blank line (e.g. the end of a file) */
@@ -165,7 +106,7 @@ struct proc_maps *proc_maps_parse(const char *text, size_t *bad_lines)
 		ALLOC_GROW(m->maps, m->nr + 1, alloc);
 		m->maps[m->nr++] = cur;
 	}
-	if (*line)
+	if (*pos)
 		bad++; /* lines beyond the limit count as one bad line */
 	if (bad_lines)
 		*bad_lines = bad;

@@ -8,6 +8,7 @@
 
 #include "perch/proc-smaps.h"
 #include "perch/proc-task.h"
+#include "perch/textscan.h"
 #include "perch/xalloc.h"
 
 /* More mappings than vm.max_map_count allows by default (65530), with a wide margin. */
@@ -75,63 +76,6 @@ uint64_t proc_smaps_uss(const struct proc_smaps_usage *u)
 	return sat_add(u->private_clean, u->private_dirty);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Parse 1..@max_digits hex digits at *@s (before @eol), advance *@s. 0 or -EINVAL. */
-static int parse_hex(const char **s, const char *eol, int max_digits, uint64_t *out)
-{
-	const char *p = *s;
-	uint64_t v = 0;
-	int n, d;
-
-	for (n = 0; p < eol && (d = hexval(*p)) >= 0; n++, p++) {
-		if (n >= max_digits)
-			return -EINVAL;
-		v = v << 4 | (uint64_t)d;
-	}
-	if (!n)
-		return -EINVAL;
-	*s = p;
-	*out = v;
-	return 0;
-}
-
-static int parse_dec(const char **s, const char *eol, uint64_t *out)
-{
-	const char *p = *s;
-	uint64_t v = 0;
-
-	if (p >= eol || *p < '0' || *p > '9')
-		return -EINVAL;
-	for (; p < eol && *p >= '0' && *p <= '9'; p++) {
-		unsigned int d = (unsigned int)(*p - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-	}
-	*s = p;
-	*out = v;
-	return 0;
-}
-
-static int expect(const char **s, const char *eol, char c)
-{
-	if (*s >= eol || **s != c)
-		return -EINVAL;
-	(*s)++;
-	return 0;
-}
-
 /* Does [@line, @eol) start like a header ("<hex>-")? Field keys such as "AnonHugePages:"
  * start with hex letters too, so the '-' decides. */
 static int looks_like_header(const char *line, const char *eol)
@@ -139,7 +83,7 @@ static int looks_like_header(const char *line, const char *eol)
 	const char *p = line;
 	uint64_t v;
 
-	return !parse_hex(&p, eol, 16, &v) && p < eol && *p == '-';
+	return !textscan_x64(&p, eol, 16, &v) && p < eol && *p == '-';
 }
 
 /* A header line into @m; the path is returned as [*@path, *@path + *@plen) inside the line.
@@ -153,8 +97,8 @@ static int parse_header(const char *line, const char *eol, struct proc_map *m, c
 	int i;
 
 	memset(m, 0, sizeof(*m));
-	if (parse_hex(&p, eol, 16, &m->start) || expect(&p, eol, '-') ||
-	    parse_hex(&p, eol, 16, &m->end) || expect(&p, eol, ' '))
+	if (textscan_x64(&p, eol, 16, &m->start) || textscan_expect(&p, eol, "-") ||
+	    textscan_x64(&p, eol, 16, &m->end) || textscan_expect(&p, eol, " "))
 		return -EINVAL;
 	if (m->start >= m->end)
 		return -EINVAL;
@@ -168,16 +112,15 @@ static int parse_header(const char *line, const char *eol, struct proc_map *m, c
 		else
 			return -EINVAL;
 	}
-	if (expect(&p, eol, ' ') || parse_hex(&p, eol, 16, &m->offset) || expect(&p, eol, ' ') ||
-	    parse_hex(&p, eol, 8, &major) || expect(&p, eol, ':') ||
-	    parse_hex(&p, eol, 8, &minor) || expect(&p, eol, ' ') || parse_dec(&p, eol, &m->inode))
+	if (textscan_expect(&p, eol, " ") || textscan_x64(&p, eol, 16, &m->offset) ||
+	    textscan_expect(&p, eol, " ") || textscan_x64(&p, eol, 8, &major) ||
+	    textscan_expect(&p, eol, ":") || textscan_x64(&p, eol, 8, &minor) ||
+	    textscan_expect(&p, eol, " ") || textscan_u64(&p, eol, &m->inode))
 		return -EINVAL;
 	m->dev_major = (uint32_t)major;
 	m->dev_minor = (uint32_t)minor;
-	if (p < eol && *p != ' ')
+	if (!textscan_skip_spaces(&p, eol) && p < eol)
 		return -EINVAL;
-	while (p < eol && *p == ' ')
-		p++;
 	*path = p;
 	*plen = (size_t)(eol - p);
 	if (*plen >= sizeof(deleted_suffix) - 1 &&
@@ -210,9 +153,8 @@ static int parse_field(const char *line, const char *eol, struct proc_smaps_usag
 	if (i == ARRAY_SIZE(smaps_fields))
 		return 0; /* VmFlags:, THPeligible:, Name:, a field of a newer kernel ... */
 	p = colon + 1;
-	while (p < eol && *p == ' ')
-		p++;
-	if (parse_dec(&p, eol, &v) || eol - p != 3 || memcmp(p, " kB", 3))
+	textscan_skip_spaces(&p, eol);
+	if (textscan_u64(&p, eol, &v) || eol - p != 3 || memcmp(p, " kB", 3))
 		return -EINVAL;
 	*(uint64_t *)((char *)u + smaps_fields[i].off) = v;
 	*has |= smaps_fields[i].bit;
@@ -225,18 +167,17 @@ struct proc_smaps *proc_smaps_parse(const char *text)
 	struct smaps_table *t = xcalloc(1, sizeof(*t));
 	struct proc_smaps *s = &t->pub;
 	struct proc_smap *cur = NULL;
-	const char *line, *eol;
+	const char *pos = text, *line, *eol;
 	size_t *path_off = NULL;
 
 	/* paths go to one arena at offsets (the arena shrinks at the end, then the pointers are
 	 * set); no path is longer than its line, so textlen + 1 always suffices */
 	t->paths = xmalloc(textlen + 1);
-	for (line = text; *line; line = *eol ? eol + 1 : eol) {
+	while ((line = textscan_line(&pos, &eol))) {
 		struct proc_map m;
 		const char *path;
 		size_t plen;
 
-		eol = strchrnul(line, '\n');
 		if (eol == line)
 			continue;
 		if (eol - line > PROC_SMAPS_MAX_LINE) {
@@ -310,12 +251,11 @@ void proc_smaps_free(struct proc_smaps *s)
 
 int proc_smaps_rollup_parse(const char *text, struct proc_smaps_rollup *out)
 {
-	const char *line, *eol;
+	const char *pos = text, *line, *eol;
 	int have_header = 0;
 
 	memset(out, 0, sizeof(*out));
-	for (line = text; *line; line = *eol ? eol + 1 : eol) {
-		eol = strchrnul(line, '\n');
+	while ((line = textscan_line(&pos, &eol))) {
 		if (eol == line)
 			continue;
 		if (eol - line > PROC_SMAPS_MAX_LINE) {

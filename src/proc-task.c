@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "perch/proc-task.h"
+#include "perch/textscan.h"
 #include "perch/xalloc.h"
 
 /* Larger than any /proc file perch reads (maps of a big Android app is a few MB). */
@@ -62,26 +63,6 @@ fail:
 	return NULL;
 }
 
-/* Parse an unsigned decimal at *@s (no sign, at least one digit), advance *@s. 0 or -EINVAL. */
-static int parse_u64(const char **s, uint64_t *out)
-{
-	const char *p = *s;
-	uint64_t v = 0;
-
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		unsigned int d = (unsigned int)(*p - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-	}
-	*s = p;
-	*out = v;
-	return 0;
-}
-
 /* Signed decimal that fits an int. 0 or -EINVAL. */
 static int parse_int(const char **s, int *out)
 {
@@ -93,17 +74,17 @@ static int parse_int(const char **s, int *out)
 		neg = 1;
 		p++;
 	}
-	if (parse_u64(&p, &v) || v > (uint64_t)INT_MAX + neg)
+	if (textscan_u64(&p, NULL, &v) || v > (uint64_t)INT_MAX + neg)
 		return -EINVAL;
 	*out = neg ? (int)(-(int64_t)v) : (int)v;
 	*s = p;
 	return 0;
 }
 
-/* A whole field: the number must end at @end (space, newline or NUL). */
+/* A whole field: the number must be followed by a space, a newline or the NUL. */
 static int field_u64(const char *s, uint64_t *out)
 {
-	if (parse_u64(&s, out))
+	if (textscan_u64(&s, NULL, out))
 		return -EINVAL;
 	return (*s == ' ' || *s == '\n' || *s == '\0') ? 0 : -EINVAL;
 }
@@ -136,7 +117,7 @@ int proc_stat_parse(const char *text, struct proc_stat *out)
 
 	memset(out, 0, sizeof(*out));
 	p = text;
-	if (parse_u64(&p, &pid) || pid == 0 || pid > INT_MAX || p[0] != ' ' || p[1] != '(')
+	if (textscan_u64(&p, NULL, &pid) || pid == 0 || pid > INT_MAX || p[0] != ' ' || p[1] != '(')
 		return -EINVAL;
 	open = p + 1;
 	/* the comm may itself contain ") ", so the comm ends at the LAST ')' */
@@ -198,27 +179,12 @@ static int status_id(const char *v, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* A hex mask that is the whole value (the kernel prints exactly 16 digits). */
 static int status_hex(const char *v, uint64_t *out)
 {
-	uint64_t x = 0;
-	int digits = 0;
+	uint64_t x;
 
-	for (; *v && *v != '\n'; v++, digits++) {
-		int d;
-
-		if (*v >= '0' && *v <= '9')
-			d = *v - '0';
-		else if (*v >= 'a' && *v <= 'f')
-			d = *v - 'a' + 10;
-		else if (*v >= 'A' && *v <= 'F')
-			d = *v - 'A' + 10;
-		else
-			return -EINVAL;
-		if (digits >= 16) /* the kernel prints exactly 16 */
-			return -EINVAL;
-		x = x << 4 | (uint64_t)d;
-	}
-	if (!digits)
+	if (textscan_x64(&v, NULL, 16, &x) || (*v != '\n' && *v != '\0'))
 		return -EINVAL;
 	*out = x;
 	return 0;
@@ -226,16 +192,13 @@ static int status_hex(const char *v, uint64_t *out)
 
 int proc_status_parse(const char *text, struct proc_status *out)
 {
+	const char *pos = text, *line, *eol, *v;
 	int have_name = 0, have_tgid = 0;
-	const char *line, *next, *v;
 	uint64_t x;
 
 	memset(out, 0, sizeof(*out));
 	out->threads = -1;
-	for (line = text; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			next++;
+	while ((line = textscan_line(&pos, &eol))) {
 		if ((v = status_value(line, "Name"))) {
 			/* the kernel escapes '\n' and '\\' in Name, so the value is one line */
 			size_t n = strcspn(v, "\n");
@@ -260,11 +223,12 @@ int proc_status_parse(const char *text, struct proc_status *out)
 			out->tracer_pid = (pid_t)x;
 		} else if ((v = status_value(line, "Uid"))) {
 			/* "Uid:\treal\teffective\tsaved\tfs" */
-			if (parse_u64(&v, &x) || x > UINT32_MAX || *v != '\t')
+			if (textscan_u64(&v, eol, &x) || x > UINT32_MAX || *v != '\t')
 				return -EINVAL;
 			out->uid_real = (uid_t)x;
 			v++;
-			if (parse_u64(&v, &x) || x > UINT32_MAX || (*v != '\t' && *v != '\n' && *v))
+			if (textscan_u64(&v, eol, &x) || x > UINT32_MAX ||
+			    (*v != '\t' && *v != '\n' && *v))
 				return -EINVAL;
 			out->uid_effective = (uid_t)x;
 		} else if ((v = status_value(line, "Threads"))) {
@@ -337,7 +301,7 @@ int proc_task_list_dir(const char *dir, pid_t **tids)
 		if (!de)
 			break;
 		s = de->d_name;
-		if (parse_u64(&s, &v) || *s || v == 0 || v > INT_MAX)
+		if (textscan_u64(&s, NULL, &v) || *s || v == 0 || v > INT_MAX)
 			continue; /* ".", ".." and anything that is not a thread id */
 		if (nr >= PROC_TASK_MAX)
 			break;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "perch/proc-task.h"
+#include "perch/textscan.h"
 #include "perch/waitreason.h"
 #include "perch/xalloc.h"
 
@@ -812,50 +813,18 @@ const char *waitreason_syscall_name(unsigned int e_machine, long nr)
 	return NULL;
 }
 
-/* "0x" and 1..16 hex digits at *@s; advance. 0 or -EINVAL. */
-static int parse_hex64(const char **s, uint64_t *out)
+/* " 0x" and 1..16 hex digits: one argument, sp or pc. 0 or -EINVAL. */
+static int parse_arg(const char **s, const char *end, uint64_t *out)
 {
-	const char *p = *s;
-	uint64_t v = 0;
-	int n;
-
-	if (p[0] != '0' || p[1] != 'x')
+	if (textscan_expect(s, end, " 0x") || textscan_x64(s, end, 16, out))
 		return -EINVAL;
-	for (p += 2, n = 0;; p++, n++) {
-		int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F')
-			d = *p - 'A' + 10;
-		else
-			break;
-		if (n >= 16)
-			return -EINVAL;
-		v = v << 4 | (uint64_t)d;
-	}
-	if (!n)
-		return -EINVAL;
-	*s = p;
-	*out = v;
 	return 0;
-}
-
-/* " 0x..." */
-static int parse_arg(const char **s, uint64_t *out)
-{
-	if (**s != ' ')
-		return -EINVAL;
-	(*s)++;
-	return parse_hex64(s, out);
 }
 
 int waitreason_syscall_parse(const char *text, struct waitreason_syscall *out)
 {
 	const char *p = text, *end;
-	long nr = 0;
+	uint64_t nr;
 	int i;
 
 	memset(out, 0, sizeof(*out));
@@ -870,27 +839,21 @@ int waitreason_syscall_parse(const char *text, struct waitreason_syscall *out)
 		out->what = WAITREASON_SC_RUNNING;
 		return 0;
 	}
-	if (p[0] == '-' && p[1] == '1' && p[2] == ' ') {
-		p += 2;
-		if (parse_arg(&p, &out->sp) || parse_arg(&p, &out->pc) || p != end)
+	if (!textscan_expect(&p, end, "-1")) {
+		if (parse_arg(&p, end, &out->sp) || parse_arg(&p, end, &out->pc) || p != end)
 			return -EINVAL;
 		out->what = WAITREASON_SC_NONE;
 		return 0;
 	}
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (nr > 99999)
-			return -EINVAL; /* no syscall number has six digits */
-		nr = nr * 10 + (*p - '0');
-	}
+	if (textscan_u64(&p, end, &nr) || nr > 999999)
+		return -EINVAL; /* no syscall number has seven digits */
 	for (i = 0; i < 6; i++)
-		if (parse_arg(&p, &out->args[i]))
+		if (parse_arg(&p, end, &out->args[i]))
 			return -EINVAL;
-	if (parse_arg(&p, &out->sp) || parse_arg(&p, &out->pc) || p != end)
+	if (parse_arg(&p, end, &out->sp) || parse_arg(&p, end, &out->pc) || p != end)
 		return -EINVAL;
 	out->what = WAITREASON_SC_SYSCALL;
-	out->nr = nr;
+	out->nr = (long)nr;
 	return 0;
 }
 
