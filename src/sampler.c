@@ -17,6 +17,7 @@
 #include "perch/sampler.h"
 #include "perch/tracee.h"
 #include "perch/unwind.h"
+#include "perch/waitreason.h"
 #include "perch/xalloc.h"
 
 #define SAMPLER_NICE (-10)
@@ -268,10 +269,9 @@ static uint64_t jitter_ns(uint64_t period)
  * site's index, or -1. */
 static int blocked_site(struct tracee *t, struct tracee_thread *th)
 {
-	char buf[256], *p, *end;
-	uint64_t sp, pc;
+	struct waitreason_syscall sc;
+	char buf[256];
 	ssize_t n;
-	long nr;
 
 	if (!th->nr_sites)
 		return -1;
@@ -289,25 +289,11 @@ static int blocked_site(struct tracee *t, struct tracee_thread *th)
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
-	nr = strtol(buf, &end, 10);
-	if (end == buf || nr < 0)
-		return -1; /* "running", or blocked outside a system call */
-	p = end;
-	for (int i = 0; i < 6; i++) { /* skip the arguments */
-		strtoull(p, &end, 16);
-		if (end == p)
-			return -1;
-		p = end;
-	}
-	sp = strtoull(p, &end, 16);
-	if (end == p)
-		return -1;
-	p = end;
-	pc = strtoull(p, &end, 16);
-	if (end == p)
+	/* "running", or blocked outside a system call: interrupt it */
+	if (waitreason_syscall_parse(buf, &sc) < 0 || sc.what != WAITREASON_SC_SYSCALL)
 		return -1;
 	for (int i = 0; i < th->nr_sites; i++)
-		if (th->sites[i].sp == sp && th->sites[i].pc == pc)
+		if (th->sites[i].sp == sc.sp && th->sites[i].pc == sc.pc)
 			return i;
 	return -1;
 }
