@@ -18,6 +18,8 @@
 #define DI_MAX_NODES	   (1u << 22) /* functions + inlined subroutines per CU */
 #define DI_MAX_RANGES	   (1u << 22) /* address ranges per CU */
 #define DI_MAX_CUS	   (1u << 20)
+#define DI_MAX_SCOPES	   (1u << 22) /* C++ scopes and scoped functions, all CUs together */
+#define DI_MAX_PATH	   4096	      /* longest source path we build */
 
 /* An address range [lo, hi) and what it belongs to (a CU or a function node). */
 struct di_range {
@@ -41,11 +43,27 @@ struct di_seq {
 /* A concrete subprogram or inlined subroutine. Nodes are stored in preorder, so the
  * descendants of node i are nodes i+1 .. end-1. */
 struct di_node {
-	const char *name; /* into libdwarf's string sections; NULL when unknown */
+	const char *name;   /* libdwarf's string sections or di_fnscope.qual; NULL when unknown */
+	Dwarf_Off decl_off; /* last DIE of the origin/specification chain; 0 if it had a linkage
+			     * name (no need to qualify @name) */
 	uint32_t call_file, call_line;
 	uint32_t end;
 	uint32_t range_first, nr_ranges; /* into di_cu.node_ranges */
 	int inlined;
+};
+
+/* A C++ scope (DW_TAG_namespace, class, struct, union) seen while walking a CU. */
+struct di_scope {
+	const char *name; /* NULL for an anonymous one */
+	uint32_t parent;  /* index + 1 into debuginfo.scopes; 0 at CU level */
+	int tag;
+};
+
+/* A subprogram DIE declared in a C++ scope, by .debug_info offset (open addressing). */
+struct di_fnscope {
+	Dwarf_Off off;
+	uint32_t scope; /* index + 1 into debuginfo.scopes; 0: empty slot */
+	char *qual;	/* "ns::cls::name", built on first use */
 };
 
 struct di_cu {
@@ -53,6 +71,8 @@ struct di_cu {
 	uint64_t base;	   /* DW_AT_low_pc: base address of DWARF 4 range lists */
 	int version;	   /* CU version */
 	int state;	   /* 0: not loaded, 1: loaded, -1: failed */
+	int cxx;	   /* DW_AT_language is C++: qualify names with their scopes */
+	int scoped;	   /* its C++ scopes are in debuginfo.scopes / fnscopes */
 
 	char **files; /* indexed by line-table file number; entries may be NULL */
 	size_t nr_files;
@@ -76,6 +96,11 @@ struct debuginfo {
 	size_t nr_cus;
 	struct di_range *cu_ranges; /* sorted by lo; idx = CU */
 	size_t nr_cu_ranges;
+
+	struct di_scope *scopes;
+	size_t nr_scopes, alloc_scopes;
+	struct di_fnscope *fnscopes; /* hash table, power-of-two capacity */
+	size_t nr_fnscopes, fnscopes_cap;
 };
 
 static void drop_err(struct debuginfo *di, Dwarf_Error err)
@@ -202,25 +227,42 @@ static Dwarf_Die die_at(struct debuginfo *di, Dwarf_Off off)
 	return die;
 }
 
+static Dwarf_Off die_offset(struct debuginfo *di, Dwarf_Die die)
+{
+	Dwarf_Error err = NULL;
+	Dwarf_Off off = 0;
+
+	if (dwarf_dieoffset(die, &off, &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		return 0;
+	}
+	return off;
+}
+
 /* Function name: the linkage name if any DIE along the abstract_origin / specification chain
- * has one, else the first DW_AT_name. Strings live in libdwarf's sections until dwarf_finish. */
-static const char *die_func_name(struct debuginfo *di, Dwarf_Die die)
+ * has one, else the first DW_AT_name. Strings live in libdwarf's sections until dwarf_finish.
+ * Without a linkage name, *@decl_off is the offset of the chain's last DIE (the declaration,
+ * which sits in the function's namespace or class), else 0. */
+static const char *die_func_name(struct debuginfo *di, Dwarf_Die die, Dwarf_Off *decl_off)
 {
 	const char *name = NULL, *s;
 	Dwarf_Die cur = die, next;
 	Dwarf_Off off;
 	int hops;
 
+	*decl_off = 0;
 	for (hops = 0; cur && hops < DI_MAX_ORIGIN_HOPS; hops++) {
 		s = die_string(di, cur, DW_AT_linkage_name);
 		if (!s)
 			s = die_string(di, cur, DW_AT_MIPS_linkage_name);
 		if (s) {
 			name = s;
+			*decl_off = 0;
 			break;
 		}
 		if (!name)
 			name = die_string(di, cur, DW_AT_name);
+		*decl_off = die_offset(di, cur);
 		next = NULL;
 		if (!die_ref(di, cur, DW_AT_abstract_origin, &off) ||
 		    !die_ref(di, cur, DW_AT_specification, &off))
@@ -467,7 +509,7 @@ static void add_node_tree(struct debuginfo *di, struct di_cu *cu, Dwarf_Die die,
 	n->inlined = inlined;
 	n->range_first = (uint32_t)first;
 	n->nr_ranges = (uint32_t)(cu->nr_node_ranges - first);
-	n->name = die_func_name(di, die);
+	n->name = die_func_name(di, die, &n->decl_off);
 	if (inlined) {
 		if (!die_udata(di, die, DW_AT_call_file, &v) && v <= UINT32_MAX)
 			n->call_file = (uint32_t)v;
@@ -478,25 +520,102 @@ static void add_node_tree(struct debuginfo *di, struct di_cu *cu, Dwarf_Die die,
 	cu->nodes[idx].end = (uint32_t)cu->nr_nodes;
 }
 
-/* Subprograms at CU level, or inside namespaces and classes (C++). */
+#define DI_NO_SCOPE UINT32_MAX /* a scope we could not record: record nothing below it */
+
+/* Record @die (namespace, class, struct or union) as a scope inside @parent. Index + 1. */
+static uint32_t scope_add(struct debuginfo *di, Dwarf_Die die, int tag, uint32_t parent)
+{
+	struct di_scope *sc;
+
+	if (parent == DI_NO_SCOPE || di->nr_scopes >= DI_MAX_SCOPES)
+		return DI_NO_SCOPE;
+	ALLOC_GROW(di->scopes, di->nr_scopes + 1, di->alloc_scopes);
+	sc = &di->scopes[di->nr_scopes++];
+	sc->name = die_string(di, die, DW_AT_name);
+	sc->parent = parent;
+	sc->tag = tag;
+	return (uint32_t)di->nr_scopes;
+}
+
+static size_t fnscope_slot(const struct di_fnscope *t, size_t cap, Dwarf_Off off)
+{
+	uint64_t h = (uint64_t)off * 0x9e3779b97f4a7c15ULL;
+	size_t i = (size_t)(h >> 32) & (cap - 1);
+
+	while (t[i].scope && t[i].off != off)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* Remember that the subprogram DIE at @off is declared in @scope. */
+static void fnscope_add(struct debuginfo *di, Dwarf_Off off, uint32_t scope)
+{
+	size_t i;
+
+	if (!off || !scope || scope == DI_NO_SCOPE || di->nr_fnscopes >= DI_MAX_SCOPES)
+		return;
+	if ((di->nr_fnscopes + 1) * 2 > di->fnscopes_cap) {
+		size_t cap = di->fnscopes_cap ? di->fnscopes_cap * 2 : 256;
+		struct di_fnscope *t = xcalloc(cap, sizeof(*t));
+
+		for (i = 0; i < di->fnscopes_cap; i++)
+			if (di->fnscopes[i].scope)
+				t[fnscope_slot(t, cap, di->fnscopes[i].off)] = di->fnscopes[i];
+		free(di->fnscopes);
+		di->fnscopes = t;
+		di->fnscopes_cap = cap;
+	}
+	i = fnscope_slot(di->fnscopes, di->fnscopes_cap, off);
+	if (di->fnscopes[i].scope)
+		return; /* seen already */
+	di->fnscopes[i].off = off;
+	di->fnscopes[i].scope = scope;
+	di->nr_fnscopes++;
+}
+
+static struct di_fnscope *fnscope_find(struct debuginfo *di, Dwarf_Off off)
+{
+	size_t i;
+
+	if (!di->fnscopes_cap)
+		return NULL;
+	i = fnscope_slot(di->fnscopes, di->fnscopes_cap, off);
+	return di->fnscopes[i].scope ? &di->fnscopes[i] : NULL;
+}
+
+/* Subprograms at CU level, or inside namespaces and classes (C++). With @pend, they become
+ * nodes; without, only the C++ scopes are recorded (a CU other functions refer into). Scope
+ * @scope is where @parent's children live: 0 at CU level, DI_NO_SCOPE when not recording. */
 static void collect_roots(struct debuginfo *di, struct di_cu *cu, Dwarf_Die parent, int depth,
-			  struct pending *pend)
+			  struct pending *pend, uint32_t scope)
 {
 	Dwarf_Die child, next;
+	int tag;
 
 	if (depth >= DI_MAX_DEPTH)
 		return;
 	for (child = die_child(di, parent); child; child = next) {
-		switch (die_tag(di, child)) {
+		switch ((tag = die_tag(di, child))) {
 		case DW_TAG_subprogram:
-			add_node_tree(di, cu, child, 0, pend);
+			/* only these can end a chain without a linkage name (die_func_name) */
+			if (scope && scope != DI_NO_SCOPE &&
+			    !die_string(di, child, DW_AT_linkage_name) &&
+			    !die_string(di, child, DW_AT_MIPS_linkage_name))
+				fnscope_add(di, die_offset(di, child), scope);
+			if (pend)
+				add_node_tree(di, cu, child, 0, pend);
 			break;
 		case DW_TAG_namespace:
-		case DW_TAG_module:
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
 		case DW_TAG_union_type:
-			collect_roots(di, cu, child, depth + 1, pend);
+			if (pend || scope != DI_NO_SCOPE)
+				collect_roots(di, cu, child, depth + 1, pend,
+					      scope_add(di, child, tag, scope));
+			break;
+		case DW_TAG_module:
+			if (pend)
+				collect_roots(di, cu, child, depth + 1, pend, DI_NO_SCOPE);
 			break;
 		default:
 			break;
@@ -506,12 +625,95 @@ static void collect_roots(struct debuginfo *di, struct di_cu *cu, Dwarf_Die pare
 	}
 }
 
+/* The CU holding .debug_info offset @off (CUs are indexed in section order), or NULL. */
+static struct di_cu *cu_of_offset(struct debuginfo *di, Dwarf_Off off)
+{
+	size_t lo = 0, hi = di->nr_cus;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (di->cus[mid].die_off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &di->cus[lo - 1] : NULL;
+}
+
+/* Record the C++ scopes of @cu without loading its functions. */
+static void cu_scan_scopes(struct debuginfo *di, struct di_cu *cu)
+{
+	Dwarf_Die cu_die;
+
+	if (cu->scoped || !cu->cxx)
+		return;
+	cu->scoped = 1;
+	cu_die = die_at(di, cu->die_off);
+	if (!cu_die)
+		return;
+	collect_roots(di, cu, cu_die, 0, NULL, 0);
+	dwarf_dealloc_die(cu_die);
+}
+
+/* "ns::cls::@name" for a C++ function whose declaration is the DIE at @decl_off, as addr2line
+ * and gdb print it when there is no linkage name (gcc omits it for static and inline functions
+ * in a namespace). NULL when the declaration is not in a C++ scope. Owned by @di. */
+static const char *qualified_name(struct debuginfo *di, Dwarf_Off decl_off, const char *name)
+{
+	const char *parts[DI_MAX_DEPTH];
+	struct di_fnscope *e;
+	struct di_cu *dcu = cu_of_offset(di, decl_off);
+	size_t len, nr = 0, i;
+	uint32_t sc;
+	char *q, *p;
+
+	if (!dcu || !dcu->cxx)
+		return NULL;
+	cu_scan_scopes(di, dcu);
+	e = fnscope_find(di, decl_off);
+	if (!e)
+		return NULL;
+	if (e->qual)
+		return e->qual;
+	len = strlen(name) + 1;
+	for (sc = e->scope; sc && sc <= di->nr_scopes && nr < ARRAY_SIZE(parts);) {
+		const struct di_scope *s = &di->scopes[sc - 1];
+		const char *part = s->name;
+
+		if (!part)
+			part = s->tag == DW_TAG_namespace    ? "(anonymous namespace)"
+			       : s->tag == DW_TAG_union_type ? "(anonymous union)"
+			       : s->tag == DW_TAG_class_type ? "(anonymous class)"
+							     : "(anonymous struct)";
+		parts[nr++] = part;
+		len += strlen(part) + 2;
+		if (s->parent >= sc)
+			break; /* parents come before their children; anything else is a loop */
+		sc = s->parent;
+	}
+	q = p = xmalloc(len);
+	for (i = nr; i-- > 0;) {
+		size_t l = strlen(parts[i]);
+
+		memcpy(p, parts[i], l);
+		memcpy(p + l, "::", 2);
+		p += l + 2;
+	}
+	memcpy(p, name, strlen(name) + 1);
+	e->qual = q;
+	return q;
+}
+
 static void load_functions(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
 {
 	struct pending pend = {0};
 	size_t i, j, k;
 
-	collect_roots(di, cu, cu_die, 0, &pend);
+	/* scopes are recorded once per CU: cu_scan_scopes() may have done it already */
+	collect_roots(di, cu, cu_die, 0, &pend, cu->cxx && !cu->scoped ? 0 : DI_NO_SCOPE);
+	if (cu->cxx)
+		cu->scoped = 1;
 	for (i = 0; i < pend.nr; i++) { /* may grow while we go */
 		Dwarf_Die d = die_at(di, pend.offs[i]);
 
@@ -521,6 +723,15 @@ static void load_functions(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_
 		}
 	}
 	free(pend.offs);
+
+	/* the declarations of inlined functions may come after their inlined instances */
+	for (i = 0; i < cu->nr_nodes; i++) {
+		struct di_node *n = &cu->nodes[i];
+		const char *q;
+
+		if (n->name && n->decl_off && (q = qualified_name(di, n->decl_off, n->name)))
+			n->name = q;
+	}
 
 	for (i = 0; i < cu->nr_nodes; i++)
 		if (!cu->nodes[i].inlined)
@@ -556,28 +767,96 @@ static int row_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* File names: dwarf_srcfiles() gives full paths (directory and comp_dir applied). Its index 0
- * is file number 0 in DWARF 5 and file number 1 in DWARF 2-4. */
-static void load_files(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die, int line_version)
+/* @dir + "/" + @name; just @name when @name is absolute or already starts with "@dir/"
+ * (NULL when too long). */
+static char *path_join(const char *dir, const char *name)
+{
+	size_t dl = dir ? strlen(dir) : 0, nl = strlen(name);
+
+	while (dl > 1 && dir[dl - 1] == '/')
+		dl--;
+	if (!dl || name[0] == '/' || (!strncmp(name, dir, dl) && name[dl] == '/'))
+		return nl < DI_MAX_PATH ? xstrdup(name) : NULL;
+	if (dl + nl + 1 >= DI_MAX_PATH)
+		return NULL;
+	if (dl == 1 && dir[0] == '/')
+		return xasprintf("/%s", name);
+	return xasprintf("%.*s/%s", (int)dl, dir, name);
+}
+
+/* Full path of a line-table file entry. DWARF 5 (section 6.2.4): directory entry 0 is the
+ * compilation directory itself and file entries index the directory table directly; in
+ * DWARF 2-4, directory 0 means DW_AT_comp_dir and 1.. are include_directories. A relative
+ * directory is relative to the compilation directory. (dwarf_srcfiles() joins DWARF 5's
+ * directory 0 to the comp dir again: "./nptl/./nptl/futex-internal.c" in glibc.) */
+static char *file_path(struct debuginfo *di, Dwarf_Line_Context ctx, int version,
+		       const char *comp_dir, const char *name, Dwarf_Unsigned dir_idx)
 {
 	Dwarf_Error err = NULL;
-	Dwarf_Signed cnt = 0, i;
-	char **files = NULL;
-	size_t shift = line_version >= 5 ? 0 : 1;
+	const char *dir = NULL;
+	char *rel, *full;
 
-	if (dwarf_srcfiles(cu_die, &files, &cnt, &err) != DW_DLV_OK) {
+	if (!name || !*name)
+		return NULL;
+	if (name[0] == '/')
+		return path_join(NULL, name);
+	if (version >= 5 || dir_idx) {
+		if (dir_idx > INT32_MAX ||
+		    dwarf_srclines_include_dir_data(ctx, (Dwarf_Signed)dir_idx, &dir, &err) !=
+			DW_DLV_OK) {
+			drop_err(di, err);
+			dir = NULL;
+		}
+	}
+	if (dir_idx == 0) /* the compilation directory */
+		return path_join(dir ? dir : comp_dir, name);
+	rel = path_join(dir, name);
+	if (!rel || rel[0] == '/' || !comp_dir)
+		return rel;
+	full = path_join(comp_dir, rel);
+	free(rel);
+	return full;
+}
+
+/* File names by line-table file number (0-based in DWARF 5, 1-based before). */
+static void load_files(struct debuginfo *di, struct di_cu *cu, Dwarf_Line_Context ctx,
+		       int line_version)
+{
+	Dwarf_Signed base = 0, cnt = 0, end = 0, i;
+	Dwarf_Error err = NULL;
+	const char *comp_dir = NULL, *dir0 = NULL;
+
+	if (dwarf_srclines_files_indexes(ctx, &base, &cnt, &end, &err) != DW_DLV_OK || base < 0 ||
+	    base > 1 || end <= base || end > (Dwarf_Signed)DI_MAX_NODES) {
 		drop_err(di, err);
 		return;
 	}
-	if (cnt > 0 && (uint64_t)cnt < DI_MAX_NODES) {
-		cu->nr_files = (size_t)cnt + shift;
-		cu->files = xcalloc(cu->nr_files, sizeof(*cu->files));
-		for (i = 0; i < cnt; i++)
-			cu->files[i + shift] = files[i] ? xstrdup(files[i]) : NULL;
+	if (dwarf_srclines_comp_dir(ctx, &comp_dir, &err) != DW_DLV_OK || !comp_dir || !*comp_dir) {
+		drop_err(di, err);
+		err = NULL;
+		comp_dir = NULL;
+		/* DWARF 5 without DW_AT_comp_dir: directory entry 0 is the same thing */
+		if (line_version >= 5 &&
+		    dwarf_srclines_include_dir_data(ctx, 0, &dir0, &err) == DW_DLV_OK && dir0 &&
+		    *dir0)
+			comp_dir = dir0;
+		drop_err(di, err);
 	}
-	for (i = 0; i < cnt; i++)
-		dwarf_dealloc(di->dbg, files[i], DW_DLA_STRING);
-	dwarf_dealloc(di->dbg, files, DW_DLA_LIST);
+	cu->nr_files = (size_t)end;
+	cu->files = xcalloc(cu->nr_files, sizeof(*cu->files));
+	for (i = base; i < end; i++) {
+		const char *name = NULL;
+		Dwarf_Unsigned dir = 0, mtime = 0, size = 0;
+		Dwarf_Form_Data16 *md5 = NULL;
+
+		err = NULL;
+		if (dwarf_srclines_files_data_b(ctx, i, &name, &dir, &mtime, &size, &md5, &err) !=
+		    DW_DLV_OK) {
+			drop_err(di, err);
+			continue;
+		}
+		cu->files[i] = file_path(di, ctx, line_version, comp_dir, name, dir);
+	}
 }
 
 static void load_lines(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
@@ -595,7 +874,7 @@ static void load_lines(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
 		drop_err(di, err);
 		return;
 	}
-	load_files(di, cu, cu_die, (int)version);
+	load_files(di, cu, ctx, (int)version);
 	if (tables != 1 || dwarf_srclines_from_linecontext(ctx, &lines, &nr, &err) != DW_DLV_OK)
 		goto out;
 	for (i = 0; i < nr; i++) {
@@ -679,6 +958,7 @@ static void index_cus(struct debuginfo *di)
 		Dwarf_Error err = NULL;
 		Dwarf_Die cu_die = NULL;
 		Dwarf_Addr low = 0;
+		Dwarf_Unsigned lang = 0;
 		struct di_cu *cu;
 		int tag, ret;
 
@@ -707,6 +987,12 @@ static void index_cus(struct debuginfo *di)
 		cu->version = version;
 		if (dwarf_lowpc(cu_die, &low, &err) == DW_DLV_OK)
 			cu->base = low;
+		drop_err(di, err);
+		err = NULL;
+		if (dwarf_srclang(cu_die, &lang, &err) == DW_DLV_OK)
+			cu->cxx = lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
+				  lang == DW_LANG_C_plus_plus_11 ||
+				  lang == DW_LANG_C_plus_plus_14 || lang == DW_LANG_ObjC_plus_plus;
 		drop_err(di, err);
 		die_ranges(di, cu_die, version, cu->base, &di->cu_ranges, &di->nr_cu_ranges,
 			   &alloc_ranges, (uint32_t)di->nr_cus);
@@ -863,6 +1149,10 @@ void debuginfo_free(struct debuginfo *di)
 		cu_release(&di->cus[i]);
 	free(di->cus);
 	free(di->cu_ranges);
+	for (i = 0; i < di->fnscopes_cap; i++)
+		free(di->fnscopes[i].qual);
+	free(di->fnscopes);
+	free(di->scopes);
 	if (di->dbg)
 		dwarf_finish(di->dbg, &err);
 	if (di->fd >= 0)
