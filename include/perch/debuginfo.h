@@ -19,7 +19,8 @@ void debuginfo_free(struct debuginfo *di);
  * function with the file:line of @vaddr; each next entry is the function that inlined the
  * previous one, with the call site's file:line (DW_AT_call_file/line); the last entry is the
  * concrete subprogram (inlined = 0). Names as in DWARF (linkage name preferred, mangled;
- * the symbolizer demangles). Returns the number of frames, 0 when the DWARF does not cover
+ * the symbolizer demangles; a C++ function without one is qualified with its enclosing
+ * namespaces and classes, e.g. "ns::hot_inline"). Returns the number of frames, 0 when the DWARF does not cover
  * @vaddr. Strings are owned by @di. */
 int debuginfo_lookup(struct debuginfo *di, uint64_t vaddr, struct sym_frame *out, int max);
 
