@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "perch/arch.h"
@@ -25,6 +26,7 @@
 #define RECORD_DEFAULT_STACK (32 * 1024)
 #define RECORD_MAX_STACK (1024 * 1024)
 #define RECORD_NAME_REFRESH_NS 1000000000ULL
+#define RECORD_MAX_OUTPUTS 8
 
 static const char record_usage[] =
 	"usage: perch record [options] -p PID\n"
@@ -37,7 +39,10 @@ static const char record_usage[] =
 	"  -F, --freq HZ          samples per second per thread (default 100)\n"
 	"  -d, --duration SEC     stop after SEC seconds (default: until the target exits or\n"
 	"                         Ctrl-C / SIGTERM)\n"
-	"  -o, --output FILE      write folded stacks to FILE ('-' for stdout)\n"
+	"  -o, --output FILE      write the profile to FILE ('-' for stdout); the ending picks\n"
+	"                         the format: .folded, .svg, .pb.gz (pprof), .speedscope.json,\n"
+	"                         .trace.json (Chrome/Perfetto), .txt (top functions); up to 8 -o\n"
+	"      --format NAME      format for -o files with another ending (default folded)\n"
 	"      --lines            add ' (file:line)' to folded frames when known\n"
 	"      --stack-size BYTES bytes of stack copied per sample (default 32768)\n"
 	"      --top N            print the N hottest functions at the end\n"
@@ -63,7 +68,12 @@ struct record {
 	pid_t pid;
 	double hz, duration;
 	size_t stack_size;
-	const char *output;
+	struct record_output {
+		const char *path;
+		const struct output_format *fmt;
+	} outputs[RECORD_MAX_OUTPUTS];
+	int nr_outputs;
+	const struct output_format *default_fmt; /* --format, for -o without a known ending */
 	const char *sysroot, *symfs;
 	int lines, top, quiet;
 	char **argv; /* program to launch, or NULL */
@@ -169,7 +179,7 @@ static void on_event(void *arg, int kind, pid_t tid)
 
 static int parse_args(struct record *rec, int argc, char **argv)
 {
-	enum { OPT_STACK = 256, OPT_TOP, OPT_LINES, OPT_SYSROOT, OPT_SYMFS, OPT_HELP };
+	enum { OPT_STACK = 256, OPT_TOP, OPT_LINES, OPT_SYSROOT, OPT_SYMFS, OPT_HELP, OPT_FORMAT };
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -183,6 +193,7 @@ static int parse_args(struct record *rec, int argc, char **argv)
 		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
 		{ "help", no_argument, NULL, OPT_HELP },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ 0 },
 	};
 	char *end;
@@ -209,7 +220,15 @@ static int parse_args(struct record *rec, int argc, char **argv)
 							"not '%s'", optarg);
 			break;
 		case 'o':
-			rec->output = optarg;
+			if (rec->nr_outputs == RECORD_MAX_OUTPUTS)
+				return log_err(-EINVAL, "at most %d -o options", RECORD_MAX_OUTPUTS);
+			rec->outputs[rec->nr_outputs++].path = optarg;
+			break;
+		case OPT_FORMAT:
+			rec->default_fmt = output_format_by_name(optarg);
+			if (!rec->default_fmt)
+				return log_err(-EINVAL, "unknown --format '%s' (see perch record --help)",
+					       optarg);
 			break;
 		case 'q':
 			rec->quiet = 1;
@@ -251,6 +270,14 @@ static int parse_args(struct record *rec, int argc, char **argv)
 	}
 	if (optind < argc)
 		rec->argv = argv + optind;
+	/* each -o by its ending; otherwise --format, otherwise folded */
+	for (int i = 0; i < rec->nr_outputs; i++) {
+		struct record_output *ro = &rec->outputs[i];
+
+		ro->fmt = output_format_for_path(ro->path);
+		if (!ro->fmt)
+			ro->fmt = rec->default_fmt ? rec->default_fmt : &output_formats[0];
+	}
 	if (!rec->pid == !rec->argv)
 		return log_err(-EINVAL, rec->pid ? "give either -p PID or a program, not both"
 						 : "nothing to profile: give -p PID or -- PROGRAM");
@@ -292,28 +319,52 @@ static void print_summary(struct record *rec, const struct sampler_stats *st)
 		(unsigned long long)rec->t.stats.signals);
 }
 
-static int write_output(struct record *rec)
+static int write_one(struct record *rec, const struct record_output *ro)
 {
 	struct output_opts oo = { .lines = rec->lines, .top = rec->top };
 	struct output_file of;
 	int ret;
 
-	if (!rec->output)
-		return 0;
-	ret = output_open(&of, rec->output);
+	ret = output_open(&of, ro->path);
 	if (ret < 0)
-		return log_errno(ret, "cannot create %s", rec->output);
-	ret = out_folded_write(rec->p, &oo, of.f);
+		return log_errno(ret, "cannot create %s", ro->path);
+	ret = ro->fmt->write(rec->p, &oo, of.f);
 	if (ret < 0) {
 		output_abort(&of);
-		return log_errno(ret, "cannot write %s", rec->output);
+		return log_errno(ret, "cannot write %s", ro->path);
 	}
 	ret = output_commit(&of);
 	if (ret < 0)
-		return log_errno(ret, "cannot write %s", rec->output);
-	if (!rec->quiet && strcmp(rec->output, "-"))
-		fprintf(stderr, "perch: wrote %s\n", rec->output);
+		return log_errno(ret, "cannot write %s", ro->path);
+	if (!rec->quiet && strcmp(ro->path, "-"))
+		fprintf(stderr, "perch: wrote %s (%s)\n", ro->path, ro->fmt->name);
 	return 0;
+}
+
+static int write_outputs(struct record *rec)
+{
+	int ret = 0;
+
+	for (int i = 0; i < rec->nr_outputs; i++)
+		if (write_one(rec, &rec->outputs[i]) < 0)
+			ret = -1;
+	return ret;
+}
+
+/* What the writers need to know about the recording (see include/perch/writers.h). */
+static void set_meta(struct record *rec, uint64_t start_realtime_ns, double elapsed_s)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%d", rec->t.pid);
+	profile_set_meta(rec->p, "pid", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(1e9 / rec->hz));
+	profile_set_meta(rec->p, "period_ns", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)start_realtime_ns);
+	profile_set_meta(rec->p, "start_time_ns", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(elapsed_s * 1e9));
+	profile_set_meta(rec->p, "duration_ns", buf);
+	profile_set_meta(rec->p, "mode", "wall");
 }
 
 static int second_interrupt_pending(void)
@@ -341,6 +392,8 @@ static int record_run(int argc, char **argv)
 	struct sampler_ops ops = { on_sample, on_reuse, on_event };
 	struct sampler_stats *st = xcalloc(1, sizeof(*st));
 	int ret, code = PERCH_EXIT_OK;
+	uint64_t start_realtime_ns;
+	struct timespec now;
 	sigset_t old;
 
 	if (parse_args(&rec, argc, argv) < 0) {
@@ -358,10 +411,19 @@ static int record_run(int argc, char **argv)
 
 	rec.arch = arch;
 	rec.p = profile_new();
+	for (int i = 0; i < rec.nr_outputs; i++)
+		if (rec.outputs[i].fmt->needs_samples)
+			profile_keep_samples(rec.p, 1);
+	clock_gettime(CLOCK_REALTIME, &now);
+	start_realtime_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
 	rec.sym = symbolizer_new(rec.sysroot, rec.symfs);
 	rec.r = resolver_new(rec.t.pid, arch, rec.p, rec.sym);
 	for (size_t i = 0; i < rec.t.nr_threads; i++)
 		thread_of(&rec, rec.t.threads[i]->tid, 0);
+	/* the process's name now: it may be gone when the profile is written */
+	if (profile_nr_threads(rec.p))
+		profile_set_meta(rec.p, "comm",
+				 profile_str(rec.p, profile_thread_get(rec.p, 0)->name));
 
 	so = (struct sampler_opts){ rec.hz, rec.duration, rec.stack_size };
 	ret = sampler_run(&rec.t, arch, &so, &ops, &rec, st);
@@ -380,7 +442,8 @@ static int record_run(int argc, char **argv)
 	}
 	if (!rec.quiet)
 		print_summary(&rec, st);
-	if (write_output(&rec) < 0)
+	set_meta(&rec, start_realtime_ns, st->elapsed_s);
+	if (write_outputs(&rec) < 0)
 		code = PERCH_EXIT_FATAL;
 	if (rec.top) {
 		struct output_opts oo = { .lines = rec.lines, .top = rec.top };

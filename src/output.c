@@ -8,7 +8,42 @@
 #include <unistd.h>
 
 #include "perch/output.h"
+#include "perch/writers.h"
 #include "perch/xalloc.h"
+
+const struct output_format output_formats[] = {
+	{ "folded", ".folded", out_folded_write, 0, "folded stacks (flamegraph.pl, speedscope)" },
+	{ "svg", ".svg", out_flamegraph_write, 0, "interactive flame graph (open in a browser)" },
+	{ "pprof", ".pb.gz", out_pprof_write, 0, "pprof profile.proto (go tool pprof)" },
+	{ "speedscope", ".speedscope.json", out_speedscope_write, 1, "speedscope JSON" },
+	{ "chrome", ".trace.json", out_chrome_write, 1, "Chrome trace JSON (Perfetto UI)" },
+	{ "top", ".txt", out_top_write, 0, "text: hottest functions by self and total" },
+};
+const size_t output_nr_formats = sizeof(output_formats) / sizeof(output_formats[0]);
+
+const struct output_format *output_format_by_name(const char *name)
+{
+	for (size_t i = 0; i < output_nr_formats; i++)
+		if (!strcmp(output_formats[i].name, name))
+			return &output_formats[i];
+	return NULL;
+}
+
+const struct output_format *output_format_for_path(const char *path)
+{
+	const struct output_format *best = NULL;
+	size_t len = strlen(path), best_len = 0;
+
+	for (size_t i = 0; i < output_nr_formats; i++) {
+		size_t n = strlen(output_formats[i].ext);
+
+		if (n <= len && n > best_len && !strcmp(path + len - n, output_formats[i].ext)) {
+			best = &output_formats[i];
+			best_len = n;
+		}
+	}
+	return best;
+}
 
 static void output_reset(struct output_file *of)
 {

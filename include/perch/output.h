@@ -21,6 +21,25 @@ int out_folded_write(const struct profile *p, const struct output_opts *o, FILE 
  * even when recursive), like perf report --stdio's top. Returns 0 or -errno. */
 int out_top_write(const struct profile *p, const struct output_opts *o, FILE *f);
 
+/* The writer table: one entry per output format. */
+typedef int output_write_fn(const struct profile *p, const struct output_opts *o, FILE *f);
+
+struct output_format {
+	const char *name;       /* for --format: "folded", "svg", "pprof", ... */
+	const char *ext;        /* file name ending that selects it: ".folded", ".pb.gz", ... */
+	output_write_fn *write;
+	int needs_samples;      /* needs the samples in time order (profile_keep_samples) */
+	const char *summary;
+};
+
+extern const struct output_format output_formats[];
+extern const size_t output_nr_formats;
+
+/* The format named @name, or NULL. */
+const struct output_format *output_format_by_name(const char *name);
+/* The format whose ending @path has (longest match), or NULL. */
+const struct output_format *output_format_for_path(const char *path);
+
 /* Atomic output: open "<path>.tmp.<pid>" for writing; output_commit() flushes, fsyncs, closes
  * and renames it over @path (returns 0 or -errno and removes the temporary on failure);
  * output_abort() closes and removes it. "-" means stdout (commit only flushes). */
