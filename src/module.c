@@ -103,7 +103,30 @@ int modules_reload(struct modules *ms)
 	ms->last_reload_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	if (!maps)
 		return -errno;
+	ms->reloads++;
 	return modules_load_maps(ms, maps);
+}
+
+const struct modules_map *modules_find_fresh(struct modules *ms, uint64_t addr, uint64_t snap_ns)
+{
+	const struct modules_map *mm = modules_find(ms, addr);
+	struct timespec ts;
+	uint64_t now;
+
+	if (mm || snap_ns <= ms->last_reload_ns)
+		return mm;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	if (now - ms->window_ns > 1000000000ULL) {
+		ms->window_ns = now;
+		ms->window_reloads = 0;
+	}
+	if (ms->window_reloads >= MODULES_MAX_RELOADS)
+		return NULL;
+	ms->window_reloads++;
+	if (modules_reload(ms) < 0)
+		return NULL;
+	return modules_find(ms, addr);
 }
 
 const struct modules_map *modules_find(const struct modules *ms, uint64_t addr)

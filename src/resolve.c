@@ -26,8 +26,6 @@ struct resolver {
 	uint32_t locs[UNWIND_MAX_FRAMES];
 	int nr_pcs;
 	uint64_t snap_ns;       /* time of the snapshot being resolved */
-	uint64_t window_ns;     /* start of the current one-second reload budget */
-	unsigned int window_reloads;
 };
 
 struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,
@@ -59,13 +57,13 @@ void resolver_free(struct resolver *r)
 
 void resolver_reload(struct resolver *r)
 {
-	if (modules_reload(r->ms) == 0)
-		r->st.reloads++;
+	modules_reload(r->ms);
 	unwinder_flush(r->u);
 }
 
-const struct resolve_stats *resolver_stats(const struct resolver *r)
+const struct resolve_stats *resolver_stats(struct resolver *r)
 {
+	r->st.reloads = r->ms->reloads;
 	return &r->st;
 }
 
@@ -89,27 +87,9 @@ int resolve_is_root_name(const char *name)
 	return 0;
 }
 
-/* An address outside every known mapping: re-read the maps if they were read before the
- * snapshot was taken (then they may lack a mapping made since, e.g. by dlopen); a reload
- * after the snapshot already saw everything the snapshot could have used. Bounded per
- * second so garbage addresses from a bad unwind cannot make perch re-read maps constantly. */
 static const struct modules_map *find_map(struct resolver *r, uint64_t addr)
 {
-	const struct modules_map *mm = modules_find(r->ms, addr);
-	uint64_t now;
-
-	if (mm || r->snap_ns <= r->ms->last_reload_ns)
-		return mm;
-	now = tracee_now_ns();
-	if (now - r->window_ns > 1000000000ULL) {
-		r->window_ns = now;
-		r->window_reloads = 0;
-	}
-	if (r->window_reloads >= RESOLVE_MAX_RELOADS)
-		return NULL;
-	r->window_reloads++;
-	resolver_reload(r);
-	return modules_find(r->ms, addr);
+	return modules_find_fresh(r->ms, addr, r->snap_ns);
 }
 
 static const char *base_name(const char *path)
@@ -197,7 +177,6 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	int n;
 
 	r->snap_ns = snap->time_ns;
-	find_map(r, perch_regs_pc(r->arch, &snap->regs)); /* the unwinder needs current maps */
 	t0 = tracee_now_ns();
 	n = unwinder_unwind(r->u, snap, r->pcs, UNWIND_MAX_FRAMES, &flags);
 

@@ -329,7 +329,7 @@ static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_
 			      int need_unwind_info, void *arg)
 {
 	struct unwinder *u = arg;
-	const struct modules_map *mm = modules_find(u->ms, ip);
+	const struct modules_map *mm = modules_find_fresh(u->ms, ip, u->snap->time_ns);
 	struct module_unwind *mu;
 	struct elffile *ef;
 	unw_dyn_info_t di;

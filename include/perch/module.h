@@ -39,6 +39,8 @@ struct modules_map {
 	uint64_t bias;           /* runtime address = ELF vaddr + bias (valid when mod->ef) */
 };
 
+#define MODULES_MAX_RELOADS 50
+
 struct modules {
 	pid_t pid;
 	unsigned int generation; /* bumped by every reload that changed the table */
@@ -48,6 +50,9 @@ struct modules {
 	struct module **mods;
 	size_t nr_mods, alloc_mods;
 	uint64_t last_reload_ns;
+	uint64_t window_ns;          /* start of the current one-second reload budget */
+	unsigned int window_reloads;
+	unsigned long long reloads;  /* successful reloads, for statistics */
 };
 
 struct modules *modules_new(pid_t pid);
@@ -58,6 +63,12 @@ int modules_reload(struct modules *ms);
 int modules_load_maps(struct modules *ms, struct proc_maps *maps);
 /* The mapping holding @addr, or NULL. Borrowed until the next reload. */
 const struct modules_map *modules_find(const struct modules *ms, uint64_t addr);
+/* The same for an address seen in a snapshot taken at @snap_ns (CLOCK_MONOTONIC): when no
+ * mapping holds it and the maps were read before the snapshot, they may lack a mapping made
+ * since (dlopen, a library the loader mapped after exec): re-read them, at most
+ * MODULES_MAX_RELOADS times a second (garbage addresses from a bad unwind must not make perch
+ * re-read maps constantly). A reload after the snapshot already saw everything it could use. */
+const struct modules_map *modules_find_fresh(struct modules *ms, uint64_t addr, uint64_t snap_ns);
 /* The ELF file behind @mm, opened on first use (and its bias computed); NULL when none. */
 struct elffile *modules_elf(struct modules *ms, const struct modules_map *mm);
 

@@ -1,7 +1,6 @@
 /* Turns a snapshot into a stack in the profile: unwind, then name every pc (module, function,
  * file:line, inlined frames). Maps are re-read when a pc falls outside every known mapping
- * (dlopen after attach) when they were read before the snapshot, at most RESOLVE_MAX_RELOADS
- * times a second, and after exec. */
+ * (see modules_find_fresh) and after exec. */
 #ifndef PERCH_RESOLVE_H
 #define PERCH_RESOLVE_H
 
@@ -12,8 +11,6 @@ struct perch_arch;
 struct profile;
 struct symbolizer;
 struct unwind_snapshot;
-
-#define RESOLVE_MAX_RELOADS 50
 
 struct resolve_stats {
 	uint64_t stacks;
@@ -36,7 +33,7 @@ void resolver_free(struct resolver *r);
 void resolver_reload(struct resolver *r);
 /* Unwind and name @snap; returns its stack id in the profile. */
 uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap);
-const struct resolve_stats *resolver_stats(const struct resolver *r);
+const struct resolve_stats *resolver_stats(struct resolver *r);
 /* The raw pcs of the last resolver_stack() call (same order as its locations). */
 const uint64_t *resolver_last_pcs(const struct resolver *r, int *n);
 
