@@ -20,6 +20,7 @@
 #include "perch/symbolize.h"
 #include "perch/tracee.h"
 #include "perch/unwind.h"
+#include "perch/waitreason.h"
 #include "perch/xalloc.h"
 
 #define RECORD_DEFAULT_HZ 100
@@ -44,6 +45,10 @@ static const char record_usage[] =
 	"                         .trace.json (Chrome/Perfetto), .txt (top functions); up to 8 -o\n"
 	"      --format NAME      format for -o files with another ending (default folded)\n"
 	"      --lines            add ' (file:line)' to folded frames when known\n"
+	"      --mode wall|cpu    wall (default): every thread at every tick, a waiting thread's\n"
+	"                         stack ending in why it waits ([io read PATH], [lock futex],\n"
+	"                         [sleep nanosleep], [poll epoll_wait], ...); cpu: only threads\n"
+	"                         that are running\n"
 	"      --stack-size BYTES bytes of stack copied per sample (default 32768)\n"
 	"      --top N            print the N hottest functions at the end\n"
 	"      --sysroot DIR      look for debug files under DIR/usr/lib/debug\n"
@@ -60,7 +65,7 @@ struct record_sites {
 	struct {
 		uint64_t sp, pc;
 		uint32_t stack;
-	} s[2 * TRACEE_SITES];
+	} s[2 * SAMPLER_SITES];
 	unsigned int next; /* round robin */
 };
 
@@ -75,7 +80,7 @@ struct record {
 	int nr_outputs;
 	const struct output_format *default_fmt; /* --format, for -o without a known ending */
 	const char *sysroot, *symfs;
-	int lines, top, quiet;
+	int lines, top, quiet, cpu_mode;
 	char **argv; /* program to launch, or NULL */
 
 	struct tracee t;
@@ -122,17 +127,31 @@ static uint32_t thread_of(struct record *rec, pid_t tid, uint64_t now)
 	return idx;
 }
 
-static void on_sample(void *arg, pid_t tid, const struct unwind_snapshot *snap, uint32_t weight)
+/* Why a thread that was not running waits, as a leaf pseudo-frame ("[lock futex]"), or NULL. */
+static const char *wait_frame(struct record *rec, const struct sampler_info *info,
+			      struct waitreason *wr)
+{
+	pid_t pid = rec->t.pid;
+
+	if (!info->state || info->state == 'R')
+		return NULL;
+	waitreason_classify(rec->arch->e_machine, info->state, info->syscall, NULL,
+			    waitreason_fd_path_proc, &pid, wr);
+	return wr->frame[0] ? wr->frame : NULL;
+}
+
+static void on_sample(void *arg, const struct sampler_info *info,
+		      const struct unwind_snapshot *snap)
 {
 	struct record *rec = arg;
-	uint32_t thread = thread_of(rec, tid, snap->time_ns);
-	uint32_t stack = resolver_stack(rec->r, snap);
-
+	uint32_t thread = thread_of(rec, info->tid, info->time_ns);
 	uint64_t sp = perch_regs_sp(rec->arch, &snap->regs), pc = perch_regs_pc(rec->arch, &snap->regs);
 	struct record_sites *rs;
+	struct waitreason wr;
+	uint32_t stack = resolver_stack(rec->r, snap, wait_frame(rec, info, &wr));
 	unsigned int i;
 
-	profile_add_weighted(rec->p, thread, stack, snap->time_ns, 0, weight);
+	profile_add_weighted(rec->p, thread, stack, info->time_ns, info->state, info->weight);
 	if (thread >= rec->nr_sites) {
 		size_t n = rec->nr_sites;
 
@@ -150,18 +169,17 @@ static void on_sample(void *arg, pid_t tid, const struct unwind_snapshot *snap, 
 	rs->s[i].stack = stack + 1;
 }
 
-static void on_reuse(void *arg, pid_t tid, uint64_t sp, uint64_t pc, uint64_t time_ns,
-		     uint32_t weight)
+static void on_reuse(void *arg, const struct sampler_info *info, uint64_t sp, uint64_t pc)
 {
 	struct record *rec = arg;
-	uint32_t thread = thread_of(rec, tid, time_ns);
+	uint32_t thread = thread_of(rec, info->tid, info->time_ns);
 	struct record_sites *rs = thread < rec->nr_sites ? &rec->sites[thread] : NULL;
 
 	/* the sampler names only sites of snapshots it queued before this item */
 	for (unsigned int i = 0; rs && i < ARRAY_SIZE(rs->s); i++) {
 		if (rs->s[i].stack && rs->s[i].sp == sp && rs->s[i].pc == pc) {
-			profile_add_weighted(rec->p, thread, rs->s[i].stack - 1, time_ns, 0,
-					     weight);
+			profile_add_weighted(rec->p, thread, rs->s[i].stack - 1, info->time_ns,
+					     info->state, info->weight);
 			return;
 		}
 	}
@@ -179,7 +197,8 @@ static void on_event(void *arg, int kind, pid_t tid)
 
 static int parse_args(struct record *rec, int argc, char **argv)
 {
-	enum { OPT_STACK = 256, OPT_TOP, OPT_LINES, OPT_SYSROOT, OPT_SYMFS, OPT_HELP, OPT_FORMAT };
+	enum { OPT_STACK = 256, OPT_TOP, OPT_LINES, OPT_SYSROOT, OPT_SYMFS, OPT_HELP, OPT_FORMAT,
+	       OPT_MODE };
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -194,6 +213,7 @@ static int parse_args(struct record *rec, int argc, char **argv)
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "mode", required_argument, NULL, OPT_MODE },
 		{ 0 },
 	};
 	char *end;
@@ -223,6 +243,11 @@ static int parse_args(struct record *rec, int argc, char **argv)
 			if (rec->nr_outputs == RECORD_MAX_OUTPUTS)
 				return log_err(-EINVAL, "at most %d -o options", RECORD_MAX_OUTPUTS);
 			rec->outputs[rec->nr_outputs++].path = optarg;
+			break;
+		case OPT_MODE:
+			if (strcmp(optarg, "wall") && strcmp(optarg, "cpu"))
+				return log_err(-EINVAL, "--mode is wall or cpu, not '%s'", optarg);
+			rec->cpu_mode = !strcmp(optarg, "cpu");
 			break;
 		case OPT_FORMAT:
 			rec->default_fmt = output_format_by_name(optarg);
@@ -294,7 +319,7 @@ static void print_summary(struct record *rec, const struct sampler_stats *st)
 								   : "duration reached";
 
 	fprintf(stderr,
-		"perch: recorded process %d for %.2f s at %g Hz, stopped by %s\n"
+		"perch: recorded process %d for %.2f s at %g Hz (%s mode), stopped by %s\n"
 		"perch:   samples: %llu  (%llu stops, %llu of blocked threads left alone, %llu credited "
 		"for late stops and missed ticks)\n"
 		"perch:   threads seen: %llu  ticks: %llu  missed ticks: %llu\n"
@@ -303,7 +328,7 @@ static void print_summary(struct record *rec, const struct sampler_stats *st)
 		"%.1f%%, %.1f frames, unwind %.1f us, symbolize %.1f us per sample)\n"
 		"perch:   errors: registers %llu, stack copy %llu, dropped (perch behind) %llu; "
 		"threads exited under perch %llu; signals passed through %llu\n",
-		rec->t.pid, st->elapsed_s, rec->hz, why,
+		rec->t.pid, st->elapsed_s, rec->hz, rec->cpu_mode ? "cpu" : "wall", why,
 		(unsigned long long)profile_total_samples(rec->p), (unsigned long long)st->samples,
 		(unsigned long long)st->reused,
 		(unsigned long long)(profile_total_samples(rec->p) - st->samples - st->reused),
@@ -364,7 +389,7 @@ static void set_meta(struct record *rec, uint64_t start_realtime_ns, double elap
 	profile_set_meta(rec->p, "start_time_ns", buf);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(elapsed_s * 1e9));
 	profile_set_meta(rec->p, "duration_ns", buf);
-	profile_set_meta(rec->p, "mode", "wall");
+	profile_set_meta(rec->p, "mode", rec->cpu_mode ? "cpu" : "wall");
 }
 
 static int second_interrupt_pending(void)
@@ -425,7 +450,7 @@ static int record_run(int argc, char **argv)
 		profile_set_meta(rec.p, "comm",
 				 profile_str(rec.p, profile_thread_get(rec.p, 0)->name));
 
-	so = (struct sampler_opts){ rec.hz, rec.duration, rec.stack_size };
+	so = (struct sampler_opts){ rec.hz, rec.duration, rec.stack_size, rec.cpu_mode };
 	ret = sampler_run(&rec.t, arch, &so, &ops, &rec, st);
 	if (ret < 0)
 		log_errno(ret, "sampling stopped");

@@ -23,7 +23,8 @@ struct resolver {
 	struct unwinder *u;
 	struct resolve_stats st;
 	uint64_t pcs[UNWIND_MAX_FRAMES];
-	uint32_t locs[UNWIND_MAX_FRAMES];
+	uint32_t locs[UNWIND_MAX_FRAMES + 1];
+	uint32_t pseudo_module; /* string id + 1 of the pseudo-module of perch's own frames */
 	int nr_pcs;
 	uint64_t snap_ns;       /* time of the snapshot being resolved */
 };
@@ -170,7 +171,20 @@ static int ends_at_root(struct resolver *r, uint32_t loc)
 	return resolve_is_root_name(profile_str(r->p, profile_frame(r->p, frames[n - 1])->name));
 }
 
-uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
+/* A location for one of perch's own frames: module "[perch]", address = the text's id. */
+static uint32_t pseudo_location(struct resolver *r, const char *text)
+{
+	struct profile_frame f = { .kind = PROFILE_FRAME_PSEUDO };
+
+	if (!r->pseudo_module)
+		r->pseudo_module = profile_intern_str(r->p, "[perch]") + 1;
+	f.name = profile_intern_str(r->p, text);
+	f.module = r->pseudo_module - 1;
+	return profile_intern_location(r->p, f.module, f.name, &f, 1);
+}
+
+uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap,
+			const char *leaf_pseudo)
 {
 	unsigned int flags = 0;
 	uint64_t t0;
@@ -194,5 +208,9 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 		r->locs[i] = locate(r, i == 0 ? r->pcs[i] : r->pcs[i] - 1);
 	if (n && ends_at_root(r, r->locs[n - 1]))
 		r->st.to_root++;
-	return profile_intern_stack(r->p, r->locs, (size_t)n);
+	if (!leaf_pseudo)
+		return profile_intern_stack(r->p, r->locs, (size_t)n);
+	memmove(r->locs + 1, r->locs, (size_t)n * sizeof(r->locs[0]));
+	r->locs[0] = pseudo_location(r, leaf_pseudo);
+	return profile_intern_stack(r->p, r->locs, (size_t)n + 1);
 }

@@ -63,7 +63,6 @@ static struct tracee_thread *thread_add(struct tracee *t, pid_t tid)
 	th = xcalloc(1, sizeof(*th));
 	th->tid = tid;
 	th->state = TRACEE_RUNNING;
-	th->syscall_fd = -1;
 	ALLOC_GROW(t->threads, t->nr_threads + 1, t->alloc_threads);
 	memmove(t->threads + i + 1, t->threads + i, (t->nr_threads - i) * sizeof(*t->threads));
 	t->threads[i] = th;

@@ -26,6 +26,21 @@ struct sampler_opts {
 	double hz;          /* samples per second per thread */
 	double duration;    /* seconds; 0 = until the target exits or a signal */
 	size_t stack_size;  /* bytes of stack copied from SP */
+	int cpu_mode;       /* sample only threads that are running ('R'), not waiting ones */
+};
+
+#define SAMPLER_SITES 4          /* recent sample sites remembered per thread */
+#define SAMPLER_SYSCALL_TEXT 256 /* /proc/PID/task/TID/syscall is shorter than this */
+
+/* What the sampler knew of a thread when it sampled it. */
+struct sampler_info {
+	pid_t tid;
+	uint32_t weight;   /* ticks this sample stands for (see sampler_ops.sample) */
+	char state;        /* /proc state letter read just before the sample ('R', 'S', ...),
+	                    * 0 when unknown */
+	const char *syscall; /* its /proc/PID/task/TID/syscall text when it was not running,
+	                      * else NULL */
+	uint64_t time_ns;  /* CLOCK_MONOTONIC of the sample */
 };
 
 #define SAMPLER_HIST_US 100000 /* stop-window histogram: 1 us buckets up to 100 ms */
@@ -49,6 +64,7 @@ struct sampler_stats {
 	uint64_t err_stack;      /* stack could not be copied */
 	uint64_t dropped;        /* snapshots dropped: the worker was SAMPLER_QUEUE behind */
 	uint64_t reused;         /* samples of blocked threads that were not interrupted */
+	uint64_t skipped_idle;   /* cpu mode: threads not sampled because they were not running */
 	uint64_t races;          /* threads that exited under us (expected, not errors) */
 	uint64_t stop_hist[SAMPLER_HIST_US + 1];
 	double elapsed_s;
@@ -59,15 +75,15 @@ struct sampler_stats {
 
 /* Called on the worker thread, one at a time, in the order things happened. */
 struct sampler_ops {
-	/* A snapshot of thread @tid, taken while it was stopped; it runs again now. It stands
-	 * for @weight ticks: 1, plus the ticks at which the thread had not yet reached the
+	/* A snapshot of a thread, taken while it was stopped; it runs again now. It stands for
+	 * @info->weight ticks: 1, plus the ticks at which the thread had not yet reached the
 	 * previous stop (a runnable thread waiting for a CPU stops late; skipping those ticks
-	 * would under-count busy threads in a wall-clock profile). */
-	void (*sample)(void *arg, pid_t tid, const struct unwind_snapshot *snap, uint32_t weight);
-	/* Thread @tid is blocked in a system call exactly where one of its earlier snapshots
-	 * was taken (user @sp and @pc): count that snapshot's stack again, @weight times. */
-	void (*reuse)(void *arg, pid_t tid, uint64_t sp, uint64_t pc, uint64_t time_ns,
-		      uint32_t weight);
+	 * would under-count busy threads in a wall-clock profile) and ticks perch missed. */
+	void (*sample)(void *arg, const struct sampler_info *info,
+		       const struct unwind_snapshot *snap);
+	/* The thread is blocked in a system call exactly where one of its earlier snapshots
+	 * was taken (user @sp and @pc): count that snapshot's stack again. */
+	void (*reuse)(void *arg, const struct sampler_info *info, uint64_t sp, uint64_t pc);
 	/* TRACEE_EV_THREAD_NEW, _THREAD_GONE or _EXEC happened to @tid. */
 	void (*event)(void *arg, int kind, pid_t tid);
 };

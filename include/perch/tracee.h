@@ -18,20 +18,12 @@ enum tracee_thread_state {
 	TRACEE_GROUP_STOPPED, /* in group-stop (SIGSTOP & co), held with PTRACE_LISTEN */
 };
 
-#define TRACEE_SITES 4
-
 struct tracee_thread {
 	pid_t tid;
 	enum tracee_thread_state state;
 	int detaching;          /* tracee_detach_all() is waiting for its stop */
 	int new_stop_pending;   /* auto-attached: its initial PTRACE_EVENT_STOP is still to come */
 	uint64_t interrupt_ns;  /* CLOCK_MONOTONIC when PTRACE_INTERRUPT was sent */
-	/* owned by the sampler: */
-	uint32_t late_ticks;    /* ticks that found the interrupt still pending */
-	int syscall_fd;         /* kept open /proc/PID/task/TID/syscall; -1 not yet, -2 failed */
-	/* places (user SP, PC) where samples of this thread were taken, newest first */
-	struct tracee_site { uint64_t sp, pc; } sites[TRACEE_SITES];
-	int nr_sites;
 	void *user;             /* the caller's per-thread data */
 };
 
