@@ -51,7 +51,7 @@ static const char *base_name(const char *path)
 
 static void print_stack(struct profile *p, struct resolver *r, struct dump_thread *dt)
 {
-	uint32_t stack = resolver_stack(r, &dt->snap, NULL);
+	uint32_t stack = resolver_stack(r, &dt->snap);
 	size_t nlocs, n = 0;
 	const uint32_t *locs = profile_stack(p, stack, &nlocs);
 	int npcs;

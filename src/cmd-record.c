@@ -27,6 +27,7 @@
 #define RECORD_DEFAULT_STACK (32 * 1024)
 #define RECORD_MAX_STACK (1024 * 1024)
 #define RECORD_NAME_REFRESH_NS 1000000000ULL
+#define RECORD_NAME_EARLY_READS 3
 #define RECORD_MAX_OUTPUTS 8
 
 static const char record_usage[] =
@@ -87,8 +88,11 @@ struct record {
 	struct profile *p;
 	struct symbolizer *sym;
 	struct resolver *r;
-	uint64_t *name_ns;     /* last comm read, per profile thread */
-	size_t nr_name_ns;
+	struct record_name {   /* per profile thread */
+		uint64_t ns;   /* last comm read */
+		unsigned int reads;
+	} *names;
+	size_t nr_names;
 	struct record_sites *sites; /* stacks of recent sample sites, per profile thread */
 	size_t nr_sites;
 	const struct perch_arch *arch;
@@ -110,34 +114,45 @@ int cmd_parse_pid(const char *s, int *pid)
 static uint32_t thread_of(struct record *rec, pid_t tid, uint64_t now)
 {
 	uint32_t idx = profile_thread(rec->p, tid, NULL);
+	struct record_name *nm;
 
-	if (idx >= rec->nr_name_ns) {
-		size_t n = rec->nr_name_ns;
+	if (idx >= rec->nr_names) {
+		size_t n = rec->nr_names;
 
-		ALLOC_GROW(rec->name_ns, idx + 1, rec->nr_name_ns);
-		memset(rec->name_ns + n, 0, (rec->nr_name_ns - n) * sizeof(*rec->name_ns));
+		ALLOC_GROW(rec->names, idx + 1, rec->nr_names);
+		memset(rec->names + n, 0, (rec->nr_names - n) * sizeof(*rec->names));
 	}
-	if (!rec->name_ns[idx] || now - rec->name_ns[idx] > RECORD_NAME_REFRESH_NS) {
+	nm = &rec->names[idx];
+	/* threads are often named just after they start (pthread_setname_np): read the name
+	 * at each of the first samples, then once a second */
+	if (nm->reads < RECORD_NAME_EARLY_READS || now - nm->ns > RECORD_NAME_REFRESH_NS) {
 		char comm[64];
 
 		if (proc_task_comm(rec->t.pid, tid, comm, sizeof(comm)) == 0)
 			profile_thread(rec->p, tid, comm);
-		rec->name_ns[idx] = now ? now : 1;
+		nm->ns = now;
+		nm->reads++;
 	}
 	return idx;
 }
 
-/* Why a thread that was not running waits, as a leaf pseudo-frame ("[lock futex]"), or NULL. */
-static const char *wait_frame(struct record *rec, const struct sampler_info *info,
-			      struct waitreason *wr)
+/* The stack to count: @stack, ending in why the thread waits ("[lock futex]") when it was
+ * not running. Added per sample, not stored with a site: the same SP and PC are also seen
+ * just after the thread woke up. */
+static uint32_t with_wait_frame(struct record *rec, const struct sampler_info *info,
+				uint32_t stack)
 {
 	pid_t pid = rec->t.pid;
+	struct waitreason wr;
 
 	if (!info->state || info->state == 'R')
-		return NULL;
+		return stack;
 	waitreason_classify(rec->arch->e_machine, info->state, info->syscall, NULL,
-			    waitreason_fd_path_proc, &pid, wr);
-	return wr->frame[0] ? wr->frame : NULL;
+			    waitreason_fd_path_proc, &pid, &wr);
+	/* woke up between the two reads: it runs */
+	if (wr.kind == WAITREASON_RUNNING || !wr.frame[0])
+		return stack;
+	return resolver_add_leaf(rec->r, stack, wr.frame);
 }
 
 static void on_sample(void *arg, const struct sampler_info *info,
@@ -146,12 +161,12 @@ static void on_sample(void *arg, const struct sampler_info *info,
 	struct record *rec = arg;
 	uint32_t thread = thread_of(rec, info->tid, info->time_ns);
 	uint64_t sp = perch_regs_sp(rec->arch, &snap->regs), pc = perch_regs_pc(rec->arch, &snap->regs);
+	uint32_t stack = resolver_stack(rec->r, snap);
 	struct record_sites *rs;
-	struct waitreason wr;
-	uint32_t stack = resolver_stack(rec->r, snap, wait_frame(rec, info, &wr));
 	unsigned int i;
 
-	profile_add_weighted(rec->p, thread, stack, info->time_ns, info->state, info->weight);
+	profile_add_weighted(rec->p, thread, with_wait_frame(rec, info, stack), info->time_ns,
+			     info->state, info->weight);
 	if (thread >= rec->nr_sites) {
 		size_t n = rec->nr_sites;
 
@@ -178,8 +193,10 @@ static void on_reuse(void *arg, const struct sampler_info *info, uint64_t sp, ui
 	/* the sampler names only sites of snapshots it queued before this item */
 	for (unsigned int i = 0; rs && i < ARRAY_SIZE(rs->s); i++) {
 		if (rs->s[i].stack && rs->s[i].sp == sp && rs->s[i].pc == pc) {
-			profile_add_weighted(rec->p, thread, rs->s[i].stack - 1, info->time_ns,
-					     info->state, info->weight);
+			uint32_t stack = with_wait_frame(rec, info, rs->s[i].stack - 1);
+
+			profile_add_weighted(rec->p, thread, stack, info->time_ns, info->state,
+					     info->weight);
 			return;
 		}
 	}
@@ -494,7 +511,7 @@ out:
 	symbolizer_free(rec.sym);
 	profile_free(rec.p);
 	tracee_release(&rec.t);
-	free(rec.name_ns);
+	free(rec.names);
 	free(rec.sites);
 	free(st);
 	sigprocmask(SIG_SETMASK, &old, NULL);

@@ -183,8 +183,19 @@ static uint32_t pseudo_location(struct resolver *r, const char *text)
 	return profile_intern_location(r->p, f.module, f.name, &f, 1);
 }
 
-uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap,
-			const char *leaf_pseudo)
+uint32_t resolver_add_leaf(struct resolver *r, uint32_t stack, const char *text)
+{
+	size_t n;
+	const uint32_t *locs = profile_stack(r->p, stack, &n);
+
+	if (n > UNWIND_MAX_FRAMES)
+		n = UNWIND_MAX_FRAMES;
+	memmove(r->locs + 1, locs, n * sizeof(r->locs[0]));
+	r->locs[0] = pseudo_location(r, text);
+	return profile_intern_stack(r->p, r->locs, n + 1);
+}
+
+uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 {
 	unsigned int flags = 0;
 	uint64_t t0;
@@ -208,9 +219,5 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap,
 		r->locs[i] = locate(r, i == 0 ? r->pcs[i] : r->pcs[i] - 1);
 	if (n && ends_at_root(r, r->locs[n - 1]))
 		r->st.to_root++;
-	if (!leaf_pseudo)
-		return profile_intern_stack(r->p, r->locs, (size_t)n);
-	memmove(r->locs + 1, r->locs, (size_t)n * sizeof(r->locs[0]));
-	r->locs[0] = pseudo_location(r, leaf_pseudo);
-	return profile_intern_stack(r->p, r->locs, (size_t)n + 1);
+	return profile_intern_stack(r->p, r->locs, (size_t)n);
 }

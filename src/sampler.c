@@ -393,9 +393,12 @@ static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *
 		struct sthread *s = sthread_of(th);
 		int site;
 
+		/* ticks a thread could not be sampled at are credited to its next sample, in wall
+		 * mode only: in cpu mode, a thread waiting for a CPU does not count */
 		if (th->state == TRACEE_INTERRUPTING) {
 			st->late++;
-			s->late_ticks += 1 + (uint32_t)missed;
+			if (!o->cpu_mode)
+				s->late_ticks += 1 + (uint32_t)missed;
 			continue;
 		}
 		if (th->state != TRACEE_RUNNING || th->new_stop_pending)
@@ -406,7 +409,8 @@ static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *
 			st->skipped_idle++;
 			continue;
 		}
-		s->late_ticks += (uint32_t)missed;
+		if (!o->cpu_mode)
+			s->late_ticks += (uint32_t)missed;
 		s->has_syscall = s->state && s->state != 'R' &&
 				 read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall,
 						sizeof(s->syscall)) > 0;

@@ -31,10 +31,11 @@ struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct p
 void resolver_free(struct resolver *r);
 /* The process exec'd or its maps changed: re-read them now. */
 void resolver_reload(struct resolver *r);
-/* Unwind and name @snap; returns its stack id in the profile. A non-NULL @leaf_pseudo (e.g.
- * "[io read /x]", why the thread waits) is added as a pseudo-frame below the leaf. */
-uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap,
-			const char *leaf_pseudo);
+/* Unwind and name @snap; returns its stack id in the profile. */
+uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap);
+/* @stack with a pseudo-frame @text (e.g. "[io read /x]": why the thread waits) below its
+ * leaf; returns the new stack's id. */
+uint32_t resolver_add_leaf(struct resolver *r, uint32_t stack, const char *text);
 const struct resolve_stats *resolver_stats(struct resolver *r);
 /* The raw pcs of the last resolver_stack() call (same order as its locations). */
 const uint64_t *resolver_last_pcs(const struct resolver *r, int *n);

@@ -13,7 +13,7 @@ T_HDRS := $(wildcard $(T_DIR)/*.h)
 T_COMMON := $(T_DIR)/target_common.c
 T_LIBS := -lpthread
 
-T_PROGS := chain-fp chain-o2 threads4 cpp dlopen libplugin.so dump signals lifecycle
+T_PROGS := chain-fp chain-o2 threads4 cpp dlopen libplugin.so dump signals lifecycle waits
 targets: $(addprefix $(TARGETS_DIR)/,$(T_PROGS))
 
 CHAIN_SRCS := $(addprefix $(T_DIR)/,chain_main.c chain_f0.c chain_f1.c chain_f2.c chain_f3.c \
@@ -56,6 +56,11 @@ $(TARGETS_DIR)/signals: $(T_DIR)/signals_main.c $(T_COMMON) $(T_HDRS)
 		$(T_LIBS)
 
 $(TARGETS_DIR)/lifecycle: $(T_DIR)/lifecycle_main.c $(T_COMMON) $(T_HDRS)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(T_CFLAGS) -O1 -fno-omit-frame-pointer -o $@ $(filter %.c,$^) \
+		$(T_LIBS)
+
+$(TARGETS_DIR)/waits: $(T_DIR)/waits_main.c $(T_COMMON) $(T_HDRS)
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(T_CFLAGS) -O1 -fno-omit-frame-pointer -o $@ $(filter %.c,$^) \
 		$(T_LIBS)
