@@ -26,8 +26,6 @@
 #define RECORD_DEFAULT_HZ 100
 #define RECORD_DEFAULT_STACK (32 * 1024)
 #define RECORD_MAX_STACK (1024 * 1024)
-#define RECORD_NAME_REFRESH_NS 1000000000ULL
-#define RECORD_NAME_EARLY_READS 3
 #define RECORD_MAX_OUTPUTS 8
 
 static const char record_usage[] =
@@ -43,8 +41,10 @@ static const char record_usage[] =
 	"                         Ctrl-C / SIGTERM)\n"
 	"  -o, --output FILE      write the profile to FILE ('-' for stdout); the ending picks\n"
 	"                         the format: .folded, .svg, .pb.gz (pprof), .speedscope.json,\n"
-	"                         .trace.json (Chrome/Perfetto), .txt (top functions); up to 8 -o\n"
-	"      --format NAME      format for -o files with another ending (default folded)\n"
+	"                         .trace.json (Chrome/Perfetto), .sentry.json, .trace (Android\n"
+	"                         method trace), .txt (call tree and top functions); up to 8 -o\n"
+	"      --format NAME      format for -o files with another ending (default folded):\n"
+	"                         folded svg pprof speedscope chrome sentry arttrace text top\n"
 	"      --lines            add ' (file:line)' to folded frames when known\n"
 	"      --mode wall|cpu    wall (default): every thread at every tick, a waiting thread's\n"
 	"                         stack ending in why it waits ([io read PATH], [lock futex],\n"
@@ -88,11 +88,6 @@ struct record {
 	struct profile *p;
 	struct symbolizer *sym;
 	struct resolver *r;
-	struct record_name {   /* per profile thread */
-		uint64_t ns;   /* last comm read */
-		unsigned int reads;
-	} *names;
-	size_t nr_names;
 	struct record_sites *sites; /* stacks of recent sample sites, per profile thread */
 	size_t nr_sites;
 	const struct perch_arch *arch;
@@ -111,29 +106,21 @@ int cmd_parse_pid(const char *s, int *pid)
 	return 0;
 }
 
-static uint32_t thread_of(struct record *rec, pid_t tid, uint64_t now)
+/* The profile's index of thread @tid, named @comm when known. */
+static uint32_t thread_of(struct record *rec, pid_t tid, const char *comm)
 {
-	uint32_t idx = profile_thread(rec->p, tid, NULL);
-	struct record_name *nm;
+	return profile_thread(rec->p, tid, comm && comm[0] ? comm : NULL);
+}
 
-	if (idx >= rec->nr_names) {
-		size_t n = rec->nr_names;
+/* Read a thread's name now (at attach and for new threads; samples bring their own). */
+static void name_thread(struct record *rec, pid_t tid)
+{
+	char comm[64];
 
-		ALLOC_GROW(rec->names, idx + 1, rec->nr_names);
-		memset(rec->names + n, 0, (rec->nr_names - n) * sizeof(*rec->names));
-	}
-	nm = &rec->names[idx];
-	/* threads are often named just after they start (pthread_setname_np): read the name
-	 * at each of the first samples, then once a second */
-	if (nm->reads < RECORD_NAME_EARLY_READS || now - nm->ns > RECORD_NAME_REFRESH_NS) {
-		char comm[64];
-
-		if (proc_task_comm(rec->t.pid, tid, comm, sizeof(comm)) == 0)
-			profile_thread(rec->p, tid, comm);
-		nm->ns = now;
-		nm->reads++;
-	}
-	return idx;
+	if (proc_task_comm(rec->t.pid, tid, comm, sizeof(comm)) == 0)
+		profile_thread(rec->p, tid, comm);
+	else
+		profile_thread(rec->p, tid, NULL);
 }
 
 /* The stack to count: @stack, ending in why the thread waits ("[lock futex]") when it was
@@ -159,7 +146,7 @@ static void on_sample(void *arg, const struct sampler_info *info,
 		      const struct unwind_snapshot *snap)
 {
 	struct record *rec = arg;
-	uint32_t thread = thread_of(rec, info->tid, info->time_ns);
+	uint32_t thread = thread_of(rec, info->tid, info->comm);
 	uint64_t sp = perch_regs_sp(rec->arch, &snap->regs), pc = perch_regs_pc(rec->arch, &snap->regs);
 	uint32_t stack = resolver_stack(rec->r, snap);
 	struct record_sites *rs;
@@ -187,7 +174,7 @@ static void on_sample(void *arg, const struct sampler_info *info,
 static void on_reuse(void *arg, const struct sampler_info *info, uint64_t sp, uint64_t pc)
 {
 	struct record *rec = arg;
-	uint32_t thread = thread_of(rec, info->tid, info->time_ns);
+	uint32_t thread = thread_of(rec, info->tid, info->comm);
 	struct record_sites *rs = thread < rec->nr_sites ? &rec->sites[thread] : NULL;
 
 	/* the sampler names only sites of snapshots it queued before this item */
@@ -207,7 +194,7 @@ static void on_event(void *arg, int kind, pid_t tid)
 	struct record *rec = arg;
 
 	if (kind == TRACEE_EV_THREAD_NEW)
-		thread_of(rec, tid, tracee_now_ns());
+		name_thread(rec, tid);
 	else if (kind == TRACEE_EV_EXEC)
 		resolver_reload(rec->r);
 }
@@ -461,7 +448,7 @@ static int record_run(int argc, char **argv)
 	rec.sym = symbolizer_new(rec.sysroot, rec.symfs);
 	rec.r = resolver_new(rec.t.pid, arch, rec.p, rec.sym);
 	for (size_t i = 0; i < rec.t.nr_threads; i++)
-		thread_of(&rec, rec.t.threads[i]->tid, 0);
+		name_thread(&rec, rec.t.threads[i]->tid);
 	/* the process's name now: it may be gone when the profile is written */
 	if (profile_nr_threads(rec.p))
 		profile_set_meta(rec.p, "comm",
@@ -471,9 +458,6 @@ static int record_run(int argc, char **argv)
 	ret = sampler_run(&rec.t, arch, &so, &ops, &rec, st);
 	if (ret < 0)
 		log_errno(ret, "sampling stopped");
-	/* names may have changed since they were last read */
-	for (size_t i = 0; i < rec.t.nr_threads; i++)
-		thread_of(&rec, rec.t.threads[i]->tid, UINT64_MAX / 2);
 	if (rec.t.alive)
 		tracee_detach_all(&rec.t, 2000);
 
@@ -511,7 +495,6 @@ out:
 	symbolizer_free(rec.sym);
 	profile_free(rec.p);
 	tracee_release(&rec.t);
-	free(rec.names);
 	free(rec.sites);
 	free(st);
 	sigprocmask(SIG_SETMASK, &old, NULL);

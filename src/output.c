@@ -17,7 +17,10 @@ const struct output_format output_formats[] = {
 	{ "pprof", ".pb.gz", out_pprof_write, 0, "pprof profile.proto (go tool pprof)" },
 	{ "speedscope", ".speedscope.json", out_speedscope_write, 1, "speedscope JSON" },
 	{ "chrome", ".trace.json", out_chrome_write, 1, "Chrome trace JSON (Perfetto UI)" },
-	{ "top", ".txt", out_top_write, 0, "text: hottest functions by self and total" },
+	{ "sentry", ".sentry.json", out_sentry_write, 1, "Sentry v2 profile chunk" },
+	{ "arttrace", ".trace", out_arttrace_write, 1, "Android ART method trace (Android Studio)" },
+	{ "text", ".txt", out_text_write, 0, "text: call tree with percentages, top functions" },
+	{ "top", NULL, out_top_write, 0, "text: hottest functions by self and total" },
 };
 const size_t output_nr_formats = sizeof(output_formats) / sizeof(output_formats[0]);
 
@@ -35,9 +38,9 @@ const struct output_format *output_format_for_path(const char *path)
 	size_t len = strlen(path), best_len = 0;
 
 	for (size_t i = 0; i < output_nr_formats; i++) {
-		size_t n = strlen(output_formats[i].ext);
+		size_t n = output_formats[i].ext ? strlen(output_formats[i].ext) : 0;
 
-		if (n <= len && n > best_len && !strcmp(path + len - n, output_formats[i].ext)) {
+		if (n && n <= len && n > best_len && !strcmp(path + len - n, output_formats[i].ext)) {
 			best = &output_formats[i];
 			best_len = n;
 		}

@@ -22,6 +22,7 @@
 
 #define SAMPLER_NICE (-10)
 
+#define SAMPLER_COMM 64 /* thread names are at most 15 bytes; room for longer kernels */
 #define ITEM_SAMPLE 0
 #define ITEM_REUSE (-1)
 
@@ -34,6 +35,7 @@ struct item {
 	char state;
 	int has_syscall;
 	char syscall[SAMPLER_SYSCALL_TEXT];
+	char comm[SAMPLER_COMM];
 	uint64_t site_sp, site_pc; /* ITEM_REUSE: where the reused snapshot was taken */
 	struct unwind_snapshot snap;
 };
@@ -152,6 +154,7 @@ static void *worker_main(void *p)
 				.weight = it->weight,
 				.state = it->state,
 				.syscall = it->has_syscall ? it->syscall : NULL,
+				.comm = it->comm,
 				.time_ns = it->snap.time_ns,
 			};
 
@@ -184,6 +187,7 @@ struct sthread {
 	int stat_fd;            /* kept open /proc/PID/task/TID/stat; -1 not yet, -2 failed */
 	int syscall_fd;         /* the same for .../syscall */
 	char state;             /* state letter read at the last tick */
+	char comm[SAMPLER_COMM];/* name read at the last tick */
 	int has_syscall;        /* @syscall holds the text read at the last tick */
 	char syscall[SAMPLER_SYSCALL_TEXT];
 	/* places (user SP, PC) where samples of this thread were taken, newest first */
@@ -241,15 +245,20 @@ static ssize_t read_task_file(struct tracee *t, struct tracee_thread *th, int *f
 	return n;
 }
 
-/* The state letter from .../stat ("1234 (comm) S ..."); 0 when unknown. */
+/* The state letter and name from .../stat ("1234 (comm) S ..."; comm may hold ')'): the state
+ * or 0 when unknown; @s->comm is left as it was when the line cannot be read. */
 static char read_state(struct tracee *t, struct tracee_thread *th, struct sthread *s)
 {
-	char buf[512], *p;
+	char buf[512], *open, *close;
 
 	if (read_task_file(t, th, &s->stat_fd, "stat", buf, sizeof(buf)) < 0)
 		return 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
+	open = strchr(buf, '(');
+	close = strrchr(buf, ')');
+	if (!open || !close || close < open || close[1] != ' ')
+		return 0;
+	snprintf(s->comm, sizeof(s->comm), "%.*s", (int)(close - open - 1), open + 1);
+	return close[2];
 }
 
 /* Newest first; a known site moves to the front, a new one pushes out the oldest. */
@@ -296,6 +305,7 @@ static void fill_item(struct item *it, int kind, struct tracee_thread *th, struc
 	it->tid = th->tid;
 	it->weight = 1 + s->late_ticks;
 	it->state = s->state;
+	memcpy(it->comm, s->comm, sizeof(it->comm));
 	it->has_syscall = s->has_syscall;
 	if (s->has_syscall)
 		memcpy(it->syscall, s->syscall, sizeof(it->syscall));

@@ -26,7 +26,8 @@ typedef int output_write_fn(const struct profile *p, const struct output_opts *o
 
 struct output_format {
 	const char *name;       /* for --format: "folded", "svg", "pprof", ... */
-	const char *ext;        /* file name ending that selects it: ".folded", ".pb.gz", ... */
+	const char *ext;        /* file name ending that selects it: ".folded", ".pb.gz", ...;
+	                         * NULL: only by --format */
 	output_write_fn *write;
 	int needs_samples;      /* needs the samples in time order (profile_keep_samples) */
 	const char *summary;

@@ -40,6 +40,7 @@ struct sampler_info {
 	                    * 0 when unknown */
 	const char *syscall; /* its /proc/PID/task/TID/syscall text when it was not running,
 	                      * else NULL */
+	const char *comm;  /* its name from the same stat read ("" when unknown) */
 	uint64_t time_ns;  /* CLOCK_MONOTONIC of the sample */
 };
 

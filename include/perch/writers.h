@@ -62,4 +62,78 @@ int out_chrome_samples_write(const struct profile *p, const struct output_opts *
  * full 1200 px width are left out. */
 int out_flamegraph_write(const struct profile *p, const struct output_opts *o, FILE *f);
 
+/* Sentry, Android ART method trace and text call tree writers (formats.md 5 and 6, issue 6).
+ * More meta keys they read (all optional):
+ *   "profiler_id"          32 lowercase hex digits: Sentry profiler_id, so that several files
+ *                          of one session link up; else derived from pid, comm and start time
+ *   "sentry_release"       Sentry release; else "<comm>@unknown"
+ *   "sentry_environment"   Sentry environment; else "production"
+ *   "sentry_platform"      Sentry platform; else "rust" (formats.md 5.6: Sentry has no value
+ *                          for C/C++; "rust" is the native back-end platform)
+ * Counters read by the Sentry writer, the first one listed in "counters" of each row:
+ *   cpu_usage (percent)             "cpu_usage", "cpu_percent"
+ *   memory_footprint (byte)         "memory_footprint", "pss_bytes", "rss_bytes"
+ *   memory_native_footprint (byte)  "memory_native_footprint", "native_heap_bytes" */
+
+/* Sentry v2 profile chunk JSON (formats.md 5.2): frames (function, filename, lineno, package,
+ * in_app, platform; managed "pkg.Class.method(args)" names split into module and function),
+ * stacks leaf first, one sample per kept sample (thread_id a string, timestamp in Unix epoch
+ * seconds with µs precision: meta start_time_ns stands for the earliest sample or counter
+ * point, later ones add their CLOCK_MONOTONIC distance to it), thread_metadata, measurements
+ * from the counters above, and debug_meta images of type "symbolic" for native modules with a
+ * "build_id:PATH" meta. The profile has ELF vaddrs, not load addresses, so images are laid out
+ * at synthetic, non-overlapping image_addr values (image_vmaddr 0): a frame's instruction_addr
+ * - image_addr is its ELF vaddr (right for shared libraries and PIE executables, whose first
+ * PT_LOAD is at 0). A nameless frame with an image has no "function" (Sentry symbolicates the
+ * address); without one it is "module+0xaddr". in_app: native frames outside /usr/lib*, /lib*,
+ * /usr/libexec, /system, /apex, /vendor and "[...]" pseudo modules. Without kept samples, each
+ * thread's aggregated counts are laid out one period apart from the first counter point (or
+ * 0). chunk_id and a missing profiler_id are hashes of the profile (deterministic). One chunk
+ * whatever its length: Relay rejects chunks longer than 66 s, use
+ * out_sentry_envelope_write() for those. */
+int out_sentry_write(const struct profile *p, const struct output_opts *o, FILE *f);
+
+/* A Sentry envelope (formats.md 5.1): a header line, then one "profile_chunk" item per 60 s
+ * of samples, each chunk on one line as out_sentry_write() makes it, all with one
+ * profiler_id; items carry "length". Counter points go to the chunk their time falls in. */
+int out_sentry_envelope_write(const struct profile *p, const struct output_opts *o, FILE *f);
+
+/* Android ART method trace, non-streaming (formats.md 6.3): version 2, clock=wall (perch has
+ * no per-sample thread CPU time, and version 3 needs both clocks), 10-byte records built by
+ * diffing consecutive kept samples of a thread (exits innermost first, then enters outermost
+ * first), all frames left when the thread is not seen for more than 2 periods and at its end
+ * (its last sample + one period, which also gives elapsed-time-usec). Start time = the earliest
+ * sample (µs, CLOCK_MONOTONIC).
+ * Methods: one per (kind, module, function): native frames as class = module file name,
+ * signature "()V"; managed names split into class, method and "(args)". Thread ids are the
+ * tid when it is in 1..65535, else the smallest free id, with " (tid N)" added to the name.
+ * Text is sanitised (no tab, newline or control character; valid UTF-8). Records stop, and
+ * data-file-overflow=true is written, where the 32-bit µs delta would wrap (71 minutes).
+ * Without kept samples the aggregated counts are laid out one period apart per thread. */
+int out_arttrace_write(const struct profile *p, const struct output_opts *o, FILE *f);
+
+#define OUT_TEXT_DEFAULT_MIN_PERCENT 0.5
+
+struct out_text_opts {
+	double min_percent; /* leave out nodes under this % of their tree; < 0: the default */
+	int merged;         /* one tree for all threads instead of one per thread */
+};
+
+/* A call tree like `perf report --stdio --children`: per node the total (samples with the
+ * node on their path) and self (samples ending in it) share of the tree, and the samples;
+ * one tree per thread (threads by samples, then tid), or one merged tree; children by total
+ * descending, then name; nodes under OUT_TEXT_DEFAULT_MIN_PERCENT of the tree left out (the
+ * count of left-out nodes is printed). A node is a function "name (module)"; inlined frames
+ * are nodes marked "[inlined]". Then per thread (or merged) the table of out_top_write().
+ * Names: control characters become '_', invalid UTF-8 U+FFFD. 0 or -errno. */
+int out_text_write(const struct profile *p, const struct output_opts *o, FILE *f);
+/* The same with explicit options (@to NULL: the defaults). */
+int out_text_write_opts(const struct profile *p, const struct output_opts *o,
+			const struct out_text_opts *to, FILE *f);
+
+/* Split a managed frame name "pkg.Class.method(args)" (or "pkg.Class.method"): *@dot is the
+ * offset of the '.' before the method, *@paren that of the '(' (strlen when none). -EINVAL
+ * when there is no class part or the name is not of that shape. */
+int out_managed_split(const char *name, size_t *dot, size_t *paren);
+
 #endif
