@@ -8,22 +8,16 @@
 
 #include "perch/elfsym.h"
 #include "perch/log.h"
+#include "perch/strarena.h"
 #include "perch/xalloc.h"
 
 #define ELFSYM_MAX_EXEC_SECTIONS 1024
-#define ELFSYM_ARENA_CHUNK	 (64 * 1024)
 #define ELFSYM_SCAN_BACK	 64 /* symbols looked at below an address for a covering FUNC */
-
-struct arena_chunk {
-	struct arena_chunk *next;
-	size_t used, size;
-	char data[];
-};
 
 struct elfsym_table {
 	struct elfsym *syms;
 	size_t nr, alloc;
-	struct arena_chunk *chunks;
+	struct strarena names;
 	int sorted;
 };
 
@@ -203,27 +197,6 @@ static uint64_t exec_end(const struct exec_range *r, size_t nr, uint64_t addr)
 	return 0;
 }
 
-static char *arena_strndup(struct elfsym_table *t, const char *s, size_t len)
-{
-	struct arena_chunk *c = t->chunks;
-	char *p;
-
-	if (!c || c->size - c->used < len + 1) {
-		size_t sz = len + 1 > ELFSYM_ARENA_CHUNK ? len + 1 : ELFSYM_ARENA_CHUNK;
-
-		c = xmalloc(sizeof(*c) + sz);
-		c->size = sz;
-		c->used = 0;
-		c->next = t->chunks;
-		t->chunks = c;
-	}
-	p = c->data + c->used;
-	memcpy(p, s, len);
-	p[len] = '\0';
-	c->used += len + 1;
-	return p;
-}
-
 /* aarch64/arm mapping symbols: "$x", "$d", "$a", "$t", optionally followed by ".<anything>" */
 static int is_mapping_symbol(const char *name)
 {
@@ -307,7 +280,7 @@ static int load_one(struct elfsym_table *t, const struct elfimg *e, const struct
 		s->addr = value;
 		s->size = size;
 		s->sec_end = end;
-		s->name = arena_strndup(t, name, len);
+		s->name = strarena_strndup(&t->names, name, len);
 		s->type = type;
 		s->bind = ELF64_ST_BIND(info);
 		added++;
@@ -324,12 +297,7 @@ void elfsym_table_free(struct elfsym_table *t)
 {
 	if (!t)
 		return;
-	while (t->chunks) {
-		struct arena_chunk *next = t->chunks->next;
-
-		free(t->chunks);
-		t->chunks = next;
-	}
+	strarena_release(&t->names);
 	free(t->syms);
 	free(t);
 }

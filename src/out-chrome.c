@@ -111,24 +111,10 @@ static void add_us(struct strbuf *sb, uint64_t ns)
 	strbuf_addf(sb, "%" PRIu64 ".%03u", ns / 1000, (unsigned int)(ns % 1000));
 }
 
-/* A meta value as an unsigned decimal; 0 when unset or malformed. */
-static uint64_t meta_u64(const struct profile *p, const char *key)
-{
-	const char *s = profile_meta(p, key);
-	char *end;
-	unsigned long long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	return errno || *end ? 0 : v;
-}
-
 /* The process id to put in every event: meta "pid", else the first thread's tid, else 1. */
 static uint64_t trace_pid(const struct profile *p)
 {
-	uint64_t pid = meta_u64(p, "pid");
+	uint64_t pid = profile_meta_u64(p, "pid");
 	const struct profile_thread *t = profile_thread_get(p, 0);
 
 	if (pid)

@@ -18,31 +18,9 @@
 
 uint64_t out_period_ns(const struct profile *p)
 {
-	const char *s = profile_meta(p, "period_ns");
-	char *end;
-	unsigned long long v;
+	uint64_t v = profile_meta_u64(p, "period_ns");
 
-	if (!s || *s < '0' || *s > '9')
-		return OUT_DEFAULT_PERIOD_NS;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || !v)
-		return OUT_DEFAULT_PERIOD_NS;
-	return v;
-}
-
-/* A meta value as an unsigned decimal; 0 when unset or malformed. */
-static uint64_t meta_u64(const struct profile *p, const char *key)
-{
-	const char *s = profile_meta(p, key);
-	char *end;
-	unsigned long long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	return errno || *end ? 0 : v;
+	return v ? v : OUT_DEFAULT_PERIOD_NS;
 }
 
 static void pb_varint(struct strbuf *sb, uint64_t v)
@@ -341,7 +319,7 @@ static void encode(const struct profile *p, struct strbuf *out)
 	k_tname = str_idx(&pp, "thread_name");
 	k_pid = str_idx(&pp, "pid");
 	k_state = str_idx(&pp, "state");
-	pid = meta_u64(p, "pid");
+	pid = profile_meta_u64(p, "pid");
 
 	/* mappings: one per module, in order of first use by a location */
 	loc_mapping = xcalloc(nr_locs ? nr_locs : 1, sizeof(*loc_mapping));
@@ -484,8 +462,8 @@ static void encode(const struct profile *p, struct strbuf *out)
 	strbuf_add(out, pp.functions.buf, pp.functions.len);
 	for (i = 0; i < pp.nr_strs; i++)
 		pb_bytes(out, 6, pp.strs[i], strlen(pp.strs[i]));
-	pb_uint(out, 9, meta_u64(p, "start_time_ns"));
-	t = meta_u64(p, "duration_ns");
+	pb_uint(out, 9, profile_meta_u64(p, "start_time_ns"));
+	t = profile_meta_u64(p, "duration_ns");
 	if (!t) {
 		const struct profile_sample *ks = profile_samples(p, &n);
 

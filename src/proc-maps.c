@@ -22,14 +22,12 @@ struct maps_table {
 	char *paths;
 };
 
-/* One line, [@line, @eol). The path is copied to *@arena (NUL-terminated) and *@arena
- * advanced. 0 or -EINVAL. */
-static int parse_line(const char *line, const char *eol, struct proc_map *m, char **arena)
+int proc_maps_parse_line(const char *line, const char *eol, struct proc_map *m, const char **path,
+			 size_t *plen)
 {
 	static const char prot_chars[4][2] = {{'r', '-'}, {'w', '-'}, {'x', '-'}, {'p', 's'}};
 	const char *p = line;
 	uint64_t major, minor;
-	size_t len;
 	int i;
 
 	memset(m, 0, sizeof(*m));
@@ -59,14 +57,27 @@ static int parse_line(const char *line, const char *eol, struct proc_map *m, cha
 	 * may end with the padding or directly after the inode */
 	if (!textscan_skip_spaces(&p, eol) && p < eol)
 		return -EINVAL;
-	len = (size_t)(eol - p);
-	if (len >= sizeof(deleted_suffix) - 1 &&
+	*path = p;
+	*plen = (size_t)(eol - p);
+	if (*plen >= sizeof(deleted_suffix) - 1 &&
 	    !memcmp(eol - (sizeof(deleted_suffix) - 1), deleted_suffix,
 		    sizeof(deleted_suffix) - 1)) {
 		m->deleted = 1;
-		len -= sizeof(deleted_suffix) - 1;
+		*plen -= sizeof(deleted_suffix) - 1;
 	}
-	memcpy(*arena, p, len);
+	return 0;
+}
+
+/* One line, [@line, @eol). The path is copied to *@arena (NUL-terminated) and *@arena
+ * advanced. 0 or -EINVAL. */
+static int parse_line(const char *line, const char *eol, struct proc_map *m, char **arena)
+{
+	const char *path;
+	size_t len;
+
+	if (proc_maps_parse_line(line, eol, m, &path, &len))
+		return -EINVAL;
+	memcpy(*arena, path, len);
 	(*arena)[len] = '\0';
 	m->path = *arena;
 	*arena += len + 1;

@@ -14,8 +14,6 @@
 /* More mappings than vm.max_map_count allows by default (65530), with a wide margin. */
 #define PROC_SMAPS_MAX_MAPS (1u << 22)
 
-static const char deleted_suffix[] = " (deleted)";
-
 /* The field lines perch reads, and where each goes. */
 static const struct smaps_field {
 	const char *key;
@@ -86,52 +84,6 @@ static int looks_like_header(const char *line, const char *eol)
 	return !textscan_x64(&p, eol, 16, &v) && p < eol && *p == '-';
 }
 
-/* A header line into @m; the path is returned as [*@path, *@path + *@plen) inside the line.
- * 0 or -EINVAL. */
-static int parse_header(const char *line, const char *eol, struct proc_map *m, const char **path,
-			size_t *plen)
-{
-	static const char prot_chars[4][2] = {{'r', '-'}, {'w', '-'}, {'x', '-'}, {'p', 's'}};
-	const char *p = line;
-	uint64_t major, minor;
-	int i;
-
-	memset(m, 0, sizeof(*m));
-	if (textscan_x64(&p, eol, 16, &m->start) || textscan_expect(&p, eol, "-") ||
-	    textscan_x64(&p, eol, 16, &m->end) || textscan_expect(&p, eol, " "))
-		return -EINVAL;
-	if (m->start >= m->end)
-		return -EINVAL;
-	for (i = 0; i < 4; i++, p++) {
-		if (p >= eol)
-			return -EINVAL;
-		if (*p == prot_chars[i][0])
-			m->prot |= i == 3 ? 0 : 1u << i;
-		else if (*p == prot_chars[i][1])
-			m->prot |= i == 3 ? PROC_MAPS_PROT_SHARED : 0;
-		else
-			return -EINVAL;
-	}
-	if (textscan_expect(&p, eol, " ") || textscan_x64(&p, eol, 16, &m->offset) ||
-	    textscan_expect(&p, eol, " ") || textscan_x64(&p, eol, 8, &major) ||
-	    textscan_expect(&p, eol, ":") || textscan_x64(&p, eol, 8, &minor) ||
-	    textscan_expect(&p, eol, " ") || textscan_u64(&p, eol, &m->inode))
-		return -EINVAL;
-	m->dev_major = (uint32_t)major;
-	m->dev_minor = (uint32_t)minor;
-	if (!textscan_skip_spaces(&p, eol) && p < eol)
-		return -EINVAL;
-	*path = p;
-	*plen = (size_t)(eol - p);
-	if (*plen >= sizeof(deleted_suffix) - 1 &&
-	    !memcmp(eol - (sizeof(deleted_suffix) - 1), deleted_suffix,
-		    sizeof(deleted_suffix) - 1)) {
-		m->deleted = 1;
-		*plen -= sizeof(deleted_suffix) - 1;
-	}
-	return 0;
-}
-
 /* A field line into @u / @has. 0 (also for well-formed lines perch ignores) or -EINVAL. */
 static int parse_field(const char *line, const char *eol, struct proc_smaps_usage *u, uint32_t *has)
 {
@@ -192,7 +144,8 @@ struct proc_smaps *proc_smaps_parse(const char *text)
 			continue;
 		}
 		cur = NULL;
-		if (parse_header(line, eol, &m, &path, &plen) || s->nr >= PROC_SMAPS_MAX_MAPS ||
+		if (proc_maps_parse_line(line, eol, &m, &path, &plen) ||
+		    s->nr >= PROC_SMAPS_MAX_MAPS ||
 		    (s->nr && m.start < s->maps[s->nr - 1].map.end)) {
 			s->bad_lines++;
 			continue;
@@ -268,7 +221,7 @@ int proc_smaps_rollup_parse(const char *text, struct proc_smaps_rollup *out)
 			size_t plen;
 
 			/* one header only: a second one would mean this is not a rollup */
-			if (have_header || parse_header(line, eol, &m, &path, &plen)) {
+			if (have_header || proc_maps_parse_line(line, eol, &m, &path, &plen)) {
 				out->bad_lines++;
 				continue;
 			}

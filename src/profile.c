@@ -2,6 +2,7 @@
  * Everything is referred to by uint32_t ids into growable arrays; open-addressing hash
  * tables (of id + 1, 0 = empty slot) find existing entries. No I/O. */
 #include <assert.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -608,6 +609,19 @@ const char *profile_meta(const struct profile *p, const char *key)
 		if (!strcmp(p->meta[i].key, key))
 			return p->meta[i].value;
 	return NULL;
+}
+
+uint64_t profile_meta_u64(const struct profile *p, const char *key)
+{
+	const char *s = profile_meta(p, key);
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	return errno || *end ? 0 : v;
 }
 
 /* lifecycle */

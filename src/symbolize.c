@@ -13,10 +13,9 @@
 #include "perch/elffile.h"
 #include "perch/elfsym.h"
 #include "perch/log.h"
+#include "perch/strarena.h"
 #include "perch/symbolize.h"
 #include "perch/xalloc.h"
-
-#define SYM_ARENA_CHUNK (64 * 1024)
 
 /* Everything known about one ELF file, loaded on the first lookup that misses. */
 struct symmod {
@@ -43,12 +42,6 @@ struct namemap_ent {
 	const char *name;
 };
 
-struct arena_chunk {
-	struct arena_chunk *next;
-	size_t used, size;
-	char data[];
-};
-
 struct symbolizer {
 	char *sysroot, *symfs;
 
@@ -66,7 +59,7 @@ struct symbolizer {
 	size_t nr_strs, strs_cap;
 	struct namemap_ent *names;
 	size_t nr_names, names_cap;
-	struct arena_chunk *arena;
+	struct strarena arena;
 };
 
 static uint64_t hash_bytes(const void *p, size_t len)
@@ -89,27 +82,6 @@ static uint64_t hash_u64(uint64_t x)
 	x *= 0xc4ceb9fe1a85ec53ULL;
 	x ^= x >> 33;
 	return x;
-}
-
-static char *arena_strdup(struct symbolizer *s, const char *str)
-{
-	size_t len = strlen(str);
-	struct arena_chunk *c = s->arena;
-	char *p;
-
-	if (!c || c->size - c->used < len + 1) {
-		size_t sz = len + 1 > SYM_ARENA_CHUNK ? len + 1 : SYM_ARENA_CHUNK;
-
-		c = xmalloc(sizeof(*c) + sz);
-		c->size = sz;
-		c->used = 0;
-		c->next = s->arena;
-		s->arena = c;
-	}
-	p = c->data + c->used;
-	memcpy(p, str, len + 1);
-	c->used += len + 1;
-	return p;
 }
 
 /* One copy of every string handed out, owned by the symbolizer. */
@@ -142,7 +114,7 @@ static const char *intern(struct symbolizer *s, const char *str)
 	     i = (i + 1) & (s->strs_cap - 1))
 		if (!strcmp(s->strs[i], str))
 			return s->strs[i];
-	s->strs[i] = arena_strdup(s, str);
+	s->strs[i] = strarena_strdup(&s->arena, str);
 	s->nr_strs++;
 	return s->strs[i];
 }
@@ -213,12 +185,7 @@ void symbolizer_free(struct symbolizer *s)
 		free(s->mods[i]->key);
 		free(s->mods[i]);
 	}
-	while (s->arena) {
-		struct arena_chunk *next = s->arena->next;
-
-		free(s->arena);
-		s->arena = next;
-	}
+	strarena_release(&s->arena);
 	free(s->mods);
 	free(s->mod_slots);
 	free(s->res);

@@ -36,6 +36,13 @@ struct proc_maps {
 	unsigned int generation; /* set by the caller (e.g. bumped on every reload) */
 };
 
+/* Parse one maps line, [@line, @eol) without its '\n', into @m:
+ *   7f3a1c000000-7f3a1c021000 r-xp 00000000 fe:01 1314   /usr/lib/libc.so.6 (deleted)
+ * The path is not copied: it is returned as [*@path, *@path + *@plen) inside the line, with a
+ * trailing " (deleted)" cut off and m->deleted set; m->path is left NULL. Also reads the header
+ * lines of smaps and smaps_rollup. 0, or -EINVAL for a malformed line or start >= end. */
+int proc_maps_parse_line(const char *line, const char *eol, struct proc_map *m, const char **path,
+			 size_t *plen);
 /* Parse maps text (NUL-terminated). Malformed lines are skipped and counted in @bad_lines
  * (may be NULL). Returns NULL only on out-of-memory policy (never: xalloc dies). */
 struct proc_maps *proc_maps_parse(const char *text, size_t *bad_lines);

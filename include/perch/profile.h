@@ -64,6 +64,8 @@ void profile_keep_samples(struct profile *p, int on);
 /* Recording-wide facts that writers print. Strings are copied. */
 void profile_set_meta(struct profile *p, const char *key, const char *value);
 const char *profile_meta(const struct profile *p, const char *key); /* NULL when unset */
+/* A meta value as an unsigned decimal ("4242"); 0 when unset, malformed or out of range. */
+uint64_t profile_meta_u64(const struct profile *p, const char *key);
 
 uint32_t profile_intern_str(struct profile *p, const char *s);
 const char *profile_str(const struct profile *p, uint32_t id);

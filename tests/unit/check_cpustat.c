@@ -9,17 +9,11 @@
 #include "perch/cpustat.h"
 #include "perch/proc-task.h"
 #include "perch/xalloc.h"
-
-static char *fixture_path(const char *rel)
-{
-	const char *dir = getenv("PERCH_FIXTURES");
-
-	return xasprintf("%s/cpustat/%s", dir ? dir : "fixtures", rel);
-}
+#include "testutil.h"
 
 static void load_stat(const char *rel, struct cpustat *st)
 {
-	char *path = fixture_path(rel);
+	char *path = testutil_fixture_path("cpustat/%s", rel);
 
 	ck_assert_msg(cpustat_load_file(path, st) == 0, "cannot load %s", path);
 	free(path);
@@ -27,7 +21,7 @@ static void load_stat(const char *rel, struct cpustat *st)
 
 static void load_task(const char *rel, struct proc_stat *ps)
 {
-	char *path = fixture_path(rel), *text = proc_read_file(path, NULL);
+	char *path = testutil_fixture_path("cpustat/%s", rel), *text = proc_read_file(path, NULL);
 
 	ck_assert_msg(text, "cannot read %s", path);
 	ck_assert_int_eq(proc_stat_parse(text, ps), 0);

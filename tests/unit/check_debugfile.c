@@ -1,5 +1,5 @@
 /* Unit tests for debugfile: .gnu_debuglink parsing and the build-id / debuglink / symfs search,
- * on copies of fixtures/elf/sym files laid out in a throw-away sysroot. */
+ * on copies of fixtures/elf/sym files laid out in a throw-away sysroot (testutil_tmp). */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -11,28 +11,10 @@
 #include "perch/xalloc.h"
 #include "sym-fixture.h"
 
-static char *root; /* temporary sysroot, fresh per test */
-
-static void setup(void)
-{
-	root = symfix_tmpdir();
-}
-
-static void teardown(void)
-{
-	symfix_rmtree(root);
-	root = NULL;
-}
-
-static char *at(const char *rel)
-{
-	return xasprintf("%s/%s", root, rel);
-}
-
-/* Copy fixture @fix to <root>/@rel (with @extra appended); returns the new path. */
+/* Copy fixture @fix to <testutil_tmp>/@rel (with @extra appended); returns the new path. */
 static char *place(const char *fix, const char *rel, const char *extra)
 {
-	char *dst = at(rel);
+	char *dst = testutil_tmp_path(rel);
 
 	symfix_copy(fix, dst, extra);
 	return dst;
@@ -50,14 +32,14 @@ static char *build_id_rel(const char *fix)
 	return p;
 }
 
-/* debugfile_find() on <root>/@rel; returns the found path (malloc'ed) or NULL. */
+/* debugfile_find() on <testutil_tmp>/@rel; returns the found path (malloc'ed) or NULL. */
 static char *find(const char *rel, const char *symfs)
 {
-	char *path = at(rel), *found = NULL;
+	char *path = testutil_tmp_path(rel), *found = NULL;
 	struct elffile *ef = elffile_open(path), *d;
 
 	ck_assert_ptr_nonnull(ef);
-	d = debugfile_find(ef, root, symfs);
+	d = debugfile_find(ef, testutil_tmp, symfs);
 	if (d) {
 		found = xstrdup(d->path);
 		ck_assert(d->has_symtab || d->has_debug_info);
@@ -73,7 +55,7 @@ static char *find(const char *rel, const char *symfs)
 
 static void assert_found(const char *rel, const char *symfs, const char *want_rel)
 {
-	char *got = find(rel, symfs), *want = at(want_rel);
+	char *got = find(rel, symfs), *want = testutil_tmp_path(want_rel);
 
 	ck_assert_msg(got, "no debug file for %s (want %s)", rel, want);
 	ck_assert_str_eq(got, want);
@@ -87,7 +69,7 @@ START_TEST(test_debuglink_section)
 	char name[64];
 	uint32_t crc;
 	size_t size;
-	uint8_t *dbg = symfix_read(SYMFIX_DIR "prog.debug", &size);
+	uint8_t *dbg = testutil_read_file(SYMFIX_DIR "prog.debug", &size);
 
 	ck_assert_ptr_nonnull(ef);
 	ck_assert_int_eq(debugfile_debuglink(ef, name, sizeof(name), &crc), 0);
@@ -186,7 +168,7 @@ END_TEST
 START_TEST(test_symfs)
 {
 	char *bin = place(SYMFIX_DIR "prog.stripped", "bin/prog", NULL);
-	char *symfs = at("symfs"), *copy = xasprintf("symfs%s", bin);
+	char *symfs = testutil_tmp_path("symfs"), *copy = xasprintf("symfs%s", bin);
 	char *rel = build_id_rel(SYMFIX_DIR "prog"), *idrel;
 
 	/* <symfs>/<path of the module>: an unstripped copy */
@@ -208,7 +190,7 @@ START_TEST(test_symfs_stripped_copy)
 {
 	/* a copy without symbols or DWARF is no use: skipped */
 	char *bin = place(SYMFIX_DIR "prog.stripped", "bin/prog", NULL);
-	char *symfs = at("symfs"), *copy = xasprintf("symfs%s", bin);
+	char *symfs = testutil_tmp_path("symfs"), *copy = xasprintf("symfs%s", bin);
 
 	free(place(SYMFIX_DIR "prog.stripped", copy, NULL));
 	ck_assert_ptr_null(find("bin/prog", symfs));
@@ -236,7 +218,7 @@ Suite *debugfile_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("find");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, testutil_tmp_setup, testutil_tmp_teardown);
 	tcase_add_test(tc, test_debuglink_same_dir);
 	tcase_add_test(tc, test_debuglink_subdir);
 	tcase_add_test(tc, test_debuglink_global);

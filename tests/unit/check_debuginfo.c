@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "perch/debuginfo.h"
 #include "perch/xalloc.h"
+#include "testutil.h"
 
 #define MAX_EXP_FRAMES 8
 
@@ -23,13 +23,6 @@ struct exp {
 	unsigned int line[MAX_EXP_FRAMES]; /* 0 for "?" or "0" */
 };
 
-static char *fixture_path(const char *rel)
-{
-	const char *dir = getenv("PERCH_FIXTURES");
-
-	return xasprintf("%s/elf/dw/%s", dir ? dir : "fixtures", rel);
-}
-
 static const char *base_name(const char *path)
 {
 	const char *s = path ? strrchr(path, '/') : NULL;
@@ -39,7 +32,7 @@ static const char *base_name(const char *path)
 
 static size_t load_exp(const char *rel, struct exp **out)
 {
-	char *path = fixture_path(rel), *line = NULL;
+	char *path = testutil_fixture_path("elf/dw/%s", rel), *line = NULL;
 	FILE *f = fopen(path, "r");
 	struct exp *e = NULL;
 	size_t nr = 0, alloc = 0, cap = 0;
@@ -94,7 +87,7 @@ static void free_exp(struct exp *e, size_t nr)
 
 static struct debuginfo *open_fixture(const char *rel)
 {
-	char *path = fixture_path(rel);
+	char *path = testutil_fixture_path("elf/dw/%s", rel);
 	struct debuginfo *di = debuginfo_open(path);
 
 	ck_assert_msg(di, "debuginfo_open(%s): %s", path, strerror(errno));
@@ -253,7 +246,7 @@ END_TEST
 /* Line number of the first line of fixtures/elf/dw/@rel containing @needle. */
 static unsigned int source_line(const char *rel, const char *needle)
 {
-	char *path = fixture_path(rel), *line = NULL;
+	char *path = testutil_fixture_path("elf/dw/%s", rel), *line = NULL;
 	FILE *f = fopen(path, "r");
 	unsigned int nr = 0, found = 0;
 	size_t cap = 0;
@@ -514,7 +507,7 @@ END_TEST
 
 START_TEST(test_no_dwarf)
 {
-	char *path = fixture_path("hello-static"); /* stripped of .debug_* */
+	char *path = testutil_fixture_path("elf/dw/hello-static"); /* stripped of .debug_* */
 
 	errno = 0;
 	ck_assert_ptr_null(debuginfo_open(path));
@@ -527,36 +520,18 @@ START_TEST(test_no_dwarf)
 }
 END_TEST
 
-static uint8_t *read_all(const char *rel, size_t *size)
+/* fixtures/elf/dw/@rel in a buffer of exactly its size (so overreads show under ASan). */
+static uint8_t *read_fixture(const char *rel, size_t *size)
 {
-	char *path = fixture_path(rel);
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long n;
+	char *path = testutil_fixture_path("elf/dw/%s", rel);
+	uint8_t *buf = testutil_read_file(path, size);
 
-	ck_assert_msg(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	ck_assert_int_gt(n, 0);
-	rewind(f);
-	buf = xmalloc((size_t)n);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
+	ck_assert_uint_gt(*size, 0);
 	free(path);
-	*size = (size_t)n;
 	return buf;
 }
 
-static char tmp_path[64];
-
-static void write_tmp(const uint8_t *buf, size_t size)
-{
-	FILE *f = fopen(tmp_path, "wb");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(buf, 1, size, f), size);
-	ck_assert_int_eq(fclose(f), 0);
-}
+static char *tmp_path; /* <testutil_tmp>/hostile, in the "hostile" tests */
 
 /* Open @buf as a file: NULL with ENOENT/ENOEXEC, or a debuginfo whose lookups stay sane. */
 static void open_hostile(const uint8_t *buf, size_t size)
@@ -566,7 +541,7 @@ static void open_hostile(const uint8_t *buf, size_t size)
 	uint64_t a;
 	int n, i;
 
-	write_tmp(buf, size);
+	testutil_write_file(tmp_path, buf, size);
 	errno = 0;
 	di = debuginfo_open(tmp_path);
 	if (!di) {
@@ -585,17 +560,15 @@ static void open_hostile(const uint8_t *buf, size_t size)
 
 static void hostile_setup(void)
 {
-	int fd;
-
-	strcpy(tmp_path, "/tmp/perch-debuginfo-XXXXXX");
-	fd = mkstemp(tmp_path);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	testutil_tmp_setup();
+	tmp_path = testutil_tmp_path("hostile");
 }
 
 static void hostile_teardown(void)
 {
-	unlink(tmp_path);
+	free(tmp_path);
+	tmp_path = NULL;
+	testutil_tmp_teardown();
 }
 
 START_TEST(test_garbage)
@@ -612,7 +585,7 @@ START_TEST(test_garbage)
 	open_hostile(buf, sizeof(buf));
 	open_hostile(buf, 4);
 	errno = 0;
-	write_tmp((const uint8_t *)"not an ELF file\n", 16);
+	testutil_write_file(tmp_path, "not an ELF file\n", 16);
 	ck_assert_ptr_null(debuginfo_open(tmp_path));
 	ck_assert_int_eq(errno, ENOEXEC);
 }
@@ -621,7 +594,7 @@ END_TEST
 START_TEST(test_truncated)
 {
 	size_t size, len;
-	uint8_t *buf = read_all("inl-dwarf5", &size);
+	uint8_t *buf = read_fixture("inl-dwarf5", &size);
 
 	for (len = 0; len < size; len += 997)
 		open_hostile(buf, len);
@@ -661,7 +634,7 @@ static void corrupt_rounds(const char *rel, int rounds, unsigned int seed)
 	static const char *const secs[] = {".debug_info",     ".debug_abbrev", ".debug_line",
 					   ".debug_rnglists", ".debug_str",    ".debug_line_str"};
 	size_t size, off[ARRAY_SIZE(secs)], len[ARRAY_SIZE(secs)], s, k;
-	uint8_t *orig = read_all(rel, &size), *buf = xmalloc(size);
+	uint8_t *orig = read_fixture(rel, &size), *buf = xmalloc(size);
 	int round;
 
 	for (s = 0; s < ARRAY_SIZE(secs); s++)

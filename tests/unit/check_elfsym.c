@@ -36,7 +36,7 @@ static struct elfsym_table *load_fixture(const char *name, unsigned int which, i
 {
 	struct elfsym_table *t = elfsym_table_new();
 	size_t size;
-	uint8_t *img = symfix_read(name, &size);
+	uint8_t *img = testutil_read_file(name, &size);
 	int ret = elfsym_table_load(t, img, size, which);
 
 	free(img); /* names must have been copied */
@@ -434,7 +434,7 @@ static int result_ok(int ret)
 START_TEST(test_truncated)
 {
 	size_t size;
-	uint8_t *img = symfix_read(SYMFIX_DIR "prog", &size);
+	uint8_t *img = testutil_read_file(SYMFIX_DIR "prog", &size);
 
 	/* every prefix of a real file, each in a buffer of exactly that size */
 	for (size_t len = 0; len <= size; len += (len < 128 || len > size - 4096) ? 1 : 7) {
@@ -458,7 +458,7 @@ END_TEST
 START_TEST(test_garbage)
 {
 	size_t size;
-	uint8_t *img = symfix_read(SYMFIX_DIR "prog", &size), *bad = malloc(size);
+	uint8_t *img = testutil_read_file(SYMFIX_DIR "prog", &size), *bad = malloc(size);
 	uint64_t x = 0x9e3779b97f4a7c15ULL;
 
 	/* random byte flips, mostly in the section headers and symbol tables at the end */

@@ -13,69 +13,17 @@
 
 #include "perch/meminfo.h"
 #include "perch/proc-smaps.h"
-#include "perch/proc-task.h"
 #include "perch/xalloc.h"
-
-static char *fixture_path(const char *rel)
-{
-	const char *dir = getenv("PERCH_FIXTURES");
-
-	return xasprintf("%s/%s", dir ? dir : "fixtures", rel);
-}
-
-static char *fixture_text(const char *rel)
-{
-	char *path = fixture_path(rel), *text = proc_read_file(path, NULL);
-
-	ck_assert_msg(text, "cannot read %s (run the tests from the repository root)", path);
-	free(path);
-	return text;
-}
+#include "testutil.h"
 
 static struct proc_smaps *fixture_smaps(const char *rel)
 {
-	char *text = fixture_text(rel);
+	char *text = testutil_fixture_text(rel, NULL);
 	struct proc_smaps *s = proc_smaps_parse(text);
 
 	ck_assert_uint_eq(s->bad_lines, 0);
 	free(text);
 	return s;
-}
-
-/* Compare @text with fixtures/golden/@rel, or write it there when PERCH_UPDATE_GOLDEN=1. */
-static void check_golden(const char *rel, const char *text)
-{
-	const char *update = getenv("PERCH_UPDATE_GOLDEN");
-	char *grel = xasprintf("golden/%s", rel), *path = fixture_path(grel), *want;
-
-	free(grel);
-	if (update && !strcmp(update, "1")) {
-		FILE *f = fopen(path, "w");
-
-		ck_assert_msg(f, "cannot write %s", path);
-		fputs(text, f);
-		ck_assert_int_eq(fclose(f), 0);
-		free(path);
-		return;
-	}
-	want = proc_read_file(path, NULL);
-	ck_assert_msg(want, "cannot read %s (PERCH_UPDATE_GOLDEN=1 creates it)", path);
-	if (strcmp(want, text)) {
-		const char *a = want, *b = text, *la = want, *lb = text;
-		int line = 1;
-
-		for (; *a && *a == *b; a++, b++) {
-			if (*a == '\n') {
-				line++;
-				la = a + 1;
-				lb = b + 1;
-			}
-		}
-		ck_abort_msg("%s differs at line %d:\n--- want\n%.*s\n--- got\n%.*s", path, line,
-			     (int)strcspn(la, "\n"), la, (int)strcspn(lb, "\n"), lb);
-	}
-	free(want);
-	free(path);
 }
 
 static char *render(const struct meminfo *mi, int json)
@@ -447,7 +395,7 @@ START_TEST(test_android_oracle)
 	char *rel = xasprintf("android-meminfo/%s/smaps", cases[_i].dir);
 	char *drel = xasprintf("android-meminfo/%s/dumpsys-meminfo.txt", cases[_i].dir);
 	struct proc_smaps *s = fixture_smaps(rel);
-	char *dtext = fixture_text(drel);
+	char *dtext = testutil_fixture_text(drel, NULL);
 	struct dumpsys_row rows[64];
 	size_t n = parse_dumpsys(dtext, rows, ARRAY_SIZE(rows)), i, checked = 0;
 	long total_pss = -1;
@@ -621,8 +569,8 @@ START_TEST(test_golden)
 	ck_assert_ptr_nonnull(strstr(json, "\"native_heap\": {\"pss\": "));
 	ck_assert_int_eq(json[0], '{');
 	ck_assert_int_eq(json[strlen(json) - 2], '}');
-	check_golden(txt_rel, text);
-	check_golden(json_rel, json);
+	testutil_check_golden(txt_rel, text, strlen(text));
+	testutil_check_golden(json_rel, json, strlen(json));
 	free(text);
 	free(json);
 	free(txt_rel);
@@ -662,7 +610,7 @@ START_TEST(test_hostile)
 
 	/* odd names from a mutated real capture: classify without crashing, sums still add */
 	for (round = 0; round < 50; round++) {
-		char *text = fixture_text("smaps/waiters/smaps");
+		char *text = testutil_fixture_text("smaps/waiters/smaps", NULL);
 		size_t len = strlen(text), k;
 		uint64_t sum = 0;
 		int h;

@@ -20,6 +20,7 @@
 #include "perch/proc-task.h"
 #include "perch/profile.h"
 #include "perch/xalloc.h"
+#include "testutil.h"
 
 /* The synthetic profile, built in code so the expected output is known by construction.
  * Stacks are leaf first; "S1 x70" means 70 samples. */
@@ -120,57 +121,6 @@ static struct profile *build_profile(void)
 
 #define DEMO_TOTAL 129
 
-static char *render(int (*writer)(const struct profile *, const struct output_opts *, FILE *),
-		    const struct profile *p, const struct output_opts *o)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(writer(p, o, f), 0);
-	ck_assert_int_eq(fclose(f), 0);
-	return buf;
-}
-
-/* Compare @text with fixtures/golden/@rel, or write it there when PERCH_UPDATE_GOLDEN=1. */
-static void check_golden(const char *rel, const char *text)
-{
-	const char *dir = getenv("PERCH_FIXTURES"), *update = getenv("PERCH_UPDATE_GOLDEN");
-	char *path = xasprintf("%s/golden/%s", dir ? dir : "fixtures", rel);
-	char *want;
-
-	if (update && !strcmp(update, "1")) {
-		FILE *f = fopen(path, "w");
-
-		ck_assert_msg(f, "cannot write %s", path);
-		fputs(text, f);
-		ck_assert_int_eq(fclose(f), 0);
-		free(path);
-		return;
-	}
-	want = proc_read_file(path, NULL);
-	ck_assert_msg(want, "cannot read %s (PERCH_UPDATE_GOLDEN=1 creates it)", path);
-	if (strcmp(want, text)) {
-		const char *a = want, *b = text, *la = want, *lb = text;
-		int line = 1;
-
-		for (; *a && *a == *b; a++, b++) {
-			if (*a == '\n') {
-				line++;
-				la = a + 1;
-				lb = b + 1;
-			}
-		}
-		a = la; /* show the whole differing line */
-		b = lb;
-		ck_abort_msg("%s differs at line %d:\n--- want\n%.*s\n--- got\n%.*s", path, line,
-			     (int)strcspn(a, "\n"), a, (int)strcspn(b, "\n"), b);
-	}
-	free(want);
-	free(path);
-}
-
 /* The folded grammar of formats.md 1.6, line by line, plus sortedness and the total. */
 static void check_folded_rules(const char *text, uint64_t total)
 {
@@ -208,7 +158,7 @@ START_TEST(test_folded_golden)
 	char *text;
 
 	ck_assert_uint_eq(profile_total_samples(p), DEMO_TOTAL);
-	text = render(out_folded_write, p, &o);
+	text = testutil_render(out_folded_write, p, &o, NULL);
 	check_folded_rules(text, DEMO_TOTAL);
 	/* the rules that matter most, spelled out besides the golden file */
 	ck_assert_ptr_nonnull(strstr(text, "\nperch_demo-1234;_start;__libc_start_main;main;"
@@ -224,7 +174,7 @@ START_TEST(test_folded_golden)
 	ck_assert_ptr_nonnull(strstr(text, "\ngc-1250;[no stack] 6\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\nperch_demo-1234;main;[unknown] 1\n"));
 	ck_assert_ptr_nonnull(strstr(text, "[unknown]-1260;_start;"));
-	check_golden("folded/demo.folded", text);
+	testutil_check_golden("folded/demo.folded", text, strlen(text));
 	free(text);
 	profile_free(p);
 }
@@ -234,7 +184,7 @@ START_TEST(test_folded_lines_golden)
 {
 	struct profile *p = build_profile();
 	struct output_opts o = {.lines = 1};
-	char *text = render(out_folded_write, p, &o);
+	char *text = testutil_render(out_folded_write, p, &o, NULL);
 
 	check_folded_rules(text, DEMO_TOTAL);
 	/* inlined helper is its own frame, file basenames only, merged line-31 addresses */
@@ -245,7 +195,7 @@ START_TEST(test_folded_lines_golden)
 	ck_assert_ptr_nonnull(strstr(text, "com.example.Foo.bar(int) (Foo.java:88)_[j];"));
 	/* frames without a file get no location */
 	ck_assert_ptr_nonnull(strstr(text, "perch_demo-1234;_start;"));
-	check_golden("folded/demo-lines.folded", text);
+	testutil_check_golden("folded/demo-lines.folded", text, strlen(text));
 	free(text);
 	profile_free(p);
 }
@@ -254,7 +204,7 @@ END_TEST
 START_TEST(test_folded_empty)
 {
 	struct profile *p = profile_new();
-	char *text = render(out_folded_write, p, NULL);
+	char *text = testutil_render(out_folded_write, p, NULL, NULL);
 
 	ck_assert_str_eq(text, "");
 	free(text);
@@ -279,7 +229,7 @@ START_TEST(test_folded_cleaning)
 	f.name = profile_intern_str(p, "12");
 	loc[0] = profile_intern_location(p, 0, 3, &f, 1); /* digits, but no space before */
 	profile_add_sample(p, t, profile_intern_stack(p, loc, 2), 0, 0);
-	text = render(out_folded_write, p, NULL);
+	text = testutil_render(out_folded_write, p, NULL, NULL);
 	ck_assert_str_eq(text, "a_b_c-7;_;12 1\n"
 			       "a_b_c-7;_;x 1 2_ 1\n");
 	check_folded_rules(text, 2);
@@ -292,7 +242,7 @@ START_TEST(test_top_golden)
 {
 	struct profile *p = build_profile();
 	struct output_opts o = {0};
-	char *text = render(out_top_write, p, &o);
+	char *text = testutil_render(out_top_write, p, &o, NULL);
 
 	ck_assert_ptr_nonnull(strstr(text, "total samples: 129\n"));
 	/* helper: leaf of 70 + 1 samples; 71/129 = 55.0% */
@@ -302,12 +252,12 @@ START_TEST(test_top_golden)
 	    strstr(text, "    5.4     5.4         7         7  recurse (demo)\n"));
 	ck_assert_ptr_nonnull(strstr(text, "    4.7     4.7         6         6  [no stack]\n"));
 	ck_assert_ptr_nonnull(strstr(text, "  [unknown] (libc.so.6)\n"));
-	check_golden("top/demo.txt", text);
+	testutil_check_golden("top/demo.txt", text, strlen(text));
 	free(text);
 
 	o.top = 3;
-	text = render(out_top_write, p, &o);
-	check_golden("top/demo-top3.txt", text);
+	text = testutil_render(out_top_write, p, &o, NULL);
+	testutil_check_golden("top/demo-top3.txt", text, strlen(text));
 	free(text);
 	profile_free(p);
 }
@@ -316,7 +266,7 @@ END_TEST
 START_TEST(test_top_empty)
 {
 	struct profile *p = profile_new();
-	char *text = render(out_top_write, p, NULL);
+	char *text = testutil_render(out_top_write, p, NULL, NULL);
 
 	ck_assert_str_eq(text, "total samples: 0\n");
 	free(text);
@@ -342,22 +292,6 @@ END_TEST
 
 /* atomic output */
 
-static char tmpdir[64];
-
-static void tmpdir_setup(void)
-{
-	strcpy(tmpdir, "/tmp/perch-check-output-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void tmpdir_teardown(void)
-{
-	char *cmd = xasprintf("rm -rf '%s'", tmpdir);
-
-	ck_assert_int_eq(system(cmd), 0);
-	free(cmd);
-}
-
 static int exists(const char *path)
 {
 	struct stat sb;
@@ -381,7 +315,7 @@ static int nr_entries(const char *dir)
 
 START_TEST(test_atomic_commit)
 {
-	char *path = xasprintf("%s/out.folded", tmpdir), *tmp, *text;
+	char *path = testutil_tmp_path("out.folded"), *tmp, *text;
 	struct output_file of;
 	struct stat sb;
 	mode_t mask;
@@ -413,7 +347,7 @@ START_TEST(test_atomic_commit)
 	text = proc_read_file(path, NULL);
 	ck_assert_str_eq(text, "new 2\n");
 	free(text);
-	ck_assert_int_eq(nr_entries(tmpdir), 1);
+	ck_assert_int_eq(nr_entries(testutil_tmp), 1);
 	free(tmp);
 	free(path);
 }
@@ -421,7 +355,7 @@ END_TEST
 
 START_TEST(test_atomic_abort)
 {
-	char *path = xasprintf("%s/out.txt", tmpdir);
+	char *path = testutil_tmp_path("out.txt");
 	struct output_file of;
 
 	ck_assert_int_eq(output_open(&of, path), 0);
@@ -429,7 +363,7 @@ START_TEST(test_atomic_abort)
 	output_abort(&of);
 	ck_assert_ptr_null(of.f);
 	ck_assert(!exists(path));
-	ck_assert_int_eq(nr_entries(tmpdir), 0);
+	ck_assert_int_eq(nr_entries(testutil_tmp), 0);
 	output_abort(&of); /* twice is harmless */
 	free(path);
 }
@@ -439,7 +373,7 @@ END_TEST
  * the directory is untouched. */
 START_TEST(test_atomic_rename_fails)
 {
-	char *path = xasprintf("%s/busy", tmpdir), *inner = xasprintf("%s/busy/keep", tmpdir);
+	char *path = testutil_tmp_path("busy"), *inner = testutil_tmp_path("busy/keep");
 	struct output_file of;
 	FILE *f;
 	int ret;
@@ -453,7 +387,7 @@ START_TEST(test_atomic_rename_fails)
 	ret = output_commit(&of);
 	ck_assert_msg(ret == -EISDIR || ret == -ENOTEMPTY || ret == -EEXIST, "got %d", ret);
 	ck_assert(exists(inner));
-	ck_assert_int_eq(nr_entries(tmpdir), 1); /* only busy/, no temporary */
+	ck_assert_int_eq(nr_entries(testutil_tmp), 1); /* only busy/, no temporary */
 	free(inner);
 	free(path);
 }
@@ -462,7 +396,7 @@ END_TEST
 /* A write error (file size limit) is found at commit: error, no final file, no temporary. */
 START_TEST(test_atomic_write_fails)
 {
-	char *path = xasprintf("%s/big", tmpdir);
+	char *path = testutil_tmp_path("big");
 	struct rlimit old, small = {1024, 1024};
 	void (*old_handler)(int);
 	struct output_file of;
@@ -483,14 +417,14 @@ START_TEST(test_atomic_write_fails)
 	signal(SIGXFSZ, old_handler);
 	ck_assert_int_eq(ret, -EFBIG);
 	ck_assert(!exists(path));
-	ck_assert_int_eq(nr_entries(tmpdir), 0);
+	ck_assert_int_eq(nr_entries(testutil_tmp), 0);
 	free(path);
 }
 END_TEST
 
 START_TEST(test_atomic_open_fails)
 {
-	char *path = xasprintf("%s/no/such/dir/out", tmpdir), *stale;
+	char *path = testutil_tmp_path("no/such/dir/out"), *stale;
 	struct output_file of;
 
 	ck_assert_int_eq(output_open(&of, path), -ENOENT);
@@ -499,7 +433,7 @@ START_TEST(test_atomic_open_fails)
 	free(path);
 
 	/* a file already at the temporary name is never reused (O_EXCL) */
-	path = xasprintf("%s/out", tmpdir);
+	path = testutil_tmp_path("out");
 	stale = xasprintf("%s.tmp.%d", path, (int)getpid());
 	ck_assert_int_eq(symlink("/dev/null", stale), 0);
 	ck_assert_int_eq(output_open(&of, path), -EEXIST);
@@ -541,7 +475,7 @@ Suite *output_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("atomic");
-	tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+	tcase_add_checked_fixture(tc, testutil_tmp_setup, testutil_tmp_teardown);
 	tcase_add_test(tc, test_atomic_commit);
 	tcase_add_test(tc, test_atomic_abort);
 	tcase_add_test(tc, test_atomic_rename_fails);

@@ -5,19 +5,8 @@
 #include <string.h>
 
 #include "perch/proc-maps.h"
-#include "perch/proc-task.h"
 #include "perch/xalloc.h"
-
-static char *fixture_text(const char *rel, size_t *len)
-{
-	const char *dir = getenv("PERCH_FIXTURES");
-	char *path = xasprintf("%s/%s", dir ? dir : "fixtures", rel);
-	char *text = proc_read_file(path, len);
-
-	ck_assert_msg(text, "cannot read %s (run the tests from the repository root)", path);
-	free(path);
-	return text;
-}
+#include "testutil.h"
 
 /* The table invariant: each map non-empty, sorted, no overlap, path never NULL. */
 static void assert_sane_maps(const struct proc_maps *m)
@@ -43,7 +32,7 @@ static size_t count_lines(const char *text)
 
 START_TEST(test_threaded)
 {
-	char *text = fixture_text("proc/threaded/maps", NULL);
+	char *text = testutil_fixture_text("proc/threaded/maps", NULL);
 	struct proc_maps *m;
 	const struct proc_map *pm;
 	size_t bad = 99;
@@ -117,7 +106,7 @@ START_TEST(test_find_every_map)
 	size_t f, i;
 
 	for (f = 0; f < ARRAY_SIZE(files); f++) {
-		char *text = fixture_text(files[f], NULL);
+		char *text = testutil_fixture_text(files[f], NULL);
 		struct proc_maps *m = proc_maps_parse(text, NULL);
 
 		ck_assert_uint_eq(m->nr, count_lines(text));
@@ -136,7 +125,7 @@ END_TEST
 
 START_TEST(test_android)
 {
-	char *text = fixture_text("proc/android-memorylab/maps", NULL);
+	char *text = testutil_fixture_text("proc/android-memorylab/maps", NULL);
 	struct proc_maps *m = proc_maps_parse(text, NULL);
 	const struct proc_map *pm;
 
@@ -171,7 +160,7 @@ START_TEST(test_android)
 	proc_maps_free(m);
 	free(text);
 
-	text = fixture_text("proc/android-launcher/maps", NULL);
+	text = testutil_fixture_text("proc/android-launcher/maps", NULL);
 	m = proc_maps_parse(text, NULL);
 	pm = proc_maps_find(m, 0x78d4c71000);
 	ck_assert_str_eq(pm->path, "/dev/ashmem/AudioFlinger::Client(10396)");
@@ -258,7 +247,7 @@ END_TEST
 START_TEST(test_truncated)
 {
 	size_t len, cut, full_nr;
-	char *text = fixture_text("proc/android-memorylab/maps", &len);
+	char *text = testutil_fixture_text("proc/android-memorylab/maps", &len);
 	struct proc_maps *full = proc_maps_parse(text, NULL);
 
 	full_nr = full->nr;

@@ -6,26 +6,8 @@
 #include <string.h>
 
 #include "perch/proc-smaps.h"
-#include "perch/proc-task.h"
 #include "perch/xalloc.h"
-
-static char *fixture_text(const char *rel, size_t *len)
-{
-	const char *dir = getenv("PERCH_FIXTURES");
-	char *path = xasprintf("%s/%s", dir ? dir : "fixtures", rel);
-	char *text = proc_read_file(path, len);
-
-	ck_assert_msg(text, "cannot read %s (run the tests from the repository root)", path);
-	free(path);
-	return text;
-}
-
-static char *fixture_path(const char *rel)
-{
-	const char *dir = getenv("PERCH_FIXTURES");
-
-	return xasprintf("%s/%s", dir ? dir : "fixtures", rel);
-}
+#include "testutil.h"
 
 /* Header lines start with a lower-case hex address; field keys start with a capital. */
 static size_t count_headers(const char *text)
@@ -87,7 +69,7 @@ START_TEST(test_linux_vs_rollup)
 	static const char *const cases[] = {"small", "malloc50", "waiters"};
 	char *rel = xasprintf("smaps/%s/smaps", cases[_i]);
 	char *rrel = xasprintf("smaps/%s/smaps_rollup", cases[_i]);
-	char *text = fixture_text(rel, NULL), *rtext = fixture_text(rrel, NULL);
+	char *text = testutil_fixture_text(rel, NULL), *rtext = testutil_fixture_text(rrel, NULL);
 	struct proc_smaps_rollup r;
 	struct proc_smaps *s = proc_smaps_parse(text);
 
@@ -132,7 +114,7 @@ END_TEST
 
 START_TEST(test_linux_entries)
 {
-	char *text = fixture_text("smaps/malloc50/smaps", NULL);
+	char *text = testutil_fixture_text("smaps/malloc50/smaps", NULL);
 	struct proc_smaps *s = proc_smaps_parse(text);
 	const struct proc_smap *heap, *libc;
 	size_t i;
@@ -181,7 +163,7 @@ START_TEST(test_android)
 	    {"android-meminfo/memorylab/smaps", 282363, 162},
 	    {"android-meminfo/launcher/smaps", 121304, 0},
 	};
-	char *text = fixture_text(cases[_i].rel, NULL);
+	char *text = testutil_fixture_text(cases[_i].rel, NULL);
 	struct proc_smaps *s = proc_smaps_parse(text);
 	size_t i, deleted = 0;
 
@@ -205,8 +187,8 @@ END_TEST
 
 START_TEST(test_load_file)
 {
-	char *path = fixture_path("smaps/small/smaps"),
-	     *rpath = fixture_path("smaps/small/smaps_rollup");
+	char *path = testutil_fixture_path("smaps/small/smaps"),
+	     *rpath = testutil_fixture_path("smaps/small/smaps_rollup");
 	struct proc_smaps_rollup r;
 	struct proc_smaps *s;
 
@@ -310,7 +292,7 @@ END_TEST
 /* Every prefix of a real capture parses into a sane table no larger than the whole. */
 START_TEST(test_truncated)
 {
-	char *text = fixture_text("smaps/waiters/smaps", NULL);
+	char *text = testutil_fixture_text("smaps/waiters/smaps", NULL);
 	size_t len = strlen(text), cut;
 	struct proc_smaps *full = proc_smaps_parse(text);
 
@@ -358,7 +340,7 @@ START_TEST(test_garbage)
 	}
 	/* and mutations of a real file: flip bytes, parse, never crash */
 	{
-		char *text = fixture_text("smaps/small/smaps", NULL);
+		char *text = testutil_fixture_text("smaps/small/smaps", NULL);
 		size_t len = strlen(text);
 
 		for (round = 0; round < 200; round++) {

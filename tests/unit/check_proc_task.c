@@ -11,27 +11,11 @@
 
 #include "perch/proc-task.h"
 #include "perch/xalloc.h"
-
-static char *fixture_path(const char *rel)
-{
-	const char *dir = getenv("PERCH_FIXTURES");
-
-	return xasprintf("%s/%s", dir ? dir : "fixtures", rel);
-}
-
-static char *fixture_text(const char *rel)
-{
-	char *path = fixture_path(rel);
-	char *text = proc_read_file(path, NULL);
-
-	ck_assert_msg(text, "cannot read %s (run the tests from the repository root)", path);
-	free(path);
-	return text;
-}
+#include "testutil.h"
 
 START_TEST(test_stat_comm_with_paren)
 {
-	char *text = fixture_text("proc/threaded/task/3059/stat");
+	char *text = testutil_fixture_text("proc/threaded/task/3059/stat", NULL);
 	struct proc_stat st;
 
 	ck_assert_int_eq(proc_stat_parse(text, &st), 0);
@@ -45,7 +29,7 @@ START_TEST(test_stat_comm_with_paren)
 	ck_assert_int_eq(st.processor, 0);
 	free(text);
 
-	text = fixture_text("proc/threaded/stat");
+	text = testutil_fixture_text("proc/threaded/stat", NULL);
 	ck_assert_int_eq(proc_stat_parse(text, &st), 0);
 	ck_assert_int_eq(st.pid, 3057);
 	ck_assert_str_eq(st.comm, "cap (main) z");
@@ -55,7 +39,7 @@ END_TEST
 
 START_TEST(test_stat_busy)
 {
-	char *text = fixture_text("proc/traced-busy/stat");
+	char *text = testutil_fixture_text("proc/traced-busy/stat", NULL);
 	struct proc_stat st;
 
 	ck_assert_int_eq(proc_stat_parse(text, &st), 0);
@@ -129,7 +113,7 @@ END_TEST
  * from then on, no crash anywhere. */
 START_TEST(test_stat_truncated)
 {
-	char *text = fixture_text("proc/threaded/task/3059/stat");
+	char *text = testutil_fixture_text("proc/threaded/task/3059/stat", NULL);
 	size_t len = strlen(text), cut, start;
 	struct proc_stat st;
 
@@ -156,7 +140,7 @@ END_TEST
 
 START_TEST(test_status)
 {
-	char *text = fixture_text("proc/threaded/status");
+	char *text = testutil_fixture_text("proc/threaded/status", NULL);
 	struct proc_status st;
 
 	ck_assert_int_eq(proc_status_parse(text, &st), 0);
@@ -170,13 +154,13 @@ START_TEST(test_status)
 	ck_assert_uint_eq(st.cap_eff, 0x1fffeffffffULL);
 	free(text);
 
-	text = fixture_text("proc/threaded/task/3059/status");
+	text = testutil_fixture_text("proc/threaded/task/3059/status", NULL);
 	ck_assert_int_eq(proc_status_parse(text, &st), 0);
 	ck_assert_str_eq(st.name, "work) x (1");
 	ck_assert_int_eq(st.tgid, 3057);
 	free(text);
 
-	text = fixture_text("proc/traced-busy/status");
+	text = testutil_fixture_text("proc/traced-busy/status", NULL);
 	ck_assert_int_eq(proc_status_parse(text, &st), 0);
 	ck_assert_str_eq(st.name, "sh");
 	ck_assert_int_eq(st.state, 'R');
@@ -225,7 +209,7 @@ END_TEST
 
 START_TEST(test_status_truncated)
 {
-	char *text = fixture_text("proc/traced-busy/status");
+	char *text = testutil_fixture_text("proc/traced-busy/status", NULL);
 	size_t len = strlen(text), cut, tgid;
 	struct proc_status st;
 
@@ -249,7 +233,7 @@ END_TEST
 
 START_TEST(test_task_list_fixture)
 {
-	char *dir = fixture_path("proc/threaded/task");
+	char *dir = testutil_fixture_path("proc/threaded/task");
 	pid_t *tids = NULL;
 	int n;
 
@@ -273,13 +257,11 @@ START_TEST(test_task_list_sorting)
 {
 	static const char *const names[] = {"100", "9",	 "20",		"abc", "12x",
 					    "0",   "-3", "99999999999", "1"};
-	char tmpl[] = "/tmp/perch-check-task-XXXXXX";
-	char *dir = mkdtemp(tmpl), *p;
+	char *dir = testutil_tmpdir_new(), *p;
 	pid_t *tids;
 	size_t i;
 	int n;
 
-	ck_assert_ptr_nonnull(dir);
 	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		p = xasprintf("%s/%s", dir, names[i]);
 		ck_assert_int_eq(mkdir(p, 0755), 0);
@@ -302,12 +284,13 @@ START_TEST(test_task_list_sorting)
 	ck_assert_int_eq(n, 0);
 	free(tids);
 	ck_assert_int_eq(rmdir(dir), 0);
+	free(dir);
 }
 END_TEST
 
 START_TEST(test_comm)
 {
-	char *path = fixture_path("proc/threaded/task/3060/comm");
+	char *path = testutil_fixture_path("proc/threaded/task/3060/comm");
 	char buf[64], small[5];
 
 	ck_assert_int_eq(proc_task_comm_file(path, buf, sizeof(buf)), 0);
@@ -322,7 +305,7 @@ END_TEST
 
 START_TEST(test_read_file)
 {
-	char *path = fixture_path("proc/android-memorylab/maps");
+	char *path = testutil_fixture_path("proc/android-memorylab/maps");
 	struct stat sb;
 	size_t len = 0;
 	char *text;

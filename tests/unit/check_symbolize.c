@@ -14,13 +14,13 @@
 
 #define PROG_NM SYMFIX_DIR "prog.nm"
 
-static char *root; /* empty temporary sysroot, so the host's /usr/lib/debug is never used */
 static struct symbolizer *sym;
 
+/* The sysroot is an empty testutil_tmp, so the host's /usr/lib/debug is never used. */
 static void setup(void)
 {
-	root = symfix_tmpdir();
-	sym = symbolizer_new(root, NULL);
+	testutil_tmp_setup();
+	sym = symbolizer_new(testutil_tmp, NULL);
 	ck_assert_ptr_nonnull(sym);
 }
 
@@ -28,8 +28,7 @@ static void teardown(void)
 {
 	symbolizer_free(sym);
 	sym = NULL;
-	symfix_rmtree(root);
-	root = NULL;
+	testutil_tmp_teardown();
 }
 
 static struct elffile *open_ok(const char *path)
@@ -86,6 +85,15 @@ static void assert_all_named(const struct elffile *ef)
 	}
 }
 
+/* Only .dynsym names: the globals, none of the static functions. */
+static void assert_globals_only(const struct elffile *ef)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(prog_globals); i++)
+		assert_name(ef, prog_globals[i], 1);
+	for (size_t i = 0; i < ARRAY_SIZE(prog_locals); i++)
+		assert_not_name(ef, prog_locals[i]);
+}
+
 START_TEST(test_demangle)
 {
 	char *d = symbolize_demangle("_ZN9perchtest3runEi");
@@ -128,10 +136,7 @@ START_TEST(test_dynsym_only)
 {
 	struct elffile *ef = open_ok(SYMFIX_DIR "prog.stripped");
 
-	for (size_t i = 0; i < ARRAY_SIZE(prog_globals); i++)
-		assert_name(ef, prog_globals[i], 1);
-	for (size_t i = 0; i < ARRAY_SIZE(prog_locals); i++)
-		assert_not_name(ef, prog_locals[i]);
+	assert_globals_only(ef);
 	elffile_free(ef);
 }
 END_TEST
@@ -150,10 +155,7 @@ START_TEST(test_corrupt_minidebuginfo)
 {
 	struct elffile *ef = open_ok(SYMFIX_DIR "prog.badmini");
 
-	for (size_t i = 0; i < ARRAY_SIZE(prog_globals); i++)
-		assert_name(ef, prog_globals[i], 1);
-	for (size_t i = 0; i < ARRAY_SIZE(prog_locals); i++)
-		assert_not_name(ef, prog_locals[i]);
+	assert_globals_only(ef);
 	elffile_free(ef);
 }
 END_TEST
@@ -200,9 +202,9 @@ END_TEST
 START_TEST(test_build_id_sysroot)
 {
 	struct elffile *ef = open_ok(SYMFIX_DIR "prog.dbglink");
-	char hex[129], *dbg, *bin = xasprintf("%s/bin/prog", root);
+	char hex[129], *dbg, *bin = testutil_tmp_path("bin/prog");
 
-	dbg = xasprintf("%s/usr/lib/debug/.build-id/%.2s/%s.debug", root,
+	dbg = xasprintf("%s/usr/lib/debug/.build-id/%.2s/%s.debug", testutil_tmp,
 			elffile_build_id_hex(ef, hex), hex + 2);
 	elffile_free(ef);
 	symfix_copy(SYMFIX_DIR "prog.dbglink", bin, NULL); /* no prog.debug next to it */
@@ -219,7 +221,7 @@ START_TEST(test_no_debug_file)
 {
 	/* the debuglink target is missing: only .dynsym names */
 	struct elffile *ef;
-	char *bin = xasprintf("%s/bin/prog", root);
+	char *bin = testutil_tmp_path("bin/prog");
 
 	symfix_copy(SYMFIX_DIR "prog.dbglink", bin, NULL);
 	ef = open_ok(bin);
@@ -315,23 +317,23 @@ START_TEST(test_no_build_id)
 {
 	/* without a build-id the module is keyed by path; two such files stay apart */
 	size_t size;
-	uint8_t *img = symfix_read(SYMFIX_DIR "prog", &size);
+	uint8_t *img = testutil_read_file(SYMFIX_DIR "prog", &size);
 	struct elffile *ef = elffile_open_memory(img, size, "prog"), *a, *b;
 	struct elffile_section sec;
-	char *pa = xasprintf("%s/a/prog", root), *pb = xasprintf("%s/b/cxx", root);
+	char *pa = testutil_tmp_path("a/prog"), *pb = testutil_tmp_path("b/cxx");
 
 	ck_assert_ptr_nonnull(ef);
 	ck_assert_int_eq(elffile_section(ef, ".note.gnu.build-id", &sec), 0);
 	elffile_free(ef);
 	memset(img + sec.offset + 8, 0, 4); /* n_type: no longer NT_GNU_BUILD_ID */
-	symfix_write(pa, img, size);
+	testutil_write_file(pa, img, size);
 	free(img);
-	img = symfix_read(SYMFIX_DIR "cxx", &size);
+	img = testutil_read_file(SYMFIX_DIR "cxx", &size);
 	ef = elffile_open_memory(img, size, "cxx");
 	ck_assert_int_eq(elffile_section(ef, ".note.gnu.build-id", &sec), 0);
 	elffile_free(ef);
 	memset(img + sec.offset + 8, 0, 4);
-	symfix_write(pb, img, size);
+	testutil_write_file(pb, img, size);
 	free(img);
 
 	a = open_ok(pa);
@@ -359,10 +361,10 @@ START_TEST(test_hostile_files)
 
 	for (size_t fi = 0; fi < ARRAY_SIZE(fixtures); fi++) {
 		size_t size;
-		uint8_t *img = symfix_read(fixtures[fi], &size);
+		uint8_t *img = testutil_read_file(fixtures[fi], &size);
 
 		for (int iter = 0; iter < 120; iter++) {
-			char *path = xasprintf("%s/h%zu-%d", root, fi, iter);
+			char *path = xasprintf("%s/h%zu-%d", testutil_tmp, fi, iter);
 			uint8_t *bad = malloc(size);
 			size_t len = size;
 			struct elffile *ef;
@@ -376,7 +378,7 @@ START_TEST(test_hostile_files)
 			else
 				for (int k = 0; k < 16; k++)
 					bad[(x >> (k * 3)) % size] ^= (uint8_t)(0x5a + k);
-			symfix_write(path, bad, len);
+			testutil_write_file(path, bad, len);
 			free(bad);
 			ef = elffile_open(path);
 			if (ef) {
@@ -393,7 +395,7 @@ START_TEST(test_hostile_files)
 			}
 			/* a fresh symbolizer: the copies share prog's build-id */
 			symbolizer_free(sym);
-			sym = symbolizer_new(root, NULL);
+			sym = symbolizer_new(testutil_tmp, NULL);
 			free(path);
 		}
 		free(img);

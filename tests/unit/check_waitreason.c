@@ -11,6 +11,7 @@
 #include "perch/proc-task.h"
 #include "perch/waitreason.h"
 #include "perch/xalloc.h"
+#include "testutil.h"
 
 /* fixtures/syscall/<case>/{syscall,wchan,stat or state,fd} */
 struct wr_fixture {
@@ -20,8 +21,7 @@ struct wr_fixture {
 
 static char *read_opt(const char *dir, const char *name)
 {
-	const char *root = getenv("PERCH_FIXTURES");
-	char *path = xasprintf("%s/syscall/%s/%s", root ? root : "fixtures", dir, name);
+	char *path = testutil_fixture_path("syscall/%s/%s", dir, name);
 	char *text = proc_read_file(path, NULL);
 
 	free(path);

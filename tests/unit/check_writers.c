@@ -19,6 +19,7 @@
 #include "perch/profile.h"
 #include "perch/writers.h"
 #include "perch/xalloc.h"
+#include "testutil.h"
 
 #define T0     1000000000000ULL /* CLOCK_MONOTONIC of the first tick */
 #define PERIOD 10000000ULL	/* 10 ms */
@@ -200,85 +201,7 @@ static struct profile *build_profile(void)
 
 #define DEMO_TOTAL 43 /* 18 + 15 + 8 + 1 + 1 from the scripts */
 
-static char *render(int (*writer)(const struct profile *, const struct output_opts *, FILE *),
-		    const struct profile *p, size_t *len)
-{
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *f = open_memstream(&buf, &n);
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(writer(p, NULL, f), 0);
-	ck_assert_int_eq(fclose(f), 0);
-	if (len)
-		*len = n;
-	return buf;
-}
-
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n = 0, alloc = 0, got;
-
-	if (!f)
-		return NULL;
-	do {
-		ALLOC_GROW(buf, n + 4097, alloc);
-		got = fread(buf + n, 1, 4096, f);
-		n += got;
-	} while (got);
-	fclose(f);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
-/* Compare @len bytes with fixtures/golden/@rel, or write them when PERCH_UPDATE_GOLDEN=1. */
-static void check_golden(const char *rel, const char *data, size_t len)
-{
-	const char *dir = getenv("PERCH_FIXTURES"), *update = getenv("PERCH_UPDATE_GOLDEN");
-	char *path = xasprintf("%s/golden/%s", dir ? dir : "fixtures", rel), *want;
-	size_t wlen, i, line = 1;
-
-	if (update && !strcmp(update, "1")) {
-		FILE *f = fopen(path, "wb");
-
-		ck_assert_msg(f, "cannot write %s", path);
-		ck_assert_uint_eq(fwrite(data, 1, len, f), len);
-		ck_assert_int_eq(fclose(f), 0);
-		free(path);
-		return;
-	}
-	want = read_all(path, &wlen);
-	ck_assert_msg(want, "cannot read %s (PERCH_UPDATE_GOLDEN=1 creates it)", path);
-	for (i = 0; i < wlen && i < len && want[i] == data[i]; i++)
-		line += data[i] == '\n';
-	ck_assert_msg(i == wlen && i == len,
-		      "%s differs at byte %zu (line %zu): want %zu bytes, "
-		      "got %zu",
-		      path, i, line, wlen, len);
-	free(want);
-	free(path);
-}
-
 /* consumers */
-
-static char tmpdir[64];
-
-static void tmpdir_setup(void)
-{
-	strcpy(tmpdir, "/tmp/perch-check-writers-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void tmpdir_teardown(void)
-{
-	char *cmd = xasprintf("rm -rf '%s'", tmpdir);
-
-	ck_assert_int_eq(system(cmd), 0);
-	free(cmd);
-}
 
 static int have(const char *tool)
 {
@@ -291,17 +214,6 @@ static int have(const char *tool)
 			"SKIP: %s not installed, its check of the writer output did not run\n",
 			tool);
 	return ok;
-}
-
-static char *write_tmp(const char *name, const char *data, size_t len)
-{
-	char *path = xasprintf("%s/%s", tmpdir, name);
-	FILE *f = fopen(path, "wb");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
-	ck_assert_int_eq(fclose(f), 0);
-	return path;
 }
 
 /* Run @cmd (sh), its stdout+stderr into a string; *@status = its exit status. */
@@ -467,7 +379,7 @@ START_TEST(test_pprof_golden)
 {
 	struct profile *p = build_profile();
 	size_t len, rlen;
-	char *gz = render(out_pprof_write, p, &len), *raw;
+	char *gz = testutil_render(out_pprof_write, p, NULL, &len), *raw;
 
 	ck_assert_uint_eq(profile_total_samples(p), DEMO_TOTAL);
 	ck_assert_uint_ge(len, 18);
@@ -483,11 +395,11 @@ START_TEST(test_pprof_golden)
 				     "q\"uote <tag> & _ctl \xef\xbf\xbd\xef\xbf\xbd bad "
 				     "\xef\xbf\xbd\xef\xbf\xbd trunc",
 				     43));
-	check_golden("pprof/demo.pb", raw, rlen);
+	testutil_check_golden("pprof/demo.pb", raw, rlen);
 	/* deterministic: the same bytes again */
 	free(raw);
 	free(gz);
-	gz = render(out_pprof_write, p, &rlen);
+	gz = testutil_render(out_pprof_write, p, NULL, &rlen);
 	ck_assert_uint_eq(rlen, len);
 	free(gz);
 	profile_free(p);
@@ -499,13 +411,13 @@ START_TEST(test_pprof_go)
 {
 	struct profile *p = build_profile();
 	size_t len;
-	char *gz = render(out_pprof_write, p, &len), *path, *cmd, *out, *line;
+	char *gz = testutil_render(out_pprof_write, p, NULL, &len), *path, *cmd, *out, *line;
 	int st;
 
 	if (!have("go"))
 		goto out;
-	path = write_tmp("demo.pb.gz", gz, len);
-	cmd = xasprintf("HOME=%s go tool pprof -symbolize=none -raw '%s'", tmpdir, path);
+	path = testutil_tmp_file("demo.pb.gz", gz, len);
+	cmd = xasprintf("HOME=%s go tool pprof -symbolize=none -raw '%s'", testutil_tmp, path);
 	out = run(cmd, &st);
 	ck_assert_msg(st == 0, "%s:\n%.3000s", cmd, out);
 	ck_assert_ptr_nonnull(strstr(out, "samples/count wall/nanoseconds"));
@@ -514,8 +426,8 @@ START_TEST(test_pprof_go)
 	free(cmd);
 
 	/* helper is the leaf of 6 + 6 samples of thread 1234 and 1 of 1260: 130ms flat */
-	cmd =
-	    xasprintf("HOME=%s go tool pprof -symbolize=none -top -nodecount=3 '%s'", tmpdir, path);
+	cmd = xasprintf("HOME=%s go tool pprof -symbolize=none -top -nodecount=3 '%s'",
+			testutil_tmp, path);
 	out = run(cmd, &st);
 	ck_assert_msg(st == 0, "%s:\n%.3000s", cmd, out);
 	line = strstr(out, "flat%");
@@ -531,7 +443,7 @@ START_TEST(test_pprof_go)
 	/* labels: per-thread roots and the state of the kept samples */
 	cmd = xasprintf("HOME=%s go tool pprof -symbolize=none -traces -tagfocus=thread_name=gc "
 			"'%s'",
-			tmpdir, path);
+			testutil_tmp, path);
 	out = run(cmd, &st);
 	ck_assert_msg(st == 0, "%s:\n%.3000s", cmd, out);
 	ck_assert_ptr_nonnull(strstr(out, "thread_name:  gc\n"));
@@ -554,14 +466,14 @@ START_TEST(test_pprof_protoc)
 {
 	struct profile *p = build_profile();
 	size_t len, rlen;
-	char *gz = render(out_pprof_write, p, &len), *raw, *path, *cmd, *out;
+	char *gz = testutil_render(out_pprof_write, p, NULL, &len), *raw, *path, *cmd, *out;
 	const char *dir = getenv("PERCH_FIXTURES");
 	int st;
 
 	if (!have("protoc"))
 		goto out;
 	raw = gunzip(gz, len, &rlen);
-	path = write_tmp("demo.pb", raw, rlen);
+	path = testutil_tmp_file("demo.pb", raw, rlen);
 	cmd = xasprintf("protoc -I%s/schemas --decode=perftools.profiles.Profile "
 			"pprof-profile.proto < '%s'",
 			dir ? dir : "fixtures", path);
@@ -590,7 +502,7 @@ START_TEST(test_speedscope_golden)
 {
 	struct profile *p = build_profile();
 	size_t len;
-	char *text = render(out_speedscope_write, p, &len), *path;
+	char *text = testutil_render(out_speedscope_write, p, NULL, &len), *path;
 
 	/* all threads: 43 samples of 10 ms; thread 1234: 18 samples, first at 0 */
 	ck_assert_ptr_nonnull(strstr(text, "\"startValue\": 0, \"endValue\": 430000000}"));
@@ -603,8 +515,8 @@ START_TEST(test_speedscope_golden)
 	ck_assert_ptr_nonnull(strstr(text, "\"name\": \"q\\\"uote \\u003ctag\\u003e \\u0026 "
 					   "\\u0001ctl \\ufffd\\ufffd bad \\ufffd\\ufffd trunc "
 					   "\\u003c/script\\u003e ]]\\u003e \\u2028 end\""));
-	check_golden("speedscope/demo.speedscope.json", text, len);
-	path = write_tmp("demo.speedscope.json", text, len);
+	testutil_check_golden("speedscope/demo.speedscope.json", text, len);
+	path = testutil_tmp_file("demo.speedscope.json", text, len);
 	py_check("speedscope", path, SPEEDSCOPE_SCHEMA);
 	free(path);
 	free(text);
@@ -628,9 +540,9 @@ START_TEST(test_speedscope_counts)
 	for (i = 0; i < 5; i++)
 		profile_add_sample(p, t, profile_intern_stack(p, &loc, 1), 0, 0);
 	profile_set_meta(p, "period_ns", "garbage"); /* the default period */
-	text = render(out_speedscope_write, p, &len);
+	text = testutil_render(out_speedscope_write, p, NULL, &len);
 	ck_assert_ptr_nonnull(strstr(text, "\"samples\": [[0]],\n     \"weights\": [50000000]"));
-	path = write_tmp("counts.speedscope.json", text, len);
+	path = testutil_tmp_file("counts.speedscope.json", text, len);
 	py_check("speedscope", path, SPEEDSCOPE_SCHEMA);
 	free(path);
 	free(text);
@@ -644,7 +556,7 @@ START_TEST(test_chrome_golden)
 {
 	struct profile *p = build_profile();
 	size_t len;
-	char *text = render(out_chrome_write, p, &len), *path;
+	char *text = testutil_render(out_chrome_write, p, NULL, &len), *path;
 
 	/* _start runs ticks 0-10 of 1234, a pause of 2 ticks ends it, it starts again at 13;
 	 * at 19 the stack has no _start (main is the root) */
@@ -684,17 +596,17 @@ START_TEST(test_chrome_golden)
 				     "  {\"ph\": \"C\", \"name\": \"rss_bytes\""));
 	ck_assert_ptr_null(strstr(text, "bogus"));
 	ck_assert_ptr_null(strstr(text, "nan"));
-	check_golden("chrome/demo.json", text, len);
-	path = write_tmp("demo.json", text, len);
+	testutil_check_golden("chrome/demo.json", text, len);
+	path = testutil_tmp_file("demo.json", text, len);
 	py_check("chrome", path, NULL);
 	free(path);
 	free(text);
 
-	text = render(out_chrome_samples_write, p, &len);
+	text = testutil_render(out_chrome_samples_write, p, NULL, &len);
 	ck_assert_ptr_nonnull(strstr(text, "\"stackFrames\": {\n  \"1\": {\"name\": \"_start\", "
 					   "\"category\": \"native\"},\n"));
-	check_golden("chrome/demo-samples.json", text, len);
-	path = write_tmp("demo-samples.json", text, len);
+	testutil_check_golden("chrome/demo-samples.json", text, len);
+	path = testutil_tmp_file("demo-samples.json", text, len);
 	py_check("chrome-samples", path, NULL);
 	free(path);
 	free(text);
@@ -708,7 +620,7 @@ START_TEST(test_flamegraph_golden)
 {
 	struct profile *p = build_profile();
 	size_t len;
-	char *text = render(out_flamegraph_write, p, &len), *path;
+	char *text = testutil_render(out_flamegraph_write, p, NULL, &len), *path;
 
 	ck_assert_ptr_nonnull(strstr(text, "data-total=\"43\""));
 	/* the root, then the threads in name order ('[' < 'e' < 'g' < 'p' < 'w') */
@@ -728,8 +640,8 @@ START_TEST(test_flamegraph_golden)
 	ck_assert_ptr_nonnull(strstr(text, "ev&quot;il&lt;/script&gt;]]&gt;\xef\xbf\xbd"));
 	ck_assert_ptr_null(strstr(text, "\x01"));
 	ck_assert_ptr_eq(strstr(text, "]]>"), strstr(text, "]]></script>"));
-	check_golden("flamegraph/demo.svg", text, len);
-	path = write_tmp("demo.svg", text, len);
+	testutil_check_golden("flamegraph/demo.svg", text, len);
+	path = testutil_tmp_file("demo.svg", text, len);
 	py_check("svg", path, NULL);
 	free(path);
 	free(text);
@@ -744,7 +656,7 @@ START_TEST(test_flamegraph_chromium)
 	struct profile *p = build_profile();
 	const char *browser = NULL;
 	size_t len;
-	char *text = render(out_flamegraph_write, p, &len), *path, *cmd, *out;
+	char *text = testutil_render(out_flamegraph_write, p, NULL, &len), *path, *cmd, *out;
 	int st;
 
 	if (!system("command -v chromium >/dev/null 2>&1"))
@@ -755,11 +667,11 @@ START_TEST(test_flamegraph_chromium)
 		fprintf(stderr, "SKIP: chromium not installed, the flame graph was not opened\n");
 	if (!browser)
 		goto out;
-	path = write_tmp("demo.svg", text, len);
+	path = testutil_tmp_file("demo.svg", text, len);
 	cmd = xasprintf("HOME=%s timeout 50 %s --headless --no-sandbox --disable-gpu "
 			"--no-first-run --disable-extensions --enable-logging=stderr --v=0 "
 			"--user-data-dir=%s/chromium --dump-dom 'file://%s#selftest=main/compute'",
-			tmpdir, browser, tmpdir, path);
+			testutil_tmp, browser, testutil_tmp, path);
 	out = run(cmd, &st);
 	ck_assert_msg(st == 0, "%s:\n%.3000s", cmd, out);
 	/* console messages (errors, uncaught exceptions) are logged as ":CONSOLE" lines */
@@ -787,34 +699,34 @@ START_TEST(test_empty)
 	size_t len, rlen;
 	char *text, *raw, *path;
 
-	text = render(out_pprof_write, p, &len);
+	text = testutil_render(out_pprof_write, p, NULL, &len);
 	raw = gunzip(text, len, &rlen);
 	check_pprof_message(raw, rlen, 0);
 	free(raw);
 	free(text);
 
-	text = render(out_speedscope_write, p, &len);
-	path = write_tmp("empty.speedscope.json", text, len);
+	text = testutil_render(out_speedscope_write, p, NULL, &len);
+	path = testutil_tmp_file("empty.speedscope.json", text, len);
 	py_check("speedscope", path, SPEEDSCOPE_SCHEMA);
 	free(path);
 	free(text);
 
-	text = render(out_chrome_write, p, &len);
+	text = testutil_render(out_chrome_write, p, NULL, &len);
 	ck_assert_ptr_nonnull(strstr(text, "\"name\": \"pid 1\""));
-	path = write_tmp("empty.json", text, len);
+	path = testutil_tmp_file("empty.json", text, len);
 	py_check("chrome", path, NULL);
 	free(path);
 	free(text);
 
-	text = render(out_chrome_samples_write, p, &len);
-	path = write_tmp("empty-samples.json", text, len);
+	text = testutil_render(out_chrome_samples_write, p, NULL, &len);
+	path = testutil_tmp_file("empty-samples.json", text, len);
 	py_check("chrome-samples", path, NULL);
 	free(path);
 	free(text);
 
-	text = render(out_flamegraph_write, p, &len);
+	text = testutil_render(out_flamegraph_write, p, NULL, &len);
 	ck_assert_ptr_nonnull(strstr(text, "data-total=\"0\""));
-	path = write_tmp("empty.svg", text, len);
+	path = testutil_tmp_file("empty.svg", text, len);
 	py_check("svg", path, NULL);
 	free(path);
 	free(text);
@@ -843,13 +755,13 @@ START_TEST(test_hostile_meta)
 	profile_set_meta(p, "counter:a\"b", "=1 1= x=2 18446744073709551616=3 7=1e999 8=-0.5 9=");
 	profile_set_meta(p, "counter:c", "");
 	ck_assert_uint_eq(out_period_ns(p), OUT_DEFAULT_PERIOD_NS);
-	text = render(out_chrome_write, p, &len);
+	text = testutil_render(out_chrome_write, p, NULL, &len);
 	/* pid falls back to the thread, ts from the earliest time (the counter at 8 ns) */
 	ck_assert_ptr_nonnull(strstr(text, "{\"ph\": \"C\", \"name\": \"a\\\"b\", \"pid\": 5, "
 					   "\"ts\": 0.000, \"args\": {\"value\": -0.5}}\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\"ts\": 0.492, \"dur\": 10000.000"));
 	ck_assert_ptr_null(strstr(text, "\"name\": \"c\""));
-	path = write_tmp("meta.json", text, len);
+	path = testutil_tmp_file("meta.json", text, len);
 	py_check("chrome", path, NULL);
 	free(path);
 	free(text);
@@ -882,7 +794,7 @@ Suite *writers_suite(void)
 	Suite *s = suite_create("writers");
 	TCase *tc = tcase_create("golden");
 
-	tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+	tcase_add_checked_fixture(tc, testutil_tmp_setup, testutil_tmp_teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_pprof_golden);
 	tcase_add_test(tc, test_speedscope_golden);
@@ -896,7 +808,7 @@ Suite *writers_suite(void)
 
 	/* the real consumers, when installed */
 	tc = tcase_create("consumers");
-	tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+	tcase_add_checked_fixture(tc, testutil_tmp_setup, testutil_tmp_teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_pprof_go);
 	tcase_add_test(tc, test_pprof_protoc);
