@@ -1,5 +1,5 @@
-/* A sorted (start, FDE) table over .eh_frame, for files without .eh_frame_hdr. Only locates
- * FDEs: running their CFA programs is the unwinder's job. */
+/* A sorted (start, FDE) table over .eh_frame, for files without .eh_frame_hdr, and the
+ * pointer-encoding readers and CIE parser it shares with cfi.c (which runs the CFA programs). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,16 +27,7 @@
 #define EH_PE_INDIRECT 0x80
 #define EH_PE_OMIT     0xff
 
-/* A bounds-checked reader over base[pos .. end); @vaddr is the address of base[0]. */
-struct eh_cursor {
-	const uint8_t *base;
-	size_t pos, end;
-	uint64_t vaddr;
-	int addr_size; /* 4 or 8 */
-	int bad;       /* set by any read past end */
-};
-
-static int need(struct eh_cursor *c, size_t n)
+static int need(struct ehframe_cursor *c, size_t n)
 {
 	if (c->bad || c->end - c->pos < n) {
 		c->bad = 1;
@@ -45,7 +36,7 @@ static int need(struct eh_cursor *c, size_t n)
 	return 1;
 }
 
-static uint64_t rd_le(struct eh_cursor *c, size_t n)
+uint64_t ehframe_read_le(struct ehframe_cursor *c, size_t n)
 {
 	uint64_t v = 0;
 	size_t i;
@@ -58,7 +49,7 @@ static uint64_t rd_le(struct eh_cursor *c, size_t n)
 	return v;
 }
 
-static uint64_t rd_uleb(struct eh_cursor *c)
+uint64_t ehframe_read_uleb(struct ehframe_cursor *c)
 {
 	uint64_t v = 0;
 	unsigned int shift = 0;
@@ -75,7 +66,7 @@ static uint64_t rd_uleb(struct eh_cursor *c)
 	return v;
 }
 
-static int64_t rd_sleb(struct eh_cursor *c)
+int64_t ehframe_read_sleb(struct ehframe_cursor *c)
 {
 	uint64_t v = 0;
 	unsigned int shift = 0;
@@ -95,27 +86,27 @@ static int64_t rd_sleb(struct eh_cursor *c)
 }
 
 /* Read a value in the format (low nibble) of @enc, sign-extended for sdata. */
-static uint64_t rd_format(struct eh_cursor *c, uint8_t enc)
+uint64_t ehframe_read_format(struct ehframe_cursor *c, uint8_t enc)
 {
 	switch (enc & 0x0f) {
 	case EH_PE_ABSPTR:
-		return rd_le(c, (size_t)c->addr_size);
+		return ehframe_read_le(c, (size_t)c->addr_size);
 	case EH_PE_ULEB128:
-		return rd_uleb(c);
+		return ehframe_read_uleb(c);
 	case EH_PE_UDATA2:
-		return rd_le(c, 2);
+		return ehframe_read_le(c, 2);
 	case EH_PE_UDATA4:
-		return rd_le(c, 4);
+		return ehframe_read_le(c, 4);
 	case EH_PE_UDATA8:
-		return rd_le(c, 8);
+		return ehframe_read_le(c, 8);
 	case EH_PE_SLEB128:
-		return (uint64_t)rd_sleb(c);
+		return (uint64_t)ehframe_read_sleb(c);
 	case EH_PE_SDATA2:
-		return (uint64_t)(int64_t)(int16_t)rd_le(c, 2);
+		return (uint64_t)(int64_t)(int16_t)ehframe_read_le(c, 2);
 	case EH_PE_SDATA4:
-		return (uint64_t)(int64_t)(int32_t)rd_le(c, 4);
+		return (uint64_t)(int64_t)(int32_t)ehframe_read_le(c, 4);
 	case EH_PE_SDATA8:
-		return rd_le(c, 8);
+		return ehframe_read_le(c, 8);
 	default:
 		c->bad = 1;
 		return 0;
@@ -123,7 +114,7 @@ static uint64_t rd_format(struct eh_cursor *c, uint8_t enc)
 }
 
 /* Read the raw value of an encoded pointer (format and alignment, no application). */
-static uint64_t rd_encoded_raw(struct eh_cursor *c, uint8_t enc)
+static uint64_t read_encoded_raw(struct ehframe_cursor *c, uint8_t enc)
 {
 	if ((enc & 0x70) == EH_PE_ALIGNED) {
 		size_t a = (size_t)c->addr_size, pad = (a - (c->pos % a)) % a;
@@ -131,22 +122,22 @@ static uint64_t rd_encoded_raw(struct eh_cursor *c, uint8_t enc)
 		if (!need(c, pad))
 			return 0;
 		c->pos += pad;
-		return rd_le(c, a);
+		return ehframe_read_le(c, a);
 	}
-	return rd_format(c, enc);
+	return ehframe_read_format(c, enc);
 }
 
 /* Read an encoded pointer. pcrel is relative to the field's own address; datarel follows
  * libgcc, whose data base is 0 on every target but i386 (where it is the GOT, which perch
  * does not need). textrel and funcrel have no meaning for a table of FDEs. Indirect pointers
  * (through memory) are refused: .eh_frame alone cannot resolve them. */
-static int rd_pointer(struct eh_cursor *c, uint8_t enc, uint64_t *out)
+int ehframe_read_pointer(struct ehframe_cursor *c, uint8_t enc, uint64_t *out)
 {
 	uint64_t field = c->vaddr + c->pos, v;
 
 	if (enc == EH_PE_OMIT || (enc & EH_PE_INDIRECT))
 		return -1;
-	v = rd_encoded_raw(c, enc);
+	v = read_encoded_raw(c, enc);
 	if (c->bad)
 		return -1;
 	switch (enc & 0x70) {
@@ -166,27 +157,24 @@ static int rd_pointer(struct eh_cursor *c, uint8_t enc, uint64_t *out)
 	return 0;
 }
 
-/* What an FDE needs from its CIE. readelf --debug-dump=frames shows one as
- * "00000000 0000000000000014 00000000 CIE  Version: 1  Augmentation: "zR"  ... data: 1b" */
+/* The cached CIE of the table walk: the last one an FDE referred to. */
 struct eh_cie {
 	size_t off; /* of the CIE's length field; SIZE_MAX when none is cached */
 	int ok;
-	uint8_t fde_enc;
-	int has_aug_data; /* 'z': FDEs carry an augmentation length */
+	struct ehframe_cie cie;
 };
 
-/* Parse the CIE whose body (after the id) is [pos, end) of @c's buffer. */
-static int parse_cie(struct eh_cursor *c, struct eh_cie *cie)
+int ehframe_cie_parse(struct ehframe_cursor *c, struct ehframe_cie *cie)
 {
 	const char *aug;
 	size_t aug_len, aug_end = 0;
-	uint8_t version;
-	int has_z;
 
+	memset(cie, 0, sizeof(*cie));
 	cie->fde_enc = EH_PE_ABSPTR;
-	cie->has_aug_data = 0;
-	version = (uint8_t)rd_le(c, 1);
-	if (c->bad || (version != 1 && version != 3 && version != 4))
+	cie->lsda_enc = EH_PE_OMIT;
+	cie->addr_size = (uint8_t)c->addr_size;
+	cie->version = (uint8_t)ehframe_read_le(c, 1);
+	if (c->bad || (cie->version != 1 && cie->version != 3 && cie->version != 4))
 		return -1;
 	aug = (const char *)c->base + c->pos;
 	aug_len = strnlen(aug, c->end - c->pos);
@@ -195,24 +183,30 @@ static int parse_cie(struct eh_cursor *c, struct eh_cie *cie)
 	c->pos += aug_len + 1;
 	if (strstr(aug, "eh"))
 		return -1; /* pre-GCC-3 layout with an inline EH data pointer */
-	if (version == 4) {
-		uint8_t asz = (uint8_t)rd_le(c, 1), segsz = (uint8_t)rd_le(c, 1);
+	if (cie->version == 4) {
+		uint8_t asz = (uint8_t)ehframe_read_le(c, 1);
+		uint8_t segsz = (uint8_t)ehframe_read_le(c, 1);
 
 		if (c->bad || (asz != 4 && asz != 8) || segsz != 0)
 			return -1;
+		cie->addr_size = asz;
 	}
-	rd_uleb(c); /* code alignment */
-	rd_sleb(c); /* data alignment */
-	if (version == 1)
-		rd_le(c, 1); /* return address register */
+	cie->code_align = ehframe_read_uleb(c);
+	cie->data_align = ehframe_read_sleb(c);
+	if (cie->version == 1)
+		cie->ra_reg = ehframe_read_le(c, 1);
 	else
-		rd_uleb(c);
+		cie->ra_reg = ehframe_read_uleb(c);
 	if (c->bad)
 		return -1;
-	has_z = aug[0] == 'z';
-	if (!has_z)
-		return aug[0] ? -1 : 0; /* unknown augmentation without a length: unusable */
-	aug_len = (size_t)rd_uleb(c);
+	if (aug[0] != 'z') {
+		if (aug[0])
+			return -1; /* unknown augmentation without a length: unusable */
+		cie->insns = c->pos;
+		cie->insns_end = c->end;
+		return 0;
+	}
+	aug_len = (size_t)ehframe_read_uleb(c);
 	if (c->bad || aug_len > c->end - c->pos)
 		return -1;
 	aug_end = c->pos + aug_len;
@@ -222,18 +216,20 @@ static int parse_cie(struct eh_cursor *c, struct eh_cie *cie)
 
 		switch (*aug) {
 		case 'R':
-			cie->fde_enc = (uint8_t)rd_le(c, 1);
+			cie->fde_enc = (uint8_t)ehframe_read_le(c, 1);
 			break;
 		case 'P':
 			/* the personality routine (often indirect): skipped, not resolved */
-			enc = (uint8_t)rd_le(c, 1);
+			enc = (uint8_t)ehframe_read_le(c, 1);
 			if (!c->bad && enc != EH_PE_OMIT)
-				rd_encoded_raw(c, enc);
+				read_encoded_raw(c, enc);
 			break;
 		case 'L':
-			rd_le(c, 1);
+			cie->lsda_enc = (uint8_t)ehframe_read_le(c, 1);
 			break;
-		case 'S': /* signal frame */
+		case 'S':
+			cie->signal_frame = 1;
+			break;
 		case 'B': /* AArch64 BTI */
 		case 'G': /* AArch64 MTE tagged stack */
 			break;
@@ -244,6 +240,9 @@ static int parse_cie(struct eh_cursor *c, struct eh_cie *cie)
 		if (c->bad || c->pos > aug_end)
 			return -1;
 	}
+	c->pos = aug_end;
+	cie->insns = aug_end;
+	cie->insns_end = c->end;
 	return 0;
 }
 
@@ -267,7 +266,7 @@ int ehframe_parse(const uint8_t *data, size_t size, uint64_t vaddr, int is_64,
 	if (!data)
 		return -ENOEXEC;
 	while (size - off >= 4) {
-		struct eh_cursor c = {.base = data,
+		struct ehframe_cursor c = {.base = data,
 				      .pos = off,
 				      .end = size,
 				      .vaddr = vaddr,
@@ -275,11 +274,11 @@ int ehframe_parse(const uint8_t *data, size_t size, uint64_t vaddr, int is_64,
 		size_t id_pos, entry_end, id_size = 4;
 		uint64_t len, id, start, range;
 
-		len = rd_le(&c, 4);
+		len = ehframe_read_le(&c, 4);
 		if (len == 0)
 			break; /* terminator */
 		if (len == 0xffffffffu) {
-			len = rd_le(&c, 8);
+			len = ehframe_read_le(&c, 8);
 			id_size = 8;
 		}
 		if (c.bad || len < id_size || len > size - c.pos)
@@ -287,14 +286,14 @@ int ehframe_parse(const uint8_t *data, size_t size, uint64_t vaddr, int is_64,
 		id_pos = c.pos;
 		entry_end = c.pos + (size_t)len;
 		c.end = entry_end;
-		id = rd_le(&c, id_size);
+		id = ehframe_read_le(&c, id_size);
 		if (id == 0)
 			goto next; /* a CIE: parsed when an FDE refers to it */
 		/* FDE: id is the distance back from the id field to its CIE */
 		if (id > id_pos)
 			goto next;
 		if (cie.off != id_pos - id) {
-			struct eh_cursor cc = {.base = data,
+			struct ehframe_cursor cc = {.base = data,
 					       .pos = id_pos - id,
 					       .end = size,
 					       .vaddr = vaddr,
@@ -304,24 +303,24 @@ int ehframe_parse(const uint8_t *data, size_t size, uint64_t vaddr, int is_64,
 
 			cie.off = id_pos - (size_t)id;
 			cie.ok = 0;
-			clen = rd_le(&cc, 4);
+			clen = ehframe_read_le(&cc, 4);
 			if (clen == 0xffffffffu) {
-				clen = rd_le(&cc, 8);
+				clen = ehframe_read_le(&cc, 8);
 				cid_size = 8;
 			}
 			if (cc.bad || clen < cid_size || clen > size - cc.pos)
 				goto next;
 			cc.end = cc.pos + (size_t)clen;
-			cid = rd_le(&cc, cid_size);
+			cid = ehframe_read_le(&cc, cid_size);
 			if (cc.bad || cid != 0)
 				goto next;
-			cie.ok = parse_cie(&cc, &cie) == 0;
+			cie.ok = ehframe_cie_parse(&cc, &cie.cie) == 0;
 		}
 		if (!cie.ok)
 			goto next;
-		if (rd_pointer(&c, cie.fde_enc, &start))
+		if (ehframe_read_pointer(&c, cie.cie.fde_enc, &start))
 			goto next;
-		range = rd_format(&c, cie.fde_enc);
+		range = ehframe_read_format(&c, cie.cie.fde_enc);
 		if (c.bad || range == 0)
 			goto next; /* zero-length FDEs cover no instruction */
 		if (nr >= size / 8)

@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "perch/cfi.h"
 #include "perch/elffile.h"
 #include "perch/log.h"
 #include "perch/module.h"
@@ -25,6 +26,7 @@ struct modules *modules_new(pid_t pid)
 
 static void module_free(struct module *m)
 {
+	cfi_table_free(m->unwind.cfi);
 	elffile_free(m->ef);
 	free(m->mem_image);
 	free(m->unwind.own_table);
@@ -205,4 +207,19 @@ struct elffile *modules_elf(struct modules *ms, const struct modules_map *cmm)
 		return NULL;
 	mm->bias = mm->start - mm->offset + l->offset - l->vaddr;
 	return m->ef;
+}
+
+const struct cfi_table *modules_cfi(struct modules *ms, const struct modules_map *mm)
+{
+	struct elffile *ef = modules_elf(ms, mm);
+	struct module_unwind *mu;
+
+	if (!ef)
+		return NULL;
+	mu = &mm->mod->unwind;
+	if (!mu->cfi && !mu->cfi_failed) {
+		mu->cfi = cfi_table_new(ef);
+		mu->cfi_failed = !mu->cfi;
+	}
+	return mu->cfi;
 }

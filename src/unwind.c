@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "perch/cfi.h"
 #include "perch/ehframe.h"
 #include "perch/elffile.h"
 #include "perch/log.h"
@@ -410,6 +411,25 @@ void unwinder_flush(struct unwinder *u)
 	u->generation = u->ms->generation;
 }
 
+/* One step with perch's own CFI (cfi.c) from @r; @exact: @r's pc is not a return address.
+ * 0, -ENOENT at the outermost frame, or another -errno when it cannot step. */
+static int own_cfi_step(struct unwinder *u, const struct perch_regs *r, int exact,
+			struct perch_regs *out)
+{
+	const struct perch_arch *a = u->arch;
+	struct perch_mem mem = { perch_mem_read, u };
+	uint64_t pc = perch_regs_pc(a, r);
+	const struct modules_map *mm =
+		modules_find_fresh(u->ms, exact ? pc : pc - 1, u->snap->time_ns);
+	const struct cfi_table *t = mm ? modules_cfi(u->ms, mm) : NULL;
+	unsigned int out_flags;
+
+	if (!t)
+		return -ENODATA;
+	return cfi_step(a, t, mm->bias, r, exact ? CFI_PC_EXACT : 0, &mem, u->snap->pac_mask,
+			out, &out_flags);
+}
+
 /* Is @addr in an executable mapping? (A frame-pointer chain that leaves code is garbage.) */
 static int is_code(struct unwinder *u, uint64_t addr)
 {
@@ -446,7 +466,7 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 	struct perch_mem mem = { perch_mem_read, u };
 	uint64_t prev_sp;
 	unw_cursor_t c;
-	int n = 0, cursor_ok;
+	int n = 0, cursor_ok, fresh = 1; /* fresh: the cursor has not stepped since its init */
 
 	*flags = 0;
 	if (max <= 0)
@@ -466,6 +486,12 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 		unw_word_t ip, sp;
 		int ret, have_pi = 0;
 
+		/* the current frame's registers, for the fallbacks below: all the snapshot (or
+		 * the last fallback) knew while the cursor has not stepped, else pc, sp, fp */
+		if (cursor_ok && !fresh)
+			cursor_regs(u, &c, &r);
+		else
+			r = u->cur;
 		/* with a link register, the caller of a leaf has the same SP; remember the
 		 * current function's range to tell that from libunwind guessing with a stale LR */
 		if (cursor_ok && a->dw_lr >= 0)
@@ -478,40 +504,46 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 				break;
 			/* a frame must move up the stack (equal SP only for a leaf's caller, which
 			 * is another function): a step that does not is libunwind guessing (its
-			 * aarch64 fallback returns LR); let the frame pointers decide */
+			 * aarch64 fallback returns LR); let perch's own CFI or the frame pointers
+			 * decide */
 			if (sp > prev_sp ||
 			    (sp == prev_sp && ip != pcs[n - 1] &&
 			     !(have_pi && ip >= pi.start_ip && ip < pi.end_ip))) {
 				pcs[n++] = ip;
 				prev_sp = sp;
+				fresh = 0;
 				continue;
 			}
 		}
-		/* CFI failed, or says this is the outermost frame (libunwind 1.6.2 also says so on
-		 * CFI it cannot read, e.g. aarch64 pointer authentication): try one frame-pointer
-		 * step from where the cursor stands. At a real thread root the frame pointer is 0
-		 * (_start and clone clear it), so the walk ends there by itself. */
-		if (cursor_ok)
-			cursor_regs(u, &c, &r);
-		else
-			r = u->cur;
-		if (a->fp_step(&r, &mem, &next) < 0) {
-			if (ret != 0)
-				*flags |= UNWIND_CFI_FAILED;
+		/* libunwind failed, guessed, or says this is the outermost frame (1.6.2 also says
+		 * so on CFI it cannot read, e.g. aarch64 pointer authentication): one step with
+		 * perch's own CFI evaluator, else one frame-pointer step. At a real thread root
+		 * the CFI says so (return address undefined) or the frame pointer is 0 (_start
+		 * and clone clear it), so the walk ends there by itself. */
+		ret = own_cfi_step(u, &r, n == 1, &next);
+		if (ret == -ENOENT)
 			break;
+		if (ret < 0) {
+			if (a->fp_step(&r, &mem, &next) < 0) {
+				*flags |= UNWIND_CFI_FAILED;
+				break;
+			}
+			*flags |= UNWIND_FP_USED;
+			if (a->dw_lr >= 0)
+				next.r[a->dw_lr] = perch_regs_pc(a, &next);
 		}
 		ip = perch_regs_pc(a, &next) & ~snap->pac_mask;
 		sp = perch_regs_sp(a, &next);
-		if (ip == 0 || sp <= prev_sp || !is_code(u, ip))
+		/* equal SP only for the caller of a leaf (link register), never the same pc */
+		if (ip == 0 || sp < prev_sp || (sp == prev_sp && ip == pcs[n - 1]) ||
+		    !is_code(u, ip))
 			break;
 		next.r[a->dw_pc] = ip;
-		if (a->dw_lr >= 0)
-			next.r[a->dw_lr] = ip;
 		pcs[n++] = ip;
 		prev_sp = sp;
-		*flags |= UNWIND_FP_USED;
 		u->cur = next;
 		cursor_ok = unw_init_remote(&c, u->as, u) == 0;
+		fresh = 1;
 	}
 	if (n == max)
 		*flags |= UNWIND_TRUNCATED;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct cfi_table;
 struct elffile;
 struct proc_maps;
 
@@ -18,6 +19,8 @@ struct module_unwind {
 	uint64_t segbase_vaddr; /* what the table's offsets are relative to */
 	uint64_t nr_entries;
 	int32_t *own_table;     /* pairs (start, fde) built from .eh_frame, or NULL */
+	struct cfi_table *cfi;  /* perch's own CFI index (module_cfi), NULL until used */
+	int cfi_failed;         /* building it failed: do not retry */
 };
 
 struct module {
@@ -71,5 +74,7 @@ const struct modules_map *modules_find(const struct modules *ms, uint64_t addr);
 const struct modules_map *modules_find_fresh(struct modules *ms, uint64_t addr, uint64_t snap_ns);
 /* The ELF file behind @mm, opened on first use (and its bias computed); NULL when none. */
 struct elffile *modules_elf(struct modules *ms, const struct modules_map *mm);
+/* perch's own CFI index of the module behind @mm, built on first use; NULL when none. */
+const struct cfi_table *modules_cfi(struct modules *ms, const struct modules_map *mm);
 
 #endif

@@ -9,17 +9,11 @@
 #include "perch/ehframe.h"
 #include "perch/elffile.h"
 #include "perch/xalloc.h"
-
-static char *fixture_path(const char *rel)
-{
-	const char *dir = getenv("PERCH_FIXTURES");
-
-	return xasprintf("%s/elf/dw/%s", dir ? dir : "fixtures", rel);
-}
+#include "testutil.h"
 
 static struct elffile *open_fixture(const char *rel)
 {
-	char *path = fixture_path(rel);
+	char *path = testutil_fixture_path("elf/dw/%s", rel);
 	struct elffile *ef = elffile_open(path);
 
 	ck_assert_msg(ef, "elffile_open(%s): %s", path, strerror(errno));
@@ -43,7 +37,7 @@ static void assert_sane_table(const struct ehframe_entry *t, int n, uint64_t lo,
 START_TEST(test_static_vs_readelf)
 {
 	struct elffile *ef = open_fixture("hello-static");
-	char *path = fixture_path("hello-static.fdes");
+	char *path = testutil_fixture_path("elf/dw/hello-static.fdes");
 	FILE *f = fopen(path, "r");
 	struct ehframe_entry *t = NULL;
 	unsigned long long start, fde;
@@ -112,7 +106,7 @@ END_TEST
 /* No section called .eh_frame: -ENOENT. The name is changed in a copy of the image. */
 START_TEST(test_no_eh_frame)
 {
-	char *path = fixture_path("inl-dwarf5");
+	char *path = testutil_fixture_path("elf/dw/inl-dwarf5");
 	FILE *f = fopen(path, "rb");
 	struct ehframe_entry *t = (struct ehframe_entry *)&t;
 	struct elffile *ef;

@@ -1,0 +1,1002 @@
+/* perch's own DWARF CFI: an FDE index over .eh_frame/.debug_frame, the CFA program interpreter,
+ * a bounded DWARF expression evaluator and one unwind step. The encodings and the CIE parser
+ * come from ehframe.c; deciding what to do when a step fails is the unwinder's job. */
+#include <elf.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perch/cfi.h"
+#include "perch/ehframe.h"
+#include "perch/elffile.h"
+#include "perch/xalloc.h"
+
+#ifndef EM_AARCH64
+#define EM_AARCH64 183
+#endif
+
+/* One section of CFI. .debug_frame is not loaded: its pointers are absolute and its CIE
+ * pointers are offsets from the start of the section. */
+struct cfi_section {
+	const uint8_t *data;
+	size_t size;
+	uint64_t vaddr; /* .eh_frame: address of data[0] (pcrel pointers); .debug_frame: 0 */
+	int is_eh;
+};
+
+struct cfi_fde_ent {
+	uint64_t start, end; /* ELF vaddrs [start, end) */
+	size_t off;          /* of the FDE's length field in its section */
+	unsigned int sec;    /* index into cfi_table.sec */
+};
+
+struct cfi_table {
+	struct cfi_section sec[2];
+	unsigned int nr_sec;
+	unsigned int machine;
+	int addr_size;
+	struct cfi_fde_ent *ents; /* sorted by start; for equal starts .eh_frame first */
+	size_t nr, alloc;
+};
+
+/* A parsed FDE with its CIE: everything the interpreter needs. */
+struct cfi_fde {
+	const struct cfi_section *sec;
+	struct ehframe_cie cie;
+	uint64_t start, end;
+	size_t insns, insns_end; /* FDE instructions in sec->data */
+};
+
+/* ---- CIE/FDE parsing ---- */
+
+/* Read the header of the entry at @off: its length, id and where it ends. 0, or -1 when the
+ * length cannot be trusted (which ends a walk) or the entry is a terminator. */
+static int entry_header(const struct cfi_section *s, int addr_size, size_t off,
+			struct ehframe_cursor *c, uint64_t *id, size_t *id_pos, int *id_size)
+{
+	uint64_t len;
+
+	memset(c, 0, sizeof(*c));
+	c->base = s->data;
+	c->pos = off;
+	c->end = s->size;
+	c->vaddr = s->vaddr;
+	c->addr_size = addr_size;
+	*id_size = 4;
+	len = ehframe_read_le(c, 4);
+	if (len == 0xffffffffu) {
+		len = ehframe_read_le(c, 8);
+		*id_size = 8;
+	}
+	if (c->bad || len < (uint64_t)*id_size || len > s->size - c->pos)
+		return -1;
+	c->end = c->pos + (size_t)len;
+	*id_pos = c->pos;
+	*id = ehframe_read_le(c, (size_t)*id_size);
+	return c->bad ? -1 : 0;
+}
+
+static int is_cie_id(const struct cfi_section *s, uint64_t id, int id_size)
+{
+	if (s->is_eh)
+		return id == 0;
+	return id_size == 4 ? id == 0xffffffffu : id == UINT64_MAX;
+}
+
+static int parse_cie_at(const struct cfi_section *s, int addr_size, size_t off,
+			struct ehframe_cie *cie)
+{
+	struct ehframe_cursor c;
+	uint64_t id;
+	size_t id_pos;
+	int id_size;
+
+	if (off >= s->size || entry_header(s, addr_size, off, &c, &id, &id_pos, &id_size) < 0)
+		return -1;
+	if (!is_cie_id(s, id, id_size))
+		return -1;
+	return ehframe_cie_parse(&c, cie);
+}
+
+/* Parse the FDE at @off of @s. @cache (may be NULL) remembers the last CIE parsed.
+ * 0; 1 when the entry is a CIE or an FDE to skip; -1 when the walk cannot go on. *@next gets
+ * the offset of the next entry whenever the length was readable. */
+struct cie_cache {
+	size_t off;
+	int ok;
+	struct ehframe_cie cie;
+};
+
+static int parse_fde_at(const struct cfi_table *t, const struct cfi_section *s, size_t off,
+			struct cie_cache *cache, struct cfi_fde *fde, size_t *next)
+{
+	struct ehframe_cursor c;
+	struct cie_cache local = {.off = SIZE_MAX};
+	uint64_t id, range, aug_len;
+	size_t id_pos, cie_off;
+	int id_size;
+
+	if (!cache)
+		cache = &local;
+	if (entry_header(s, t->addr_size, off, &c, &id, &id_pos, &id_size) < 0)
+		return -1;
+	*next = c.end;
+	if (is_cie_id(s, id, id_size))
+		return 1;
+	if (s->is_eh) {
+		if (id > id_pos)
+			return 1;
+		cie_off = id_pos - (size_t)id;
+	} else {
+		if (id >= s->size)
+			return 1;
+		cie_off = (size_t)id;
+	}
+	if (cache->off != cie_off) {
+		cache->off = cie_off;
+		cache->ok = parse_cie_at(s, t->addr_size, cie_off, &cache->cie) == 0;
+	}
+	if (!cache->ok)
+		return 1;
+	fde->sec = s;
+	fde->cie = cache->cie;
+	c.addr_size = fde->cie.addr_size;
+	if (s->is_eh) {
+		if (ehframe_read_pointer(&c, fde->cie.fde_enc, &fde->start) < 0)
+			return 1;
+		range = ehframe_read_format(&c, fde->cie.fde_enc);
+	} else {
+		fde->start = ehframe_read_le(&c, fde->cie.addr_size);
+		range = ehframe_read_le(&c, fde->cie.addr_size);
+	}
+	if (c.bad || range == 0 || range > UINT64_MAX - fde->start)
+		return 1;
+	fde->end = fde->start + range;
+	if (fde->cie.has_aug_data) {
+		aug_len = ehframe_read_uleb(&c);
+		if (c.bad || aug_len > c.end - c.pos)
+			return 1;
+		c.pos += (size_t)aug_len;
+	}
+	fde->insns = c.pos;
+	fde->insns_end = c.end;
+	return 0;
+}
+
+static void index_section(struct cfi_table *t, unsigned int si)
+{
+	const struct cfi_section *s = &t->sec[si];
+	struct cie_cache cache = {.off = SIZE_MAX};
+	size_t off = 0, next, first = t->nr;
+
+	while (s->size - off >= 4) {
+		struct cfi_fde fde;
+		int ret;
+
+		if (s->is_eh && !memcmp(s->data + off, "\0\0\0\0", 4))
+			break; /* .eh_frame terminator */
+		ret = parse_fde_at(t, s, off, &cache, &fde, &next);
+		if (ret < 0)
+			break; /* a length we cannot trust ends the walk */
+		if (ret == 0) {
+			if (t->nr - first >= s->size / 8)
+				break; /* not with sane lengths; bounds the index anyway */
+			ALLOC_GROW(t->ents, t->nr + 1, t->alloc);
+			t->ents[t->nr].start = fde.start;
+			t->ents[t->nr].end = fde.end;
+			t->ents[t->nr].off = off;
+			t->ents[t->nr].sec = si;
+			t->nr++;
+		}
+		if (next <= off)
+			break;
+		off = next;
+	}
+}
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct cfi_fde_ent *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->sec != y->sec)
+		return x->sec < y->sec ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+struct cfi_table *cfi_table_new_raw(const uint8_t *eh, size_t eh_size, uint64_t eh_vaddr,
+				    const uint8_t *dbg, size_t dbg_size, unsigned int machine,
+				    int is_64)
+{
+	struct cfi_table *t = xcalloc(1, sizeof(*t));
+
+	t->machine = machine;
+	t->addr_size = is_64 ? 8 : 4;
+	if (eh && eh_size)
+		t->sec[t->nr_sec++] = (struct cfi_section){eh, eh_size, eh_vaddr, 1};
+	if (dbg && dbg_size)
+		t->sec[t->nr_sec++] = (struct cfi_section){dbg, dbg_size, 0, 0};
+	for (unsigned int i = 0; i < t->nr_sec; i++)
+		index_section(t, i);
+	if (!t->nr) {
+		cfi_table_free(t);
+		errno = ENOENT;
+		return NULL;
+	}
+	qsort(t->ents, t->nr, sizeof(*t->ents), ent_cmp);
+	return t;
+}
+
+struct cfi_table *cfi_table_new(const struct elffile *ef)
+{
+	struct elffile_section eh = {0}, dbg = {0};
+
+	if (elffile_section(ef, ".eh_frame", &eh) < 0 || !eh.data)
+		eh.size = 0;
+	if (elffile_section(ef, ".debug_frame", &dbg) < 0 || !dbg.data)
+		dbg.size = 0;
+	if (!eh.size && !dbg.size) {
+		errno = ENOENT;
+		return NULL;
+	}
+	return cfi_table_new_raw(eh.data, (size_t)eh.size, eh.vaddr, dbg.data, (size_t)dbg.size,
+				 ef->machine, ef->is_64);
+}
+
+void cfi_table_free(struct cfi_table *t)
+{
+	if (!t)
+		return;
+	free(t->ents);
+	free(t);
+}
+
+size_t cfi_table_count(const struct cfi_table *t)
+{
+	return t->nr;
+}
+
+/* The FDE covering @pc: the last one starting at or before @pc that still covers it (FDEs
+ * should not overlap; when they do, a few earlier ones are tried too). */
+static const struct cfi_fde_ent *find_ent(const struct cfi_table *t, uint64_t pc)
+{
+	size_t lo = 0, hi = t->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->ents[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* lo = first entry starting after pc; walk back over entries with the same start so
+	 * that .eh_frame (sorted first) wins */
+	for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++) {
+		const struct cfi_fde_ent *e = &t->ents[i - 1];
+
+		if (pc < e->end) {
+			while (i > 1 && t->ents[i - 2].start == e->start && pc < t->ents[i - 2].end)
+				e = &t->ents[--i - 1];
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/* ---- the CFA program interpreter ---- */
+
+/* The part of a row that remember_state saves. */
+struct cfi_regstate {
+	uint8_t cfa_kind;
+	uint16_t cfa_reg;
+	int64_t cfa_off;
+	const uint8_t *cfa_expr;
+	uint32_t cfa_expr_len;
+	uint8_t ra_signed;
+	struct cfi_rule rules[CFI_MAX_REGS];
+};
+
+struct cfi_interp {
+	const struct cfi_table *t;
+	const struct cfi_fde *fde;
+	uint64_t pc, loc;
+	struct cfi_regstate cur;
+	struct cfi_regstate init; /* after the CIE's initial instructions (DW_CFA_restore) */
+	uint64_t args_size;
+	int depth;
+	struct cfi_regstate stack[CFI_MAX_STATE_DEPTH];
+};
+
+/* DW_CFA_* opcodes (DWARF 5, 6.4.2; GNU and AArch64 extensions) */
+enum {
+	CFA_ADVANCE_LOC = 0x40, CFA_OFFSET = 0x80, CFA_RESTORE = 0xc0,
+	CFA_NOP = 0x00, CFA_SET_LOC = 0x01, CFA_ADVANCE_LOC1 = 0x02, CFA_ADVANCE_LOC2 = 0x03,
+	CFA_ADVANCE_LOC4 = 0x04, CFA_OFFSET_EXTENDED = 0x05, CFA_RESTORE_EXTENDED = 0x06,
+	CFA_UNDEFINED = 0x07, CFA_SAME_VALUE = 0x08, CFA_REGISTER = 0x09,
+	CFA_REMEMBER_STATE = 0x0a, CFA_RESTORE_STATE = 0x0b, CFA_DEF_CFA = 0x0c,
+	CFA_DEF_CFA_REGISTER = 0x0d, CFA_DEF_CFA_OFFSET = 0x0e, CFA_DEF_CFA_EXPRESSION = 0x0f,
+	CFA_EXPRESSION = 0x10, CFA_OFFSET_EXTENDED_SF = 0x11, CFA_DEF_CFA_SF = 0x12,
+	CFA_DEF_CFA_OFFSET_SF = 0x13, CFA_VAL_OFFSET = 0x14, CFA_VAL_OFFSET_SF = 0x15,
+	CFA_VAL_EXPRESSION = 0x16, CFA_MIPS_ADVANCE_LOC8 = 0x1d,
+	CFA_AARCH64_NEGATE_RA_STATE = 0x2d, /* DW_CFA_GNU_window_save elsewhere (SPARC) */
+	CFA_GNU_ARGS_SIZE = 0x2e, CFA_GNU_NEGATIVE_OFFSET_EXTENDED = 0x2f,
+};
+
+static void set_rule(struct cfi_interp *in, uint64_t reg, uint8_t kind, int64_t off,
+		     uint64_t reg2, const uint8_t *expr, uint32_t expr_len)
+{
+	struct cfi_rule *r;
+
+	if (reg >= CFI_MAX_REGS)
+		return; /* a column perch does not track (vector registers): parsed, dropped */
+	r = &in->cur.rules[reg];
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	r->off = off;
+	r->reg = reg2 > UINT16_MAX ? UINT16_MAX : (uint16_t)reg2;
+	r->expr = expr;
+	r->expr_len = expr_len;
+}
+
+/* Advance the location by @delta code units: 1 when that moves past the pc (the row is
+ * complete), 0 otherwise. Overflow counts as past. */
+static int advance(struct cfi_interp *in, uint64_t delta)
+{
+	uint64_t caf = in->fde->cie.code_align, d;
+
+	if (caf && delta > UINT64_MAX / caf)
+		return 1;
+	d = delta * caf;
+	if (d > UINT64_MAX - in->loc || in->loc + d > in->pc)
+		return 1;
+	in->loc += d;
+	return 0;
+}
+
+static int64_t scaled(uint64_t v, int64_t align)
+{
+	return (int64_t)(v * (uint64_t)align); /* wraps on hostile input instead of overflowing */
+}
+
+/* Read a block (uleb length, then the bytes) into @p and @len. 0 or -1. */
+static int read_block(struct ehframe_cursor *c, const uint8_t **p, uint32_t *len)
+{
+	uint64_t n = ehframe_read_uleb(c);
+
+	if (c->bad || n > c->end - c->pos || n > UINT32_MAX)
+		return -1;
+	*p = c->base + c->pos;
+	*len = (uint32_t)n;
+	c->pos += (size_t)n;
+	return 0;
+}
+
+/* Run instructions [pos, end) of the FDE's section. @is_cie: the initial instructions.
+ * 0 (done: end of program or the next row starts past pc) or -ENOEXEC. */
+static int run_program(struct cfi_interp *in, size_t pos, size_t end, int is_cie)
+{
+	const struct cfi_fde *fde = in->fde;
+	int64_t daf = fde->cie.data_align;
+	struct ehframe_cursor c = {
+		.base = fde->sec->data,
+		.pos = pos,
+		.end = end,
+		.vaddr = fde->sec->vaddr,
+		.addr_size = fde->cie.addr_size,
+	};
+
+	while (c.pos < c.end) {
+		uint8_t op = (uint8_t)ehframe_read_le(&c, 1);
+		uint64_t reg, v;
+		const uint8_t *expr;
+		uint32_t elen;
+
+		switch (op & 0xc0) {
+		case CFA_ADVANCE_LOC:
+			if (advance(in, op & 0x3f))
+				return 0;
+			continue;
+		case CFA_OFFSET:
+			v = ehframe_read_uleb(&c);
+			set_rule(in, op & 0x3f, CFI_RULE_OFFSET, scaled(v, daf), 0, NULL, 0);
+			goto check;
+		case CFA_RESTORE:
+			reg = op & 0x3f;
+			goto restore;
+		}
+		switch (op) {
+		case CFA_NOP:
+			break;
+		case CFA_SET_LOC:
+			if (fde->sec->is_eh) {
+				if (ehframe_read_pointer(&c, fde->cie.fde_enc, &v) < 0)
+					return -ENOEXEC;
+			} else {
+				v = ehframe_read_le(&c, fde->cie.addr_size);
+			}
+			if (c.bad)
+				return -ENOEXEC;
+			if (v > in->pc)
+				return 0;
+			in->loc = v;
+			break;
+		case CFA_ADVANCE_LOC1:
+		case CFA_ADVANCE_LOC2:
+		case CFA_ADVANCE_LOC4:
+		case CFA_MIPS_ADVANCE_LOC8:
+			v = ehframe_read_le(&c, op == CFA_ADVANCE_LOC1	 ? 1
+						: op == CFA_ADVANCE_LOC2 ? 2
+						: op == CFA_ADVANCE_LOC4 ? 4
+									 : 8);
+			if (c.bad)
+				return -ENOEXEC;
+			if (advance(in, v))
+				return 0;
+			break;
+		case CFA_OFFSET_EXTENDED:
+		case CFA_VAL_OFFSET:
+			reg = ehframe_read_uleb(&c);
+			v = ehframe_read_uleb(&c);
+			set_rule(in, reg, op == CFA_OFFSET_EXTENDED ? CFI_RULE_OFFSET
+								     : CFI_RULE_VAL_OFFSET,
+				 scaled(v, daf), 0, NULL, 0);
+			break;
+		case CFA_OFFSET_EXTENDED_SF:
+		case CFA_VAL_OFFSET_SF:
+			reg = ehframe_read_uleb(&c);
+			v = (uint64_t)ehframe_read_sleb(&c);
+			set_rule(in, reg, op == CFA_OFFSET_EXTENDED_SF ? CFI_RULE_OFFSET
+									: CFI_RULE_VAL_OFFSET,
+				 scaled(v, daf), 0, NULL, 0);
+			break;
+		case CFA_GNU_NEGATIVE_OFFSET_EXTENDED:
+			reg = ehframe_read_uleb(&c);
+			v = ehframe_read_uleb(&c);
+			set_rule(in, reg, CFI_RULE_OFFSET, -scaled(v, daf), 0, NULL, 0);
+			break;
+		case CFA_RESTORE_EXTENDED:
+			reg = ehframe_read_uleb(&c);
+		restore:
+			if (c.bad)
+				return -ENOEXEC;
+			if (reg < CFI_MAX_REGS)
+				in->cur.rules[reg] = is_cie ? (struct cfi_rule){0}
+							    : in->init.rules[reg];
+			break;
+		case CFA_UNDEFINED:
+		case CFA_SAME_VALUE:
+			reg = ehframe_read_uleb(&c);
+			set_rule(in, reg, op == CFA_UNDEFINED ? CFI_RULE_UNDEF : CFI_RULE_SAME,
+				 0, 0, NULL, 0);
+			break;
+		case CFA_REGISTER:
+			reg = ehframe_read_uleb(&c);
+			v = ehframe_read_uleb(&c);
+			set_rule(in, reg, CFI_RULE_REG, 0, v, NULL, 0);
+			break;
+		case CFA_REMEMBER_STATE:
+			if (in->depth >= CFI_MAX_STATE_DEPTH)
+				return -ENOEXEC;
+			in->stack[in->depth++] = in->cur;
+			break;
+		case CFA_RESTORE_STATE:
+			if (in->depth <= 0)
+				return -ENOEXEC;
+			in->cur = in->stack[--in->depth];
+			break;
+		case CFA_DEF_CFA:
+		case CFA_DEF_CFA_SF:
+			reg = ehframe_read_uleb(&c);
+			if (op == CFA_DEF_CFA)
+				in->cur.cfa_off = (int64_t)ehframe_read_uleb(&c);
+			else
+				in->cur.cfa_off = scaled((uint64_t)ehframe_read_sleb(&c), daf);
+			goto def_reg;
+		case CFA_DEF_CFA_REGISTER:
+			reg = ehframe_read_uleb(&c);
+		def_reg:
+			if (c.bad || reg >= CFI_MAX_REGS)
+				return -ENOEXEC;
+			in->cur.cfa_kind = CFI_CFA_REG_OFF;
+			in->cur.cfa_reg = (uint16_t)reg;
+			break;
+		case CFA_DEF_CFA_OFFSET:
+			in->cur.cfa_off = (int64_t)ehframe_read_uleb(&c);
+			break;
+		case CFA_DEF_CFA_OFFSET_SF:
+			in->cur.cfa_off = scaled((uint64_t)ehframe_read_sleb(&c), daf);
+			break;
+		case CFA_DEF_CFA_EXPRESSION:
+			if (read_block(&c, &expr, &elen) < 0)
+				return -ENOEXEC;
+			in->cur.cfa_kind = CFI_CFA_EXPR;
+			in->cur.cfa_expr = expr;
+			in->cur.cfa_expr_len = elen;
+			break;
+		case CFA_EXPRESSION:
+		case CFA_VAL_EXPRESSION:
+			reg = ehframe_read_uleb(&c);
+			if (read_block(&c, &expr, &elen) < 0)
+				return -ENOEXEC;
+			set_rule(in, reg, op == CFA_EXPRESSION ? CFI_RULE_EXPR : CFI_RULE_VAL_EXPR,
+				 0, 0, expr, elen);
+			break;
+		case CFA_AARCH64_NEGATE_RA_STATE:
+			/* SPARC's DW_CFA_GNU_window_save shares the number; perch has no SPARC */
+			if (in->t->machine != EM_AARCH64)
+				return -ENOEXEC;
+			in->cur.ra_signed ^= 1;
+			break;
+		case CFA_GNU_ARGS_SIZE:
+			in->args_size = ehframe_read_uleb(&c);
+			break;
+		default:
+			return -ENOEXEC;
+		}
+	check:
+		if (c.bad)
+			return -ENOEXEC;
+	}
+	return 0;
+}
+
+static int row_for_fde(const struct cfi_table *t, const struct cfi_fde *fde, uint64_t pc,
+		       struct cfi_row *row)
+{
+	/* the remember_state stack (most of the size) is only read where it was written */
+	struct cfi_interp *in = xmalloc(sizeof(*in));
+	int ret;
+
+	memset(in, 0, offsetof(struct cfi_interp, stack));
+
+	in->t = t;
+	in->fde = fde;
+	in->pc = pc;
+	in->loc = fde->start;
+	ret = run_program(in, fde->cie.insns, fde->cie.insns_end, 1);
+	if (ret == 0) {
+		in->init = in->cur;
+		in->depth = 0; /* the CIE's remembered states do not carry into the FDE */
+		ret = run_program(in, fde->insns, fde->insns_end, 0);
+	}
+	if (ret == 0) {
+		memset(row, 0, sizeof(*row));
+		row->fde_start = fde->start;
+		row->fde_end = fde->end;
+		row->loc = in->loc;
+		row->cfa_kind = in->cur.cfa_kind;
+		row->cfa_reg = in->cur.cfa_reg;
+		row->cfa_off = in->cur.cfa_off;
+		row->cfa_expr = in->cur.cfa_expr;
+		row->cfa_expr_len = in->cur.cfa_expr_len;
+		row->ra_reg = fde->cie.ra_reg > UINT16_MAX ? UINT16_MAX : (uint16_t)fde->cie.ra_reg;
+		row->ra_signed = in->cur.ra_signed;
+		row->signal_frame = (uint8_t)fde->cie.signal_frame;
+		row->args_size = in->args_size;
+		memcpy(row->rules, in->cur.rules, sizeof(row->rules));
+	}
+	free(in);
+	return ret;
+}
+
+int cfi_row_find(const struct cfi_table *t, uint64_t pc, struct cfi_row *row)
+{
+	const struct cfi_fde_ent *e = find_ent(t, pc);
+	struct cfi_fde fde;
+	size_t next;
+
+	if (!e)
+		return -ENOENT;
+	if (parse_fde_at(t, &t->sec[e->sec], e->off, NULL, &fde, &next) != 0)
+		return -ENOEXEC;
+	return row_for_fde(t, &fde, pc, row);
+}
+
+/* ---- DWARF expressions ---- */
+
+/* DW_OP_* (DWARF 5, 7.7.1) */
+enum {
+	OP_ADDR = 0x03, OP_DEREF = 0x06, OP_CONST1U = 0x08, OP_CONST1S = 0x09,
+	OP_CONST2U = 0x0a, OP_CONST2S = 0x0b, OP_CONST4U = 0x0c, OP_CONST4S = 0x0d,
+	OP_CONST8U = 0x0e, OP_CONST8S = 0x0f, OP_CONSTU = 0x10, OP_CONSTS = 0x11,
+	OP_DUP = 0x12, OP_DROP = 0x13, OP_OVER = 0x14, OP_PICK = 0x15, OP_SWAP = 0x16,
+	OP_ROT = 0x17, OP_ABS = 0x19, OP_AND = 0x1a, OP_DIV = 0x1b, OP_MINUS = 0x1c,
+	OP_MOD = 0x1d, OP_MUL = 0x1e, OP_NEG = 0x1f, OP_NOT = 0x20, OP_OR = 0x21, OP_PLUS = 0x22,
+	OP_PLUS_UCONST = 0x23, OP_SHL = 0x24, OP_SHR = 0x25, OP_SHRA = 0x26, OP_XOR = 0x27,
+	OP_BRA = 0x28, OP_EQ = 0x29, OP_GE = 0x2a, OP_GT = 0x2b, OP_LE = 0x2c, OP_LT = 0x2d,
+	OP_NE = 0x2e, OP_SKIP = 0x2f, OP_LIT0 = 0x30, OP_LIT31 = 0x4f, OP_REG0 = 0x50,
+	OP_REG31 = 0x6f, OP_BREG0 = 0x70, OP_BREG31 = 0x8f, OP_REGX = 0x90, OP_BREGX = 0x92,
+	OP_DEREF_SIZE = 0x94, OP_NOP = 0x96,
+};
+
+static int reg_value(const struct perch_regs *regs, uint64_t reg, uint64_t *v)
+{
+	if (reg >= PERCH_MAX_DWREGS || !(regs->valid & (1ULL << reg)))
+		return -EINVAL;
+	*v = regs->r[reg];
+	return 0;
+}
+
+static int mem_read(const struct perch_mem *mem, uint64_t addr, size_t size, uint64_t *v)
+{
+	uint8_t b[8];
+	int ret;
+
+	if (!mem || !mem->read)
+		return -EFAULT;
+	ret = mem->read(mem->ctx, addr, b, size);
+	if (ret < 0)
+		return ret;
+	*v = 0;
+	for (size_t i = 0; i < size; i++)
+		*v |= (uint64_t)b[i] << (8 * i);
+	return 0;
+}
+
+int cfi_expr_eval(const uint8_t *expr, size_t len, const struct perch_regs *regs,
+		  const struct perch_mem *mem, uint64_t bias, int push_initial, uint64_t initial,
+		  uint64_t *out)
+{
+	struct ehframe_cursor c = {.base = expr, .end = len, .addr_size = 8};
+	uint64_t st[CFI_EXPR_MAX_STACK];
+	int sp = 0, steps = 0;
+
+#define NEED(n)                                                                                    \
+	do {                                                                                       \
+		if (sp < (n))                                                                      \
+			return -ENOEXEC;                                                           \
+	} while (0)
+#define PUSH(x)                                                                                    \
+	do {                                                                                       \
+		if (sp >= CFI_EXPR_MAX_STACK)                                                      \
+			return -ENOEXEC;                                                           \
+		uint64_t x_ = (x);                                                                 \
+		st[sp++] = x_;                                                                     \
+	} while (0)
+
+	if (!expr && len)
+		return -ENOEXEC;
+	if (push_initial)
+		PUSH(initial);
+	while (c.pos < c.end) {
+		uint8_t op = (uint8_t)ehframe_read_le(&c, 1);
+		uint64_t a, b, v;
+		int64_t off;
+		int ret;
+
+		if (++steps > CFI_EXPR_MAX_STEPS)
+			return -ENOEXEC;
+		if (op >= OP_LIT0 && op <= OP_LIT31) {
+			PUSH((uint64_t)(op - OP_LIT0));
+			continue;
+		}
+		if (op >= OP_BREG0 && op <= OP_BREG31) {
+			off = ehframe_read_sleb(&c);
+			if (c.bad)
+				return -ENOEXEC;
+			ret = reg_value(regs, op - OP_BREG0, &v);
+			if (ret < 0)
+				return ret;
+			PUSH(v + (uint64_t)off);
+			continue;
+		}
+		if ((op >= OP_REG0 && op <= OP_REG31) || op == OP_REGX)
+			return -EOPNOTSUPP; /* a location, not a value: not valid in CFI */
+		switch (op) {
+		case OP_ADDR:
+			v = ehframe_read_le(&c, 8);
+			PUSH(v + bias);
+			break;
+		case OP_DEREF:
+		case OP_DEREF_SIZE:
+			a = op == OP_DEREF ? 8 : ehframe_read_le(&c, 1);
+			if (c.bad || a == 0 || a > 8)
+				return -ENOEXEC;
+			NEED(1);
+			ret = mem_read(mem, st[sp - 1], (size_t)a, &v);
+			if (ret < 0)
+				return ret;
+			st[sp - 1] = v;
+			break;
+		case OP_CONST1U: PUSH(ehframe_read_le(&c, 1)); break;
+		case OP_CONST1S: PUSH((uint64_t)(int64_t)(int8_t)ehframe_read_le(&c, 1)); break;
+		case OP_CONST2U: PUSH(ehframe_read_le(&c, 2)); break;
+		case OP_CONST2S: PUSH((uint64_t)(int64_t)(int16_t)ehframe_read_le(&c, 2)); break;
+		case OP_CONST4U: PUSH(ehframe_read_le(&c, 4)); break;
+		case OP_CONST4S: PUSH((uint64_t)(int64_t)(int32_t)ehframe_read_le(&c, 4)); break;
+		case OP_CONST8U:
+		case OP_CONST8S: PUSH(ehframe_read_le(&c, 8)); break;
+		case OP_CONSTU: PUSH(ehframe_read_uleb(&c)); break;
+		case OP_CONSTS: PUSH((uint64_t)ehframe_read_sleb(&c)); break;
+		case OP_DUP:
+			NEED(1);
+			PUSH(st[sp - 1]);
+			break;
+		case OP_DROP:
+			NEED(1);
+			sp--;
+			break;
+		case OP_OVER:
+			NEED(2);
+			PUSH(st[sp - 2]);
+			break;
+		case OP_PICK:
+			a = ehframe_read_le(&c, 1);
+			if (c.bad || a >= (uint64_t)sp)
+				return -ENOEXEC;
+			PUSH(st[sp - 1 - (int)a]);
+			break;
+		case OP_SWAP:
+			NEED(2);
+			v = st[sp - 1];
+			st[sp - 1] = st[sp - 2];
+			st[sp - 2] = v;
+			break;
+		case OP_ROT:
+			NEED(3);
+			v = st[sp - 1];
+			st[sp - 1] = st[sp - 2];
+			st[sp - 2] = st[sp - 3];
+			st[sp - 3] = v;
+			break;
+		case OP_ABS:
+			NEED(1);
+			if ((int64_t)st[sp - 1] < 0)
+				st[sp - 1] = 0 - st[sp - 1];
+			break;
+		case OP_NEG:
+			NEED(1);
+			st[sp - 1] = 0 - st[sp - 1];
+			break;
+		case OP_NOT:
+			NEED(1);
+			st[sp - 1] = ~st[sp - 1];
+			break;
+		case OP_PLUS_UCONST:
+			NEED(1);
+			st[sp - 1] += ehframe_read_uleb(&c);
+			break;
+		case OP_AND: case OP_DIV: case OP_MINUS: case OP_MOD: case OP_MUL: case OP_OR:
+		case OP_PLUS: case OP_SHL: case OP_SHR: case OP_SHRA: case OP_XOR: case OP_EQ:
+		case OP_GE: case OP_GT: case OP_LE: case OP_LT: case OP_NE:
+			NEED(2);
+			b = st[--sp]; /* top */
+			a = st[sp - 1];
+			switch (op) {
+			case OP_AND: v = a & b; break;
+			case OP_OR: v = a | b; break;
+			case OP_XOR: v = a ^ b; break;
+			case OP_PLUS: v = a + b; break;
+			case OP_MINUS: v = a - b; break;
+			case OP_MUL: v = a * b; break;
+			case OP_DIV:
+				if (b == 0)
+					return -ENOEXEC;
+				if ((int64_t)b == -1)
+					v = 0 - a; /* also INT64_MIN / -1, which would trap */
+				else
+					v = (uint64_t)((int64_t)a / (int64_t)b);
+				break;
+			case OP_MOD:
+				if (b == 0)
+					return -ENOEXEC;
+				v = a % b;
+				break;
+			case OP_SHL: v = b >= 64 ? 0 : a << b; break;
+			case OP_SHR: v = b >= 64 ? 0 : a >> b; break;
+			case OP_SHRA:
+				v = b >= 64 ? ((int64_t)a < 0 ? UINT64_MAX : 0)
+					    : (uint64_t)((int64_t)a >> b);
+				break;
+			case OP_EQ: v = (int64_t)a == (int64_t)b; break;
+			case OP_GE: v = (int64_t)a >= (int64_t)b; break;
+			case OP_GT: v = (int64_t)a > (int64_t)b; break;
+			case OP_LE: v = (int64_t)a <= (int64_t)b; break;
+			case OP_LT: v = (int64_t)a < (int64_t)b; break;
+			default: v = (int64_t)a != (int64_t)b; break;
+			}
+			st[sp - 1] = v;
+			break;
+		case OP_SKIP:
+		case OP_BRA:
+			off = (int16_t)ehframe_read_le(&c, 2);
+			if (c.bad)
+				return -ENOEXEC;
+			if (op == OP_BRA) {
+				NEED(1);
+				if (st[--sp] == 0)
+					break;
+			}
+			if ((off < 0 && (uint64_t)-off > c.pos) ||
+			    (off > 0 && (uint64_t)off > c.end - c.pos))
+				return -ENOEXEC;
+			c.pos = (size_t)((int64_t)c.pos + off);
+			break;
+		case OP_BREGX:
+			a = ehframe_read_uleb(&c);
+			off = ehframe_read_sleb(&c);
+			if (c.bad)
+				return -ENOEXEC;
+			ret = reg_value(regs, a, &v);
+			if (ret < 0)
+				return ret;
+			PUSH(v + (uint64_t)off);
+			break;
+		case OP_NOP:
+			break;
+		default:
+			return -EOPNOTSUPP;
+		}
+		if (c.bad)
+			return -ENOEXEC;
+	}
+#undef NEED
+#undef PUSH
+	if (sp == 0)
+		return -ENOEXEC;
+	*out = st[sp - 1];
+	return 0;
+}
+
+/* ---- stepping ---- */
+
+static int row_cfa(const struct cfi_row *row, const struct perch_regs *in,
+		   const struct perch_mem *mem, uint64_t bias, uint64_t *cfa)
+{
+	uint64_t v;
+	int ret;
+
+	if (row->cfa_kind == CFI_CFA_EXPR)
+		return cfi_expr_eval(row->cfa_expr, row->cfa_expr_len, in, mem, bias, 0, 0, cfa);
+	ret = reg_value(in, row->cfa_reg, &v);
+	if (ret < 0)
+		return ret;
+	*cfa = v + (uint64_t)row->cfa_off;
+	return 0;
+}
+
+/* The caller's value of register @reg by @row's rule. 0, 1 when the rule says "keep @in's"
+ * (no rule or same value), 2 when undefined, or -errno. */
+static int rule_value(const struct cfi_rule *r, const struct perch_regs *in,
+		      const struct perch_mem *mem, uint64_t bias, uint64_t cfa, uint64_t *v)
+{
+	uint64_t addr;
+	int ret;
+
+	switch (r->kind) {
+	case CFI_RULE_UNSPEC:
+	case CFI_RULE_SAME:
+		return 1;
+	case CFI_RULE_UNDEF:
+		return 2;
+	case CFI_RULE_OFFSET:
+		return mem_read(mem, cfa + (uint64_t)r->off, 8, v);
+	case CFI_RULE_VAL_OFFSET:
+		*v = cfa + (uint64_t)r->off;
+		return 0;
+	case CFI_RULE_REG:
+		return reg_value(in, r->reg, v);
+	case CFI_RULE_EXPR:
+		ret = cfi_expr_eval(r->expr, r->expr_len, in, mem, bias, 1, cfa, &addr);
+		return ret < 0 ? ret : mem_read(mem, addr, 8, v);
+	case CFI_RULE_VAL_EXPR:
+		return cfi_expr_eval(r->expr, r->expr_len, in, mem, bias, 1, cfa, v);
+	}
+	return -ENOEXEC;
+}
+
+int cfi_step(const struct perch_arch *a, const struct cfi_table *t, uint64_t bias,
+	     const struct perch_regs *in, unsigned int in_flags, const struct perch_mem *mem,
+	     uint64_t pac_mask, struct perch_regs *out, unsigned int *out_flags)
+{
+	struct cfi_row row_buf, *row = &row_buf;
+	uint64_t pc, lookup, cfa, ra = 0;
+	int ret, nr = a->nr_regs < CFI_MAX_REGS ? a->nr_regs : CFI_MAX_REGS;
+
+	*out_flags = 0;
+	if (!(in->valid & (1ULL << a->dw_pc)))
+		return -EINVAL;
+	pc = in->r[a->dw_pc];
+	lookup = pc - bias;
+	if (!(in_flags & CFI_PC_EXACT)) {
+		if (lookup == 0)
+			return -ENODATA;
+		lookup--;
+	}
+	ret = cfi_row_find(t, lookup, row);
+	if (ret == -ENOENT) {
+		ret = -ENODATA;
+		goto out;
+	}
+	if (ret < 0)
+		goto out;
+	ret = -ENOEXEC;
+	if (row->ra_reg >= nr)
+		goto out;
+	ret = row_cfa(row, in, mem, bias, &cfa);
+	if (ret < 0)
+		goto out;
+
+	*out = *in;
+	for (int reg = 0; reg < nr; reg++) {
+		uint64_t v;
+		int r = rule_value(&row->rules[reg], in, mem, bias, cfa, &v);
+
+		if (reg == row->ra_reg) {
+			if (r == 2) {
+				ret = -ENOENT; /* outermost frame (_start, clone, thread start) */
+				goto out;
+			}
+			if (r == 1) {
+				/* no rule for the RA: the return address is still in its register
+				 * (aarch64 leaf functions); as the pc itself it would be a loop */
+				if (reg == a->dw_pc || !(in->valid & (1ULL << reg))) {
+					ret = reg == a->dw_pc ? -ENOEXEC : -EINVAL;
+					goto out;
+				}
+				v = in->r[reg];
+			} else if (r < 0) {
+				ret = r;
+				goto out;
+			}
+			ra = v;
+			out->r[reg] = v;
+			out->valid |= 1ULL << reg;
+			continue;
+		}
+		if (r == 1)
+			continue;
+		if (r == 0) {
+			out->r[reg] = v;
+			out->valid |= 1ULL << reg;
+		} else {
+			/* undefined, or a saved value perch cannot read: unknown in the caller, but
+			 * the step itself can go on */
+			out->r[reg] = 0;
+			out->valid &= ~(1ULL << reg);
+		}
+	}
+	/* the CFA is by definition the caller's sp, unless a rule says otherwise */
+	if (row->rules[a->dw_sp].kind == CFI_RULE_UNSPEC ||
+	    row->rules[a->dw_sp].kind == CFI_RULE_SAME) {
+		out->r[a->dw_sp] = cfa;
+		out->valid |= 1ULL << a->dw_sp;
+	}
+	if (row->ra_signed) {
+		ra &= ~(pac_mask ? pac_mask : ~((1ULL << 48) - 1));
+		*out_flags |= CFI_RA_SIGNED;
+	}
+	if (ra == 0) {
+		ret = -ENOENT;
+		goto out;
+	}
+	out->r[a->dw_pc] = ra;
+	out->valid |= 1ULL << a->dw_pc;
+	if (row->signal_frame)
+		*out_flags |= CFI_PC_EXACT;
+	ret = 0;
+	if (ra == pc && (in->valid & (1ULL << a->dw_sp)) && out->r[a->dw_sp] == in->r[a->dw_sp])
+		ret = -ELOOP;
+out:
+	return ret;
+}
+
+/* DW_OP_const4u "DEX1" (0x31584544 little-endian), DW_OP_drop */
+static const uint8_t dex_marker[] = {OP_CONST4U, 0x44, 0x45, 0x58, 0x31, OP_DROP};
+
+int cfi_row_dex_pc(const struct cfi_row *row, const struct perch_regs *regs,
+		   const struct perch_mem *mem, uint64_t *dex_pc)
+{
+	for (int reg = 0; reg < CFI_MAX_REGS; reg++) {
+		const struct cfi_rule *r = &row->rules[reg];
+
+		if (r->kind != CFI_RULE_VAL_EXPR || r->expr_len <= sizeof(dex_marker) ||
+		    memcmp(r->expr, dex_marker, sizeof(dex_marker)))
+			continue;
+		return cfi_expr_eval(r->expr, r->expr_len, regs, mem, 0, 0, 0, dex_pc);
+	}
+	return -ENOENT;
+}
