@@ -4,9 +4,13 @@
 # Works as root or through sudo.
 set -eu
 
+# build: compiler and libraries; tests: gdb (reference stacks), elfutils, binutils (fixture
+# checks), util-linux (setpriv); output consumers the writer tests open their files with:
+# dmtracedump (ART .trace), protobuf-compiler (pprof), python3 + python3-jsonschema
+# (speedscope schema, Sentry/Chrome/trace checkers)
 PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
 libreadline-dev check liblzma-dev zlib1g-dev libiberty-dev elfutils gdb binutils xz-utils
-util-linux g++"
+util-linux g++ dmtracedump protobuf-compiler python3 python3-jsonschema"
 
 missing=""
 for p in $PKGS; do
