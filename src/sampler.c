@@ -446,15 +446,12 @@ static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *
 int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sampler_opts *o,
 		const struct sampler_ops *ops, void *arg, struct sampler_stats *st)
 {
-	uint64_t period = (uint64_t)(1e9 / o->hz), start = tracee_now_ns();
-	uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
-	uint64_t base = start, fire = start;
+	uint64_t period = (uint64_t)(1e9 / o->hz), start, end, base, fire;
 	struct worker w = { .ops = ops, .arg = arg };
 	sigset_t set;
 	int ret = 0;
 
 	wait_set(&set);
-	srandom((unsigned int)start);
 	t->on_free = sthread_free;
 	queue_init(&w.q, SAMPLER_QUEUE, o->stack_size);
 	ret = pthread_create(&w.thread, NULL, worker_main, &w);
@@ -462,6 +459,10 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	 * raise its priority when allowed (the worker keeps the default) */
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), SAMPLER_NICE) < 0)
 		log_debug("cannot raise the sampler's priority: %s", strerror(errno));
+	/* the clock starts once everything is set up: a short -d still gets its ticks */
+	start = base = fire = tracee_now_ns();
+	end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	srandom((unsigned int)start);
 	if (ret) {
 		queue_release(&w.q);
 		return log_errno(-ret, "cannot start the worker thread");

@@ -1,0 +1,30 @@
+# `make bench` (issue 3): perch against perf, eu-stack and gdb on the same targets, every figure
+# measured in one run; not part of `make check`. Table on stdout and in $(O)/bench/bench.txt,
+# JSON in $(O)/bench/bench.json. The targets are built with frame pointers (perf -g needs them)
+# and their own flags; the user's CFLAGS and SAN= do not apply to them.
+BENCH_DIR := $(O)/bench
+BENCH_BIN := $(BENCH_DIR)/bin
+B_DIR := tests/bench
+B_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -pthread \
+	-Wall -Wextra -Wshadow $(if $(filter 1,$(DEVELOPER)),-Werror)
+B_PROGS := bench-chain bench-split bench-idle bench-long bench-libs
+B_NLIBS := 120
+B_LIBS := $(foreach i,$(shell seq -f %03g 0 $$(($(B_NLIBS) - 1))),$(BENCH_BIN)/libbench$(i).so)
+BENCH_ARGS ?=
+
+$(BENCH_BIN)/bench-%: $(B_DIR)/%_main.c $(B_DIR)/chain.c $(B_DIR)/bench.h
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(B_CFLAGS) -o $@ $(filter %.c,$^) -ldl
+
+$(BENCH_BIN)/libbench%.so: $(B_DIR)/lib_one.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(B_CFLAGS) -shared -fPIC -DBENCH_LIB_FN=bench_lib_$* -o $@ $<
+
+bench-build: $(O)/perch $(addprefix $(BENCH_BIN)/,$(B_PROGS)) $(B_LIBS)
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory bench-build
+	$(Q)python3 scripts/bench/bench.py --perch $(O)/perch --bin $(BENCH_BIN) \
+		--out $(BENCH_DIR) $(BENCH_ARGS)
+
+.PHONY: bench-build
