@@ -193,6 +193,12 @@ struct sthread {
 	/* places (user SP, PC) where samples of this thread were taken, newest first */
 	struct { uint64_t sp, pc; } sites[SAMPLER_SITES];
 	int nr_sites;
+	/* while the thread stays blocked at one site: that site, and the number of times the
+	 * thread has been switched in (.../schedstat, 3rd field) when it was found there; an
+	 * unchanged count means it has not run since, so it is still there */
+	int schedstat_fd;
+	int idle_known;
+	uint64_t idle_sp, idle_pc, idle_slices;
 };
 
 static struct sthread *sthread_of(struct tracee_thread *th)
@@ -201,7 +207,7 @@ static struct sthread *sthread_of(struct tracee_thread *th)
 
 	if (!s) {
 		s = xcalloc(1, sizeof(*s));
-		s->stat_fd = s->syscall_fd = -1;
+		s->stat_fd = s->syscall_fd = s->schedstat_fd = -1;
 		th->user = s;
 	}
 	return s;
@@ -217,6 +223,8 @@ static void sthread_free(struct tracee_thread *th)
 		close(s->stat_fd);
 	if (s->syscall_fd >= 0)
 		close(s->syscall_fd);
+	if (s->schedstat_fd >= 0)
+		close(s->schedstat_fd);
 	free(s);
 	th->user = NULL;
 }
@@ -243,6 +251,22 @@ static ssize_t read_task_file(struct tracee *t, struct tracee_thread *th, int *f
 		return -1;
 	buf[n] = '\0';
 	return n;
+}
+
+/* How many times the thread has been switched in (.../schedstat: "RUN_NS WAIT_NS SLICES").
+ * 0 or -1 (unreadable: kernels without CONFIG_SCHED_INFO). */
+static int read_slices(struct tracee *t, struct tracee_thread *th, struct sthread *s,
+		       uint64_t *slices)
+{
+	char buf[128], *p;
+
+	if (read_task_file(t, th, &s->schedstat_fd, "schedstat", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strrchr(buf, ' ');
+	if (!p)
+		return -1;
+	*slices = strtoull(p + 1, NULL, 10);
+	return 0;
 }
 
 /* The state letter and name from .../stat ("1234 (comm) S ..."; comm may hold ')'): the state
@@ -390,6 +414,24 @@ static uint64_t jitter_ns(uint64_t period)
 	return period >= 16 ? (uint64_t)random() % (period / 16) : 0;
 }
 
+/* Count a blocked thread again at site (@sp, @pc) without stopping it. 0, or -ENOSPC when
+ * the worker is a whole queue behind. */
+static int reuse(struct worker *w, struct tracee_thread *th, struct sthread *s, uint64_t sp,
+		 uint64_t pc, struct sampler_stats *st)
+{
+	struct item *it = queue_get_free(&w->q);
+
+	if (!it)
+		return -ENOSPC;
+	fill_item(it, ITEM_REUSE, th, s);
+	it->snap.time_ns = tracee_now_ns();
+	it->site_sp = sp;
+	it->site_pc = pc;
+	st->reused++;
+	queue_push(&w->q, it);
+	return 0;
+}
+
 /* One tick that stands for 1 + @missed ticks of the schedule (perch fell behind). For each
  * thread: read its state first (a thread we stop reads as 't'); a thread not running is
  * skipped in cpu mode, counted again without a stop when it is blocked where an earlier
@@ -413,6 +455,19 @@ static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *
 		}
 		if (th->state != TRACEE_RUNNING || th->new_stop_pending)
 			continue;
+		/* found blocked at a site before and not switched in since: still there (one
+		 * read instead of stat + syscall: hundreds of idle threads stay cheap) */
+		if (s->idle_known && !o->cpu_mode) {
+			uint64_t slices;
+
+			if (read_slices(t, th, s, &slices) == 0 && slices == s->idle_slices) {
+				s->late_ticks += (uint32_t)missed;
+				if (reuse(w, th, s, s->idle_sp, s->idle_pc, st) == 0)
+					continue;
+				s->late_ticks -= (uint32_t)missed;
+			}
+			s->idle_known = 0;
+		}
 		s->state = read_state(t, th, s);
 		if (o->cpu_mode && s->state && s->state != 'R') {
 			s->late_ticks = 0;
@@ -425,18 +480,11 @@ static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *
 				 read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall,
 						sizeof(s->syscall)) > 0;
 		site = blocked_site(s);
-		if (site >= 0) {
-			struct item *it = queue_get_free(&w->q);
-
-			if (it) {
-				fill_item(it, ITEM_REUSE, th, s);
-				it->snap.time_ns = tracee_now_ns();
-				it->site_sp = s->sites[site].sp;
-				it->site_pc = s->sites[site].pc;
-				st->reused++;
-				queue_push(&w->q, it);
-				continue;
-			}
+		if (site >= 0 && reuse(w, th, s, s->sites[site].sp, s->sites[site].pc, st) == 0) {
+			s->idle_sp = s->sites[site].sp;
+			s->idle_pc = s->sites[site].pc;
+			s->idle_known = read_slices(t, th, s, &s->idle_slices) == 0;
+			continue;
 		}
 		if (tracee_interrupt(t, th, tracee_now_ns()) == -ESRCH)
 			st->races++;
