@@ -63,9 +63,10 @@ static const char record_usage[] =
 /* Where a thread's recent samples were taken (user SP, PC) and their stacks, so the sampler
  * can count a blocked thread again without stopping it (see sampler_ops.reuse). */
 struct record_sites {
-	struct {
+	struct record_site {
 		uint64_t sp, pc;
-		uint32_t stack;
+		uint32_t stack; /* stack id + 1, without a wait frame */
+		uint32_t wait;  /* string id + 1 of the last wait frame seen there, 0 none */
 	} s[2 * SAMPLER_SITES];
 	unsigned int next; /* round robin */
 };
@@ -125,12 +126,15 @@ static void name_thread(struct record *rec, pid_t tid)
 
 /* The stack to count: @stack, ending in why the thread waits ("[lock futex]") when it was
  * not running. Added per sample, not stored with a site: the same SP and PC are also seen
- * just after the thread woke up. */
+ * just after the thread woke up. @site (may be NULL) remembers the last reason seen there:
+ * a sleeper that perch interrupted once resumes in restart_syscall at the same place, and the
+ * reason is still the call it restarts. */
 static uint32_t with_wait_frame(struct record *rec, const struct sampler_info *info,
-				uint32_t stack)
+				uint32_t stack, struct record_site *site)
 {
 	pid_t pid = rec->t.pid;
 	struct waitreason wr;
+	const char *frame;
 
 	if (!info->state || info->state == 'R')
 		return stack;
@@ -139,7 +143,33 @@ static uint32_t with_wait_frame(struct record *rec, const struct sampler_info *i
 	/* woke up between the two reads: it runs */
 	if (wr.kind == WAITREASON_RUNNING || !wr.frame[0])
 		return stack;
-	return resolver_add_leaf(rec->r, stack, wr.frame);
+	frame = wr.frame;
+	if (wr.syscall && !strcmp(wr.syscall, "restart_syscall")) {
+		if (site && site->wait)
+			frame = profile_str(rec->p, site->wait - 1);
+	} else if (site) {
+		site->wait = profile_intern_str(rec->p, frame) + 1;
+	}
+	return resolver_add_leaf(rec->r, stack, frame);
+}
+
+static struct record_sites *sites_of(struct record *rec, uint32_t thread)
+{
+	if (thread >= rec->nr_sites) {
+		size_t n = rec->nr_sites;
+
+		ALLOC_GROW(rec->sites, thread + 1, rec->nr_sites);
+		memset(rec->sites + n, 0, (rec->nr_sites - n) * sizeof(*rec->sites));
+	}
+	return &rec->sites[thread];
+}
+
+static struct record_site *site_find(struct record_sites *rs, uint64_t sp, uint64_t pc)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(rs->s); i++)
+		if (rs->s[i].stack && rs->s[i].sp == sp && rs->s[i].pc == pc)
+			return &rs->s[i];
+	return NULL;
 }
 
 static void on_sample(void *arg, const struct sampler_info *info,
@@ -149,44 +179,31 @@ static void on_sample(void *arg, const struct sampler_info *info,
 	uint32_t thread = thread_of(rec, info->tid, info->comm);
 	uint64_t sp = perch_regs_sp(rec->arch, &snap->regs), pc = perch_regs_pc(rec->arch, &snap->regs);
 	uint32_t stack = resolver_stack(rec->r, snap);
-	struct record_sites *rs;
-	unsigned int i;
+	struct record_sites *rs = sites_of(rec, thread);
+	struct record_site *site = site_find(rs, sp, pc);
 
-	profile_add_weighted(rec->p, thread, with_wait_frame(rec, info, stack), info->time_ns,
-			     info->state, info->weight);
-	if (thread >= rec->nr_sites) {
-		size_t n = rec->nr_sites;
-
-		ALLOC_GROW(rec->sites, thread + 1, rec->nr_sites);
-		memset(rec->sites + n, 0, (rec->nr_sites - n) * sizeof(*rec->sites));
+	if (!site) {
+		site = &rs->s[rs->next++ % ARRAY_SIZE(rs->s)];
+		site->sp = sp;
+		site->pc = pc;
+		site->wait = 0;
 	}
-	rs = &rec->sites[thread];
-	for (i = 0; i < ARRAY_SIZE(rs->s); i++)
-		if (rs->s[i].sp == sp && rs->s[i].pc == pc)
-			break;
-	if (i == ARRAY_SIZE(rs->s))
-		i = rs->next++ % ARRAY_SIZE(rs->s);
-	rs->s[i].sp = sp;
-	rs->s[i].pc = pc;
-	rs->s[i].stack = stack + 1;
+	site->stack = stack + 1;
+	profile_add_weighted(rec->p, thread, with_wait_frame(rec, info, stack, site),
+			     info->time_ns, info->state, info->weight);
 }
 
 static void on_reuse(void *arg, const struct sampler_info *info, uint64_t sp, uint64_t pc)
 {
 	struct record *rec = arg;
 	uint32_t thread = thread_of(rec, info->tid, info->comm);
-	struct record_sites *rs = thread < rec->nr_sites ? &rec->sites[thread] : NULL;
+	struct record_site *site = site_find(sites_of(rec, thread), sp, pc);
 
 	/* the sampler names only sites of snapshots it queued before this item */
-	for (unsigned int i = 0; rs && i < ARRAY_SIZE(rs->s); i++) {
-		if (rs->s[i].stack && rs->s[i].sp == sp && rs->s[i].pc == pc) {
-			uint32_t stack = with_wait_frame(rec, info, rs->s[i].stack - 1);
-
-			profile_add_weighted(rec->p, thread, stack, info->time_ns, info->state,
-					     info->weight);
-			return;
-		}
-	}
+	if (site)
+		profile_add_weighted(rec->p, thread,
+				     with_wait_frame(rec, info, site->stack - 1, site),
+				     info->time_ns, info->state, info->weight);
 }
 
 static void on_event(void *arg, int kind, pid_t tid)
