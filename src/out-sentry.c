@@ -70,20 +70,6 @@ static const struct {
     {"memory_native_footprint", "byte", {"memory_native_footprint", "native_heap_bytes", NULL}},
 };
 
-/* A meta value as an unsigned decimal; 0 when unset or malformed. */
-static uint64_t meta_u64(const struct profile *p, const char *key)
-{
-	const char *s = profile_meta(p, key);
-	char *end;
-	unsigned long long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	return errno || *end ? 0 : v;
-}
-
 static const char *base_name(const char *path)
 {
 	const char *slash = path ? strrchr(path, '/') : NULL;
@@ -735,7 +721,7 @@ static void sentry_init(struct sentry *c, const struct profile *p)
 				c->base_mono = c->meas[i].v[j].t;
 	if (c->base_mono == UINT64_MAX)
 		c->base_mono = 0;
-	c->base_real = meta_u64(p, "start_time_ns");
+	c->base_real = profile_meta_u64(p, "start_time_ns");
 	if (valid_id(given)) {
 		memcpy(c->profiler_id, given, 33);
 	} else {
