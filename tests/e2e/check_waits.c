@@ -72,8 +72,10 @@ START_TEST(cpu_mode_drops_waiting)
 	record_waits("cpu", &f, fifo);
 	spin = harness_folded_count(&f, "spinner", harness_pred_any, NULL);
 	H_ASSERT(spin >= 100, "cpu mode: %lu samples of the spinning thread (want >= 100)", spin);
-	H_ASSERT(harness_folded_count(&f, "reader", harness_pred_any, NULL) == 0 &&
-		     harness_folded_count(&f, "locker", harness_pred_any, NULL) == 0,
+	/* a few samples from before they blocked (thread start-up) are right; being sampled
+	 * while blocked for 1.5 s at 200 Hz would give about 300 */
+	H_ASSERT(harness_folded_count(&f, "reader", harness_pred_any, NULL) <= 5 &&
+		     harness_folded_count(&f, "locker", harness_pred_any, NULL) <= 5,
 		 "cpu mode sampled threads blocked in read or on a lock");
 	H_ASSERT(harness_folded_count(&f, NULL, leaf_starts, "[") == 0,
 		 "cpu mode wrote wait frames");
