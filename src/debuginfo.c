@@ -1,5 +1,6 @@
 /* DWARF line tables and inlined-subroutine chains through libdwarf 20210528 (Debian 12): the
- * only file in perch that includes libdwarf.h. Demangling and the symbol tables are elsewhere. */
+ * only file in perch that includes libdwarf.h. Demangling and the symbol tables are elsewhere.
+ * Lazy: open reads .debug_aranges only; a CU is read when a lookup lands in it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -67,12 +68,17 @@ struct di_fnscope {
 };
 
 struct di_cu {
-	Dwarf_Off die_off; /* global .debug_info offset of the CU DIE */
-	uint64_t base;	   /* DW_AT_low_pc: base address of DWARF 4 range lists */
-	int version;	   /* CU version */
-	int state;	   /* 0: not loaded, 1: loaded, -1: failed */
-	int cxx;	   /* DW_AT_language is C++: qualify names with their scopes */
-	int scoped;	   /* its C++ scopes are in debuginfo.scopes / fnscopes */
+	Dwarf_Off die_off;	    /* global .debug_info offset of the CU DIE */
+	Dwarf_Off hdr_off, end_off; /* the unit in .debug_info: [hdr_off, end_off) */
+	uint32_t idx;		    /* index into debuginfo.cus */
+	uint64_t base;		    /* DW_AT_low_pc: base address of DWARF 4 range lists */
+	int version;		    /* CU version */
+	int state;		    /* 0: not loaded, 1: loaded, -1: failed */
+	int cxx;		    /* DW_AT_language is C++: qualify names with their scopes */
+	int scoped;		    /* its C++ scopes are in debuginfo.scopes / fnscopes */
+
+	struct di_range *ranges; /* the CU DIE's address ranges, sorted by lo */
+	size_t nr_ranges;
 
 	char **files; /* indexed by line-table file number; entries may be NULL */
 	size_t nr_files;
@@ -89,12 +95,32 @@ struct di_cu {
 	size_t nr_roots;
 };
 
+/* One CU named by .debug_aranges, by the offset of its unit header in .debug_info. */
+struct di_acu {
+	uint64_t hdr_off;
+	uint32_t cu; /* index into debuginfo.cus once resolved */
+	int state;   /* 0: not resolved yet, 1: resolved, -1: not a CU */
+};
+
 struct debuginfo {
 	int fd;
 	Dwarf_Debug dbg;
-	struct di_cu *cus;
-	size_t nr_cus;
-	struct di_range *cu_ranges; /* sorted by lo; idx = CU */
+	uint64_t info_size; /* of .debug_info, uncompressed */
+	int info_state;	    /* 0: libdwarf has not read .debug_info yet, 1: has, -1: cannot */
+	struct di_cu **cus; /* the CUs read so far, in the order read; each allocated alone */
+	size_t nr_cus, alloc_cus;
+	uint32_t *by_off; /* indexes into cus, sorted by die_off */
+
+	/* .debug_aranges, read at open: address -> CU, without reading any DIE */
+	struct di_range *aranges; /* sorted by lo; idx into acus */
+	size_t nr_aranges;
+	struct di_acu *acus;
+	size_t nr_acus;
+
+	/* every CU's own ranges, from a walk over all CUs: only when .debug_aranges is missing
+	 * or does not cover an address (gcc leaves out CUs without code, clang emits none) */
+	int scanned;
+	struct di_range *cu_ranges; /* sorted by lo; idx into cus */
 	size_t nr_cu_ranges;
 
 	struct di_scope *scopes;
@@ -625,20 +651,222 @@ static void collect_roots(struct debuginfo *di, struct di_cu *cu, Dwarf_Die pare
 	}
 }
 
-/* The CU holding .debug_info offset @off (CUs are indexed in section order), or NULL. */
-static struct di_cu *cu_of_offset(struct debuginfo *di, Dwarf_Off off)
+/* Position in by_off of the first CU whose DIE is at or after @off. */
+static size_t cu_lower_bound(const struct debuginfo *di, size_t n, Dwarf_Off off)
 {
-	size_t lo = 0, hi = di->nr_cus;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (di->cus[mid].die_off <= off)
+		if (di->cus[di->by_off[mid]]->die_off < off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo ? &di->cus[lo - 1] : NULL;
+	return lo;
+}
+
+static int lang_is_cxx(Dwarf_Unsigned lang)
+{
+	return lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
+	       lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14 ||
+	       lang == DW_LANG_ObjC_plus_plus;
+}
+
+/* The CU whose DIE is @cu_die, reading its header, base address, language and address
+ * ranges. Known CUs are returned as they are. With @sorted 0 (the walk over all CUs) the new
+ * CU is left out of by_off, which the caller rebuilds. NULL if @cu_die is not a CU DIE. */
+static struct di_cu *cu_get(struct debuginfo *di, Dwarf_Die cu_die, int sorted)
+{
+	Dwarf_Off off = 0, hdr = 0, len = 0;
+	Dwarf_Half version = 0, off_size = 0;
+	Dwarf_Unsigned lang = 0;
+	Dwarf_Error err = NULL;
+	Dwarf_Addr low = 0;
+	struct di_cu *cu;
+	size_t pos, alloc = 0;
+	int tag = die_tag(di, cu_die);
+
+	if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
+		return NULL;
+	if (dwarf_dieoffset(cu_die, &off, &err) != DW_DLV_OK ||
+	    dwarf_die_CU_offset_range(cu_die, &hdr, &len, &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		return NULL;
+	}
+	pos = cu_lower_bound(di, sorted ? di->nr_cus : 0, off);
+	if (sorted && pos < di->nr_cus && di->cus[di->by_off[pos]]->die_off == off)
+		return di->cus[di->by_off[pos]];
+	if (di->nr_cus >= DI_MAX_CUS || hdr > off || len > UINT64_MAX - hdr ||
+	    dwarf_get_version_of_die(cu_die, &version, &off_size) != DW_DLV_OK)
+		return NULL;
+	cu = xcalloc(1, sizeof(*cu));
+	cu->die_off = off;
+	cu->hdr_off = hdr;
+	cu->end_off = hdr + len;
+	cu->version = version;
+	cu->idx = (uint32_t)di->nr_cus;
+	if (dwarf_lowpc(cu_die, &low, &err) == DW_DLV_OK)
+		cu->base = low;
+	drop_err(di, err);
+	err = NULL;
+	if (dwarf_srclang(cu_die, &lang, &err) == DW_DLV_OK)
+		cu->cxx = lang_is_cxx(lang);
+	drop_err(di, err);
+	die_ranges(di, cu_die, version, cu->base, &cu->ranges, &cu->nr_ranges, &alloc, cu->idx);
+	if (cu->nr_ranges > 1)
+		qsort(cu->ranges, cu->nr_ranges, sizeof(*cu->ranges), range_cmp);
+
+	if (di->nr_cus + 1 > di->alloc_cus) {
+		ALLOC_GROW(di->cus, di->nr_cus + 1, di->alloc_cus);
+		di->by_off = xrealloc(di->by_off, di->alloc_cus * sizeof(*di->by_off));
+	}
+	di->cus[di->nr_cus] = cu;
+	if (sorted) {
+		memmove(di->by_off + pos + 1, di->by_off + pos,
+			(di->nr_cus - pos) * sizeof(*di->by_off));
+		di->by_off[pos] = cu->idx;
+	}
+	di->nr_cus++;
+	return cu;
+}
+
+static int by_off_cmp(const void *a, const void *b, void *arg)
+{
+	const struct debuginfo *di = arg;
+	Dwarf_Off x = di->cus[*(const uint32_t *)a]->die_off;
+	Dwarf_Off y = di->cus[*(const uint32_t *)b]->die_off;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Step libdwarf's walk over the CU headers to the next CU: 0, or -1 at the end. */
+static int next_cu_header(struct debuginfo *di)
+{
+	Dwarf_Unsigned hdr_len = 0, typeoff = 0, next = 0;
+	Dwarf_Half version = 0, addr_size = 0, len_size = 0, ext_size = 0, unit_type = 0;
+	Dwarf_Off abbrev = 0;
+	Dwarf_Sig8 sig;
+	Dwarf_Error err = NULL;
+
+	if (dwarf_next_cu_header_d(di->dbg, 1, &hdr_len, &version, &abbrev, &addr_size, &len_size,
+				   &ext_size, &sig, &typeoff, &next, &unit_type,
+				   &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		return -1;
+	}
+	di->info_state = 1; /* the first header loads .debug_info */
+	return 0;
+}
+
+/* The CU DIE of the CU libdwarf's walk is at, or NULL. */
+static Dwarf_Die walk_cu_die(struct debuginfo *di)
+{
+	Dwarf_Error err = NULL;
+	Dwarf_Die cu_die = NULL;
+
+	if (dwarf_siblingof_b(di->dbg, NULL, 1, &cu_die, &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		return NULL;
+	}
+	return cu_die;
+}
+
+/* Make libdwarf read .debug_info: dwarf_get_cu_die_offset_given_cu_header_offset_b() does
+ * not, and dereferences the missing section. Reading the first CU header does; that CU is
+ * recorded, so the walk over all CUs, which then goes on from the second one, misses none. */
+static int info_load(struct debuginfo *di)
+{
+	Dwarf_Die cu_die;
+
+	if (di->info_state || di->scanned)
+		return di->info_state;
+	di->info_state = -1;
+	if (next_cu_header(di))
+		return -1;
+	cu_die = walk_cu_die(di);
+	if (cu_die) {
+		cu_get(di, cu_die, 1);
+		dwarf_dealloc_die(cu_die);
+	}
+	return 1;
+}
+
+/* The walk over every CU header, once: all CUs and all their ranges. Up to 20 ms on glibc's
+ * 2000 CUs (libdwarf builds a context per CU), which is why it waits for a lookup that
+ * .debug_aranges does not answer. */
+static void cu_scan_all(struct debuginfo *di)
+{
+	size_t known = di->nr_cus, alloc_ranges = 0, i, j;
+
+	if (di->scanned)
+		return;
+	di->scanned = 1;
+	while (!next_cu_header(di)) {
+		Dwarf_Error err = NULL;
+		Dwarf_Die cu_die;
+		Dwarf_Off off = 0;
+		size_t pos;
+
+		if (!(cu_die = walk_cu_die(di)))
+			continue;
+		/* CUs read before the walk are in by_off[0 .. known) */
+		if (dwarf_dieoffset(cu_die, &off, &err) != DW_DLV_OK) {
+			drop_err(di, err);
+		} else {
+			pos = cu_lower_bound(di, known, off);
+			if (pos >= known || di->cus[di->by_off[pos]]->die_off != off)
+				cu_get(di, cu_die, 0);
+		}
+		dwarf_dealloc_die(cu_die);
+	}
+	for (i = 0; i < di->nr_cus; i++)
+		di->by_off[i] = (uint32_t)i;
+	if (di->nr_cus > 1)
+		qsort_r(di->by_off, di->nr_cus, sizeof(*di->by_off), by_off_cmp, di);
+	for (i = 0; i < di->nr_cus; i++) {
+		const struct di_cu *cu = di->cus[i];
+
+		for (j = 0; j < cu->nr_ranges; j++)
+			push_range(&di->cu_ranges, &di->nr_cu_ranges, &alloc_ranges,
+				   cu->ranges[j].lo, cu->ranges[j].hi, cu->idx);
+	}
+	if (di->nr_cu_ranges > 1)
+		qsort(di->cu_ranges, di->nr_cu_ranges, sizeof(*di->cu_ranges), range_cmp);
+}
+
+/* The CU holding .debug_info offset @off, or NULL: a CU read already, else the one libdwarf
+ * finds for the DIE at @off. */
+static struct di_cu *cu_of_offset(struct debuginfo *di, Dwarf_Off off)
+{
+	size_t pos = cu_lower_bound(di, di->nr_cus, off);
+	struct di_cu *cu = NULL;
+	Dwarf_Error err = NULL;
+	Dwarf_Off cu_off = 0;
+	Dwarf_Die die;
+
+	if (pos < di->nr_cus && di->cus[di->by_off[pos]]->die_off == off)
+		return di->cus[di->by_off[pos]];
+	if (di->scanned) /* after the walk, every CU is known */
+		return pos ? di->cus[di->by_off[pos - 1]] : NULL;
+	if (pos && off < di->cus[di->by_off[pos - 1]]->end_off)
+		return di->cus[di->by_off[pos - 1]];
+	die = die_at(di, off);
+	if (!die)
+		return NULL;
+	if (dwarf_CU_dieoffset_given_die(die, &cu_off, &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		dwarf_dealloc_die(die);
+		return NULL;
+	}
+	dwarf_dealloc_die(die);
+	die = die_at(di, cu_off);
+	if (!die)
+		return NULL;
+	cu = cu_get(di, die, 1);
+	dwarf_dealloc_die(die);
+	return cu && off >= cu->die_off && off < cu->end_off ? cu : NULL;
 }
 
 /* Record the C++ scopes of @cu without loading its functions. */
@@ -945,62 +1173,118 @@ static int cu_load(struct debuginfo *di, struct di_cu *cu)
 	return 1;
 }
 
-/* Walk every CU header and record each CU's address ranges. */
-static void index_cus(struct debuginfo *di)
+/* The CU .debug_aranges names in acus[@i], read on first use. Its header offset must be the
+ * unit libdwarf finds there, so a stray offset in .debug_aranges names no CU. */
+static struct di_cu *acu_cu(struct debuginfo *di, uint32_t i)
 {
-	size_t alloc_cus = 0, alloc_ranges = 0;
+	struct di_acu *a = &di->acus[i];
+	Dwarf_Off die_off = 0, cu_off = 0, hdr = 0, len = 0;
+	Dwarf_Error err = NULL;
+	struct di_cu *cu = NULL;
+	Dwarf_Die die;
 
-	for (;;) {
-		Dwarf_Unsigned hdr_len = 0, typeoff = 0, next = 0;
-		Dwarf_Half version = 0, addr_size = 0, len_size = 0, ext_size = 0, unit_type = 0;
-		Dwarf_Off abbrev = 0, off = 0;
-		Dwarf_Sig8 sig;
-		Dwarf_Error err = NULL;
-		Dwarf_Die cu_die = NULL;
-		Dwarf_Addr low = 0;
-		Dwarf_Unsigned lang = 0;
-		struct di_cu *cu;
-		int tag, ret;
-
-		ret = dwarf_next_cu_header_d(di->dbg, 1, &hdr_len, &version, &abbrev, &addr_size,
-					     &len_size, &ext_size, &sig, &typeoff, &next,
-					     &unit_type, &err);
-		if (ret != DW_DLV_OK) {
-			drop_err(di, err);
-			break;
-		}
-		if (dwarf_siblingof_b(di->dbg, NULL, 1, &cu_die, &err) != DW_DLV_OK) {
-			drop_err(di, err);
-			continue;
-		}
-		tag = die_tag(di, cu_die);
-		if ((tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit) ||
-		    dwarf_dieoffset(cu_die, &off, &err) != DW_DLV_OK || di->nr_cus >= DI_MAX_CUS) {
-			drop_err(di, err);
-			dwarf_dealloc_die(cu_die);
-			continue;
-		}
-		ALLOC_GROW(di->cus, di->nr_cus + 1, alloc_cus);
-		cu = &di->cus[di->nr_cus];
-		memset(cu, 0, sizeof(*cu));
-		cu->die_off = off;
-		cu->version = version;
-		if (dwarf_lowpc(cu_die, &low, &err) == DW_DLV_OK)
-			cu->base = low;
+	if (a->state)
+		return a->state > 0 ? di->cus[a->cu] : NULL;
+	a->state = -1;
+	if (a->hdr_off >= di->info_size || info_load(di) <= 0 ||
+	    dwarf_get_cu_die_offset_given_cu_header_offset_b(di->dbg, a->hdr_off, 1, &die_off,
+							     &err) != DW_DLV_OK) {
 		drop_err(di, err);
-		err = NULL;
-		if (dwarf_srclang(cu_die, &lang, &err) == DW_DLV_OK)
-			cu->cxx = lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
-				  lang == DW_LANG_C_plus_plus_11 ||
-				  lang == DW_LANG_C_plus_plus_14 || lang == DW_LANG_ObjC_plus_plus;
-		drop_err(di, err);
-		die_ranges(di, cu_die, version, cu->base, &di->cu_ranges, &di->nr_cu_ranges,
-			   &alloc_ranges, (uint32_t)di->nr_cus);
-		di->nr_cus++;
-		dwarf_dealloc_die(cu_die);
+		return NULL;
 	}
-	if (di->nr_cu_ranges > 1)
-		qsort(di->cu_ranges, di->nr_cu_ranges, sizeof(*di->cu_ranges), range_cmp);
+	die = die_at(di, die_off);
+	if (!die)
+		return NULL;
+	if (dwarf_CU_dieoffset_given_die(die, &cu_off, &err) == DW_DLV_OK && cu_off == die_off &&
+	    dwarf_die_CU_offset_range(die, &hdr, &len, &err) == DW_DLV_OK && hdr == a->hdr_off)
+		cu = cu_get(di, die, 1);
+	drop_err(di, err);
+	dwarf_dealloc_die(die);
+	if (!cu)
+		return NULL;
+	a->state = 1;
+	a->cu = cu->idx;
+	return cu;
+}
+
+/* The CU whose own ranges (DW_AT_low_pc/high_pc or DW_AT_ranges) contain @addr: the one
+ * .debug_aranges names if its ranges agree, else found by the walk over all CUs. */
+static struct di_cu *cu_for_addr(struct debuginfo *di, uint64_t addr)
+{
+	struct di_cu *cu = NULL;
+	long i = range_find(di->aranges, di->nr_aranges, addr);
+
+	if (i >= 0) {
+		cu = acu_cu(di, di->aranges[i].idx);
+		if (cu && range_find(cu->ranges, cu->nr_ranges, addr) >= 0)
+			return cu;
+	}
+	cu_scan_all(di);
+	i = range_find(di->cu_ranges, di->nr_cu_ranges, addr);
+	return i >= 0 ? di->cus[di->cu_ranges[i].idx] : NULL;
+}
+
+static uint64_t read_uint(const uint8_t *p, unsigned int size, int big)
+{
+	uint64_t v = 0;
+	unsigned int i;
+
+	for (i = 0; i < size; i++)
+		v |= (uint64_t)p[big ? size - 1 - i : i] << (8 * i);
+	return v;
+}
+
+/* .debug_aranges (DWARF 5 section 6.1.2), one set per CU:
+ * "unit_length(4|12) version(2)=2 debug_info_offset(4|8) address_size(1) segment_size(1)
+ *  padding to 2*address_size, then (address, length) pairs up to (0, 0)"
+ * Sets that do not parse are skipped; what is left is a hint that cu_for_addr() checks. */
+static void parse_aranges(struct debuginfo *di, const uint8_t *p, size_t size, int big)
+{
+	size_t off = 0, alloc_ranges = 0, alloc_acus = 0;
+
+	while (size - off >= 4 && di->nr_aranges < DI_MAX_RANGES && di->nr_acus < DI_MAX_CUS) {
+		uint64_t len = read_uint(p + off, 4, big), cu_off, lo, l;
+		size_t hdr = 4, set = off, end, q;
+		unsigned int off_size = 4, asz, tuple;
+
+		if (len == 0xffffffffu) {
+			if (size - off < 12)
+				return;
+			len = read_uint(p + off + 4, 8, big);
+			hdr = 12;
+			off_size = 8;
+		} else if (len >= 0xfffffff0u) {
+			return;
+		}
+		if (len > size - off - hdr)
+			return;
+		q = off + hdr;
+		end = off = q + (size_t)len; /* the next set */
+		if (len < 2 + off_size + 2 || read_uint(p + q, 2, big) != 2)
+			continue;
+		cu_off = read_uint(p + q + 2, off_size, big);
+		asz = p[q + 2 + off_size];
+		if ((asz != 4 && asz != 8) || p[q + 3 + off_size] != 0 || cu_off >= di->info_size)
+			continue; /* segmented addresses: not on ELF targets perch knows */
+		tuple = 2 * asz;
+		/* tuples are aligned to their size from the start of the set */
+		q = set + (q + 4 + off_size - set + tuple - 1) / tuple * tuple;
+		if (!di->nr_acus || di->acus[di->nr_acus - 1].hdr_off != cu_off) {
+			ALLOC_GROW(di->acus, di->nr_acus + 1, alloc_acus);
+			di->acus[di->nr_acus++] = (struct di_acu){.hdr_off = cu_off};
+		}
+		for (; q <= end && end - q >= tuple; q += tuple) {
+			lo = read_uint(p + q, asz, big);
+			l = read_uint(p + q + asz, asz, big);
+			if (!lo && !l)
+				break;
+			if (l <= UINT64_MAX - lo)
+				push_range(&di->aranges, &di->nr_aranges, &alloc_ranges, lo, lo + l,
+					   (uint32_t)(di->nr_acus - 1));
+		}
+	}
+	if (di->nr_aranges > 1)
+		qsort(di->aranges, di->nr_aranges, sizeof(*di->aranges), range_cmp);
 }
 
 /* Header of each unit in .debug_rnglists / .debug_loclists (DWARF 5 section 7.28/7.29):
@@ -1042,42 +1326,81 @@ static int lists_section_sane(const uint8_t *p, size_t size)
 	return 1;
 }
 
-/* 0 when the file's DWARF 5 list sections are safe to give to libdwarf, -ENOEXEC if not. */
-static int check_list_sections(int fd)
+/* Uncompressed size of section @shdr: sh_size, or ch_size from its Elf32/64_Chdr. */
+static uint64_t section_size(int fd, const GElf_Shdr *shdr, int cls, int big)
 {
-	Elf_Scn *scn = NULL;
+	uint8_t chdr[24];
+	size_t need = cls == ELFCLASS64 ? 24 : 12;
+
+	if (!(shdr->sh_flags & SHF_COMPRESSED))
+		return shdr->sh_size;
+	if (shdr->sh_size < need || shdr->sh_offset > INT64_MAX ||
+	    pread(fd, chdr, need, (off_t)shdr->sh_offset) != (ssize_t)need)
+		return 0;
+	return cls == ELFCLASS64 ? read_uint(chdr + 8, 8, big) : read_uint(chdr + 4, 4, big);
+}
+
+/* One pass over the section headers at open: the size of .debug_info (-ENOENT without one),
+ * .debug_aranges into di->aranges, and a check that the DWARF 5 list sections are safe to
+ * give to libdwarf (-ENOEXEC if not). No DIE is read. */
+static int read_sections(struct debuginfo *di, int fd)
+{
+	Elf_Scn *scn = NULL, *aranges = NULL;
+	Elf_Data *data;
 	size_t shstrndx;
+	const char *ident;
 	Elf *elf;
-	int ret = 0;
+	int ret = 0, cls, big;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
 	elf = elf_begin(fd, ELF_C_READ, NULL); /* read(), not mmap: no SIGBUS if the file shrinks */
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx)) {
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) ||
+	    !(ident = elf_getident(elf, NULL))) {
 		ret = -ENOEXEC;
 		goto out;
 	}
+	cls = gelf_getclass(elf);
+	big = ident[EI_DATA] == ELFDATA2MSB;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr shdr;
-		Elf_Data *data;
 		const char *name;
 
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
 			continue;
 		name = elf_strptr(elf, shstrndx, shdr.sh_name);
-		if (!name || (strcmp(name, ".debug_rnglists") && strcmp(name, ".debug_loclists")))
+		if (!name)
+			continue;
+		if (!strcmp(name, ".debug_info")) {
+			di->info_size = section_size(fd, &shdr, cls, big);
+			continue;
+		}
+		if (!strcmp(name, ".debug_aranges")) {
+			aranges = (shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0
+				      ? NULL /* no index: lookups walk the CUs */
+				      : scn;
+			continue;
+		}
+		if (strcmp(name, ".debug_rnglists") && strcmp(name, ".debug_loclists"))
 			continue;
 		if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) {
 			ret = -ENOEXEC;
-			break;
+			goto out;
 		}
 		data = elf_getdata(scn, NULL);
 		if (!data || (data->d_size && !data->d_buf) ||
 		    !lists_section_sane(data->d_buf, data->d_size)) {
 			ret = -ENOEXEC;
-			break;
+			goto out;
 		}
 	}
+	if (!di->info_size) {
+		ret = -ENOENT;
+		goto out;
+	}
+	/* after the loop: its CU offsets are checked against the size of .debug_info */
+	if (aranges && (data = elf_getdata(aranges, NULL)) && data->d_buf)
+		parse_aranges(di, data->d_buf, data->d_size, big);
 out:
 	elf_end(elf);
 	return ret;
@@ -1099,31 +1422,27 @@ struct debuginfo *debuginfo_open(const char *path)
 		errno = ENOEXEC;
 		return NULL;
 	}
-	if (check_list_sections(fd)) {
-		close(fd);
-		errno = ENOEXEC;
-		return NULL;
-	}
 	di = xcalloc(1, sizeof(*di));
 	di->fd = fd;
+	ret = read_sections(di, fd);
+	if (ret) {
+		debuginfo_free(di);
+		errno = -ret;
+		return NULL;
+	}
 	ret = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &di->dbg, &err);
 	if (ret != DW_DLV_OK) {
 		if (err)
 			dwarf_dealloc_error(NULL, err);
-		close(fd);
-		free(di);
-		errno = ret == DW_DLV_NO_ENTRY ? ENOENT : ENOEXEC;
-		return NULL;
-	}
-	index_cus(di);
-	if (!di->nr_cus) {
+		di->dbg = NULL;
 		debuginfo_free(di);
-		errno = ENOENT;
+		errno = ret == DW_DLV_NO_ENTRY ? ENOENT : ENOEXEC;
 		return NULL;
 	}
 	return di;
 }
 
+/* Frees @cu itself too. */
 static void cu_release(struct di_cu *cu)
 {
 	size_t i;
@@ -1136,6 +1455,8 @@ static void cu_release(struct di_cu *cu)
 	free(cu->nodes);
 	free(cu->node_ranges);
 	free(cu->roots);
+	free(cu->ranges);
+	free(cu);
 }
 
 void debuginfo_free(struct debuginfo *di)
@@ -1146,8 +1467,11 @@ void debuginfo_free(struct debuginfo *di)
 	if (!di)
 		return;
 	for (i = 0; i < di->nr_cus; i++)
-		cu_release(&di->cus[i]);
+		cu_release(di->cus[i]);
 	free(di->cus);
+	free(di->by_off);
+	free(di->aranges);
+	free(di->acus);
 	free(di->cu_ranges);
 	for (i = 0; i < di->fnscopes_cap; i++)
 		free(di->fnscopes[i].qual);
@@ -1226,11 +1550,8 @@ int debuginfo_lookup(struct debuginfo *di, uint64_t vaddr, struct sym_frame *out
 
 	if (!di || max <= 0)
 		return 0;
-	ci = range_find(di->cu_ranges, di->nr_cu_ranges, vaddr);
-	if (ci < 0)
-		return 0;
-	cu = &di->cus[di->cu_ranges[ci].idx];
-	if (cu_load(di, cu) < 0)
+	cu = cu_for_addr(di, vaddr);
+	if (!cu || cu_load(di, cu) < 0)
 		return 0;
 	row = cu_row(cu, vaddr);
 

@@ -1,5 +1,6 @@
 /* Unit tests for debuginfo: lookups on fixtures/elf/dw agree with GNU addr2line,
- * llvm-addr2line and gdb (expectations recorded by fixtures/elf/dw/build.sh); hostile files. */
+ * llvm-addr2line and gdb (expectations recorded by fixtures/elf/dw/build.sh); the same frames
+ * with, without and with a wrong .debug_aranges; hostile files. */
 #include <check.h>
 #include <elf.h>
 #include <errno.h>
@@ -665,6 +666,206 @@ START_TEST(test_corrupt_scopes)
 }
 END_TEST
 
+/* The same frames (count, names, file:line, inline flags) from @a and @b at @addr; the count. */
+static int same_frames(struct debuginfo *a, struct debuginfo *b, uint64_t addr)
+{
+	struct sym_frame fa[SYM_MAX_INLINE], fb[SYM_MAX_INLINE];
+	int na, nb, i;
+
+	memset(fa, 0, sizeof(fa));
+	memset(fb, 0, sizeof(fb));
+	na = debuginfo_lookup(a, addr, fa, SYM_MAX_INLINE);
+	nb = debuginfo_lookup(b, addr, fb, SYM_MAX_INLINE);
+	ck_assert_msg(na == nb, "0x%llx: %d frames against %d", (unsigned long long)addr, na, nb);
+	for (i = 0; i < na; i++) {
+		ck_assert_msg((!fa[i].func && !fb[i].func) ||
+				  (fa[i].func && fb[i].func && !strcmp(fa[i].func, fb[i].func)),
+			      "0x%llx frame %d: %s against %s", (unsigned long long)addr, i,
+			      fa[i].func ? fa[i].func : "(null)",
+			      fb[i].func ? fb[i].func : "(null)");
+		ck_assert_msg((!fa[i].file && !fb[i].file) ||
+				  (fa[i].file && fb[i].file && !strcmp(fa[i].file, fb[i].file)),
+			      "0x%llx frame %d: %s against %s", (unsigned long long)addr, i,
+			      fa[i].file ? fa[i].file : "(null)",
+			      fb[i].file ? fb[i].file : "(null)");
+		ck_assert_uint_eq(fa[i].line, fb[i].line);
+		ck_assert_int_eq(fa[i].inlined, fb[i].inlined);
+	}
+	return na;
+}
+
+/* Every byte from 64 below the first to 64 above the last instruction of @expfile's .text
+ * gives the same frames from @a and @b; checks that the lookups found something. */
+static void compare_files(struct debuginfo *a, struct debuginfo *b, const char *expfile)
+{
+	struct exp *e;
+	size_t nr = load_exp(expfile, &e), i, hits = 0, chains = 0;
+	uint64_t lo = UINT64_MAX, hi = 0, addr;
+	int n;
+
+	for (i = 0; i < nr; i++) {
+		lo = e[i].addr < lo ? e[i].addr : lo;
+		hi = e[i].addr > hi ? e[i].addr : hi;
+	}
+	ck_assert_uint_gt(lo, 64);
+	for (addr = lo - 64; addr < hi + 64; addr++) {
+		n = same_frames(a, b, addr);
+		hits += n > 0;
+		chains += n > 1;
+	}
+	ck_assert_uint_gt(hits, (hi - lo) / 2);
+	ck_assert_uint_gt(chains, 0);
+	free_exp(e, nr);
+}
+
+/* Without .debug_aranges debuginfo walks every CU; with it, it reads only the CUs the index
+ * names. Same frames everywhere, C and C++ (scopes across CUs), DWARF 5 and 4. */
+START_TEST(test_aranges_removed)
+{
+	static const char *const bins[] = {"inl-dwarf5", "nsinl-dwarf4"};
+	size_t b, size, off, len;
+
+	for (b = 0; b < ARRAY_SIZE(bins); b++) {
+		char *bare = xasprintf("%s-noaranges", bins[b]),
+		     *exp = xasprintf("%s.expect", bins[b]);
+		uint8_t *img = read_fixture(bins[b], &size);
+		struct debuginfo *with, *without;
+
+		ck_assert(find_section(img, size, ".debug_aranges", &off, &len) && len);
+		free(img);
+		img = read_fixture(bare, &size);
+		ck_assert(!find_section(img, size, ".debug_aranges", &off, &len));
+		free(img);
+		with = open_fixture(bins[b]);
+		without = open_fixture(bare);
+		compare_files(with, without, exp);
+		debuginfo_free(with);
+		debuginfo_free(without);
+		/* and in the other order: the walk first, then the index */
+		with = open_fixture(bins[b]);
+		without = open_fixture(bare);
+		compare_files(without, with, exp);
+		debuginfo_free(with);
+		debuginfo_free(without);
+		free(bare);
+		free(exp);
+	}
+}
+END_TEST
+
+enum aranges_edit {
+	ARANGES_DROP_FIRST, /* the first CU's set covers nothing (lengths 0): an incomplete index */
+	ARANGES_ALL_FIRST,  /* every set names the first CU: most addresses land in the wrong CU */
+	ARANGES_MID_UNIT,   /* every CU offset moved 3 bytes into its unit: no unit header there */
+	ARANGES_PAST_END,   /* every CU offset past the end of .debug_info */
+};
+
+/* Edit the .debug_aranges of a 32-bit DWARF, little-endian, 64-bit address image in place:
+ * "unit_length(4) version(2) debug_info_offset(4) address_size(1)=8 segment_size(1) pad(4)
+ * (address(8), length(8))... (0, 0)" */
+static void edit_aranges(uint8_t *img, size_t size, enum aranges_edit how)
+{
+	size_t off, len, p, end, q;
+	uint32_t unit, cu, first_cu = 0;
+	int set = 0;
+
+	ck_assert(find_section(img, size, ".debug_aranges", &off, &len) && len);
+	for (p = off; p + 16 <= off + len; p = end, set++) {
+		memcpy(&unit, img + p, 4);
+		ck_assert_uint_lt(unit, 0xfffffff0u);
+		end = p + 4 + unit;
+		ck_assert_uint_le(end, off + len);
+		ck_assert_uint_eq(img[p + 10], 8);
+		memcpy(&cu, img + p + 6, 4);
+		if (!set)
+			first_cu = cu;
+		switch (how) {
+		case ARANGES_DROP_FIRST:
+			for (q = p + 16; !set && q + 16 <= end; q += 16)
+				memset(img + q + 8, 0, 8);
+			break;
+		case ARANGES_ALL_FIRST:
+			memcpy(img + p + 6, &first_cu, 4);
+			break;
+		case ARANGES_MID_UNIT:
+			cu += 3;
+			memcpy(img + p + 6, &cu, 4);
+			break;
+		case ARANGES_PAST_END:
+			cu = 0x7fffff00u;
+			memcpy(img + p + 6, &cu, 4);
+			break;
+		}
+	}
+	ck_assert_int_ge(set, 2);
+}
+
+/* A wrong or incomplete index does not change the frames: debuginfo checks the CU's own
+ * ranges and walks all CUs for what the index does not answer. */
+START_TEST(test_aranges_wrong)
+{
+	static const char *const bins[] = {"inl-dwarf5", "nsinl-dwarf4"};
+	size_t b, size;
+	int how;
+
+	for (b = 0; b < ARRAY_SIZE(bins); b++) {
+		char *exp = xasprintf("%s.expect", bins[b]);
+		uint8_t *img = read_fixture(bins[b], &size);
+		struct debuginfo *good = open_fixture(bins[b]), *bad;
+
+		for (how = ARANGES_DROP_FIRST; how <= ARANGES_PAST_END; how++) {
+			uint8_t *copy = xmalloc(size);
+
+			memcpy(copy, img, size);
+			edit_aranges(copy, size, (enum aranges_edit)how);
+			ck_assert(memcmp(copy, img, size));
+			testutil_write_file(tmp_path, copy, size);
+			bad = debuginfo_open(tmp_path);
+			ck_assert_msg(bad, "%s, edit %d: %s", bins[b], how, strerror(errno));
+			compare_files(good, bad, exp);
+			debuginfo_free(bad);
+			free(copy);
+		}
+		debuginfo_free(good);
+		free(img);
+		free(exp);
+	}
+}
+END_TEST
+
+/* Random bytes in .debug_aranges: lookups stay sane (open_hostile). */
+START_TEST(test_corrupt_aranges)
+{
+	size_t size, off, len, k;
+	uint8_t *orig = read_fixture("nsinl-dwarf5", &size), *buf = xmalloc(size);
+	int round;
+
+	ck_assert(find_section(orig, size, ".debug_aranges", &off, &len) && len);
+	srand(13);
+	for (round = 0; round < 120; round++) {
+		memcpy(buf, orig, size);
+		for (k = 0; k < 1 + (size_t)round % 6; k++)
+			buf[off + (size_t)rand() % len] = (uint8_t)rand();
+		open_hostile(buf, size);
+	}
+	/* truncated: the section shortened in its header to every length */
+	for (k = 0; k < len; k++) {
+		const Elf64_Ehdr *eh = (const Elf64_Ehdr *)orig;
+		Elf64_Shdr *sh;
+		size_t i;
+
+		memcpy(buf, orig, size);
+		sh = (Elf64_Shdr *)(buf + eh->e_shoff);
+		for (i = 0; i < eh->e_shnum; i++)
+			if (sh[i].sh_offset == off && sh[i].sh_size == len)
+				sh[i].sh_size = k;
+		open_hostile(buf, size);
+	}
+	free(buf);
+	free(orig);
+}
+END_TEST
+
 Suite *debuginfo_suite(void)
 {
 	Suite *s = suite_create("debuginfo");
@@ -686,6 +887,14 @@ Suite *debuginfo_suite(void)
 	tc = tcase_create("lookup");
 	tcase_add_test(tc, test_many_lookups);
 	tcase_set_timeout(tc, 30);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("aranges");
+	tcase_add_checked_fixture(tc, hostile_setup, hostile_teardown);
+	tcase_add_test(tc, test_aranges_removed);
+	tcase_add_test(tc, test_aranges_wrong);
+	tcase_add_test(tc, test_corrupt_aranges);
+	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("hostile");
