@@ -333,6 +333,10 @@ static int parse_args(struct record *rec, int argc, char **argv)
 static void print_summary(struct record *rec, const struct sampler_stats *st)
 {
 	const struct resolve_stats *rs = resolver_stats(rec->r);
+	uint64_t total = profile_total_samples(rec->p);
+	/* weight beyond one per sample; a stop can also give no sample (e.g. a thread that
+	 * exited before the worker got to it), so do not let the difference wrap */
+	uint64_t credited = total > st->samples + st->reused ? total - st->samples - st->reused : 0;
 	double stacks = rs->stacks ? (double)rs->stacks : 1;
 	const char *why = st->stop_reason == SAMPLER_STOP_EXIT	   ? "the target exited"
 			  : st->stop_reason == SAMPLER_STOP_SIGNAL ? strsignal(st->signal)
@@ -351,8 +355,7 @@ static void print_summary(struct record *rec, const struct sampler_stats *st)
 		"threads exited under perch %llu; signals passed through %llu\n",
 		rec->t.pid, st->elapsed_s, rec->hz, rec->cpu_mode ? "cpu" : "wall", why,
 		(unsigned long long)profile_total_samples(rec->p), (unsigned long long)st->samples,
-		(unsigned long long)st->reused,
-		(unsigned long long)(profile_total_samples(rec->p) - st->samples - st->reused),
+		(unsigned long long)st->reused, (unsigned long long)credited,
 		(unsigned long long)rec->t.stats.threads_seen, (unsigned long long)st->ticks,
 		(unsigned long long)st->missed_ticks,
 		(unsigned long long)sampler_stop_percentile(st, 50),

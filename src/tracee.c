@@ -407,6 +407,12 @@ static int handle_stop(struct tracee *t, struct tracee_thread *th, int status,
 	int sig = WSTOPSIG(status), event = status >> 16;
 	unsigned long msg = 0;
 
+	/* Any ptrace-stop clears a pending PTRACE_INTERRUPT (kernel/signal.c ptrace_stop():
+	 * "Any trap clears pending STOP trap"): after a signal-delivery or clone/exec event stop
+	 * no interrupt-stop will follow, so the thread is no longer being interrupted. */
+	if (event != PTRACE_EVENT_STOP && th->state == TRACEE_INTERRUPTING)
+		th->state = TRACEE_RUNNING;
+
 	switch (event) {
 	case PTRACE_EVENT_CLONE: {
 		struct tracee_thread *child = NULL;
