@@ -91,7 +91,7 @@ A_HDRS := $(wildcard $(A_T)/*.h)
 A_CHAIN := $(addprefix $(A_T)/,chain_main.c chain_f0.c chain_f1.c chain_f2.c chain_f3.c \
 	chain_spin.c target_common.c)
 A_PROGS := chain-fp chain-o2 chain-pac chain-nohdr chain-dyn threads4 dump leaf-cfi leaf-nocfi \
-	vdso
+	vdso dlopen libplugin.so
 
 # arm64_target NAME SOURCES CFLAGS [LDFLAGS, default: static with .eh_frame_hdr]
 define arm64_target
@@ -107,6 +107,11 @@ $(eval $(call arm64_target,chain-pac,$(A_CHAIN),$(A_FP) -mbranch-protection=stan
 $(eval $(call arm64_target,chain-nohdr,$(A_CHAIN),-O2 -fomit-frame-pointer,-static))
 # dynamic PIE: ld.so and libc.so.6 from the sysroot go into the initramfs
 $(eval $(call arm64_target,chain-dyn,$(A_CHAIN),-O2 -fomit-frame-pointer,-pie))
+# dlopen (dynamic PIE) loads libplugin.so from its own directory (/t) after perch attached; the
+# same flags as tests/targets/targets.mk
+$(eval $(call arm64_target,dlopen,$(A_T)/dlopen_main.c $(A_T)/target_common.c, \
+	-O1 -fno-omit-frame-pointer,-pie))
+$(eval $(call arm64_target,libplugin.so,$(A_T)/plugin.c,-O1 -fPIC,-shared))
 $(eval $(call arm64_target,threads4,$(addprefix $(A_T)/,threads4_main.c threads4_burn.c \
 	target_common.c),-O1 -fno-omit-frame-pointer))
 $(eval $(call arm64_target,dump,$(addprefix $(A_T)/,dump_main.c dump_wait.c target_common.c), \

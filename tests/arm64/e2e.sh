@@ -28,12 +28,13 @@ show() {
 	head -n "${2:-40}" "$1" | sed 's/^/    /'
 }
 
-# start_target NAME ARGS...: start /t/NAME, wait for its "ready PID" line; sets TPID, TOUT
+# start_target NAME ARGS...: start /t/NAME (stdin from $TIN, default /dev/null), wait for its
+# "ready PID" line; sets TPID, TOUT
 start_target() {
 	name=$1
 	shift
 	TOUT=$W/$name.out
-	"$T/$name" "$@" >"$TOUT" 2>&1 &
+	"$T/$name" "$@" <"${TIN:-/dev/null}" >"$TOUT" 2>&1 &
 	TPID=$!
 	i=0
 	while ! grep -q '^ready ' "$TOUT" 2>/dev/null; do
@@ -130,40 +131,88 @@ chain_test chain-o2 chain-o2 'main;f0;f1;f2;f3;spin' 90
 chain_test chain-nohdr chain-nohdr 'main;f0;f1;f2;f3;spin' 90
 chain_test chain-dyn chain-dyn 'main;f0;f1;f2;f3;spin' 90
 
-# 2. four named threads, each in its own burn function; the main thread waits in join
-if start_target threads4 30; then
-	record threads4
-	stop_target
-	ok=1
-	detail=""
-	min=$((FREQ * DUR / 4)) # five threads under TCG: perch misses more ticks here
-	for x in A:a B:b C:c D:d; do
-		n=${x%:*} f=burn_${x#*:}
-		tids=$(awk -v n="w$n" '{ t = $1; sub(/;.*/, "", t); m = t; sub(/-[0-9]+$/, "", m)
-			if (m == n) { sub(/.*-/, "", t); print t } }' "$ROUT" | sort -u)
-		all=0 busy=0 vdso=0
-		if [ "$(echo "$tids" | wc -w)" = 1 ]; then
-			all=$(samples "$tids")
-			busy=$(samples "$tids" "worker_main;$f( |;|\$)")
-			# samples in the vDSO are the vdso test's business (PAC): not counted here
-			vdso=$(samples "$tids" ";__kernel_[a-z_]*\$")
-		fi
-		detail="$detail w$n:$busy/$all(vdso $vdso)"
-		[ "$all" -ge $min ] && [ "$busy" -gt 0 ] || ok=0
-		[ "$n" = A ] && [ $((busy * 100)) -lt $((90 * (all - vdso))) ] && ok=0
-	done
-	main=$(samples $TPID "main")
-	detail="$detail main:$main, perch rc=$RRC"
-	[ "$main" -gt 0 ] && [ $RRC = 0 ] || ok=0
-	if [ $ok = 1 ]; then
-		result threads4 PASS "$detail"
-	else
-		result threads4 FAIL "$detail"
-		show "$RERR" 20
-		show "$ROUT" 30
-	fi
+# 2. four named threads busy 100/70/40/10 % of their time, perch launching the target so that
+#    both measure the same window: each thread's share of samples in its burn_X is its share of
+#    wall time inside burn_X as the target measured it ("share wX cpu burn_wall window") within
+#    T4_TOL points, and its CPU time share too when it never waited for a CPU (cpu >= 90 % of
+#    burn_wall), as tests/e2e/check_threads.c does on x86_64 with 5 points.
+#    Rate and duration: under TCG one sample costs perch 2-5 ms of unwinding, so perch keeps up
+#    with these 5 threads only to about 40 Hz (above that, missed ticks are credited to the
+#    thread's next sample and fewer samples are independent); 40 Hz x 20 s = 800 samples per
+#    thread. The sampling error of a share p from n samples is sqrt(p(1-p)/n): 1.7 points for
+#    p = 0.4-0.6 at n = 800, so 5 points would be under 3 of them for wB and wC.
+#    Measured (2-vCPU TCG VM on a 2-CPU host shared with other builds; sample share minus wall
+#    share, points, wA/wB/wC/wD; the wall shares run above 100/70/40/10 % because the threads
+#    wait for a vCPU):
+#      idle host:  -0.1/-0.3/-6.0/-0.8  -0.2/+1.0/-1.5/+0.6  -0.1/-2.5/+0.1/+2.7
+#                   0.0/-4.1/-0.7/+0.8  0.0/-2.0/-2.9/+1.9  -0.3/+1.1/-0.8/-2.9
+#      busy host:  -0.4/-0.4/+2.9/-1.1  -0.4/+1.2/-2.1/-4.6 (wD against its CPU time: -5.8)
+#      4 vCPUs:    -2.0/-4.5/-3.4/-2.9  -0.4/-1.5/-11.3/-4.1  -0.9/-3.5/-10.0/-5.1
+#                  (more vCPUs than host CPUs: worse)
+#    So 5 points is not reachable here, for wD (the 10 % thread) either: besides the sampling
+#    error, perch undercounts short burn phases by a few points, more as its stop window grows
+#    (p50 1 ms idle, 8 ms busy, 15 ms with 4 vCPUs): the thread is stopped some time after the
+#    tick, and the sampler itself runs when a target thread goes to sleep and frees the vCPU.
+#    wD's burn phases are 0.5-1.5 ms. T4_TOL = 8 covers every 2-vCPU run above with 2 points
+#    to spare; when perch falls far behind (few independent samples) the bound is 4 standard
+#    errors instead, if that is larger.
+T4_FREQ=${E2E_T4_FREQ:-40}
+T4_DUR=${E2E_T4_DUR:-20}
+T4_TOL=${E2E_T4_TOL:-8}
+ROUT=$W/threads4.folded RERR=$W/threads4.err TOUT=$W/threads4.out
+timeout $((T4_DUR + 60)) $PERCH record -F $T4_FREQ -o $ROUT -- $T/threads4 $T4_DUR \
+	>$TOUT 2>$RERR </dev/null
+RRC=$?
+grep -e 'samples:' -e 'unwound' -e 'stop window' "$RERR" | sed "s/^/    [threads4] /"
+# the fraction of samples that are independent observations (stops + left alone) / samples
+indep=$(sed -n 's/.*samples: \([0-9]*\)  (\([0-9]*\) stops, \([0-9]*\) of blocked.*/\1 \2 \3/p' \
+	$RERR | awk '{ r = $1 > 0 ? ($2 + $3) / $1 : 0; print (r > 1 ? 1 : r) }')
+ok=1
+detail=""
+[ $RRC = 0 ] && [ -s $ROUT ] || ok=0
+for x in A:a B:b C:c D:d; do
+	n=w${x%:*} f=burn_${x#*:}
+	# all, busy (stacks holding burn_x), rooted (of those, worker_main;burn_x), and the
+	# target's figures: cpu burn_wall window
+	set -- $(awk -v n=$n -v f=$f -v line="$(grep "^share $n " $TOUT)" '
+		{ c = $NF; s = $0; sub(/ [0-9]+$/, "", s); t = s; sub(/;.*/, "", t)
+		  sub(/-[0-9]+$/, "", t) }
+		t == n { all += c; if (s ~ ";" f "(;|$)") busy += c
+			 if (s ~ ";worker_main;" f "(;|$)") rooted += c }
+		END { split(line, a, " ")
+		      printf "%d %d %d %s %s %s\n", all, busy, rooted, a[3] + 0, a[4] + 0, a[5] + 0 }' \
+		$ROUT)
+	all=$1 busy=$2 rooted=$3 cpu=$4 bwall=$5 window=$6
+	# got, want (percent) and whether they agree; also CPU time where the thread never
+	# waited for a CPU (cpu >= 90 % of burn_wall: not under TCG with perch busy)
+	set -- $(awk -v all=$all -v busy=$busy -v cpu=$cpu -v bw=$bwall -v win=$window \
+		-v tol=$T4_TOL -v indep=${indep:-0} 'BEGIN {
+		if (all == 0 || win <= 0 || indep <= 0) { print "0 0 0 0"; exit }
+		got = 100 * busy / all; want = 100 * bw / win; d = got - want
+		# 4 standard errors (busybox awk has no sqrt: Newton steps)
+		p = want / 100; v = 16e4 * p * (1 - p) / (all * indep); t = v + 1
+		for (i = 0; i < 40; i++) t = (t + v / t) / 2
+		if (t > tol) tol = t
+		ok = (d <= tol && d >= -tol)
+		if (cpu >= 0.9 * bw) { d = got - 100 * cpu / win; ok = ok && d <= tol && d >= -tol }
+		printf "%.1f %.1f %.1f %d\n", got, want, tol, ok }')
+	detail="$detail $n:$busy/$all=$1%~$2%(+-$3)"
+	[ "$4" = 1 ] || ok=0
+	# enough samples, and the burn samples unwound through worker_main
+	[ "$all" -ge $((T4_FREQ * T4_DUR / 2)) ] || ok=0
+	[ $((rooted * 100)) -ge $((busy * 90)) ] || { ok=0; detail="$detail(rooted $rooted)"; }
+done
+main=$(awk '{ t = $1; sub(/;.*/, "", t); sub(/-[0-9]+$/, "", t) } t == "threads4" { c += $NF }
+	END { print c + 0 }' $ROUT 2>/dev/null)
+detail="$detail main:$main, independent $indep, perch rc=$RRC"
+[ "${main:-0}" -gt 0 ] || ok=0
+if [ $ok = 1 ]; then
+	result threads4 PASS "$detail"
 else
-	result threads4 FAIL "target did not start"
+	result threads4 FAIL "$detail"
+	show "$RERR" 20
+	show "$TOUT" 10
+	[ -s "$ROUT" ] && sort -t' ' -k2 -n -r "$ROUT" >$W/threads4.sorted && show $W/threads4.sorted 30
 fi
 
 # 3. perch dump: three blocked threads with their known frames
@@ -205,5 +254,57 @@ chain_test leaf-nocfi leaf-nocfi 'main;leaf_outer;leaf_middle;leaf_spin' 90
 
 # 6. samples inside the kernel's vDSO (clock_gettime): its return addresses are PAC-signed
 chain_test vdso vdso 'main;vdso_outer;vdso_loop' 90
+
+# 7. a library dlopen()ed after perch attached: perch sees the new mapping and symbolizes it
+#    (tests/e2e/check_dlopen.c). The target waits for a line on stdin (a fifo) before dlopen().
+dlopen_test() {
+	secs=3
+	fifo=$W/dlopen.in
+	rm -f $fifo && mkfifo $fifo || { result dlopen FAIL "mkfifo"; return; }
+	exec 3<>$fifo # read-write: opening it blocks neither this shell nor the target
+	if ! TIN=$fifo start_target dlopen $secs; then
+		exec 3>&-
+		result dlopen FAIL "target did not start"
+		return
+	fi
+	ROUT=$W/dlopen.folded RERR=$W/dlopen.err
+	# no -d: perch stops when the target exits
+	timeout 60 $PERCH record -F $FREQ -o $ROUT -p $TPID 2>$RERR &
+	ppid=$!
+	i=0
+	while [ "$(awk '/^TracerPid:/ { print $2 }' /proc/$TPID/status 2>/dev/null)" = 0 ]; do
+		i=$((i + 1))
+		[ $i -gt 200 ] && break
+		sleep 0.05
+	done
+	sleep 0.5 # samples with the old maps first
+	grep -q '/libplugin\.so$' /proc/$TPID/maps && pre=mapped || pre=unmapped
+	echo go >&3
+	wait $TPID
+	trc=$?
+	wait $ppid
+	RRC=$?
+	exec 3>&-
+	grep -e 'samples:' -e 'unwound' "$RERR" | sed "s/^/    [dlopen] /"
+	all=0 hot=0 rooted=0
+	if [ -s "$ROUT" ]; then
+		all=$(samples $TPID)
+		hot=$(samples $TPID "(^|;)plugin_hot(;|\$)")
+		rooted=$(samples $TPID ";main;plugin_hot(;|\$)")
+	fi
+	ran=$(grep -c '^plugin [0-9]' "$TOUT")
+	detail="$hot of $all samples name plugin_hot ($rooted main;plugin_hot), library $pre"
+	detail="$detail before the line, target rc=$trc, perch rc=$RRC"
+	if [ $RRC = 0 ] && [ $trc = 0 ] && [ "$ran" = 1 ] && [ $pre = unmapped ] &&
+		[ "$hot" -ge $((FREQ * secs / 2)) ] && [ $((hot * 100)) -ge $((all * 50)) ]; then
+		result dlopen PASS "$detail"
+	else
+		result dlopen FAIL "$detail"
+		show "$RERR" 20
+		show "$TOUT" 5
+		[ -s "$ROUT" ] && show "$ROUT" 15
+	fi
+}
+dlopen_test
 
 echo "ARM64-E2E-RESULT: $NPASS passed, $NFAIL failed"

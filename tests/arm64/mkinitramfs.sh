@@ -10,7 +10,7 @@ shift 4
 R=$OUT.d
 APPLETS="sh ash mount umount cat echo printf sleep poweroff reboot sync ls cut uname date dmesg
 ps kill grep egrep sed awk wc head tail sort uniq tr mkdir rm cp mv ln test [ expr timeout seq
-tee env true false basename dirname id pidof xargs chmod find"
+tee env true false basename dirname id pidof xargs chmod find mkfifo"
 
 rm -rf "$R"
 mkdir -p "$R/bin" "$R/proc" "$R/sys" "$R/dev" "$R/tmp" "$R/t"
