@@ -9,6 +9,7 @@
 #include "perch/json.h"
 #include "perch/profile.h"
 #include "perch/strbuf.h"
+#include "perch/u64map.h"
 #include "perch/writers.h"
 #include "perch/xalloc.h"
 
@@ -60,67 +61,6 @@ static void pb_msg(struct strbuf *sb, unsigned int field, struct strbuf *msg)
 	strbuf_reset(msg);
 }
 
-/* A hash map from a 64-bit key to a 32-bit value (open addressing, key + 1 == 0 unused). */
-struct u64map {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t mask, nr;
-};
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-/* The value of @key, or UINT32_MAX (then *@slot is where to insert). */
-static uint32_t u64map_find(struct u64map *m, uint64_t key, size_t *slot)
-{
-	size_t i;
-
-	if (2 * (m->nr + 1) > m->mask + 1 || !m->keys) {
-		size_t cap = m->keys ? 2 * (m->mask + 1) : 64, j;
-		uint64_t *ok = m->keys;
-		uint32_t *ov = m->vals;
-		size_t omask = m->mask;
-
-		m->keys = xcalloc(cap, sizeof(*m->keys));
-		m->vals = xcalloc(cap, sizeof(*m->vals));
-		m->mask = cap - 1;
-		for (j = 0; ok && j <= omask; j++) {
-			if (!ok[j])
-				continue;
-			for (i = mix64(ok[j]) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
-				;
-			m->keys[i] = ok[j];
-			m->vals[i] = ov[j];
-		}
-		free(ok);
-		free(ov);
-	}
-	for (i = mix64(key + 1) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
-		if (m->keys[i] == key + 1)
-			return m->vals[i];
-	*slot = i;
-	return UINT32_MAX;
-}
-
-static void u64map_set(struct u64map *m, size_t slot, uint64_t key, uint32_t val)
-{
-	m->keys[slot] = key + 1;
-	m->vals[slot] = val;
-	m->nr++;
-}
-
-static void u64map_release(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-}
-
 struct pprof {
 	const struct profile *p;
 	/* string_table: texts, and a map from the hash of a text to the first index with it */
@@ -134,15 +74,6 @@ struct pprof {
 	struct strbuf functions;
 	struct strbuf tmp, tmp2;
 };
-
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h & ~0ULL >> 1; /* keep key + 1 from wrapping to 0 */
-}
 
 /* Index of @s in the string table (added when new). Invalid UTF-8 (protobuf strings must be
  * UTF-8) becomes U+FFFD and control characters '_'. */
@@ -160,7 +91,7 @@ static uint32_t str_idx(struct pprof *pp, const char *raw)
 		raw += n;
 		json_add_utf8(&clean, cp < 0x20 || cp == 0x7f ? '_' : cp);
 	}
-	h = fnv1a(clean.buf);
+	h = u64map_hash_str(clean.buf);
 	idx = u64map_find(&pp->str_map, h, &slot);
 	if (idx == UINT32_MAX) {
 		u64map_set(&pp->str_map, slot, h, (uint32_t)pp->nr_strs);

@@ -9,6 +9,7 @@
 #include "perch/output.h"
 #include "perch/profile.h"
 #include "perch/strbuf.h"
+#include "perch/u64map.h"
 #include "perch/writers.h"
 #include "perch/xalloc.h"
 
@@ -20,18 +21,11 @@ struct tnode {
 	uint64_t total, self;
 };
 
-/* A hash map from a 64-bit key to a 32-bit value (open addressing, key + 1 == 0 unused). */
-struct tmap {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t mask, nr;
-};
-
 struct text {
 	const struct profile *p;
 	char **labels; /* cleaned display names, unique */
 	size_t nr_labels, alloc_labels;
-	struct tmap label_map; /* hash of a label -> index (chained in label_next) */
+	struct u64map label_map; /* hash of a label -> index (chained in label_next) */
 	uint32_t *label_next;
 	size_t alloc_next;
 	uint32_t *loc_first, *loc_nr; /* per location: its labels, root first */
@@ -40,82 +34,19 @@ struct text {
 	/* the tree being built */
 	struct tnode *n;
 	size_t nr_n, alloc_n;
-	struct tmap child_map; /* parent << 32 | label -> node */
+	struct u64map child_map; /* parent << 32 | label -> node */
 	double min_percent;
 };
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-/* The value of @key, or UINT32_MAX (then *@slot is where to insert). */
-static uint32_t tmap_find(struct tmap *m, uint64_t key, size_t *slot)
-{
-	size_t i;
-
-	if (!m->keys || 2 * (m->nr + 1) > m->mask + 1) {
-		size_t cap = m->keys ? 2 * (m->mask + 1) : 256, j, omask = m->mask;
-		uint64_t *ok = m->keys;
-		uint32_t *ov = m->vals;
-
-		m->keys = xcalloc(cap, sizeof(*m->keys));
-		m->vals = xcalloc(cap, sizeof(*m->vals));
-		m->mask = cap - 1;
-		for (j = 0; ok && j <= omask; j++) {
-			if (!ok[j])
-				continue;
-			for (i = mix64(ok[j]) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
-				;
-			m->keys[i] = ok[j];
-			m->vals[i] = ov[j];
-		}
-		free(ok);
-		free(ov);
-	}
-	for (i = mix64(key + 1) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
-		if (m->keys[i] == key + 1)
-			return m->vals[i];
-	*slot = i;
-	return UINT32_MAX;
-}
-
-static void tmap_set(struct tmap *m, size_t slot, uint64_t key, uint32_t val)
-{
-	m->keys[slot] = key + 1;
-	m->vals[slot] = val;
-	m->nr++;
-}
-
-static void tmap_release(struct tmap *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
-
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h & ~0ULL >> 1; /* keep key + 1 from wrapping to 0 */
-}
 
 /* The label index of @s (taken over), added when new. */
 static uint32_t label_id(struct text *t, char *s)
 {
-	uint64_t h = fnv1a(s);
+	uint64_t h = u64map_hash_str(s);
 	size_t slot;
-	uint32_t idx = tmap_find(&t->label_map, h, &slot);
+	uint32_t idx = u64map_find(&t->label_map, h, &slot);
 
 	if (idx == UINT32_MAX) {
-		tmap_set(&t->label_map, slot, h, (uint32_t)t->nr_labels);
+		u64map_set(&t->label_map, slot, h, (uint32_t)t->nr_labels);
 	} else {
 		for (;; idx = t->label_next[idx]) {
 			if (!strcmp(t->labels[idx], s)) {
@@ -210,7 +141,7 @@ static uint32_t node_child(struct text *t, uint32_t parent, uint32_t label)
 {
 	uint64_t key = (uint64_t)parent << 32 | label;
 	size_t slot;
-	uint32_t c = tmap_find(&t->child_map, key, &slot);
+	uint32_t c = u64map_find(&t->child_map, key, &slot);
 
 	if (c != UINT32_MAX)
 		return c;
@@ -218,13 +149,13 @@ static uint32_t node_child(struct text *t, uint32_t parent, uint32_t label)
 	t->n[t->nr_n] =
 	    (struct tnode){.label = label, .parent = parent, .next = t->n[parent].child};
 	t->n[parent].child = (uint32_t)t->nr_n;
-	tmap_set(&t->child_map, slot, key, (uint32_t)t->nr_n);
+	u64map_set(&t->child_map, slot, key, (uint32_t)t->nr_n);
 	return (uint32_t)t->nr_n++;
 }
 
 static void tree_reset(struct text *t)
 {
-	tmap_release(&t->child_map);
+	u64map_release(&t->child_map);
 	ALLOC_GROW(t->n, 1, t->alloc_n);
 	t->n[0] = (struct tnode){0};
 	t->nr_n = 1;
@@ -536,8 +467,8 @@ int out_text_write_opts(const struct profile *p, const struct output_opts *o,
 		free(t.labels[i]);
 	free(t.labels);
 	free(t.label_next);
-	tmap_release(&t.label_map);
-	tmap_release(&t.child_map);
+	u64map_release(&t.label_map);
+	u64map_release(&t.child_map);
 	free(t.loc_first);
 	free(t.loc_nr);
 	free(t.loc_l);
