@@ -203,40 +203,6 @@ static struct profile *build_profile(void)
 
 /* consumers */
 
-static int have(const char *tool)
-{
-	char *cmd = xasprintf("command -v %s >/dev/null 2>&1", tool);
-	int ok = system(cmd) == 0;
-
-	free(cmd);
-	if (!ok)
-		fprintf(stderr,
-			"SKIP: %s not installed, its check of the writer output did not run\n",
-			tool);
-	return ok;
-}
-
-/* Run @cmd (sh), its stdout+stderr into a string; *@status = its exit status. */
-static char *run(const char *cmd, int *status)
-{
-	char *full = xasprintf("(%s) 2>&1", cmd), *out = NULL;
-	size_t n = 0, alloc = 0, got;
-	FILE *f = popen(full, "r");
-	int st;
-
-	ck_assert_ptr_nonnull(f);
-	do {
-		ALLOC_GROW(out, n + 4097, alloc);
-		got = fread(out + n, 1, 4096, f);
-		n += got;
-	} while (got);
-	out[n] = '\0';
-	st = pclose(f);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-	free(full);
-	return out;
-}
-
 #define SPEEDSCOPE_SCHEMA "schemas/speedscope-1.25.0-file-format-schema.json"
 
 /* python3 tests/unit/py/check_writers.py KIND FILE [FIXTURE]: must pass. @fixture is a path
@@ -247,14 +213,14 @@ static void py_check(const char *kind, const char *path, const char *fixture)
 	char *cmd, *out;
 	int st;
 
-	if (!have("python3"))
+	if (!testutil_have_tool("python3"))
 		return;
 	if (fixture)
 		cmd = xasprintf("python3 tests/unit/py/check_writers.py %s '%s' '%s/%s'", kind,
 				path, dir ? dir : "fixtures", fixture);
 	else
 		cmd = xasprintf("python3 tests/unit/py/check_writers.py %s '%s'", kind, path);
-	out = run(cmd, &st);
+	out = testutil_run(cmd, &st);
 	ck_assert_msg(st == 0, "%s failed (%d):\n%.3000s", cmd, st, out);
 	if (strstr(out, "skip:"))
 		fprintf(stderr, "SKIP: %s", strstr(out, "skip:") + 5);
@@ -414,11 +380,11 @@ START_TEST(test_pprof_go)
 	char *gz = testutil_render(out_pprof_write, p, NULL, &len), *path, *cmd, *out, *line;
 	int st;
 
-	if (!have("go"))
+	if (!testutil_have_tool("go"))
 		goto out;
 	path = testutil_tmp_file("demo.pb.gz", gz, len);
 	cmd = xasprintf("HOME=%s go tool pprof -symbolize=none -raw '%s'", testutil_tmp, path);
-	out = run(cmd, &st);
+	out = testutil_run(cmd, &st);
 	ck_assert_msg(st == 0, "%s:\n%.3000s", cmd, out);
 	ck_assert_ptr_nonnull(strstr(out, "samples/count wall/nanoseconds"));
 	ck_assert_ptr_nonnull(strstr(out, "0123456789abcdef0123456789abcdef01234567"));
@@ -428,7 +394,7 @@ START_TEST(test_pprof_go)
 	/* helper is the leaf of 6 + 6 samples of thread 1234 and 1 of 1260: 130ms flat */
 	cmd = xasprintf("HOME=%s go tool pprof -symbolize=none -top -nodecount=3 '%s'",
 			testutil_tmp, path);
-	out = run(cmd, &st);
+	out = testutil_run(cmd, &st);
 	ck_assert_msg(st == 0, "%s:\n%.3000s", cmd, out);
 	line = strstr(out, "flat%");
 	ck_assert_msg(line, "no -top table:\n%.3000s", out);
@@ -444,7 +410,7 @@ START_TEST(test_pprof_go)
 	cmd = xasprintf("HOME=%s go tool pprof -symbolize=none -traces -tagfocus=thread_name=gc "
 			"'%s'",
 			testutil_tmp, path);
-	out = run(cmd, &st);
+	out = testutil_run(cmd, &st);
 	ck_assert_msg(st == 0, "%s:\n%.3000s", cmd, out);
 	ck_assert_ptr_nonnull(strstr(out, "thread_name:  gc\n"));
 	ck_assert_ptr_nonnull(strstr(out, " thread_id:  1250\n"));
@@ -470,14 +436,14 @@ START_TEST(test_pprof_protoc)
 	const char *dir = getenv("PERCH_FIXTURES");
 	int st;
 
-	if (!have("protoc"))
+	if (!testutil_have_tool("protoc"))
 		goto out;
 	raw = gunzip(gz, len, &rlen);
 	path = testutil_tmp_file("demo.pb", raw, rlen);
 	cmd = xasprintf("protoc -I%s/schemas --decode=perftools.profiles.Profile "
 			"pprof-profile.proto < '%s'",
 			dir ? dir : "fixtures", path);
-	out = run(cmd, &st);
+	out = testutil_run(cmd, &st);
 	ck_assert_msg(st == 0, "%s:\n%.3000s", cmd, out);
 	ck_assert_ptr_nonnull(strstr(out, "string_table: \"\"\nstring_table: \"samples\"\n"));
 	ck_assert_ptr_nonnull(strstr(out, "period: 10000000\n"));
@@ -672,7 +638,7 @@ START_TEST(test_flamegraph_chromium)
 			"--no-first-run --disable-extensions --enable-logging=stderr --v=0 "
 			"--user-data-dir=%s/chromium --dump-dom 'file://%s#selftest=main/compute'",
 			testutil_tmp, browser, testutil_tmp, path);
-	out = run(cmd, &st);
+	out = testutil_run(cmd, &st);
 	ck_assert_msg(st == 0, "%s:\n%.3000s", cmd, out);
 	/* console messages (errors, uncaught exceptions) are logged as ":CONSOLE" lines */
 	ck_assert_msg(!strstr(out, ":CONSOLE"), "console message:\n%.3000s",

@@ -169,22 +169,6 @@ static struct profile *build_profile(int keep)
 
 #define DEMO_TOTAL 16 /* 8 + 4 + 3 + 1 from the scripts */
 
-typedef int writer_fn(const struct profile *, const struct output_opts *, FILE *);
-
-static char *render(writer_fn *writer, const struct profile *p, size_t *len)
-{
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *f = open_memstream(&buf, &n);
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(writer(p, NULL, f), 0);
-	ck_assert_int_eq(fclose(f), 0);
-	if (len)
-		*len = n;
-	return buf;
-}
-
 static char *render_text(const struct profile *p, const struct output_opts *o,
 			 const struct out_text_opts *to)
 {
@@ -201,51 +185,17 @@ static char *render_text(const struct profile *p, const struct output_opts *o,
 
 /* consumers */
 
-static int have(const char *tool)
-{
-	char *cmd = xasprintf("command -v %s >/dev/null 2>&1", tool);
-	int ok = system(cmd) == 0;
-
-	free(cmd);
-	if (!ok)
-		fprintf(stderr,
-			"SKIP: %s not installed, its check of the writer output did not run\n",
-			tool);
-	return ok;
-}
-
-/* Run @cmd (sh), its stdout+stderr into a string; *@status = its exit status. */
-static char *run(const char *cmd, int *status)
-{
-	char *full = xasprintf("(%s) 2>&1", cmd), *out = NULL;
-	size_t n = 0, alloc = 0, got;
-	FILE *f = popen(full, "r");
-	int st;
-
-	ck_assert_ptr_nonnull(f);
-	do {
-		ALLOC_GROW(out, n + 4097, alloc);
-		got = fread(out + n, 1, 4096, f);
-		n += got;
-	} while (got);
-	out[n] = '\0';
-	st = pclose(f);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-	free(full);
-	return out;
-}
-
 /* python3 tests/unit/py/check_writers2.py KIND FILE [ARGS]: its output, or NULL when python3 is
  * missing; *@st is its exit status. */
 static char *py_run(const char *kind, const char *path, const char *args, int *st)
 {
 	char *cmd, *out;
 
-	if (!have("python3"))
+	if (!testutil_have_tool("python3"))
 		return NULL;
 	cmd = xasprintf("python3 tests/unit/py/check_writers2.py %s '%s' %s", kind, path,
 			args ? args : "");
-	out = run(cmd, st);
+	out = testutil_run(cmd, st);
 	free(cmd);
 	return out;
 }
@@ -292,7 +242,7 @@ START_TEST(test_sentry_golden)
 {
 	struct profile *p = build_profile(1);
 	size_t len;
-	char *text = render(out_sentry_write, p, &len), *path, *out;
+	char *text = testutil_render(out_sentry_write, p, NULL, &len), *path, *out;
 
 	ck_assert_ptr_nonnull(strstr(text, "\"version\": \"2\""));
 	/* UUID4-shaped ids: version digit 4 at 12, variant 8/9/a/b at 16 */
@@ -409,7 +359,7 @@ START_TEST(test_sentry_envelope)
 	snprintf(buf, sizeof(buf), "%llu=1 %llu=2 %llu=3", T0, T0 + 65000000000ULL,
 		 T0 + 130000000000ULL);
 	profile_set_meta(p, "counter:cpu_usage", buf);
-	text = render(out_sentry_envelope_write, p, &len);
+	text = testutil_render(out_sentry_envelope_write, p, NULL, &len);
 	ck_assert_uint_eq(count_str(text, "{\"type\": \"profile_chunk\", \"platform\": \"rust\""),
 			  3);
 	ck_assert_uint_eq(count_str(text, "\"profiler_id\": \"00112233445566778899aabbccddeeff\""),
@@ -426,7 +376,7 @@ START_TEST(test_sentry_envelope)
 	}
 	free(path);
 	/* the single chunk holds it all, and Relay's 66 s rule rejects it */
-	single = render(out_sentry_write, p, &len);
+	single = testutil_render(out_sentry_write, p, NULL, &len);
 	path = testutil_tmp_file("long.json", single, len);
 	{
 		int s;
@@ -460,7 +410,7 @@ START_TEST(test_arttrace_golden)
 {
 	struct profile *p = build_profile(1);
 	size_t len, tlen;
-	char *data = render(out_arttrace_write, p, &len), *text = art_text(data, len), *path;
+	char *data = testutil_render(out_arttrace_write, p, NULL, &len), *text = art_text(data, len), *path;
 	char *out, *cmd;
 	const unsigned char *bin;
 	int st;
@@ -530,9 +480,9 @@ START_TEST(test_arttrace_golden)
 		free(out);
 	}
 
-	if (have("dmtracedump")) {
+	if (testutil_have_tool("dmtracedump")) {
 		cmd = xasprintf("dmtracedump -o '%s'", path);
-		out = run(cmd, &st);
+		out = testutil_run(cmd, &st);
 		ck_assert_msg(st == 0, "%s:\n%.3000s", cmd, out);
 		ck_assert_ptr_nonnull(strstr(out, "VERSION: 2\nThreads (4):\n"));
 		/* dmtracedump lists threads by id, "%2d" */
@@ -548,7 +498,7 @@ START_TEST(test_arttrace_golden)
 		free(cmd);
 		/* the profile view: every method, inclusive times from the records */
 		cmd = xasprintf("dmtracedump '%s'", path);
-		out = run(cmd, &st);
+		out = testutil_run(cmd, &st);
 		ck_assert_msg(st == 0, "%s:\n%.3000s", cmd, out);
 		ck_assert_ptr_null(strstr(out, "rror"));
 		ck_assert_ptr_nonnull(strstr(out, "demo.recurse ()V"));
@@ -572,7 +522,7 @@ START_TEST(test_no_kept_samples)
 
 	profile_samples(p, &n);
 	ck_assert_uint_eq(n, 0);
-	data = render(out_arttrace_write, p, &len);
+	data = testutil_render(out_arttrace_write, p, NULL, &len);
 	path = testutil_tmp_file("counts.trace", data, len);
 	out = py_check("arttrace", path, NULL);
 	if (out) {
@@ -584,7 +534,7 @@ START_TEST(test_no_kept_samples)
 	free(path);
 	free(data);
 
-	data = render(out_sentry_write, p, &len);
+	data = testutil_render(out_sentry_write, p, NULL, &len);
 	ck_assert_uint_eq(count_str(data, "\"thread_id\": \"100\""), 8);
 	ck_assert_uint_eq(count_str(data, "{\"timestamp\": "), DEMO_TOTAL + 5);
 	path = testutil_tmp_file("counts.json", data, len);
@@ -621,7 +571,7 @@ START_TEST(test_arttrace_overflow)
 	profile_add_sample(p, t, sa, T0 + 2 * PERIOD, 0);
 	profile_add_sample(p, t, sb, T0 + PERIOD, 0);		/* back in time: at 20 ms */
 	profile_add_sample(p, t, sa, T0 + 5000000000000ULL, 0); /* 5000 s: past the range */
-	data = render(out_arttrace_write, p, &len);
+	data = testutil_render(out_arttrace_write, p, NULL, &len);
 	ck_assert_ptr_nonnull(strstr(data, "data-file-overflow=true\nclock=wall\n"
 					   "elapsed-time-usec=30000\nnum-method-calls=4\n"));
 	path = testutil_tmp_file("overflow.trace", data, len);
@@ -760,7 +710,7 @@ START_TEST(test_empty)
 	char *data, *path, *out;
 	int st;
 
-	data = render(out_sentry_write, p, &len);
+	data = testutil_render(out_sentry_write, p, NULL, &len);
 	ck_assert_ptr_nonnull(strstr(data, "\"samples\": [\n  ],"));
 	path = testutil_tmp_file("empty.json", data, len);
 	out = py_run("sentry", path, NULL, &st);
@@ -772,7 +722,7 @@ START_TEST(test_empty)
 	free(path);
 	free(data);
 
-	data = render(out_arttrace_write, p, &len);
+	data = testutil_render(out_arttrace_write, p, NULL, &len);
 	ck_assert_ptr_nonnull(strstr(data, "elapsed-time-usec=0\nnum-method-calls=0\n"));
 	ck_assert_ptr_null(strstr(data, "pid="));
 	path = testutil_tmp_file("empty.trace", data, len);
@@ -806,7 +756,7 @@ START_TEST(test_hostile_meta)
 	profile_set_meta(p, "sentry_release", "rel\"ease\n1");
 	profile_set_meta(p, "pid", "12\n*end");
 	profile_set_meta(p, "counter:cpu_percent", "=1 x=2 18446744073709551616=3 9=inf 7=");
-	data = render(out_sentry_write, p, &len);
+	data = testutil_render(out_sentry_write, p, NULL, &len);
 	ck_assert_ptr_null(strstr(data, "0011223344556677889AABBCCDDEEFF0"));
 	ck_assert_ptr_null(strstr(data, "debug_meta"));
 	ck_assert_ptr_null(strstr(data, "instruction_addr"));
@@ -820,7 +770,7 @@ START_TEST(test_hostile_meta)
 	free(path);
 	free(data);
 
-	data = render(out_arttrace_write, p, &len);
+	data = testutil_render(out_arttrace_write, p, NULL, &len);
 	ck_assert_ptr_null(strstr(data, "pid="));
 	ck_assert_uint_eq(count_str(data, "*end"), 1);
 	free(data);
@@ -833,11 +783,11 @@ START_TEST(test_checkers_reject)
 {
 	struct profile *p = build_profile(1);
 	size_t len, tlen;
-	char *data = render(out_arttrace_write, p, &len), *text = art_text(data, len), *bad;
+	char *data = testutil_render(out_arttrace_write, p, NULL, &len), *text = art_text(data, len), *bad;
 	char *path, *out, *json;
 	int st;
 
-	if (!have("python3"))
+	if (!testutil_have_tool("python3"))
 		goto out;
 	tlen = strlen(text);
 	/* truncated in the middle of a record */
@@ -879,7 +829,7 @@ START_TEST(test_checkers_reject)
 	free(bad);
 
 	/* Sentry: a stack_id out of range */
-	json = render(out_sentry_write, p, &len);
+	json = testutil_render(out_sentry_write, p, NULL, &len);
 	bad = strstr(json, "\"stack_id\": 0,");
 	bad[12] = '9';
 	path = testutil_tmp_file("bad.json", json, len);
@@ -927,7 +877,7 @@ END_TEST
 START_TEST(test_write_error)
 {
 	struct profile *p = build_profile(1);
-	writer_fn *const writers[] = {out_sentry_write, out_sentry_envelope_write,
+	output_write_fn *const writers[] = {out_sentry_write, out_sentry_envelope_write,
 				      out_arttrace_write, out_text_write};
 	size_t i;
 

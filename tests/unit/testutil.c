@@ -1,4 +1,5 @@
 /* Helpers shared by the unit suites (see testutil.h). Not a suite: it registers no tests. */
+#include <sys/wait.h>
 #include <check.h>
 #include <errno.h>
 #include <ftw.h>
@@ -208,4 +209,38 @@ char *testutil_tmp_file(const char *rel, const void *data, size_t size)
 
 	testutil_write_file(path, data, size);
 	return path;
+}
+
+int testutil_have_tool(const char *tool)
+{
+	char *cmd = xasprintf("command -v %s >/dev/null 2>&1", tool);
+	int ok = system(cmd) == 0;
+
+	free(cmd);
+	if (!ok)
+		fprintf(stderr,
+			"SKIP: %s not installed, its check of the writer output did not run\n",
+			tool);
+	return ok;
+}
+
+/* Run @cmd (sh), its stdout+stderr into a string; *@status = its exit status. */
+char *testutil_run(const char *cmd, int *status)
+{
+	char *full = xasprintf("(%s) 2>&1", cmd), *out = NULL;
+	size_t n = 0, alloc = 0, got;
+	FILE *f = popen(full, "r");
+	int st;
+
+	ck_assert_ptr_nonnull(f);
+	do {
+		ALLOC_GROW(out, n + 4097, alloc);
+		got = fread(out + n, 1, 4096, f);
+		n += got;
+	} while (got);
+	out[n] = '\0';
+	st = pclose(f);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	free(full);
+	return out;
 }

@@ -34,6 +34,13 @@ char *testutil_render(output_write_fn *writer, const struct profile *p, const st
 		      size_t *len);
 
 /* A new empty directory /tmp/perch-check-XXXXXX. Malloc'ed. */
+/* Is @tool on PATH? When not, prints "SKIP: <tool> not installed ..." so a skipped consumer
+ * check is visible in the output. */
+int testutil_have_tool(const char *tool);
+/* Run @cmd with sh, stdout and stderr together into a malloc'ed string; *@status is its exit
+ * status (128 when it did not exit normally). */
+char *testutil_run(const char *cmd, int *status);
+
 char *testutil_tmpdir_new(void);
 /* Remove @dir and everything below it (links are not followed), then free @dir. NULL: no-op. */
 void testutil_tmpdir_free(char *dir);
