@@ -350,7 +350,8 @@ static void print_summary(struct record *rec, const struct sampler_stats *st)
 		"perch:   threads seen: %llu  ticks: %llu  missed ticks: %llu\n"
 		"perch:   stop window per sample: p50 %llu us, p99 %llu us\n"
 		"perch:   unwound to root: %.1f%%  (frame-pointer fallback %.1f%%, stopped early "
-		"%.1f%%, %.1f frames, unwind %.1f us, symbolize %.1f us per sample)\n"
+		"%.1f%%, cut at %d frames %.1f%%, %.1f frames, unwind %.1f us, symbolize %.1f us per "
+		"sample; maps read %llu times)\n"
 		"perch:   errors: registers %llu, stack copy %llu, dropped (perch behind) %llu; "
 		"threads exited under perch %llu; signals passed through %llu\n",
 		rec->t.pid, st->elapsed_s, rec->hz, rec->cpu_mode ? "cpu" : "wall", why,
@@ -361,8 +362,10 @@ static void print_summary(struct record *rec, const struct sampler_stats *st)
 		(unsigned long long)sampler_stop_percentile(st, 50),
 		(unsigned long long)sampler_stop_percentile(st, 99),
 		100.0 * (double)rs->to_root / stacks, 100.0 * (double)rs->fp_used / stacks,
-		100.0 * (double)rs->cfi_failed / stacks, (double)rs->frames / stacks,
+		100.0 * (double)rs->cfi_failed / stacks, UNWIND_MAX_FRAMES,
+		100.0 * (double)rs->truncated / stacks, (double)rs->frames / stacks,
 		(double)rs->unwind_ns / 1e3 / stacks, (double)rs->symbolize_ns / 1e3 / stacks,
+		(unsigned long long)rs->reloads,
 		(unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
 		(unsigned long long)st->dropped, (unsigned long long)(st->races + rec->t.stats.thread_races),
 		(unsigned long long)rec->t.stats.signals);
