@@ -80,9 +80,10 @@ include tests/targets/targets.mk
 deps:
 	$(Q)scripts/install-deps.sh
 
+# mk/*.mk files add their own test steps to `make check` with CHECK_EXTRA += check-NAME.
 check: deps
 	$(Q)$(MAKE) --no-print-directory all targets $(O)/tests/unit/run $(O)/tests/e2e/run
-	$(Q)$(MAKE) --no-print-directory check-unit check-e2e
+	$(Q)$(MAKE) --no-print-directory check-unit check-e2e $(CHECK_EXTRA)
 
 check-unit: $(O)/tests/unit/run
 	$(Q)cd $(CURDIR) && $(O)/tests/unit/run

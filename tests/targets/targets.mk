@@ -14,6 +14,8 @@ T_COMMON := $(T_DIR)/target_common.c
 T_LIBS := -lpthread
 
 T_PROGS := chain-fp chain-o2 threads4 cpp dlopen libplugin.so dump signals lifecycle waits
+# More targets live in their own tests/targets/*.mk files (T_PROGS += NAME, plus their rules).
+-include $(filter-out $(T_DIR)/targets.mk,$(wildcard $(T_DIR)/*.mk))
 targets: $(addprefix $(TARGETS_DIR)/,$(T_PROGS))
 
 CHAIN_SRCS := $(addprefix $(T_DIR)/,chain_main.c chain_f0.c chain_f1.c chain_f2.c chain_f3.c \
