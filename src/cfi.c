@@ -31,6 +31,17 @@ struct cfi_fde_ent {
 	unsigned int sec;    /* index into cfi_table.sec */
 };
 
+/* Rows already computed, by pc: the same return addresses come back sample after sample, and
+ * evaluating a row means parsing its CIE and running the CIE and FDE programs up to the pc. */
+#define CFI_ROW_CACHE 64 /* direct-mapped entries per table, allocated on first use */
+
+struct cfi_row_slot {
+	uint64_t pc;
+	int ret;     /* cfi_row_find's result for that pc */
+	int used;
+	struct cfi_row row;
+};
+
 struct cfi_table {
 	struct cfi_section sec[2];
 	unsigned int nr_sec;
@@ -38,6 +49,9 @@ struct cfi_table {
 	int addr_size;
 	struct cfi_fde_ent *ents; /* sorted by start; for equal starts .eh_frame first */
 	size_t nr, alloc;
+	/* a memo, not part of the table's value: filled by the const lookups (a table is used
+	 * by one thread at a time) */
+	struct cfi_row_slot *rows;
 };
 
 /* A parsed FDE with its CIE: everything the interpreter needs. */
@@ -249,6 +263,7 @@ void cfi_table_free(struct cfi_table *t)
 {
 	if (!t)
 		return;
+	free(t->rows);
 	free(t->ents);
 	free(t);
 }
@@ -582,7 +597,7 @@ static int row_for_fde(const struct cfi_table *t, const struct cfi_fde *fde, uin
 	return ret;
 }
 
-int cfi_row_find(const struct cfi_table *t, uint64_t pc, struct cfi_row *row)
+static int row_find_uncached(const struct cfi_table *t, uint64_t pc, struct cfi_row *row)
 {
 	const struct cfi_fde_ent *e = find_ent(t, pc);
 	struct cfi_fde fde;
@@ -593,6 +608,24 @@ int cfi_row_find(const struct cfi_table *t, uint64_t pc, struct cfi_row *row)
 	if (parse_fde_at(t, &t->sec[e->sec], e->off, NULL, &fde, &next) != 0)
 		return -ENOEXEC;
 	return row_for_fde(t, &fde, pc, row);
+}
+
+int cfi_row_find(const struct cfi_table *t, uint64_t pc, struct cfi_row *row)
+{
+	struct cfi_table *mt = (struct cfi_table *)t; /* the memo only */
+	struct cfi_row_slot *slot;
+
+	if (!mt->rows)
+		mt->rows = xcalloc(CFI_ROW_CACHE, sizeof(*mt->rows));
+	slot = &mt->rows[(pc ^ (pc >> 7) ^ (pc >> 13)) % CFI_ROW_CACHE];
+	if (!slot->used || slot->pc != pc) {
+		slot->used = 1;
+		slot->pc = pc;
+		slot->ret = row_find_uncached(t, pc, &slot->row);
+	}
+	if (slot->ret == 0)
+		*row = slot->row;
+	return slot->ret;
 }
 
 /* ---- DWARF expressions ---- */

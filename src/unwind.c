@@ -414,7 +414,7 @@ void unwinder_flush(struct unwinder *u)
 /* One step with perch's own CFI (cfi.c) from @r; @exact: @r's pc is not a return address.
  * 0, -ENOENT at the outermost frame, or another -errno when it cannot step. */
 static int own_cfi_step(struct unwinder *u, const struct perch_regs *r, int exact,
-			struct perch_regs *out)
+			struct perch_regs *out, unsigned int *out_flags)
 {
 	const struct perch_arch *a = u->arch;
 	struct perch_mem mem = { perch_mem_read, u };
@@ -422,12 +422,12 @@ static int own_cfi_step(struct unwinder *u, const struct perch_regs *r, int exac
 	const struct modules_map *mm =
 		modules_find_fresh(u->ms, exact ? pc : pc - 1, u->snap->time_ns);
 	const struct cfi_table *t = mm ? modules_cfi(u->ms, mm) : NULL;
-	unsigned int out_flags;
 
+	*out_flags = 0;
 	if (!t)
 		return -ENODATA;
 	return cfi_step(a, t, mm->bias, r, exact ? CFI_PC_EXACT : 0, &mem, u->snap->pac_mask,
-			out, &out_flags);
+			out, out_flags);
 }
 
 /* Is @addr in an executable mapping? (A frame-pointer chain that leaves code is garbage.) */
@@ -467,6 +467,12 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 	uint64_t prev_sp;
 	unw_cursor_t c;
 	int n = 0, cursor_ok, fresh = 1; /* fresh: the cursor has not stepped since its init */
+	/* exact: the current frame's pc is not a return address (the first frame, or one a
+	 * signal interrupted); own_only: libunwind failed and perch's own CFI stepped instead,
+	 * so the next frames go to perch's CFI first, libunwind only where it has no CFI
+	 * (re-creating a libunwind cursor per frame to fail again is what made PAC-signed
+	 * aarch64 stacks slow) */
+	int exact = 1, own_only = 0;
 
 	*flags = 0;
 	if (max <= 0)
@@ -484,6 +490,7 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 		struct perch_regs r, next;
 		unw_proc_info_t pi;
 		unw_word_t ip, sp;
+		unsigned int out_flags;
 		int ret, have_pi = 0;
 
 		/* the current frame's registers, for the fallbacks below: all the snapshot (or
@@ -520,9 +527,21 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 		 * perch's own CFI evaluator, else one frame-pointer step. At a real thread root
 		 * the CFI says so (return address undefined) or the frame pointer is 0 (_start
 		 * and clone clear it), so the walk ends there by itself. */
-		ret = own_cfi_step(u, &r, n == 1, &next);
+		if (cursor_ok)
+			exact = fresh && exact; /* a frame libunwind stepped to has a return address */
+		ret = own_cfi_step(u, &r, exact, &next, &out_flags);
 		if (ret == -ENOENT)
 			break;
+		if (ret == -ENODATA && own_only) {
+			/* perch has no CFI for this frame (e.g. the vDSO): libunwind may */
+			own_only = 0;
+			cursor_ok = unw_init_remote(&c, u->as, u) == 0;
+			fresh = 1;
+			if (cursor_ok)
+				continue;
+		}
+		own_only = ret == 0;
+		exact = ret == 0 && (out_flags & CFI_PC_EXACT);
 		if (ret < 0) {
 			if (a->fp_step(&r, &mem, &next) < 0) {
 				*flags |= UNWIND_CFI_FAILED;
@@ -542,7 +561,7 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 		pcs[n++] = ip;
 		prev_sp = sp;
 		u->cur = next;
-		cursor_ok = unw_init_remote(&c, u->as, u) == 0;
+		cursor_ok = !own_only && unw_init_remote(&c, u->as, u) == 0;
 		fresh = 1;
 	}
 	if (n == max)
