@@ -52,6 +52,12 @@ static const char record_usage[] =
 	"                         that are running\n"
 	"      --stack-size BYTES bytes of stack copied per sample (default 32768)\n"
 	"      --top N            print the N hottest functions at the end\n"
+	"      --verify           also unwind every sample inside the stop with libunwind-ptrace\n"
+	"                         and count the samples whose frames differ (slow: a check of\n"
+	"                         perch's own unwinder)\n"
+	"      --no-follow-cpu    do not move perch's sampling thread to the target's CPU\n"
+	"      --no-idle-reuse    interrupt blocked threads at every tick (measures what\n"
+	"                         reusing their last stack saves)\n"
 	"      --sysroot DIR      look for debug files under DIR/usr/lib/debug\n"
 	"      --symfs DIR        look for unstripped copies of modules under DIR first\n"
 	"  -q, --quiet            no summary\n"
@@ -83,6 +89,8 @@ struct record {
 	const struct output_format *default_fmt; /* --format, for -o without a known ending */
 	const char *sysroot, *symfs;
 	int lines, top, quiet, cpu_mode;
+	int verify, no_follow_cpu, no_idle_reuse;
+	uint64_t verified, verify_differ; /* --verify: samples compared, and differing */
 	char **argv; /* program to launch, or NULL */
 
 	struct tracee t;
@@ -172,6 +180,30 @@ static struct record_site *site_find(struct record_sites *rs, uint64_t sp, uint6
 	return NULL;
 }
 
+/* --verify: do the frames of the last resolver_stack() call equal libunwind-ptrace's? */
+static void verify_sample(struct record *rec, const struct sampler_info *info)
+{
+	int n, m = info->nr_verify;
+	const uint64_t *pcs = resolver_last_pcs(rec->r, &n);
+
+	if (m <= 0)
+		return;
+	rec->verified++;
+	/* libunwind-ptrace keeps at most SAMPLER_VERIFY_MAX frames */
+	if (n > SAMPLER_VERIFY_MAX && m == SAMPLER_VERIFY_MAX)
+		n = SAMPLER_VERIFY_MAX;
+	if (n == m && !memcmp(pcs, info->verify_pcs, (size_t)n * sizeof(*pcs)))
+		return;
+	rec->verify_differ++;
+	if (log_level >= LOG_LEVEL_DEBUG) {
+		log_debug("verify: thread %d: perch %d frames, libunwind-ptrace %d", info->tid, n, m);
+		for (int i = 0; i < n || i < m; i++)
+			log_debug("  #%-3d %#18llx %#18llx", i,
+				  i < n ? (unsigned long long)pcs[i] : 0ULL,
+				  i < m ? (unsigned long long)info->verify_pcs[i] : 0ULL);
+	}
+}
+
 static void on_sample(void *arg, const struct sampler_info *info,
 		      const struct unwind_snapshot *snap)
 {
@@ -189,6 +221,8 @@ static void on_sample(void *arg, const struct sampler_info *info,
 		site->wait = 0;
 	}
 	site->stack = stack + 1;
+	if (rec->verify)
+		verify_sample(rec, info);
 	profile_add_weighted(rec->p, thread, with_wait_frame(rec, info, stack, site),
 			     info->time_ns, info->state, info->weight);
 }
@@ -219,7 +253,7 @@ static void on_event(void *arg, int kind, pid_t tid)
 static int parse_args(struct record *rec, int argc, char **argv)
 {
 	enum { OPT_STACK = 256, OPT_TOP, OPT_LINES, OPT_SYSROOT, OPT_SYMFS, OPT_HELP, OPT_FORMAT,
-	       OPT_MODE };
+	       OPT_MODE, OPT_VERIFY, OPT_NO_FOLLOW, OPT_NO_REUSE };
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -235,6 +269,9 @@ static int parse_args(struct record *rec, int argc, char **argv)
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "no-follow-cpu", no_argument, NULL, OPT_NO_FOLLOW },
+		{ "no-idle-reuse", no_argument, NULL, OPT_NO_REUSE },
 		{ 0 },
 	};
 	char *end;
@@ -299,6 +336,15 @@ static int parse_args(struct record *rec, int argc, char **argv)
 			break;
 		case OPT_LINES:
 			rec->lines = 1;
+			break;
+		case OPT_VERIFY:
+			rec->verify = 1;
+			break;
+		case OPT_NO_FOLLOW:
+			rec->no_follow_cpu = 1;
+			break;
+		case OPT_NO_REUSE:
+			rec->no_idle_reuse = 1;
 			break;
 		case OPT_SYSROOT:
 			rec->sysroot = optarg;
@@ -369,6 +415,10 @@ static void print_summary(struct record *rec, const struct sampler_stats *st)
 		(unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
 		(unsigned long long)st->dropped, (unsigned long long)(st->races + rec->t.stats.thread_races),
 		(unsigned long long)rec->t.stats.signals);
+	if (rec->verify)
+		fprintf(stderr, "perch:   verify: %llu of %llu samples differ from libunwind-ptrace's "
+				"unwind in the stop\n",
+			(unsigned long long)rec->verify_differ, (unsigned long long)rec->verified);
 }
 
 static int write_one(struct record *rec, const struct record_output *ro)
@@ -477,7 +527,10 @@ static int record_run(int argc, char **argv)
 		profile_set_meta(rec.p, "comm",
 				 profile_str(rec.p, profile_thread_get(rec.p, 0)->name));
 
-	so = (struct sampler_opts){ rec.hz, rec.duration, rec.stack_size, rec.cpu_mode };
+	so = (struct sampler_opts){ .hz = rec.hz, .duration = rec.duration,
+				    .stack_size = rec.stack_size, .cpu_mode = rec.cpu_mode,
+				    .follow_cpu = !rec.no_follow_cpu, .verify = rec.verify,
+				    .no_idle_reuse = rec.no_idle_reuse };
 	ret = sampler_run(&rec.t, arch, &so, &ops, &rec, st);
 	if (ret < 0)
 		log_errno(ret, "sampling stopped");

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -17,11 +18,14 @@
 #include "perch/sampler.h"
 #include "perch/tracee.h"
 #include "perch/unwind.h"
+#include "perch/unwind-ptrace.h"
 #include "perch/waitreason.h"
 #include "perch/xalloc.h"
 
 #define SAMPLER_NICE (-10)
 
+#define SAMPLER_MAX_BATCH 1024 /* threads interrupted after the CPU move; more: at once */
+#define SAMPLER_MAX_CPUS 256   /* CPUs follow_cpu() counts threads on */
 #define SAMPLER_COMM 64 /* thread names are at most 15 bytes; room for longer kernels */
 #define ITEM_SAMPLE 0
 #define ITEM_REUSE (-1)
@@ -38,6 +42,8 @@ struct item {
 	char comm[SAMPLER_COMM];
 	uint64_t site_sp, site_pc; /* ITEM_REUSE: where the reused snapshot was taken */
 	struct unwind_snapshot snap;
+	uint64_t *verify;          /* --verify: libunwind-ptrace's pcs, SAMPLER_VERIFY_MAX */
+	int nr_verify;
 };
 
 /* Items move free -> ring (ptrace thread) -> worker -> free. */
@@ -52,6 +58,7 @@ struct queue {
 
 struct worker {
 	struct queue q;
+	struct unwind_ptrace *verify; /* --verify: the reference unwinder, else NULL */
 	pthread_t thread;
 	const struct sampler_ops *ops;
 	void *arg;
@@ -83,7 +90,7 @@ int sampler_snapshot(struct tracee *t, const struct perch_arch *arch, struct tra
 
 /* ---- the queue ---- */
 
-static void queue_init(struct queue *q, size_t cap, size_t stack_size)
+static void queue_init(struct queue *q, size_t cap, size_t stack_size, int verify)
 {
 	memset(q, 0, sizeof(*q));
 	pthread_mutex_init(&q->lock, NULL);
@@ -95,14 +102,18 @@ static void queue_init(struct queue *q, size_t cap, size_t stack_size)
 	for (size_t i = 0; i < cap; i++) {
 		q->items[i].snap.stack = xmalloc(stack_size ? stack_size : 1);
 		q->items[i].snap.stack_cap = stack_size;
+		if (verify)
+			q->items[i].verify = xcalloc(SAMPLER_VERIFY_MAX, sizeof(uint64_t));
 		q->free[q->nr_free++] = &q->items[i];
 	}
 }
 
 static void queue_release(struct queue *q)
 {
-	for (size_t i = 0; i < q->cap; i++)
+	for (size_t i = 0; i < q->cap; i++) {
 		free(q->items[i].snap.stack);
+		free(q->items[i].verify);
+	}
 	free(q->items);
 	free(q->ring);
 	free(q->free);
@@ -156,6 +167,8 @@ static void *worker_main(void *p)
 				.syscall = it->has_syscall ? it->syscall : NULL,
 				.comm = it->comm,
 				.time_ns = it->snap.time_ns,
+				.verify_pcs = it->verify,
+				.nr_verify = it->verify ? it->nr_verify : -1,
 			};
 
 			if (it->kind == ITEM_SAMPLE)
@@ -187,6 +200,7 @@ struct sthread {
 	int stat_fd;            /* kept open /proc/PID/task/TID/stat; -1 not yet, -2 failed */
 	int syscall_fd;         /* the same for .../syscall */
 	char state;             /* state letter read at the last tick */
+	int cpu;                /* CPU it last ran on, from the same read (-1 unknown) */
 	char comm[SAMPLER_COMM];/* name read at the last tick */
 	int has_syscall;        /* @syscall holds the text read at the last tick */
 	char syscall[SAMPLER_SYSCALL_TEXT];
@@ -269,12 +283,15 @@ static int read_slices(struct tracee *t, struct tracee_thread *th, struct sthrea
 	return 0;
 }
 
-/* The state letter and name from .../stat ("1234 (comm) S ..."; comm may hold ')'): the state
- * or 0 when unknown; @s->comm is left as it was when the line cannot be read. */
+/* The state letter, name and last CPU from .../stat ("1234 (comm) S ..."; comm may hold
+ * ')'; the CPU is field 39): the state or 0 when unknown; @s->comm is left as it was when the
+ * line cannot be read, @s->cpu is -1 when it has no CPU field. */
 static char read_state(struct tracee *t, struct tracee_thread *th, struct sthread *s)
 {
-	char buf[512], *open, *close;
+	char buf[512], *open, *close, *p;
+	int field = 3;
 
+	s->cpu = -1;
 	if (read_task_file(t, th, &s->stat_fd, "stat", buf, sizeof(buf)) < 0)
 		return 0;
 	open = strchr(buf, '(');
@@ -282,6 +299,11 @@ static char read_state(struct tracee *t, struct tracee_thread *th, struct sthrea
 	if (!open || !close || close < open || close[1] != ' ')
 		return 0;
 	snprintf(s->comm, sizeof(s->comm), "%.*s", (int)(close - open - 1), open + 1);
+	for (p = close + 2; *p && field < 39; p++)
+		if (*p == ' ')
+			field++;
+	if (field == 39 && *p >= '0' && *p <= '9')
+		s->cpu = (int)strtol(p, NULL, 10);
 	return close[2];
 }
 
@@ -346,6 +368,9 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 
 	if (it)
 		ret = sampler_snapshot(t, arch, th, &it->snap);
+	if (it && w->verify && ret == 0)
+		it->nr_verify = unwind_ptrace_pcs(w->verify, th->tid, it->snap.pac_mask,
+						  it->verify, SAMPLER_VERIFY_MAX);
 	tracee_resume(t, th);
 	us = (tracee_now_ns() - th->interrupt_ns) / 1000;
 	st->stop_hist[us < SAMPLER_HIST_US ? us : SAMPLER_HIST_US]++;
@@ -432,6 +457,34 @@ static int reuse(struct worker *w, struct tracee_thread *th, struct sthread *s, 
 	return 0;
 }
 
+/* Move the ptrace thread to the CPU where most of the running threads about to be
+ * interrupted last ran. A stop reported to a tracer on the same CPU costs about 5 us; on
+ * another CPU about 65 us on these VMs, since waking the other, idle CPU takes an IPI (a VM
+ * exit): perf-baseline.md, design lesson 2. Ties keep the current CPU, so threads spread over
+ * the CPUs do not make perch migrate at every tick. */
+static void follow_cpu(struct tracee_thread *const *stop, size_t n, struct sampler_stats *st)
+{
+	int count[SAMPLER_MAX_CPUS] = { 0 }, best = -1, here = sched_getcpu();
+	cpu_set_t set;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sthread *s = stop[i]->user;
+
+		if (s->state == 'R' && s->cpu >= 0 && s->cpu < SAMPLER_MAX_CPUS)
+			count[s->cpu]++;
+	}
+	for (int c = 0; c < SAMPLER_MAX_CPUS; c++)
+		if (count[c] && (best < 0 || count[c] > count[best]))
+			best = c;
+	if (best < 0 || best == here || (here >= 0 && here < SAMPLER_MAX_CPUS &&
+					  count[here] == count[best]))
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(best, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) == 0)
+		st->migrations++;
+}
+
 /* One tick that stands for 1 + @missed ticks of the schedule (perch fell behind). For each
  * thread: read its state first (a thread we stop reads as 't'); a thread not running is
  * skipped in cpu mode, counted again without a stop when it is blocked where an earlier
@@ -439,6 +492,9 @@ static int reuse(struct worker *w, struct tracee_thread *th, struct sthread *s, 
 static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *o,
 		 uint64_t missed, struct sampler_stats *st)
 {
+	struct tracee_thread *stop[SAMPLER_MAX_BATCH];
+	size_t nr_stop = 0;
+
 	st->ticks++;
 	for (size_t i = 0; i < t->nr_threads; i++) {
 		struct tracee_thread *th = t->threads[i];
@@ -457,7 +513,7 @@ static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *
 			continue;
 		/* found blocked at a site before and not switched in since: still there (one
 		 * read instead of stat + syscall: hundreds of idle threads stay cheap) */
-		if (s->idle_known && !o->cpu_mode) {
+		if (s->idle_known && !o->cpu_mode && !o->no_idle_reuse) {
 			uint64_t slices;
 
 			if (read_slices(t, th, s, &slices) == 0 && slices == s->idle_slices) {
@@ -479,16 +535,23 @@ static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *
 		s->has_syscall = s->state && s->state != 'R' &&
 				 read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall,
 						sizeof(s->syscall)) > 0;
-		site = blocked_site(s);
+		site = o->no_idle_reuse ? -1 : blocked_site(s);
 		if (site >= 0 && reuse(w, th, s, s->sites[site].sp, s->sites[site].pc, st) == 0) {
 			s->idle_sp = s->sites[site].sp;
 			s->idle_pc = s->sites[site].pc;
 			s->idle_known = read_slices(t, th, s, &s->idle_slices) == 0;
 			continue;
 		}
-		if (tracee_interrupt(t, th, tracee_now_ns()) == -ESRCH)
+		if (nr_stop < SAMPLER_MAX_BATCH)
+			stop[nr_stop++] = th;
+		else if (tracee_interrupt(t, th, tracee_now_ns()) == -ESRCH)
 			st->races++;
 	}
+	if (o->follow_cpu)
+		follow_cpu(stop, nr_stop, st);
+	for (size_t i = 0; i < nr_stop; i++)
+		if (tracee_interrupt(t, stop[i], tracee_now_ns()) == -ESRCH)
+			st->races++;
 }
 
 int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sampler_opts *o,
@@ -499,9 +562,14 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	sigset_t set;
 	int ret = 0;
 
+	cpu_set_t old_cpus;
+	int have_old_cpus = sched_getaffinity(0, sizeof(old_cpus), &old_cpus) == 0;
+
 	wait_set(&set);
 	t->on_free = sthread_free;
-	queue_init(&w.q, SAMPLER_QUEUE, o->stack_size);
+	queue_init(&w.q, SAMPLER_QUEUE, o->stack_size, o->verify);
+	if (o->verify)
+		w.verify = unwind_ptrace_new();
 	ret = pthread_create(&w.thread, NULL, worker_main, &w);
 	/* the ptrace thread's few microseconds per tick should not wait behind a busy target:
 	 * raise its priority when allowed (the worker keeps the default) */
@@ -558,6 +626,8 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		}
 	}
 	st->elapsed_s = (double)(tracee_now_ns() - start) / 1e9;
+	if (have_old_cpus && st->migrations)
+		sched_setaffinity(0, sizeof(old_cpus), &old_cpus);
 	for (size_t i = 0; i < t->nr_threads; i++)
 		sthread_free(t->threads[i]);
 	/* the worker finishes what was queued */
@@ -567,6 +637,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	pthread_mutex_unlock(&w.q.lock);
 	pthread_join(w.thread, NULL);
 	queue_release(&w.q);
+	unwind_ptrace_free(w.verify);
 	return ret < 0 ? ret : 0;
 }
 

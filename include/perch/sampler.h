@@ -27,7 +27,14 @@ struct sampler_opts {
 	double duration;    /* seconds; 0 = until the target exits or a signal */
 	size_t stack_size;  /* bytes of stack copied from SP */
 	int cpu_mode;       /* sample only threads that are running ('R'), not waiting ones */
+	int follow_cpu;     /* move the ptrace thread to the CPU the running threads use */
+	int verify;         /* also unwind in the stop with libunwind-ptrace (slow): see
+	                     * sampler_info.verify_pcs */
+	int no_idle_reuse;  /* interrupt blocked threads at every tick, as if nothing were known
+	                     * of them (to measure what reuse saves) */
 };
+
+#define SAMPLER_VERIFY_MAX 128 /* frames the --verify reference unwind keeps */
 
 #define SAMPLER_SITES 4          /* recent sample sites remembered per thread */
 #define SAMPLER_SYSCALL_TEXT 256 /* /proc/PID/task/TID/syscall is shorter than this */
@@ -42,6 +49,10 @@ struct sampler_info {
 	                      * else NULL */
 	const char *comm;  /* its name from the same stat read ("" when unknown) */
 	uint64_t time_ns;  /* CLOCK_MONOTONIC of the sample */
+	/* --verify: the pcs libunwind-ptrace found in the stop window, innermost first
+	 * (nr_verify of them, at most SAMPLER_VERIFY_MAX); nr_verify -1 when not verifying */
+	const uint64_t *verify_pcs;
+	int nr_verify;
 };
 
 #define SAMPLER_HIST_US 100000 /* stop-window histogram: 1 us buckets up to 100 ms */
@@ -67,6 +78,7 @@ struct sampler_stats {
 	uint64_t reused;         /* samples of blocked threads that were not interrupted */
 	uint64_t skipped_idle;   /* cpu mode: threads not sampled because they were not running */
 	uint64_t races;          /* threads that exited under us (expected, not errors) */
+	uint64_t migrations;     /* CPU changes of the ptrace thread (follow_cpu) */
 	uint64_t stop_hist[SAMPLER_HIST_US + 1];
 	double elapsed_s;
 	enum sampler_stop stop_reason;

@@ -183,6 +183,7 @@ SUMMARY_RES = {
     "stop": re.compile(r"stop window per sample: p50 (\d+) us, p99 (\d+) us"),
     "unwind": re.compile(r"unwound to root: ([\d.]+)%.*?fallback ([\d.]+)%.*?stopped early "
                          r"([\d.]+)%, ([\d.]+) frames, unwind ([\d.]+) us, symbolize ([\d.]+) us"),
+    "verify": re.compile(r"verify: (\d+) of (\d+) samples differ"),
     "errors": re.compile(r"errors: registers (\d+), stack copy (\d+), dropped \(perch behind\) "
                          r"(\d+)"),
 }
@@ -206,6 +207,9 @@ def parse_perch_summary(text):
     if m:
         (s["to_root_pct"], s["fp_fallback_pct"], s["stopped_early_pct"], s["frames"],
          s["unwind_us"], s["symbolize_us"]) = map(float, m.groups())
+    m = SUMMARY_RES["verify"].search(text)
+    if m:
+        s["verify_differ"], s["verify_samples"] = map(int, m.groups())
     m = SUMMARY_RES["errors"].search(text)
     if m:
         s["err_regs"], s["err_stack"], s["dropped"] = map(int, m.groups())
@@ -266,7 +270,7 @@ class Bench:
         perfdata = os.path.join(self.tmp, "perf.data")
         if tool and tool[0] == "perch":
             tool_proc = Proc([self.perch, "record", "-p", str(tgt.pid), "-F", str(tool[1]),
-                              "-o", folded], stdout=subprocess.DEVNULL)
+                              *tool[2:], "-o", folded], stdout=subprocess.DEVNULL)
         elif tool and tool[0] == "perf":
             cg = ["-g"] if tool[1] == "fp" else ["--call-graph", "dwarf"]
             tool_proc = Proc(["perf", "record", "-e", "cpu-clock", "-F",
@@ -499,8 +503,14 @@ class Bench:
         idle_gate(self.gate_max())
         tgt = start_target([self.b("bench-long"), "-t", str(threads), "-s", str(secs + 30)])
         folded = os.path.join(self.tmp, "long.folded")
+        # the recording streamed to disk when perch can write one (issue 6); the folded
+        # file is rendered from it afterwards, as a user would
+        rec = os.path.join(self.tmp, "long.perch")
+        streamed = b".perch" in subprocess.run([self.perch, "record", "--help"],
+                                               stdout=subprocess.PIPE).stdout
+        out = rec if streamed else folded
         pp = Proc([self.perch, "record", "-p", str(tgt.pid), "-F", str(hz), "-d", str(secs),
-                   "-o", folded], stdout=subprocess.DEVNULL)
+                   "-o", out], stdout=subprocess.DEVNULL)
         series = []
         while pp.alive():
             rss = read_status(pp.pid, "VmRSS")
@@ -512,6 +522,11 @@ class Bench:
         summ = parse_perch_summary(pp.out()[1])
         tgt.kill()
         tgt.wait()
+        rec_kb = None
+        if streamed and os.path.exists(rec):
+            rec_kb = os.path.getsize(rec) // 1024
+            subprocess.run([self.perch, "report", rec, "-o", folded],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         out_kb = os.path.getsize(folded) // 1024 if os.path.exists(folded) else None
         nstacks = len(read_folded(folded))
         # growth: least squares over the second half of the recording
@@ -526,13 +541,28 @@ class Bench:
         res = {"seconds": secs, "threads": threads, "hz": hz, "peak_rss_mb": peak_mb,
                "rss_series": series, "growth_mb_per_min": slope * 60 / 1024 if slope is not None
                else None, "folded_kb": out_kb, "distinct_stacks": nstacks, "perch": summ,
-               "perch_cpu_s": rusage_s(pru)}
+               "perch_cpu_s": rusage_s(pru),
+               "output": ("streamed recording %s KiB, folded rendered by perch report" % rec_kb
+                          if streamed else "folded, profile kept in memory")}
         if slope is not None:
             last = series[-1][1] / 1024 if series else peak_mb
             res["extrapolated_10min_mb"] = max(peak_mb, last + slope / 1024 * (600 - secs))
         log("memory: peak %.1f MB after %d s, growth %s MB/min" % (
             peak_mb, secs, "%.2f" % res["growth_mb_per_min"] if slope is not None else "?"))
         return res
+
+    def verify(self, secs, hz=1000):
+        """--verify: every sample also unwound in the stop by libunwind-ptrace; perch's
+        frames must be the same."""
+        idle_gate(self.gate_max())
+        folded = os.path.join(self.tmp, "verify.folded")
+        units = max(2000, int(self.a.units_1t * secs / 5))
+        p = subprocess.run([self.perch, "record", "--verify", "-F", str(hz), "-o", folded, "--",
+                            self.b("bench-chain"), "-d", "0", "-n", str(units)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=300)
+        s = parse_perch_summary(p.stderr.decode(errors="replace"))
+        log("verify: %s of %s samples differ" % (s.get("verify_differ"), s.get("verify_samples")))
+        return {"hz": hz, "units": units, "perch": s}
 
     def idle(self, rounds, hz, deadline):
         configs = []
@@ -541,6 +571,9 @@ class Bench:
                     str(self.a.idle_units), "-d", "300"]
             configs.append(("%d idle unprofiled" % nidle, argv, None))
             configs.append(("%d idle perch -F %d" % (nidle, hz), argv, ("perch", hz)))
+            if nidle:
+                configs.append(("%d idle perch -F %d --no-idle-reuse" % (nidle, hz), argv,
+                                ("perch", hz, "--no-idle-reuse")))
         res = {c[0]: [] for c in configs}
         for r in range(rounds):
             t_round = time.monotonic()
@@ -734,12 +767,12 @@ def render(R):
                      p.get("samples"), p.get("stops"), p.get("left_alone"), p.get("ticks"),
                      p.get("missed_ticks"), p.get("stop_p50_us"), p.get("stop_p99_us"),
                      M["distinct_stacks"], M["folded_kb"], M["perch_cpu_s"]))
-        L.append("  recording is kept in memory (perch has no streamed recording file yet)")
+        L.append("  output: %s" % M.get("output", "folded (kept in memory)"))
     if "idle" in R:
         I = R["idle"]
         L.append("")
         L.append("Idle threads left alone: 2 busy threads + N threads blocked in "
-                 "pthread_cond_wait (rule always on: perch has no switch to turn it off)")
+                 "pthread_cond_wait, with the reuse rule and without it (--no-idle-reuse)")
         for label, row in I["rows"].items():
             L.append("  %-24s work_s %s (%s) slowdown %s%s" % (
                 label, f(row["work_s"], "%.3f"), " ".join("%.2f" % x for x in row["work_s_all"]),
@@ -750,6 +783,13 @@ def render(R):
                 if row.get("stops") is not None else ""))
         if I.get("note"):
             L.append("  " + I["note"])
+    if "verify" in R:
+        V = R["verify"]["perch"]
+        L.append("")
+        L.append("--verify (bench-chain, 1 thread, 1000 Hz): %s of %s samples differ from "
+                 "libunwind-ptrace run in the stop; stop p50/p99 %s/%s us with it" % (
+                     V.get("verify_differ"), V.get("verify_samples"), V.get("stop_p50_us"),
+                     V.get("stop_p99_us")))
     if "goals" in R:
         L.append("")
         L.append("Issue 3 goals")
@@ -777,6 +817,17 @@ def goals(R):
         v = p1000.get("stop_p50_us")
         add("stop window p50 < 20 us (1 thread, 1000 Hz)", None if v is None else v < 20,
             "%s us (p99 %s us)" % (v, p1000.get("stop_p99_us")))
+        v = p1000.get("stop_p99_us")
+        add("stop window p99 < 300 us (1 thread, 1000 Hz)", None if v is None else v < 300,
+            "%s us" % v)
+        v = p1000.get("unwind_us")
+        add("unwind < 10 us per ~30-frame sample (warm)", None if v is None else v < 10,
+            "%s us for %s frames (perch's mean over the run)" % (v, p1000.get("frames")))
+    V = R.get("verify", {}).get("perch", {})
+    if V.get("verify_samples"):
+        add("same frames as libunwind-ptrace on every sample (--verify)",
+            V["verify_differ"] == 0, "%d of %d samples differ" % (V["verify_differ"],
+                                                                 V["verify_samples"]))
     for key, name in (("t1", "1 thread"), ("t4", "4 threads")):
         S = R.get(key, {})
         p, d = S.get("perch -F 1000", {}), S.get("perf -F 1000 dwarf", {})
@@ -920,7 +971,7 @@ def main():
     ap.add_argument("--gate-max", type=float, default=3.0, help="idle gate: give up after S")
     ap.add_argument("--other-max", type=float, default=0.5, help="reject runs with other_s >=")
     ap.add_argument("--budget", type=float, default=540, help="seconds for the whole bench")
-    ap.add_argument("--only", default="t1,t4,accuracy,dump,first,memory,idle")
+    ap.add_argument("--only", default="t1,t4,accuracy,dump,first,memory,idle,verify")
     args = ap.parse_args()
     only = set(args.only.split(","))
 
@@ -955,30 +1006,29 @@ def main():
             raw = B.idle(args.idle_rounds, 1000, 0.8 * args.budget)
             rows = {}
             for nidle in (args.idle_threads, 0):
-                sub = summarize_slowdown(
-                    {"unprofiled": raw["%d idle unprofiled" % nidle],
-                     "%d idle perch" % nidle: raw["%d idle perch -F 1000" % nidle]}, nidle + 3)
+                labels = ["%d idle perch -F 1000" % nidle]
+                if nidle:
+                    labels.append("%d idle perch -F 1000 --no-idle-reuse" % nidle)
+                sub = summarize_slowdown(dict([("unprofiled", raw["%d idle unprofiled" % nidle])]
+                                              + [(l, raw[l]) for l in labels if l in raw]),
+                                         nidle + 3)
                 rows["%d idle unprofiled" % nidle] = sub["unprofiled"]
-                rows["%d idle perch -F 1000" % nidle] = sub["%d idle perch" % nidle]
-            note = ("A/B needs an off switch for the rule (e.g. --no-idle-reuse); the rows above "
-                    "compare 200 idle threads against none, both with the rule on.")
+                for l in labels:
+                    if l in sub:
+                        rows[l] = sub[l]
             a = rows.get("%d idle perch -F 1000" % args.idle_threads)
-            z = rows.get("0 idle perch -F 1000")
-            if a and z and a.get("stops"):
-                r1 = R.get("t1", {}).get("perch -F 1000", {})
-                p1 = r1.get("marginal_cpu_per_stop_us") or r1.get("cpu_per_stop_us")
-                est = ""
-                if p1:
-                    est = (" Without the rule perch would interrupt %d x 1000 = %d sleeping "
-                           "threads/s; at the %.0f us of perch CPU per stop measured on 1 thread "
-                           "that is %.1f CPU-s per s (ESTIMATE, more than the machine has)."
-                           % (args.idle_threads, args.idle_threads * 1000, p1,
-                              args.idle_threads * 1000 * p1 / 1e6))
-                note = ("With the rule on, 200 idle threads cost perch %.2f s CPU vs %.2f s "
-                        "with none (%s of their samples left alone)." % (
-                            a["tool_cpu_s"], z["tool_cpu_s"], f(a.get("left_alone"), "%d"))
-                        + est + " " + note)
+            b = rows.get("%d idle perch -F 1000 --no-idle-reuse" % args.idle_threads)
+            note = ""
+            if a and b:
+                note = ("%d idle threads: perch CPU %.2f s with reuse, %.2f s without (%s of the "
+                        "samples left alone); target slowdown %s vs %s." % (
+                            args.idle_threads, a["tool_cpu_s"], b["tool_cpu_s"],
+                            f(a.get("left_alone"), "%d"),
+                            f(a.get("slowdown_pct"), "%+.1f%%"),
+                            f(b.get("slowdown_pct"), "%+.1f%%")))
             R["idle"] = {"rows": rows, "note": note}
+        if "verify" in only:
+            R["verify"] = B.verify(5)
         if "memory" in only:
             secs = int(min(args.mem_seconds, args.budget - elapsed() - 10))
             R["memory"] = B.memory(max(15, secs))
