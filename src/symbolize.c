@@ -15,6 +15,7 @@
 #include "perch/log.h"
 #include "perch/strarena.h"
 #include "perch/symbolize.h"
+#include "perch/symcache.h"
 #include "perch/xalloc.h"
 
 /* Everything known about one ELF file, loaded on the first lookup that misses. */
@@ -26,6 +27,12 @@ struct symmod {
 	int loaded;
 	struct elfsym_table *syms; /* NULL when the file has none */
 	struct debuginfo *di;	   /* NULL without DWARF */
+	/* the on-disk cache (symcache.h): checked once, then its path or NULL when off, and
+	 * the lines of new DWARF results not yet appended */
+	int cache_checked;
+	char *cache_path;
+	char *pending;
+	size_t pending_len, pending_cap;
 };
 
 /* Cached answer for (mod, vaddr): frames[first .. first + n). */
@@ -60,6 +67,7 @@ struct symbolizer {
 	struct namemap_ent *names;
 	size_t nr_names, names_cap;
 	struct strarena arena;
+	int nr_loaded; /* modules whose symbol tables or DWARF were read */
 };
 
 static uint64_t hash_bytes(const void *p, size_t len)
@@ -180,6 +188,17 @@ void symbolizer_free(struct symbolizer *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->nr_mods; i++) {
+		struct symmod *m = s->mods[i];
+
+		if (m->cache_path && m->pending_len) {
+			int ret = symcache_append(m->cache_path, m->pending, m->pending_len);
+
+			if (ret < 0)
+				log_debug("symbolize: cannot add to %s: %s", m->cache_path,
+					  strerror(-ret));
+		}
+		free(m->cache_path);
+		free(m->pending);
 		elfsym_table_free(s->mods[i]->syms);
 		debuginfo_free(s->mods[i]->di);
 		free(s->mods[i]->key);
@@ -257,6 +276,7 @@ static void module_load(struct symbolizer *s, struct symmod *m, const struct elf
 	int ret;
 
 	m->loaded = 1;
+	s->nr_loaded++;
 	if (!ef->has_symtab || !ef->has_debug_info)
 		dbg = debugfile_find(ef, s->sysroot, s->symfs);
 
@@ -360,7 +380,58 @@ static struct symres *resolve(struct symbolizer *s, struct symmod *m, const stru
 		}
 		f[n - 1].func = display_name(s, sym->name);
 	}
+	/* DWARF answers depend on the build-id alone: keep them for the next run */
+	if (m->cache_path && n && f[n - 1].file &&
+	    symcache_format(vaddr, f, n, &m->pending, &m->pending_len, &m->pending_cap) < 0)
+		log_debug("symbolize: %#llx not cached (unusual characters)",
+			  (unsigned long long)vaddr);
 	return result_add(s, m->id, vaddr, f, n);
+}
+
+struct cache_load {
+	struct symbolizer *s;
+	struct symmod *m;
+};
+
+static void cache_entry(void *arg, uint64_t vaddr, const struct sym_frame *f, int n)
+{
+	struct cache_load *cl = arg;
+	struct sym_frame g[SYM_MAX_INLINE];
+	size_t slot;
+
+	if (result_find(cl->s, cl->m->id, vaddr, &slot))
+		return;
+	for (int i = 0; i < n; i++) {
+		g[i] = f[i];
+		g[i].func = intern(cl->s, f[i].func);
+		g[i].file = intern(cl->s, f[i].file);
+	}
+	result_add(cl->s, cl->m->id, vaddr, g, n);
+}
+
+/* On the first lookup in a module with a build-id: what earlier runs found out. */
+static void cache_load(struct symbolizer *s, struct symmod *m, const struct elffile *ef)
+{
+	char path[4096];
+	struct cache_load cl = { s, m };
+	int ret;
+
+	m->cache_checked = 1;
+	if (!ef->build_id_len || symcache_path(ef->build_id, ef->build_id_len, path,
+					       sizeof(path)) < 0)
+		return;
+	ret = symcache_read(path, cache_entry, &cl);
+	if (ret < 0 && ret != -ENOENT) {
+		log_debug("symbolize: cache %s not used: %s", path, strerror(-ret));
+		if (ret == -EFBIG || ret == -EINVAL)
+			return; /* do not grow it */
+	}
+	m->cache_path = xstrdup(path);
+}
+
+int symbolizer_modules_loaded(const struct symbolizer *s)
+{
+	return s->nr_loaded;
 }
 
 int symbolizer_lookup(struct symbolizer *s, const struct elffile *ef, uint64_t vaddr,
@@ -374,6 +445,8 @@ int symbolizer_lookup(struct symbolizer *s, const struct elffile *ef, uint64_t v
 	if (!s || !ef || !out || max <= 0)
 		return 0;
 	m = module_get(s, ef);
+	if (!m->cache_checked)
+		cache_load(s, m, ef);
 	r = result_find(s, m->id, vaddr, &slot);
 	if (!r)
 		r = resolve(s, m, ef, vaddr);

@@ -1,7 +1,8 @@
 /* Address -> function, file:line and inlined callers, for a code address inside an ELF file.
  * Names come from DWARF (debuginfo.c), .symtab/.dynsym, MiniDebugInfo (.gnu_debugdata) and
  * separate debug files (build-id, .gnu_debuglink). C++ names are demangled.
- * Results are cached per (build-id, address). No ptrace in here: it works on files. */
+ * Results are cached per (build-id, address), in memory and, for DWARF results, on disk
+ * (symcache.h). No ptrace in here: it works on files. */
 #ifndef PERCH_SYMBOLIZE_H
 #define PERCH_SYMBOLIZE_H
 
@@ -34,6 +35,10 @@ void symbolizer_free(struct symbolizer *s);
  * Strings are borrowed and stay valid until symbolizer_free(). */
 int symbolizer_lookup(struct symbolizer *s, const struct elffile *ef, uint64_t vaddr,
 		      struct sym_frame *out, int max);
+
+/* How many modules had their symbol tables or DWARF read (the rest were answered from the
+ * on-disk cache of symcache.h, or not asked about). */
+int symbolizer_modules_loaded(const struct symbolizer *s);
 
 /* Demangle a C++ (Itanium ABI) name. Returns a malloc'ed string, or NULL when @name is not a
  * mangled name. */

@@ -13,6 +13,7 @@
  * gdb's root frames are a prefix of perch's (gdb stops at main, perch goes on to _start). The
  * innermost libc frames are not compared: they depend on how each tool reads libc's inline
  * debug info. */
+#include <ctype.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -284,6 +285,61 @@ START_TEST(dump_format)
 }
 END_TEST
 
+/* Text of a dump with the addresses and the state letters taken out (the same blocked threads
+ * dumped twice: what is left must not change). */
+static char *names_only(const char *out)
+{
+	char *copy = strdup(out), *d = copy;
+
+	for (const char *p = out; *p; p++) {
+		if (p[0] == '0' && p[1] == 'x') {
+			p += 2;
+			while (isxdigit((unsigned char)p[1]))
+				p++;
+			continue;
+		}
+		if (p[0] == '(' && p[1] && p[2] == ')' && p > out && p[-1] == ' ' &&
+		    isupper((unsigned char)p[1])) {
+			p += 2;
+			continue;
+		}
+		*d++ = *p;
+	}
+	*d = '\0';
+	return copy;
+}
+
+/* With a symbolization cache (symcache.h), the first dump fills it and the second one names
+ * the same frames from it: file:line and inlined frames included. */
+START_TEST(dump_cache)
+{
+	struct harness_proc *t, *perch[2];
+	char *text[2];
+	pid_t pid;
+
+	setenv("PERCH_CACHE_DIR", harness_tmpfile("cache"), 1);
+	t = harness_spawn("target", HARNESS_ARGV(harness_target("dump"), "12"));
+	pid = harness_proc_wait_ready(t, 5);
+	wait_all_sleeping(pid, 3);
+	for (int i = 0; i < 2; i++) {
+		perch[i] = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "dump", "-p",
+							      harness_fmt("%d", pid)));
+		H_ASSERT(harness_proc_wait(perch[i], 10) == 0, "perch dump did not finish");
+		H_ASSERT(harness_proc_exit_code(perch[i]) == 0, "perch dump exited with %d",
+			 harness_proc_exit_code(perch[i]));
+		text[i] = names_only(perch[i]->out.buf);
+	}
+	H_ASSERT(access(harness_fmt("%s/symbols-v1", harness_tmpfile("cache")), F_OK) == 0,
+		 "no cache directory after a dump");
+	H_ASSERT(strstr(text[0], " at ") != NULL, "the first dump has no file:line");
+	if (strcmp(text[0], text[1]))
+		harness_context_add("first:\n%s\nsecond (cached):\n%s", text[0], text[1]);
+	H_ASSERT(!strcmp(text[0], text[1]), "the cached dump names frames differently");
+	free(text[0]);
+	free(text[1]);
+}
+END_TEST
+
 Suite *dump_suite(void)
 {
 	Suite *s = suite_create("e2e-dump");
@@ -292,6 +348,7 @@ Suite *dump_suite(void)
 	harness_tcase_init(tc, 45);
 	tcase_add_test(tc, dump_vs_gdb);
 	tcase_add_test(tc, dump_format);
+	tcase_add_test(tc, dump_cache);
 	suite_add_tcase(s, tc);
 	return s;
 }
