@@ -15,9 +15,12 @@
 #include "perch/output.h"
 #include "perch/proc-task.h"
 #include "perch/profile.h"
+#include "perch/recording.h"
 #include "perch/resolve.h"
 #include "perch/sampler.h"
+#include "perch/stall.h"
 #include "perch/symbolize.h"
+#include "perch/timeline.h"
 #include "perch/tracee.h"
 #include "perch/unwind.h"
 #include "perch/waitreason.h"
@@ -40,17 +43,30 @@ static const char record_usage[] =
 	"  -d, --duration SEC     stop after SEC seconds (default: until the target exits or\n"
 	"                         Ctrl-C / SIGTERM)\n"
 	"  -o, --output FILE      write the profile to FILE ('-' for stdout); the ending picks\n"
-	"                         the format: .folded, .svg, .pb.gz (pprof), .speedscope.json,\n"
-	"                         .trace.json (Chrome/Perfetto), .sentry.json, .trace (Android\n"
-	"                         method trace), .txt (call tree and top functions); up to 8 -o\n"
+	"                         the format: .folded, .svg/.html (flame graph), .pb.gz (pprof),\n"
+	"                         .speedscope.json, .trace.json (Chrome/Perfetto), .sentry.json,\n"
+	"                         .trace (Android method trace), .txt (call tree and top\n"
+	"                         functions), .perch (a recording, written while sampling, that\n"
+	"                         perch report renders later); up to 8 -o\n"
 	"      --format NAME      format for -o files with another ending (default folded):\n"
-	"                         folded svg pprof speedscope chrome sentry arttrace text top\n"
+	"                         folded svg html pprof speedscope chrome sentry arttrace text\n"
+	"                         top perch\n"
 	"      --lines            add ' (file:line)' to folded frames when known\n"
 	"      --mode wall|cpu    wall (default): every thread at every tick, a waiting thread's\n"
 	"                         stack ending in why it waits ([io read PATH], [lock futex],\n"
 	"                         [sleep nanosleep], [poll epoll_wait], ...); cpu: only threads\n"
 	"                         that are running\n"
 	"      --stack-size BYTES bytes of stack copied per sample (default 32768)\n"
+	"      --cpu-interval MS  read process, thread and system CPU use from /proc every MS\n"
+	"                         ms (default 100; 0: off): summary and counter tracks\n"
+	"      --mem-interval MS  read RSS/PSS/USS/swap (smaps_rollup) and the meminfo\n"
+	"                         categories (smaps) every MS ms (default 1000; 0: off); one\n"
+	"                         smaps read + classify costs about 0.6 ms at 80 mappings, 16 ms\n"
+	"                         at 2000, 270 ms at 20000 (measured on a busy 2-core host;\n"
+	"                         the summary prints the figure for the target)\n"
+	"      --stall MS         report intervals in which the watched thread stayed off-CPU\n"
+	"                         or ran in one stack for MS ms or more (default 200; 0: off)\n"
+	"      --stall-thread TID|NAME  the thread to watch (default: the main thread)\n"
 	"      --top N            print the N hottest functions at the end\n"
 	"      --verify           also unwind every sample inside the stop with libunwind-ptrace\n"
 	"                         and count the samples whose frames differ (slow: a check of\n"
@@ -100,6 +116,14 @@ struct record {
 	struct record_sites *sites; /* stacks of recent sample sites, per profile thread */
 	size_t nr_sites;
 	const struct perch_arch *arch;
+	unsigned int cpu_ms, mem_ms;	/* timeline intervals, 0: off */
+	double stall_ms;		/* 0: no stall detection */
+	const char *stall_thread;	/* --stall-thread, or NULL for the main thread */
+	struct timeline *tl;
+	struct stall_detector *stall;
+	uint64_t mono_start;		/* CLOCK_MONOTONIC when sampling began */
+	struct recording_writer *rw; /* the -o FILE.perch streamed while sampling, or NULL */
+	const char *rw_path;
 };
 
 int cmd_parse_pid(const char *s, int *pid)
@@ -180,6 +204,23 @@ static struct record_site *site_find(struct record_sites *rs, uint64_t sp, uint6
 	return NULL;
 }
 
+/* Write the recording's next chunk when one is due (a write error is reported at the end). */
+static void record_stream(struct record *rec, uint64_t now_ns)
+{
+	if (rec->rw)
+		recording_maybe_flush(rec->rw, rec->p, now_ns);
+}
+
+/* Per-thread state shares and the stall detector see every sample as it is counted. */
+static void watch_sample(struct record *rec, const struct sampler_info *info, uint32_t stack)
+{
+	if (rec->tl)
+		timeline_note_state(rec->tl, info->tid, info->state, info->weight);
+	if (rec->stall)
+		stall_feed_stack(rec->stall, rec->p, info->tid, info->comm, info->time_ns,
+				 info->state, stack);
+}
+
 /* --verify: do the frames of the last resolver_stack() call equal libunwind-ptrace's? */
 static void verify_sample(struct record *rec, const struct sampler_info *info)
 {
@@ -223,8 +264,10 @@ static void on_sample(void *arg, const struct sampler_info *info,
 	site->stack = stack + 1;
 	if (rec->verify)
 		verify_sample(rec, info);
-	profile_add_weighted(rec->p, thread, with_wait_frame(rec, info, stack, site),
-			     info->time_ns, info->state, info->weight);
+	stack = with_wait_frame(rec, info, stack, site);
+	profile_add_weighted(rec->p, thread, stack, info->time_ns, info->state, info->weight);
+	watch_sample(rec, info, stack);
+	record_stream(rec, info->time_ns);
 }
 
 static void on_reuse(void *arg, const struct sampler_info *info, uint64_t sp, uint64_t pc)
@@ -234,10 +277,14 @@ static void on_reuse(void *arg, const struct sampler_info *info, uint64_t sp, ui
 	struct record_site *site = site_find(sites_of(rec, thread), sp, pc);
 
 	/* the sampler names only sites of snapshots it queued before this item */
-	if (site)
-		profile_add_weighted(rec->p, thread,
-				     with_wait_frame(rec, info, site->stack - 1, site),
-				     info->time_ns, info->state, info->weight);
+	if (site) {
+		uint32_t stack = with_wait_frame(rec, info, site->stack - 1, site);
+
+		profile_add_weighted(rec->p, thread, stack, info->time_ns, info->state,
+				     info->weight);
+		watch_sample(rec, info, stack);
+	}
+	record_stream(rec, info->time_ns);
 }
 
 static void on_event(void *arg, int kind, pid_t tid)
@@ -253,7 +300,8 @@ static void on_event(void *arg, int kind, pid_t tid)
 static int parse_args(struct record *rec, int argc, char **argv)
 {
 	enum { OPT_STACK = 256, OPT_TOP, OPT_LINES, OPT_SYSROOT, OPT_SYMFS, OPT_HELP, OPT_FORMAT,
-	       OPT_MODE, OPT_VERIFY, OPT_NO_FOLLOW, OPT_NO_REUSE };
+	       OPT_MODE, OPT_CPU_INTERVAL, OPT_MEM_INTERVAL, OPT_STALL, OPT_STALL_THREAD,
+	       OPT_VERIFY, OPT_NO_FOLLOW, OPT_NO_REUSE };
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -269,6 +317,10 @@ static int parse_args(struct record *rec, int argc, char **argv)
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "cpu-interval", required_argument, NULL, OPT_CPU_INTERVAL },
+		{ "mem-interval", required_argument, NULL, OPT_MEM_INTERVAL },
+		{ "stall", required_argument, NULL, OPT_STALL },
+		{ "stall-thread", required_argument, NULL, OPT_STALL_THREAD },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "no-follow-cpu", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "no-idle-reuse", no_argument, NULL, OPT_NO_REUSE },
@@ -301,6 +353,28 @@ static int parse_args(struct record *rec, int argc, char **argv)
 			if (rec->nr_outputs == RECORD_MAX_OUTPUTS)
 				return log_err(-EINVAL, "at most %d -o options", RECORD_MAX_OUTPUTS);
 			rec->outputs[rec->nr_outputs++].path = optarg;
+			break;
+		case OPT_CPU_INTERVAL:
+		case OPT_MEM_INTERVAL: {
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || v < 0 || v > 3600000 || (v > 0 && v < 10))
+				return log_err(-EINVAL, "--%s wants 0 (off) or 10 to 3600000 ms, "
+							"not '%s'", c == OPT_CPU_INTERVAL ?
+							"cpu-interval" : "mem-interval", optarg);
+			*(c == OPT_CPU_INTERVAL ? &rec->cpu_ms : &rec->mem_ms) = (unsigned int)v;
+			break;
+		}
+		case OPT_STALL:
+			rec->stall_ms = strtod(optarg, &end);
+			if (*end || end == optarg || !(rec->stall_ms >= 0 && rec->stall_ms <= 3.6e6))
+				return log_err(-EINVAL, "--stall wants 0 (off) to 3600000 ms, not '%s'",
+					       optarg);
+			break;
+		case OPT_STALL_THREAD:
+			if (!*optarg)
+				return log_err(-EINVAL, "--stall-thread wants a thread id or name");
+			rec->stall_thread = optarg;
 			break;
 		case OPT_MODE:
 			if (strcmp(optarg, "wall") && strcmp(optarg, "cpu"))
@@ -421,7 +495,7 @@ static void print_summary(struct record *rec, const struct sampler_stats *st)
 			(unsigned long long)rec->verify_differ, (unsigned long long)rec->verified);
 }
 
-static int write_one(struct record *rec, const struct record_output *ro)
+static int write_one(struct record *rec, const struct profile *p, const struct record_output *ro)
 {
 	struct output_opts oo = { .lines = rec->lines, .top = rec->top };
 	struct output_file of;
@@ -430,7 +504,7 @@ static int write_one(struct record *rec, const struct record_output *ro)
 	ret = output_open(&of, ro->path);
 	if (ret < 0)
 		return log_errno(ret, "cannot create %s", ro->path);
-	ret = ro->fmt->write(rec->p, &oo, of.f);
+	ret = ro->fmt->write(p, &oo, of.f);
 	if (ret < 0) {
 		output_abort(&of);
 		return log_errno(ret, "cannot write %s", ro->path);
@@ -443,14 +517,76 @@ static int write_one(struct record *rec, const struct record_output *ro)
 	return 0;
 }
 
+static int is_recording(const struct record_output *ro)
+{
+	return ro->fmt->write == out_recording_write;
+}
+
+/* Close the streamed recording; the other outputs are then rendered from it, read back, so
+ * that they have every sample (the live profile dropped the ones it had written). *@back is
+ * NULL when it cannot be read back: they use the live profile's counts. */
+static int finish_recording(struct record *rec, struct profile **back)
+{
+	uint64_t bytes = recording_bytes(rec->rw);
+	struct recording_info info;
+	int ret;
+
+	*back = NULL;
+	ret = recording_close(rec->rw, rec->p);
+	rec->rw = NULL;
+	if (ret < 0)
+		return log_errno(ret, "cannot write %s", rec->rw_path);
+	if (!rec->quiet)
+		fprintf(stderr, "perch: wrote %s (perch recording, %llu KiB)\n", rec->rw_path,
+			(unsigned long long)(bytes + 1023) / 1024);
+	for (int i = 0; i < rec->nr_outputs; i++) {
+		if (is_recording(&rec->outputs[i]))
+			continue;
+		ret = recording_read(rec->rw_path, back, &info);
+		if (ret < 0 || !info.complete)
+			log_warn(0, "cannot read back %s (%s): other outputs have no time line",
+				 rec->rw_path, info.error[0] ? info.error : strerror(-ret));
+		if (ret >= 0 && !info.complete) {
+			profile_free(*back);
+			*back = NULL;
+		}
+		break;
+	}
+	return 0;
+}
+
 static int write_outputs(struct record *rec)
 {
+	struct profile *back = NULL;
 	int ret = 0;
 
+	if (rec->rw && finish_recording(rec, &back) < 0)
+		ret = -1;
 	for (int i = 0; i < rec->nr_outputs; i++)
-		if (write_one(rec, &rec->outputs[i]) < 0)
+		if (!is_recording(&rec->outputs[i]) &&
+		    write_one(rec, back ? back : rec->p, &rec->outputs[i]) < 0)
 			ret = -1;
+	profile_free(back);
 	return ret;
+}
+
+/* Create the -o FILE.perch (at most one) before attaching: it is written while sampling. */
+static int open_recording(struct record *rec)
+{
+	for (int i = 0; i < rec->nr_outputs; i++) {
+		const struct record_output *ro = &rec->outputs[i];
+
+		if (!is_recording(ro))
+			continue;
+		if (rec->rw_path)
+			return log_err(-EINVAL, "only one recording (.perch) per run");
+		if (!strcmp(ro->path, "-"))
+			return log_err(-EINVAL, "a recording is written to a file, not to stdout");
+		rec->rw_path = ro->path;
+	}
+	if (rec->rw_path && !(rec->rw = recording_create(rec->rw_path)))
+		return log_errno(-errno, "cannot create %s", rec->rw_path);
+	return 0;
 }
 
 /* What the writers need to know about the recording (see include/perch/writers.h). */
@@ -464,9 +600,111 @@ static void set_meta(struct record *rec, uint64_t start_realtime_ns, double elap
 	profile_set_meta(rec->p, "period_ns", buf);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)start_realtime_ns);
 	profile_set_meta(rec->p, "start_time_ns", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(elapsed_s * 1e9));
-	profile_set_meta(rec->p, "duration_ns", buf);
+	if (elapsed_s >= 0) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(elapsed_s * 1e9));
+		profile_set_meta(rec->p, "duration_ns", buf);
+	}
 	profile_set_meta(rec->p, "mode", rec->cpu_mode ? "cpu" : "wall");
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The CPU/memory timeline (its own thread, /proc only) and the stall detector (fed by
+ * watch_sample() on the sampler's worker thread). Neither can stop the recording. */
+static void procstats_start(struct record *rec)
+{
+	rec->mono_start = mono_ns();
+	if (rec->cpu_ms || rec->mem_ms) {
+		struct timeline_opts o = { .pid = rec->t.pid, .cpu_interval_ms = rec->cpu_ms,
+					   .mem_interval_ms = rec->mem_ms };
+		int ret;
+
+		rec->tl = timeline_new(&o);
+		ret = timeline_start(rec->tl);
+		if (ret < 0) {
+			log_errno(ret, "no CPU and memory timeline: cannot start its thread");
+			timeline_free(rec->tl);
+			rec->tl = NULL;
+		}
+	}
+	if (rec->stall_ms > 0) {
+		struct stall_opts so = { .threshold_ns = (uint64_t)(rec->stall_ms * 1e6),
+					 .period_ns = (uint64_t)(1e9 / rec->hz),
+					 .cpu_mode = rec->cpu_mode, .tid = rec->t.pid };
+		const char *s = rec->stall_thread;
+
+		if (s && s[strspn(s, "0123456789")]) {
+			so.tid = 0;
+			so.name = s;
+		} else if (s) {
+			so.tid = (pid_t)strtol(s, NULL, 10);
+		}
+		rec->stall = stall_new(&so);
+	}
+}
+
+static void procstats_stop(struct record *rec)
+{
+	if (rec->tl)
+		timeline_stop(rec->tl);
+	if (rec->stall)
+		stall_finish(rec->stall, mono_ns());
+}
+
+static void procstats_summary(struct record *rec)
+{
+	const struct stall *v;
+	size_t n, off = 0;
+	pid_t tid;
+	char name[64] = "";
+
+	if (rec->tl)
+		timeline_print_summary(rec->tl, "perch: ", 20, stderr);
+	if (!rec->stall)
+		return;
+	v = stall_list(rec->stall, &n);
+	tid = stall_watched(rec->stall);
+	if (!tid) {
+		fprintf(stderr, "perch:   stalls: no thread named '%s' was seen\n", rec->stall_thread);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		off += v[i].kind == STALL_OFF_CPU;
+	for (size_t i = 0; i < profile_nr_threads(rec->p); i++)
+		if (profile_thread_get(rec->p, (uint32_t)i)->tid == tid)
+			snprintf(name, sizeof(name), "%s",
+				 profile_str(rec->p, profile_thread_get(rec->p, (uint32_t)i)->name));
+	fprintf(stderr, "perch:   stalls of thread %d (%s), %g ms or longer: %zu (%zu off-cpu, %zu "
+			"running in one stack)%s\n",
+		(int)tid, name, rec->stall_ms, n, off, n - off, n ? ", the longest:" : "");
+	stall_print_longest(v, n, 5, rec->p, rec->mono_start, "perch:     ", stderr);
+}
+
+/* Timelines as counters, stalls as meta "stalls" (see writers.h). */
+static void procstats_store(struct record *rec)
+{
+	char buf[32];
+
+	if (rec->tl)
+		timeline_store(rec->tl, rec->p);
+	if (rec->stall) {
+		size_t n;
+		const struct stall *v = stall_list(rec->stall, &n);
+		char *text = stall_meta_format(v, n);
+
+		profile_set_meta(rec->p, "stalls", text);
+		free(text);
+		snprintf(buf, sizeof(buf), "%d", (int)stall_watched(rec->stall));
+		profile_set_meta(rec->p, "stall_thread", buf);
+		snprintf(buf, sizeof(buf), "%g", rec->stall_ms);
+		profile_set_meta(rec->p, "stall_ms", buf);
+	}
 }
 
 static int second_interrupt_pending(void)
@@ -489,7 +727,9 @@ static int exit_code_of(int status)
 static int record_run(int argc, char **argv)
 {
 	const struct perch_arch *arch = perch_arch_host();
-	struct record rec = { .hz = RECORD_DEFAULT_HZ, .stack_size = RECORD_DEFAULT_STACK };
+	struct record rec = { .hz = RECORD_DEFAULT_HZ, .stack_size = RECORD_DEFAULT_STACK,
+			      .cpu_ms = TIMELINE_DEFAULT_CPU_MS, .mem_ms = TIMELINE_DEFAULT_MEM_MS,
+			      .stall_ms = STALL_DEFAULT_MS };
 	struct sampler_opts so;
 	struct sampler_ops ops = { on_sample, on_reuse, on_event };
 	struct sampler_stats *st = xcalloc(1, sizeof(*st));
@@ -503,9 +743,19 @@ static int record_run(int argc, char **argv)
 		free(st);
 		return PERCH_EXIT_USAGE;
 	}
+	ret = open_recording(&rec);
+	if (ret < 0) {
+		free(st);
+		return ret == -EINVAL ? PERCH_EXIT_USAGE : PERCH_EXIT_FATAL;
+	}
 	sampler_block_signals(&old);
 	ret = rec.argv ? tracee_launch(&rec.t, rec.argv) : tracee_attach(&rec.t, rec.pid);
 	if (ret < 0) {
+		if (rec.rw) {
+			/* nothing recorded: leave no empty recording behind */
+			recording_close(rec.rw, NULL);
+			unlink(rec.rw_path);
+		}
 		free(st);
 		return PERCH_EXIT_FATAL;
 	}
@@ -527,11 +777,14 @@ static int record_run(int argc, char **argv)
 		profile_set_meta(rec.p, "comm",
 				 profile_str(rec.p, profile_thread_get(rec.p, 0)->name));
 
+	set_meta(&rec, start_realtime_ns, -1);
 	so = (struct sampler_opts){ .hz = rec.hz, .duration = rec.duration,
 				    .stack_size = rec.stack_size, .cpu_mode = rec.cpu_mode,
 				    .follow_cpu = !rec.no_follow_cpu, .verify = rec.verify,
 				    .no_idle_reuse = rec.no_idle_reuse };
+	procstats_start(&rec);
 	ret = sampler_run(&rec.t, arch, &so, &ops, &rec, st);
+	procstats_stop(&rec);
 	if (ret < 0)
 		log_errno(ret, "sampling stopped");
 	if (rec.t.alive)
@@ -542,9 +795,12 @@ static int record_run(int argc, char **argv)
 		code = 128 + SIGINT;
 		goto out;
 	}
-	if (!rec.quiet)
+	if (!rec.quiet) {
 		print_summary(&rec, st);
+		procstats_summary(&rec);
+	}
 	set_meta(&rec, start_realtime_ns, st->elapsed_s);
+	procstats_store(&rec);
 	if (write_outputs(&rec) < 0)
 		code = PERCH_EXIT_FATAL;
 	if (rec.top) {
@@ -567,6 +823,10 @@ static int record_run(int argc, char **argv)
 		code = exit_code_of(tracee_wait_exit(&rec.t));
 	}
 out:
+	if (rec.rw)
+		recording_close(rec.rw, rec.p);
+	timeline_free(rec.tl);
+	stall_free(rec.stall);
 	resolver_free(rec.r);
 	symbolizer_free(rec.sym);
 	profile_free(rec.p);

@@ -1366,11 +1366,23 @@ static int read_sections(struct debuginfo *di, int fd)
 		GElf_Shdr shdr;
 		const char *name;
 
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+		if (!gelf_getshdr(scn, &shdr))
 			continue;
 		name = elf_strptr(elf, shstrndx, shdr.sh_name);
 		if (!name)
 			continue;
+		if (shdr.sh_type == SHT_NOBITS || !strncmp(name, ".zdebug_", 8) ||
+		    strstr(name, ".dwo")) {
+			/* libdwarf's own ELF reader loads list sections whatever their type, also
+			 * under these names; perch cannot check those bytes, so it does not use the
+			 * DWARF (a NOBITS .debug_rnglists made libdwarf free memory twice) */
+			if (shdr.sh_size && (strstr(name, "debug_rnglists") ||
+					     strstr(name, "debug_loclists"))) {
+				ret = -ENOEXEC;
+				goto out;
+			}
+			continue;
+		}
 		if (!strcmp(name, ".debug_info")) {
 			di->info_size = section_size(fd, &shdr, cls, big);
 			continue;

@@ -170,6 +170,44 @@ struct elffile *elffile_open(const char *path)
 	return ef;
 }
 
+struct elffile *elffile_open_range(const char *path, uint64_t offset, uint64_t size,
+				   const char *name)
+{
+	uint64_t pad = offset & 4095;
+	struct elffile *ef;
+	struct stat st;
+	void *map;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || size < 16 || offset > (uint64_t)st.st_size ||
+	    size > (uint64_t)st.st_size - offset) {
+		close(fd);
+		errno = ENOEXEC;
+		return NULL;
+	}
+	map = mmap(NULL, size + pad, PROT_READ, MAP_PRIVATE, fd, (off_t)(offset - pad));
+	err = errno;
+	close(fd);
+	if (map == MAP_FAILED) {
+		errno = err;
+		return NULL;
+	}
+	ef = open_image((uint8_t *)map + pad, size, name);
+	if (!ef) {
+		err = errno;
+		munmap(map, size + pad);
+		errno = err;
+		return NULL;
+	}
+	ef->owns_map_ = 1;
+	ef->map_base_ = map;
+	ef->map_len_ = size + pad;
+	return ef;
+}
+
 struct elffile *elffile_open_memory(const void *image, size_t size, const char *name)
 {
 	if (size < 16) {
@@ -184,7 +222,9 @@ void elffile_free(struct elffile *ef)
 	if (!ef)
 		return;
 	elf_end(ef->elf);
-	if (ef->owns_map_)
+	if (ef->owns_map_ && ef->map_base_)
+		munmap(ef->map_base_, ef->map_len_);
+	else if (ef->owns_map_)
 		munmap((void *)ef->image, ef->size);
 	free(ef->loads);
 	free(ef->path);

@@ -13,6 +13,7 @@
 #include "perch/module.h"
 #include "perch/proc-maps.h"
 #include "perch/xalloc.h"
+#include "perch/zip.h"
 
 #define MODULES_VDSO_MAX (1 << 20)
 
@@ -29,6 +30,7 @@ static void module_free(struct module *m)
 	cfi_table_free(m->unwind.cfi);
 	elffile_free(m->ef);
 	free(m->mem_image);
+	free(m->zip_path);
 	free(m->unwind.own_table);
 	free(m->path);
 	free(m);
@@ -53,24 +55,68 @@ static int is_module_path(const char *path)
 	return path[0] == '/' && strncmp(path, "/dev/", 5) && strncmp(path, "/memfd:", 7);
 }
 
-static struct module *module_get(struct modules *ms, const struct proc_map *pm)
+static int ends_with(const char *s, const char *suffix)
 {
-	struct module *m;
+	size_t n = strlen(s), k = strlen(suffix);
 
-	for (size_t i = 0; i < ms->nr_mods; i++) {
-		m = ms->mods[i];
-		if (m->inode == pm->inode && m->dev_major == pm->dev_major &&
-		    m->dev_minor == pm->dev_minor && !strcmp(m->path, pm->path))
-			return m;
-	}
-	m = xcalloc(1, sizeof(*m));
-	m->path = xstrdup(pm->path);
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+static struct module *module_add(struct modules *ms, const struct proc_map *pm, const char *path)
+{
+	struct module *m = xcalloc(1, sizeof(*m));
+
+	m->path = xstrdup(path);
 	m->inode = pm->inode;
 	m->dev_major = pm->dev_major;
 	m->dev_minor = pm->dev_minor;
 	ALLOC_GROW(ms->mods, ms->nr_mods + 1, ms->alloc_mods);
 	ms->mods[ms->nr_mods++] = m;
 	return m;
+}
+
+/* A code mapping of an APK at a non-zero offset runs the library stored in the entry holding
+ * that offset (android-art.md 5.2): one module per entry, named "<apk>!/<entry>". NULL when
+ * no stored entry holds it (then the file is treated as any other). */
+static struct module *module_get_zip(struct modules *ms, const struct proc_map *pm)
+{
+	struct zip_entry ze;
+	struct module *m;
+	char path[4096];
+
+	for (size_t i = 0; i < ms->nr_mods; i++) {
+		m = ms->mods[i];
+		if (m->zip_path && m->inode == pm->inode && m->dev_major == pm->dev_major &&
+		    m->dev_minor == pm->dev_minor && !strcmp(m->zip_path, pm->path) &&
+		    pm->offset >= m->zip_start && pm->offset - m->zip_start < m->zip_size)
+			return m;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/root%s", ms->pid, pm->path);
+	if (zip_find_stored_file(path, pm->offset, &ze) < 0 &&
+	    zip_find_stored_file(pm->path, pm->offset, &ze) < 0)
+		return NULL;
+	snprintf(path, sizeof(path), "%s!/%s", pm->path, ze.name);
+	m = module_add(ms, pm, path);
+	m->zip_path = xstrdup(pm->path);
+	m->zip_start = ze.data_offset;
+	m->zip_size = ze.size;
+	return m;
+}
+
+static struct module *module_get(struct modules *ms, const struct proc_map *pm)
+{
+	struct module *m;
+
+	if (pm->offset && (pm->prot & PROC_MAPS_PROT_EXEC) && ends_with(pm->path, ".apk") &&
+	    (m = module_get_zip(ms, pm)))
+		return m;
+	for (size_t i = 0; i < ms->nr_mods; i++) {
+		m = ms->mods[i];
+		if (m->inode == pm->inode && m->dev_major == pm->dev_major &&
+		    m->dev_minor == pm->dev_minor && !m->zip_path && !strcmp(m->path, pm->path))
+			return m;
+	}
+	return module_add(ms, pm, pm->path);
 }
 
 int modules_load_maps(struct modules *ms, struct proc_maps *maps)
@@ -163,21 +209,30 @@ static struct elffile *open_vdso(struct modules *ms, struct module *m, const str
 	return elffile_open_memory(m->mem_image, len, m->path);
 }
 
+/* The module's ELF file through @path: the whole file, or the range of a zip entry. */
+static struct elffile *open_path(const struct module *m, const char *path)
+{
+	if (m->zip_path)
+		return elffile_open_range(path, m->zip_start, m->zip_size, m->path);
+	return elffile_open(path);
+}
+
 static struct elffile *open_file(struct modules *ms, struct module *m, const struct modules_map *mm)
 {
+	const char *file = m->zip_path ? m->zip_path : m->path;
 	char path[4096];
 	struct elffile *ef;
 
-	snprintf(path, sizeof(path), "/proc/%d/root%s", ms->pid, m->path);
-	ef = elffile_open(path);
+	snprintf(path, sizeof(path), "/proc/%d/root%s", ms->pid, file);
+	ef = open_path(m, path);
 	if (!ef) {
 		/* deleted or replaced file: the mapping itself still has the old inode */
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", ms->pid,
 			 (unsigned long long)mm->start, (unsigned long long)mm->end);
-		ef = elffile_open(path);
+		ef = open_path(m, path);
 	}
 	if (!ef)
-		ef = elffile_open(m->path);
+		ef = open_path(m, file);
 	if (ef) {
 		free(ef->path);
 		ef->path = xstrdup(m->path);
@@ -201,11 +256,12 @@ struct elffile *modules_elf(struct modules *ms, const struct modules_map *cmm)
 			return NULL;
 		}
 	}
-	/* runtime = vaddr + bias, where the mapping's file offset lies in PT_LOAD @l */
-	l = elffile_load_at_offset(m->ef, mm->offset);
+	/* runtime = vaddr + bias, where the mapping's file offset lies in PT_LOAD @l (offsets
+	 * inside a zip count from the entry's start) */
+	l = elffile_load_at_offset(m->ef, mm->offset - m->zip_start);
 	if (!l)
 		return NULL;
-	mm->bias = mm->start - mm->offset + l->offset - l->vaddr;
+	mm->bias = mm->start - (mm->offset - m->zip_start) + l->offset - l->vaddr;
 	return m->ef;
 }
 

@@ -9,6 +9,7 @@
 
 #include "perch/json.h"
 #include "perch/profile.h"
+#include "perch/stall.h"
 #include "perch/strbuf.h"
 #include "perch/writers.h"
 #include "perch/xalloc.h"
@@ -317,6 +318,125 @@ static void build_slices(const struct profile *p, struct slices *sl, uint64_t pe
 		qsort(sl->v, sl->nr, sizeof(*sl->v), cmp_slice);
 }
 
+/* stalls (meta "stalls"): slices on tracks of their own, one per lane of non-overlapping
+ * stalls (they cannot nest with the watched thread's sample slices) */
+
+#define STALL_TID_BASE 0x40000000 /* above any Linux tid (PID_MAX_LIMIT is 2^22) */
+
+struct stalls {
+	struct stall *v;
+	size_t nr;
+	uint32_t *lane; /* per stall */
+	uint32_t nr_lanes;
+};
+
+static int cmp_stall_start(const void *a, const void *b)
+{
+	const struct stall *x = a, *y = b;
+
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+static void stalls_load(const struct profile *p, struct stalls *s)
+{
+	uint64_t *lane_end = NULL;
+	size_t i;
+
+	s->nr = stall_meta_parse(profile_meta(p, "stalls"), &s->v);
+	if (!s->nr)
+		return;
+	qsort(s->v, s->nr, sizeof(*s->v), cmp_stall_start);
+	s->lane = xcalloc(s->nr, sizeof(*s->lane));
+	lane_end = xcalloc(s->nr, sizeof(*lane_end));
+	for (i = 0; i < s->nr; i++) {
+		uint64_t end = s->v[i].start_ns + s->v[i].duration_ns;
+		uint32_t l;
+
+		if (end < s->v[i].start_ns)
+			end = UINT64_MAX; /* hostile duration */
+		for (l = 0; l < s->nr_lanes && lane_end[l] > s->v[i].start_ns; l++)
+			;
+		if (l == s->nr_lanes)
+			s->nr_lanes++;
+		lane_end[l] = end;
+		s->lane[i] = l;
+	}
+	free(lane_end);
+}
+
+static const char *stall_thread_name(const struct profile *p, pid_t tid, char *buf, size_t size)
+{
+	for (size_t i = 0; i < profile_nr_threads(p); i++) {
+		const struct profile_thread *t = profile_thread_get(p, (uint32_t)i);
+
+		if (t->tid == tid)
+			return thread_name(p, t, buf, size);
+	}
+	snprintf(buf, size, "tid %d", (int)tid);
+	return buf;
+}
+
+static void add_stall_lanes(struct strbuf *sb, const struct profile *p, uint64_t pid,
+			    const struct stalls *s)
+{
+	char name[160], tbuf[96];
+
+	for (uint32_t l = 0; l < s->nr_lanes; l++) {
+		/* name the lane after the thread of its first stall */
+		size_t i;
+
+		for (i = 0; i < s->nr && s->lane[i] != l; i++)
+			;
+		snprintf(name, sizeof(name), "stalls of %s", i < s->nr ?
+			 stall_thread_name(p, s->v[i].tid, tbuf, sizeof(tbuf)) : "?");
+		strbuf_addf(sb,
+			    ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRIu64
+			    ", \"tid\": %u, \"args\": {\"name\": ",
+			    pid, STALL_TID_BASE + l);
+		json_add_str(sb, name);
+		strbuf_addstr(sb, "}}");
+	}
+}
+
+static void add_stalls(struct strbuf *sb, const struct profile *p, uint64_t pid, uint64_t base,
+		       const struct stalls *s)
+{
+	struct items items = {0};
+	char *name;
+
+	for (size_t i = 0; i < s->nr; i++) {
+		const struct stall *st = &s->v[i];
+		uint64_t dur = st->start_ns + st->duration_ns < st->start_ns
+				   ? UINT64_MAX - st->start_ns : st->duration_ns;
+
+		strbuf_addstr(sb, ",\n  {\"ph\": \"X\", \"name\": ");
+		name = xasprintf("stall: %s", st->reason);
+		json_add_str(sb, name);
+		free(name);
+		strbuf_addf(sb, ", \"cat\": \"stall\", \"pid\": %" PRIu64 ", \"tid\": %u, \"ts\": ",
+			    pid, STALL_TID_BASE + s->lane[i]);
+		add_us(sb, st->start_ns - base);
+		strbuf_addstr(sb, ", \"dur\": ");
+		add_us(sb, dur);
+		strbuf_addf(sb, ", \"args\": {\"kind\": \"%s\", \"thread\": %d, \"cut\": %s, "
+				"\"reason\": ",
+			    stall_kind_name(st->kind), (int)st->tid, st->cut ? "true" : "false");
+		json_add_str(sb, st->reason);
+		if (st->stack != STALL_NO_STACK && st->stack < profile_nr_stacks(p)) {
+			stack_items(p, st->stack, &items);
+			strbuf_addstr(sb, ", \"stack\": [");
+			for (size_t j = 0; j < items.nr; j++) {
+				if (j)
+					strbuf_addstr(sb, ", ");
+				add_item_name(sb, p, &items.v[j]);
+			}
+			strbuf_addch(sb, ']');
+		}
+		strbuf_addstr(sb, "}}");
+	}
+	free(items.v);
+}
+
 static int finish(FILE *f, const struct strbuf *sb)
 {
 	errno = 0;
@@ -383,6 +503,7 @@ int out_chrome_write(const struct profile *p, const struct output_opts *o, FILE 
 {
 	struct slices sl = {.p = p};
 	struct counters c = {0};
+	struct stalls stalls = {0};
 	struct strbuf sb = STRBUF_INIT;
 	uint64_t period = out_period_ns(p), pid = trace_pid(p), base = UINT64_MAX;
 	size_t n, i;
@@ -398,11 +519,16 @@ int out_chrome_write(const struct profile *p, const struct output_opts *o, FILE 
 	for (i = 0; i < c.nr; i++)
 		if (c.v[i].t < base)
 			base = c.v[i].t;
+	stalls_load(p, &stalls);
+	for (i = 0; i < stalls.nr; i++)
+		if (stalls.v[i].start_ns < base)
+			base = stalls.v[i].start_ns;
 	build_slices(p, &sl, period);
 
 	add_other_data(&sb, p);
 	strbuf_addstr(&sb, "\"traceEvents\": [\n");
 	add_metadata(&sb, p, pid, sl.rank);
+	add_stall_lanes(&sb, p, pid, &stalls);
 	for (i = 0; i < sl.nr; i++) {
 		const struct slice *s = &sl.v[i];
 		const struct profile_thread *t = profile_thread_get(p, s->thread);
@@ -434,6 +560,7 @@ int out_chrome_write(const struct profile *p, const struct output_opts *o, FILE 
 		}
 		strbuf_addch(&sb, '}');
 	}
+	add_stalls(&sb, p, pid, base, &stalls);
 	for (i = 0; i < c.nr; i++) {
 		strbuf_addstr(&sb, ",\n  {\"ph\": \"C\", \"name\": ");
 		json_add_str(&sb, c.names[c.v[i].name]);
@@ -445,6 +572,8 @@ int out_chrome_write(const struct profile *p, const struct output_opts *o, FILE 
 	ret = finish(f, &sb);
 	strbuf_release(&sb);
 	counters_release(&c);
+	free(stalls.v);
+	free(stalls.lane);
 	free(sl.v);
 	free(sl.rank);
 	return ret;

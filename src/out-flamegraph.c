@@ -306,7 +306,7 @@ static void add_px(struct strbuf *sb, uint64_t hundredths)
 static const char script[] =
     "\"use strict\";\n"
     "(function () {\n"
-    "  var svg = document.documentElement;\n"
+    "  var svg = document.getElementById(\"perch-fg\");\n"
     "  var total = +svg.getAttribute(\"data-total\");\n"
     "  var W = +svg.getAttribute(\"data-width\"), PAD = +svg.getAttribute(\"data-pad\");\n"
     "  var USABLE = W - 2 * PAD, CHAR = 12 * 0.6;\n"
@@ -453,7 +453,8 @@ static const char script[] =
     "  }\n"
     "})();\n";
 
-int out_flamegraph_write(const struct profile *p, const struct output_opts *o, FILE *f)
+/* The SVG document, or (@html) an HTML page with the SVG inline and the script after it. */
+static int fg_write(const struct profile *p, const struct output_opts *o, FILE *f, int html)
 {
 	struct fg g = {.p = p};
 	struct strbuf sb = STRBUF_INIT;
@@ -481,9 +482,18 @@ int out_flamegraph_write(const struct profile *p, const struct output_opts *o, F
 		title = xasprintf("perch: %s%spid %s", comm ? comm : "", comm ? " " : "", pid);
 	else
 		title = xasprintf("perch%s%s", comm ? ": " : "", comm ? comm : "");
+	if (html) {
+		strbuf_addstr(&sb, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
+				   "<meta charset=\"utf-8\">\n<title>");
+		xml_add(&sb, title, 200);
+		strbuf_addstr(&sb, "</title>\n<style>body { margin: 0; "
+				   "background: rgb(250,250,245); }</style>\n</head>\n<body>\n");
+	} else {
+		strbuf_addstr(&sb, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
+	}
 	strbuf_addf(&sb,
-		    "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
-		    "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		    "<svg id=\"perch-fg\" version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
+		    "width=\"%d\" "
 		    "height=\"%zu\" viewBox=\"0 0 %d %zu\" data-total=\"%" PRIu64 "\" "
 		    "data-width=\"%d\" data-pad=\"%d\" data-frame-h=\"%d\" data-top=\"%d\" "
 		    "data-depth=\"%" PRIu32 "\">\n",
@@ -580,8 +590,12 @@ int out_flamegraph_write(const struct profile *p, const struct output_opts *o, F
 	strbuf_addf(&sb, "<text id=\"details\" x=\"%d\" y=\"%zu\"> </text>\n", FG_PAD, height - 10);
 	strbuf_addf(&sb, "<text id=\"matched\" x=\"%d\" y=\"%zu\" text-anchor=\"end\"> </text>\n",
 		    FG_WIDTH - FG_PAD, height - 10);
-	strbuf_addf(&sb, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n",
-		    script);
+	if (html)
+		strbuf_addf(&sb, "</svg>\n<script>\n%s</script>\n</body>\n</html>\n", script);
+	else
+		strbuf_addf(&sb,
+			    "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n",
+			    script);
 
 	errno = 0;
 	if (fwrite(sb.buf, 1, sb.len, f) != sb.len || fflush(f) || ferror(f))
@@ -593,4 +607,15 @@ int out_flamegraph_write(const struct profile *p, const struct output_opts *o, F
 	free(title);
 	strbuf_release(&sb);
 	return ret;
+}
+
+int out_flamegraph_write(const struct profile *p, const struct output_opts *o, FILE *f)
+{
+	return fg_write(p, o, f, 0);
+}
+
+int out_flamegraph_html_write(const struct profile *p, const struct output_opts *o, FILE *f)
+{
+	/* the script holds no "</": it cannot end the HTML <script> element early */
+	return fg_write(p, o, f, 1);
 }

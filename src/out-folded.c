@@ -61,9 +61,13 @@ static void add_frame(struct folded *fo, const struct profile_frame *f)
 		add_clean(&fo->sb, base_name(file), 0);
 		strbuf_addf(&fo->sb, ":%" PRIu32 ")", f->line);
 	}
-	/* the palettes of flamegraph.pl look for these at the very end of a frame */
-	if (f->kind == PROFILE_FRAME_JIT)
+	/* the palettes of flamegraph.pl look for these at the very end of a frame (formats.md
+	 * 1.4): compiled managed code, JIT or AOT (oat), is "_[j]" so --colors=java paints it as
+	 * Java; interpreted code is async-profiler's "_[0]" ("_[i]" means inlined there) */
+	if (f->kind == PROFILE_FRAME_JIT || f->kind == PROFILE_FRAME_AOT)
 		strbuf_addstr(&fo->sb, "_[j]");
+	else if (f->kind == PROFILE_FRAME_INTERP)
+		strbuf_addstr(&fo->sb, "_[0]");
 	else if (f->kind == PROFILE_FRAME_KERNEL)
 		strbuf_addstr(&fo->sb, "_[k]");
 }

@@ -5,15 +5,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "perch/output.h"
+#include "perch/recording.h"
 #include "perch/writers.h"
 #include "perch/xalloc.h"
 
 const struct output_format output_formats[] = {
 	{ "folded", ".folded", out_folded_write, 0, "folded stacks (flamegraph.pl, speedscope)" },
 	{ "svg", ".svg", out_flamegraph_write, 0, "interactive flame graph (open in a browser)" },
+	{ "html", ".html", out_flamegraph_html_write, 0, "the flame graph as an HTML page" },
 	{ "pprof", ".pb.gz", out_pprof_write, 0, "pprof profile.proto (go tool pprof)" },
 	{ "speedscope", ".speedscope.json", out_speedscope_write, 1, "speedscope JSON" },
 	{ "chrome", ".trace.json", out_chrome_write, 1, "Chrome trace JSON (Perfetto UI)" },
@@ -21,6 +24,7 @@ const struct output_format output_formats[] = {
 	{ "arttrace", ".trace", out_arttrace_write, 1, "Android ART method trace (Android Studio)" },
 	{ "text", ".txt", out_text_write, 0, "text: call tree with percentages, top functions" },
 	{ "top", NULL, out_top_write, 0, "text: hottest functions by self and total" },
+	{ "perch", ".perch", out_recording_write, 1, "perch recording (perch report renders it)" },
 };
 const size_t output_nr_formats = sizeof(output_formats) / sizeof(output_formats[0]);
 
@@ -55,16 +59,36 @@ static void output_reset(struct output_file *of)
 	of->f = NULL;
 	of->path = NULL;
 	of->tmp = NULL;
+	of->direct = 0;
 }
 
 int output_open(struct output_file *of, const char *path)
 {
+	struct stat st;
 	int fd, err;
 
 	memset(of, 0, sizeof(*of));
 	if (!strcmp(path, "-")) {
 		of->f = stdout;
 		of->path = xstrdup(path);
+		return 0;
+	}
+	/* a device or a FIFO (-o /dev/null, a pipe) is written as it is: renaming a file over
+	 * it would replace the device node */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			return -EISDIR;
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		of->f = fdopen(fd, "w");
+		if (!of->f) {
+			err = errno;
+			close(fd);
+			return -err;
+		}
+		of->path = xstrdup(path);
+		of->direct = 1;
 		return 0;
 	}
 	of->path = xstrdup(path);
@@ -87,17 +111,40 @@ int output_open(struct output_file *of, const char *path)
 	return 0;
 }
 
+/* Run through sudo (root with SUDO_UID/SUDO_GID set), give the file to the user who invoked
+ * sudo, before it appears under its name: a profile in their directory they cannot delete or
+ * overwrite would be a surprise. Returns 0, or -1 with errno set. */
+static int output_chown_sudo(int fd)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+	unsigned long uid, gid;
+	char *end;
+
+	if (geteuid() != 0 || !u || !g || !*u || !*g)
+		return 0;
+	errno = 0;
+	uid = strtoul(u, &end, 10);
+	if (errno || *end || uid >= (uid_t)-1)
+		return 0; /* not a number sudo would set: leave the file to root */
+	gid = strtoul(g, &end, 10);
+	if (errno || *end || gid >= (gid_t)-1)
+		return 0;
+	return fchown(fd, (uid_t)uid, (gid_t)gid);
+}
+
 int output_commit(struct output_file *of)
 {
 	int err = 0;
 
 	if (!of->f)
 		return -EBADF;
-	if (!of->tmp) { /* stdout: nothing to rename */
+	if (!of->tmp) { /* stdout or a device: nothing to rename */
 		if (fflush(of->f))
 			err = errno;
 		else if (ferror(of->f))
 			err = EIO;
+		if (of->direct && fclose(of->f) && !err)
+			err = errno ? errno : EIO;
 		output_reset(of);
 		return -err;
 	}
@@ -106,6 +153,8 @@ int output_commit(struct output_file *of)
 	else if (ferror(of->f))
 		err = EIO; /* an earlier write failed; errno is long gone */
 	else if (fsync(fileno(of->f)))
+		err = errno;
+	else if (output_chown_sudo(fileno(of->f)))
 		err = errno;
 	if (fclose(of->f) && !err)
 		err = errno ? errno : EIO;
@@ -125,6 +174,8 @@ void output_abort(struct output_file *of)
 	if (of->tmp) {
 		fclose(of->f);
 		unlink(of->tmp);
+	} else if (of->direct) {
+		fclose(of->f);
 	} else {
 		fflush(of->f);
 	}

@@ -203,7 +203,7 @@ uint32_t profile_intern_str(struct profile *p, const char *s)
 	id = next_id(p->str_nr, "strings");
 	if (p->str_len + n + 1 > UINT32_MAX)
 		die("profile: string storage over 4 GiB");
-	if (s >= p->str_data && s < p->str_data + p->str_len) {
+	if (p->str_data && s >= p->str_data && s < p->str_data + p->str_len) {
 		/* a tail of a stored string: it moves when the buffer grows */
 		size_t off = (size_t)(s - p->str_data);
 
@@ -582,7 +582,26 @@ const struct profile_sample *profile_samples(const struct profile *p, size_t *n)
 	return p->samples;
 }
 
+void profile_drop_samples(struct profile *p)
+{
+	/* keep the allocation: the next second of samples needs about as much */
+	p->samples_nr = 0;
+}
+
 /* meta */
+
+size_t profile_nr_meta(const struct profile *p)
+{
+	return p->meta_nr;
+}
+
+const char *profile_meta_at(const struct profile *p, size_t i, const char **value)
+{
+	if (i >= p->meta_nr)
+		return NULL;
+	*value = p->meta[i].value;
+	return p->meta[i].key;
+}
 
 void profile_set_meta(struct profile *p, const char *key, const char *value)
 {

@@ -4,9 +4,14 @@
 #include <string.h>
 
 #include "perch/arch.h"
+#include "perch/art.h"
+#include "perch/dex.h"
 #include "perch/elffile.h"
 #include "perch/log.h"
+#include "perch/mapkind.h"
 #include "perch/module.h"
+#include "perch/perfmap.h"
+#include "perch/proc-maps.h"
 #include "perch/profile.h"
 #include "perch/resolve.h"
 #include "perch/symbolize.h"
@@ -22,12 +27,38 @@ struct resolver {
 	struct modules *ms;
 	struct unwinder *u;
 	struct resolve_stats st;
-	uint64_t pcs[UNWIND_MAX_FRAMES];
-	uint32_t locs[UNWIND_MAX_FRAMES + 1];
+	/* pcs and locations with room for a Java frame after each interpreter frame */
+	uint64_t pcs[2 * UNWIND_MAX_FRAMES];
+	uint8_t is_dex[2 * UNWIND_MAX_FRAMES]; /* pcs[i] is a dex pc (an interpreted frame) */
+	uint32_t locs[2 * UNWIND_MAX_FRAMES + 1];
+	struct art_proc *art;   /* ART's JIT and dex lists (and GDB JIT interfaces) */
+	uint32_t jit_module, dex_module; /* string id + 1 of "[jit]", "[dex]" */
 	uint32_t pseudo_module; /* string id + 1 of the pseudo-module of perch's own frames */
+	struct perfmap *perfmap; /* /tmp/perf-PID.map of other JITs (Node, JVM agents, ...) */
+	uint32_t perfmap_module; /* string id + 1 of "[perf-map]" */
 	int nr_pcs;
 	uint64_t snap_ns;       /* time of the snapshot being resolved */
 };
+
+/* JIT code: executable, and no ELF file behind it (a memfd or anonymous JIT cache). */
+static int maybe_jit(struct resolver *r, const struct modules_map *mm)
+{
+	return mm && (mm->prot & PROC_MAPS_PROT_EXEC) && art_proc_active(r->art) &&
+	       !(mm->mod && modules_elf(r->ms, mm));
+}
+
+/* The unwinder's CFI source for JIT code (unwind.h). */
+static const struct cfi_table *jit_cfi(void *arg, uint64_t pc, uint64_t time_ns)
+{
+	struct resolver *r = arg;
+	const struct cfi_table *cfi = NULL;
+	struct art_jit_sym sym;
+
+	if (!maybe_jit(r, modules_find(r->ms, pc)) ||
+	    art_proc_jit_find(r->art, pc, time_ns, &sym, &cfi) < 0)
+		return NULL;
+	return cfi;
+}
 
 struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,
 			      struct symbolizer *sym)
@@ -44,6 +75,9 @@ struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct p
 	r->u = unwinder_new(pid, arch, r->ms);
 	if (!r->u)
 		die("cannot create a libunwind address space");
+	r->art = art_proc_new(pid);
+	r->perfmap = perfmap_new(pid);
+	unwinder_set_jit(r->u, jit_cfi, r);
 	return r;
 }
 
@@ -52,6 +86,8 @@ void resolver_free(struct resolver *r)
 	if (!r)
 		return;
 	unwinder_free(r->u);
+	art_proc_free(r->art);
+	perfmap_free(r->perfmap);
 	modules_free(r->ms);
 	free(r);
 }
@@ -100,6 +136,118 @@ static const char *base_name(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
+/* The first time a module shows up in the profile: its build-id and where it was loaded, as
+ * meta "build_id:PATH" (the writers' mappings and debug images, report --symfs) and
+ * "load:PATH" (recording.h). */
+static void note_module(struct resolver *r, const struct modules_map *mm, const struct elffile *ef)
+{
+	char hex[129], *key, *val;
+
+	if (elffile_build_id_hex(ef, hex)[0]) {
+		key = xasprintf("build_id:%s", mm->mod->path);
+		profile_set_meta(r->p, key, hex);
+		free(key);
+	}
+	key = xasprintf("load:%s", mm->mod->path);
+	val = xasprintf("start=0x%llx bias=0x%llx machine=%u", (unsigned long long)mm->start,
+			(unsigned long long)mm->bias, ef->machine);
+	profile_set_meta(r->p, key, val);
+	free(key);
+	free(val);
+}
+
+static uint32_t own_module(struct resolver *r, uint32_t *id, const char *name)
+{
+	if (!*id)
+		*id = profile_intern_str(r->p, name) + 1;
+	return *id - 1;
+}
+
+/* A JIT-compiled method (art.h), or UINT32_MAX. Code addresses are reused for other methods,
+ * so the location is keyed by method, not by address: module "[jit]", address = the name's
+ * string id << 32 | the offset in the method. */
+static uint32_t jit_location(struct resolver *r, uint64_t lookup)
+{
+	struct profile_frame f = { .kind = PROFILE_FRAME_JIT };
+	struct art_jit_sym sym;
+	uint64_t addr;
+	uint32_t loc;
+
+	if (art_proc_jit_find(r->art, lookup, r->snap_ns, &sym, NULL) < 0)
+		return UINT32_MAX;
+	f.module = own_module(r, &r->jit_module, "[jit]");
+	f.name = profile_intern_str(r->p, sym.name);
+	addr = (uint64_t)f.name << 32 | ((lookup - sym.start) & 0xffffffffu);
+	loc = profile_find_location(r->p, f.module, addr);
+	return loc != UINT32_MAX ? loc : profile_intern_location(r->p, f.module, addr, &f, 1);
+}
+
+/* An interpreted Java frame at @dex_pc (art.h, dex.h): module "[dex]", keyed by method and
+ * line; "[dex]+0x<pc>" when the dex file is unknown. */
+static uint32_t dex_location(struct resolver *r, uint64_t dex_pc)
+{
+	struct profile_frame f = { .kind = PROFILE_FRAME_INTERP };
+	struct dex_method m;
+	uint64_t addr = dex_pc;
+	uint32_t loc;
+	char name[64];
+
+	f.module = own_module(r, &r->dex_module, "[dex]");
+	if (art_proc_dex_lookup(r->art, dex_pc, &m) == 0) {
+		f.name = profile_intern_str(r->p, m.name);
+		f.file = m.file[0] ? profile_intern_str(r->p, m.file) : 0;
+		f.line = m.line;
+		/* bit 63 apart from raw dex pcs (user-space addresses) */
+		addr = 1ULL << 63 | (uint64_t)f.name << 32 | m.line;
+	} else {
+		snprintf(name, sizeof(name), "[dex]+0x%llx", (unsigned long long)dex_pc);
+		f.name = profile_intern_str(r->p, name);
+	}
+	loc = profile_find_location(r->p, f.module, addr);
+	return loc != UINT32_MAX ? loc : profile_intern_location(r->p, f.module, addr, &f, 1);
+}
+
+/* Put the Java frame of every interpreter frame after it (leaf first: between the
+ * interpreter's native frame and its caller, as libunwindstack does). Returns the new count. */
+static int insert_dex_frames(struct resolver *r, int n)
+{
+	const uint64_t *dex = unwinder_dex_pcs(r->u);
+	int extra = 0, k;
+
+	for (int i = 0; i < n; i++)
+		extra += dex[i] != 0;
+	memset(r->is_dex, 0, (size_t)(n + extra));
+	k = n + extra;
+	for (int i = n - 1; i >= 0; i--) {
+		if (dex[i]) {
+			r->pcs[--k] = dex[i];
+			r->is_dex[k] = 1;
+		}
+		r->pcs[--k] = r->pcs[i];
+	}
+	return n + extra;
+}
+
+/* JIT code named by /tmp/perf-PID.map (perfmap.h): only for pcs in executable mappings with
+ * no file behind them. Keyed like jit_location(): module "[perf-map]", name << 32 | offset.
+ * UINT32_MAX when the map does not name it. */
+static uint32_t perfmap_location(struct resolver *r, const struct modules_map *mm, uint64_t lookup)
+{
+	struct profile_frame f = { .kind = PROFILE_FRAME_JIT };
+	const struct perfmap_sym *sym;
+	uint64_t addr;
+	uint32_t loc;
+
+	if (!mm || mm->mod || !(mm->prot & PROC_MAPS_PROT_EXEC) ||
+	    !(sym = perfmap_find(r->perfmap, lookup)))
+		return UINT32_MAX;
+	f.module = own_module(r, &r->perfmap_module, "[perf-map]");
+	f.name = profile_intern_str(r->p, sym->name);
+	addr = (uint64_t)f.name << 32 | ((lookup - sym->start) & 0xffffffffu);
+	loc = profile_find_location(r->p, f.module, addr);
+	return loc != UINT32_MAX ? loc : profile_intern_location(r->p, f.module, addr, &f, 1);
+}
+
 /* The profile location for one pc (@lookup is already pc - 1 for return addresses). */
 static uint32_t locate(struct resolver *r, uint64_t lookup)
 {
@@ -112,9 +260,15 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 	char name[512];
 	int n = 0;
 
+	if (!ef && maybe_jit(r, mm) && (loc = jit_location(r, lookup)) != UINT32_MAX)
+		return loc;
+	if (!ef && (loc = perfmap_location(r, mm, lookup)) != UINT32_MAX)
+		return loc;
 	if (ef) {
-		if (!mm->mod->profile_str)
+		if (!mm->mod->profile_str) {
 			mm->mod->profile_str = profile_intern_str(r->p, mm->mod->path) + 1;
+			note_module(r, mm, ef);
+		}
 		module = mm->mod->profile_str - 1;
 		addr = lookup - mm->bias;
 	}
@@ -141,7 +295,10 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 		pf[i].line = sf[i].line;
 		pf[i].module = module;
 		pf[i].inlined = (uint8_t)sf[i].inlined;
-		pf[i].kind = PROFILE_FRAME_NATIVE;
+		/* oat/odex code is AOT-compiled Java (names from its MiniDebugInfo) */
+		pf[i].kind = mapkind_is_aot(mapkind_classify(mm->mod->path, 1, 0, NULL))
+				     ? PROFILE_FRAME_AOT
+				     : PROFILE_FRAME_NATIVE;
 	}
 	if (n == 0) {
 		if (ef)
@@ -202,8 +359,13 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	int n;
 
 	r->snap_ns = snap->time_ns;
+	/* the JIT and dex lists: found once, re-read at most once per batch when they changed */
+	art_proc_locate(r->art, r->ms);
+	art_proc_update(r->art, snap->time_ns);
 	t0 = tracee_now_ns();
 	n = unwinder_unwind(r->u, snap, r->pcs, UNWIND_MAX_FRAMES, &flags);
+	if (n > 0 && art_proc_active(r->art))
+		n = insert_dex_frames(r, n);
 
 	r->st.unwind_ns += tracee_now_ns() - t0;
 	r->nr_pcs = n;
@@ -215,8 +377,12 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 		r->st.cfi_failed++;
 	if (flags & UNWIND_TRUNCATED)
 		r->st.truncated++;
-	for (int i = 0; i < n; i++)
-		r->locs[i] = locate(r, i == 0 ? r->pcs[i] : r->pcs[i] - 1);
+	for (int i = 0; i < n; i++) {
+		if (art_proc_active(r->art) && r->is_dex[i])
+			r->locs[i] = dex_location(r, r->pcs[i]);
+		else
+			r->locs[i] = locate(r, i == 0 ? r->pcs[i] : r->pcs[i] - 1);
+	}
 	if (n && ends_at_root(r, r->locs[n - 1]))
 		r->st.to_root++;
 	return profile_intern_stack(r->p, r->locs, (size_t)n);

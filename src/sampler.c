@@ -566,6 +566,11 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	int have_old_cpus = sched_getaffinity(0, sizeof(old_cpus), &old_cpus) == 0;
 
 	wait_set(&set);
+	if (o->no_signals) {
+		sigdelset(&set, SIGINT);
+		sigdelset(&set, SIGTERM);
+		sigdelset(&set, SIGHUP);
+	}
 	t->on_free = sthread_free;
 	queue_init(&w.q, SAMPLER_QUEUE, o->stack_size, o->verify);
 	if (o->verify)
@@ -588,6 +593,10 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 
 		if (now >= end) {
 			st->stop_reason = SAMPLER_STOP_DURATION;
+			break;
+		}
+		if (o->stop && *o->stop) {
+			st->stop_reason = SAMPLER_STOP_REQUEST;
 			break;
 		}
 		if (now >= fire) {

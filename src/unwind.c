@@ -43,6 +43,9 @@ struct unwinder {
 	uint64_t page_addr;    /* one-page cache of live reads, valid during one unwind */
 	int page_ok;
 	uint8_t page[PAGE];
+	unwind_jit_cfi_fn *jit_cfi; /* CFI of code without a module (JIT), or NULL */
+	void *jit_arg;
+	uint64_t dex_pcs[UNWIND_MAX_FRAMES]; /* ART's DEX PC marker per frame (0: none) */
 };
 
 int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
@@ -411,6 +414,23 @@ void unwinder_flush(struct unwinder *u)
 	u->generation = u->ms->generation;
 }
 
+void unwinder_set_jit(struct unwinder *u, unwind_jit_cfi_fn *fn, void *arg)
+{
+	u->jit_cfi = fn;
+	u->jit_arg = arg;
+}
+
+const uint64_t *unwinder_dex_pcs(const struct unwinder *u)
+{
+	return u->dex_pcs;
+}
+
+/* The JIT CFI covering @lookup (run-time addresses), or NULL. */
+static const struct cfi_table *jit_cfi(struct unwinder *u, uint64_t lookup)
+{
+	return u->jit_cfi ? u->jit_cfi(u->jit_arg, lookup, u->snap->time_ns) : NULL;
+}
+
 /* One step with perch's own CFI (cfi.c) from @r; @exact: @r's pc is not a return address.
  * 0, -ENOENT at the outermost frame, or another -errno when it cannot step. */
 static int own_cfi_step(struct unwinder *u, const struct perch_regs *r, int exact,
@@ -422,12 +442,61 @@ static int own_cfi_step(struct unwinder *u, const struct perch_regs *r, int exac
 	const struct modules_map *mm =
 		modules_find_fresh(u->ms, exact ? pc : pc - 1, u->snap->time_ns);
 	const struct cfi_table *t = mm ? modules_cfi(u->ms, mm) : NULL;
+	uint64_t bias = mm ? mm->bias : 0;
 
 	*out_flags = 0;
+	if (!t && (t = jit_cfi(u, exact ? pc : pc - 1)))
+		bias = 0; /* JIT symfiles describe absolute addresses */
 	if (!t)
 		return -ENODATA;
-	return cfi_step(a, t, mm->bias, r, exact ? CFI_PC_EXACT : 0, &mem, u->snap->pac_mask,
-			out, out_flags);
+	return cfi_step(a, t, bias, r, exact ? CFI_PC_EXACT : 0, &mem, u->snap->pac_mask, out,
+			out_flags);
+}
+
+/* Every register libunwind knows for the cursor's frame (callee-saved ones included). */
+static void cursor_regs_all(struct unwinder *u, unw_cursor_t *c, struct perch_regs *r)
+{
+	unw_word_t v;
+
+	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < u->arch->nr_regs && i < PERCH_MAX_DWREGS; i++) {
+		if (unw_get_reg(c, i, &v) == 0) {
+			r->r[i] = v;
+			r->valid |= 1ULL << i;
+		}
+	}
+}
+
+static int is_art_runtime(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return !strcmp(b, "libart.so") || !strcmp(b, "libartd.so");
+}
+
+/* ART's DEX PC marker (android-art.md section 3) in the CFI row of a frame of the runtime
+ * library at @lookup, evaluated with that frame's registers @r (@c: the cursor's frame when
+ * @from_cursor, whose callee-saved registers libunwind knows). 0 when there is none. */
+static uint64_t frame_dex_pc(struct unwinder *u, unw_cursor_t *c, int from_cursor,
+			     const struct perch_regs *r, uint64_t lookup)
+{
+	struct perch_mem mem = { perch_mem_read, u };
+	const struct modules_map *mm = modules_find(u->ms, lookup);
+	const struct cfi_table *t;
+	struct perch_regs all;
+	struct cfi_row row;
+	uint64_t dex_pc;
+
+	if (!mm || !mm->mod || !is_art_runtime(mm->mod->path) || !(t = modules_cfi(u->ms, mm)))
+		return 0;
+	if (cfi_row_find(t, lookup - mm->bias, &row) < 0)
+		return 0;
+	if (from_cursor)
+		cursor_regs_all(u, c, &all);
+	if (cfi_row_dex_pc(&row, from_cursor ? &all : r, &mem, &dex_pc) < 0)
+		return 0;
+	return u->arch->e_machine == EM_AARCH64 ? dex_pc & ((1ULL << 56) - 1) : dex_pc;
 }
 
 /* Is @addr in an executable mapping? (A frame-pointer chain that leaves code is garbage.) */
@@ -482,6 +551,7 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 	u->snap = snap;
 	u->cur = snap->regs;
 	u->page_ok = 0;
+	memset(u->dex_pcs, 0, sizeof(u->dex_pcs));
 	pcs[n++] = perch_regs_pc(a, &snap->regs);
 	prev_sp = perch_regs_sp(a, &snap->regs);
 	cursor_ok = unw_init_remote(&c, u->as, u) == 0;
@@ -491,7 +561,7 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 		unw_proc_info_t pi;
 		unw_word_t ip, sp;
 		unsigned int out_flags;
-		int ret, have_pi = 0;
+		int ret, have_pi = 0, in_jit = 0;
 
 		/* the current frame's registers, for the fallbacks below: all the snapshot (or
 		 * the last fallback) knew while the cursor has not stepped, else pc, sp, fp */
@@ -499,11 +569,25 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 			cursor_regs(u, &c, &r);
 		else
 			r = u->cur;
+		if (u->jit_cfi) {
+			/* the pc as a lookup address (a return address points after its call) */
+			int cur_exact = cursor_ok ? fresh && exact : exact;
+			uint64_t lookup = cur_exact ? pcs[n - 1] : pcs[n - 1] - 1;
+
+			if (n - 1 < (int)ARRAY_SIZE(u->dex_pcs))
+				u->dex_pcs[n - 1] = frame_dex_pc(u, &c, cursor_ok && !fresh, &r,
+								 lookup);
+			/* JIT code has no module for libunwind: perch's CFI steps it, with every
+			 * register the cursor knows (the callers need the callee-saved ones) */
+			in_jit = jit_cfi(u, lookup) != NULL;
+			if (in_jit && cursor_ok && !fresh)
+				cursor_regs_all(u, &c, &r);
+		}
 		/* with a link register, the caller of a leaf has the same SP; remember the
 		 * current function's range to tell that from libunwind guessing with a stale LR */
 		if (cursor_ok && a->dw_lr >= 0)
 			have_pi = unw_get_proc_info(&c, &pi) == 0 && pi.end_ip > pi.start_ip;
-		ret = cursor_ok ? unw_step(&c) : -UNW_EUNSPEC;
+		ret = cursor_ok && !in_jit ? unw_step(&c) : -UNW_EUNSPEC;
 		if (ret > 0 && unw_get_reg(&c, UNW_REG_IP, &ip) == 0 &&
 		    unw_get_reg(&c, UNW_REG_SP, &sp) == 0) {
 			ip &= ~snap->pac_mask;

@@ -15,9 +15,16 @@ struct cmd {
 	const char *summary;
 	const char *usage;  /* full help text */
 	int (*run)(int argc, char **argv);
+	unsigned int flags; /* CMD_* */
 };
 
-extern const struct cmd cmd_record, cmd_dump;
+/* @run takes -p PID: the REPL runs it with the attached target's pid (detaching around it,
+ * in a child process) when it has no implementation of its own for the command. */
+#define CMD_PID 0x1
+
+extern const struct cmd cmd_record, cmd_dump, cmd_top, cmd_threads, cmd_maps;
+extern const struct cmd cmd_stat, cmd_mem;
+extern const struct cmd cmd_report, cmd_annotate;
 
 /* Parse a pid argument; 0 or -EINVAL (message printed). */
 int cmd_parse_pid(const char *s, int *pid);

@@ -42,11 +42,17 @@ struct elffile {
 	int has_symtab;        /* a non-empty .symtab */
 	int has_debug_info;    /* a non-empty .debug_info */
 	int owns_map_;         /* private: the image is our mmap */
+	void *map_base_;       /* private: that mmap when the image starts inside it, else NULL */
+	size_t map_len_;
 };
 
 /* Open and validate @path. NULL with errno set: ENOENT/EACCES from open(), ENOEXEC for a file
  * that is not a well-formed ELF file (headers out of bounds, truncated, ...). */
 struct elffile *elffile_open(const char *path);
+/* The ELF file of @size bytes that starts at byte @offset of the file @path (a library stored
+ * inside an APK); named @name. NULL with errno set, as elffile_open(). */
+struct elffile *elffile_open_range(const char *path, uint64_t offset, uint64_t size,
+				   const char *name);
 /* The same over a buffer the caller keeps alive (e.g. decompressed .gnu_debugdata). */
 struct elffile *elffile_open_memory(const void *image, size_t size, const char *name);
 void elffile_free(struct elffile *ef);

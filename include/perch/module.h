@@ -30,6 +30,10 @@ struct module {
 	struct elffile *ef;    /* NULL until module_elf() succeeds */
 	int load_failed;       /* module_elf() tried and failed: do not retry */
 	uint8_t *mem_image;    /* private copy of target memory for [vdso] */
+	/* An ELF stored inside a zip (a library run straight from an APK): @path is then
+	 * "<zip>!/<entry>", the ELF is @zip_size bytes at @zip_start of the file @zip_path. */
+	char *zip_path;
+	uint64_t zip_start, zip_size;
 	uint32_t profile_str;  /* free for the caller: e.g. a profile string id + 1 */
 	struct module_unwind unwind;
 };

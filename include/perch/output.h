@@ -43,11 +43,15 @@ const struct output_format *output_format_for_path(const char *path);
 
 /* Atomic output: open "<path>.tmp.<pid>" for writing; output_commit() flushes, fsyncs, closes
  * and renames it over @path (returns 0 or -errno and removes the temporary on failure);
- * output_abort() closes and removes it. "-" means stdout (commit only flushes). */
+ * output_abort() closes and removes it. "-" means stdout (commit only flushes); an existing
+ * path that is not a regular file (/dev/null, a FIFO) is written in place, a directory is
+ * -EISDIR. Run as root
+ * with SUDO_UID/SUDO_GID set, the file is chowned to that user before the rename. */
 struct output_file {
 	FILE *f;
 	char *path;
-	char *tmp;
+	char *tmp;   /* NULL: written in place (stdout, or @path is a device or FIFO) */
+	int direct;  /* @path is a device or FIFO opened as it is (closed on commit) */
 };
 int output_open(struct output_file *of, const char *path);
 int output_commit(struct output_file *of);

@@ -109,5 +109,14 @@ void profile_foreach_count(const struct profile *p, profile_count_fn *fn, void *
 
 /* Samples in time order (empty unless keep_samples was on). */
 const struct profile_sample *profile_samples(const struct profile *p, size_t *n);
+/* Forget the kept samples (the aggregated counts and totals stay): a recording streamed to
+ * disk drops what it has written, so memory stays bounded on long runs. Samples kept later
+ * start again at index 0. */
+void profile_drop_samples(struct profile *p);
+
+/* Meta entries in the order they were first set: the key of entry @i (its value in *@value),
+ * or NULL when @i >= profile_nr_meta(). Borrowed until the next profile_set_meta(). */
+size_t profile_nr_meta(const struct profile *p);
+const char *profile_meta_at(const struct profile *p, size_t i, const char **value);
 
 #endif

@@ -27,6 +27,10 @@ struct sampler_opts {
 	double duration;    /* seconds; 0 = until the target exits or a signal */
 	size_t stack_size;  /* bytes of stack copied from SP */
 	int cpu_mode;       /* sample only threads that are running ('R'), not waiting ones */
+	/* Optional: stop (SAMPLER_STOP_REQUEST) once *@stop is non-zero; checked every tick,
+	 * so a signal handler or another thread may set it. */
+	const volatile sig_atomic_t *stop;
+	int no_signals;     /* leave SIGINT/SIGTERM/SIGHUP to the caller: wait for SIGCHLD only */
 	int follow_cpu;     /* move the ptrace thread to the CPU the running threads use */
 	int verify;         /* also unwind in the stop with libunwind-ptrace (slow): see
 	                     * sampler_info.verify_pcs */
@@ -63,6 +67,7 @@ enum sampler_stop {
 	SAMPLER_STOP_EXIT,   /* the target exited */
 	SAMPLER_STOP_SIGNAL, /* perch got SIGINT/SIGTERM/SIGHUP */
 	SAMPLER_STOP_ERROR,
+	SAMPLER_STOP_REQUEST, /* sampler_opts.stop was set */
 };
 
 struct sampler_stats {

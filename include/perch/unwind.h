@@ -45,6 +45,19 @@ void unwinder_free(struct unwinder *u);
 /* Drop cached unwind state (call after @ms was reloaded). */
 void unwinder_flush(struct unwinder *u);
 
+/* CFI for code that has no module (JIT-compiled code: art.h), for run-time address @pc (already
+ * adjusted for return addresses) of a snapshot taken at @time_ns: a table of absolute
+ * addresses (bias 0), or NULL. */
+struct cfi_table;
+typedef const struct cfi_table *unwind_jit_cfi_fn(void *arg, uint64_t pc, uint64_t time_ns);
+/* Give @u a JIT CFI source. With one set, frames whose pc it covers are stepped with that CFI,
+ * and frames of ART's runtime library (libart.so) are checked for the DEX PC marker. */
+void unwinder_set_jit(struct unwinder *u, unwind_jit_cfi_fn *fn, void *arg);
+/* After unwinder_unwind(): dex_pcs[i] != 0 when the CFI of frame i carried ART's DEX PC
+ * marker (android-art.md 3): an interpreted Java method at that dex pc runs between pcs[i]
+ * and pcs[i + 1]. UNWIND_MAX_FRAMES entries, valid until the next unwind. */
+const uint64_t *unwinder_dex_pcs(const struct unwinder *u);
+
 /* Unwind @snap into @pcs: pcs[0] is the interrupted pc, then return addresses (not yet
  * adjusted by -1). Returns the number of pcs (>= 1 when the pc is known), *@flags gets
  * UNWIND_* bits. @use_cfi 0 walks frame pointers only. */

@@ -12,7 +12,15 @@
  *   "build_id:PATH"  hex GNU build-id of the module PATH (pprof Mapping.build_id)
  *   "counters"       space-separated counter names N, each with a key "counter:N" whose value
  *                    is space-separated "TIME_NS=VALUE" pairs (CLOCK_MONOTONIC ns, a number);
- *                    malformed pairs are skipped (Chrome "C" events) */
+ *                    malformed pairs are skipped (Chrome "C" events); perch record's
+ *                    names are listed in include/perch/timeline.h (timeline_store)
+ *   "stalls"         one line per stall of the watched thread (include/perch/stall.h):
+ *                    "START_NS DURATION_NS TID STACK KIND CUT REASON", CLOCK_MONOTONIC ns,
+ *                    STACK a stack id of this profile or "-", KIND off-cpu|running, CUT 0|1
+ *                    (began before or outlived the recording), REASON the rest of the line
+ *                    ("[sleep nanosleep]", "state D", "running"); malformed lines are
+ *                    skipped (Chrome "X" slices on "stalls of THREAD" tracks)
+ *   "stall_thread", "stall_ms"  the watched tid and the threshold (informational) */
 #ifndef PERCH_WRITERS_H
 #define PERCH_WRITERS_H
 
@@ -46,7 +54,8 @@ int out_speedscope_write(const struct profile *p, const struct output_opts *o, F
 /* Chrome trace event JSON in object form (formats.md 4, example A): process_name and
  * thread_name metadata, per-thread nested "X" slices built from consecutive kept samples
  * (a frame continues while the frames below it do and the next sample comes within 2
- * periods), counter ("C") events from the meta. ts/dur in µs from the earliest time seen.
+ * periods), counter ("C") events from the meta, stalls (meta "stalls") as "X" slices on
+ * tracks of their own (tid 0x40000000 + lane; overlapping stalls in separate lanes). ts/dur in µs from the earliest time seen.
  * Without kept samples there is no time line: only the metadata and counters. */
 int out_chrome_write(const struct profile *p, const struct output_opts *o, FILE *f);
 
@@ -61,6 +70,8 @@ int out_chrome_samples_write(const struct profile *p, const struct output_opts *
  * "Search" button; "Matched: N%") and details on hover. Frames narrower than 0.1 px at the
  * full 1200 px width are left out. */
 int out_flamegraph_write(const struct profile *p, const struct output_opts *o, FILE *f);
+/* The same flame graph inline in a self-contained HTML page (no network). */
+int out_flamegraph_html_write(const struct profile *p, const struct output_opts *o, FILE *f);
 
 /* Sentry, Android ART method trace and text call tree writers (formats.md 5 and 6, issue 6).
  * More meta keys they read (all optional):

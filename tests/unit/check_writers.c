@@ -518,9 +518,24 @@ END_TEST
 
 /* chrome */
 
+/* Stalls (meta "stalls", include/perch/stall.h): two that overlap (two lanes), one without a
+ * stack, a malformed line. */
+static struct profile *with_stalls(struct profile *p)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf),
+		 "%llu 300000000 1234 0 off-cpu 0 [lock futex]\n"
+		 "%llu 150000000 1240 - running 1 running\n"
+		 "not a stall\n",
+		 T0 + 20000000ULL, T0 + 100000000ULL);
+	profile_set_meta(p, "stalls", buf);
+	return p;
+}
+
 START_TEST(test_chrome_golden)
 {
-	struct profile *p = build_profile();
+	struct profile *p = with_stalls(build_profile());
 	size_t len;
 	char *text = testutil_render(out_chrome_write, p, NULL, &len), *path;
 
@@ -562,6 +577,16 @@ START_TEST(test_chrome_golden)
 				     "  {\"ph\": \"C\", \"name\": \"rss_bytes\""));
 	ck_assert_ptr_null(strstr(text, "bogus"));
 	ck_assert_ptr_null(strstr(text, "nan"));
+	/* stalls: slices on their own tracks, overlapping ones in separate lanes */
+	ck_assert_ptr_nonnull(strstr(text, "{\"ph\": \"X\", \"name\": \"stall: [lock futex]\", "
+					   "\"cat\": \"stall\", \"pid\": 1234, \"tid\": 1073741824, "
+					   "\"ts\": 20000.000, \"dur\": 300000.000, \"args\": "
+					   "{\"kind\": \"off-cpu\", \"thread\": 1234, \"cut\": false"));
+	ck_assert_ptr_nonnull(strstr(text, "\"name\": \"stall: running\", \"cat\": \"stall\", "
+					   "\"pid\": 1234, \"tid\": 1073741825"));
+	ck_assert_ptr_nonnull(strstr(text, "\"tid\": 1073741824, \"args\": {\"name\": "
+					   "\"stalls of perch demo\"}}"));
+	ck_assert_ptr_null(strstr(text, "not a stall"));
 	testutil_check_golden("chrome/demo.json", text, len);
 	path = testutil_tmp_file("demo.json", text, len);
 	py_check("chrome", path, NULL);

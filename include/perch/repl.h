@@ -1,0 +1,119 @@
+/* The interactive prompt (readline), scripted mode (-x FILE or a non-terminal stdin, --json)
+ * and the session commands (attach, threads, dump, record, top, ...) they share with the
+ * command line. Every command produces one result: human text on a terminal, and in scripted
+ * mode a status line or one JSON object (the schema is in the README). The commands of the
+ * CLI table that the REPL does not implement itself run in a child process, with the attached
+ * target's pid as -p (CMD_PID), detached around them. */
+#ifndef PERCH_REPL_H
+#define PERCH_REPL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "perch/strbuf.h"
+
+struct cmd;
+struct session;
+struct repl_rec;
+
+enum repl_mode {
+	REPL_TTY,    /* a person at the prompt */
+	REPL_SCRIPT, /* -x FILE or piped commands: no prompt, no escape codes */
+	REPL_CLI,    /* one command from the command line (perch top -p PID) */
+};
+
+#define REPL_JSON_DEPTH 8
+
+struct repl {
+	enum repl_mode mode;
+	int json_mode;  /* scripted mode: one JSON object per command */
+	int keep_going; /* scripted mode: run every command even after a failure */
+	int color;      /* escape codes allowed (terminal that supports them) */
+	struct session *s;
+	const struct cmd *const *table; /* the CLI commands (main.c) */
+	size_t nr_table;
+
+	/* `set` */
+	double hz, duration;
+	size_t stack_size;
+	int cpu_mode;
+
+	struct repl_rec *rec; /* the running or last recording, or NULL */
+	int quit;
+
+	/* the result of the current command */
+	struct strbuf json;  /* fields after "cmd"/"ok", each starting with ',' */
+	struct strbuf kv;    /* top-level scalar fields as " key=value" (scripted text mode) */
+	struct strbuf text;  /* human text (scripted text mode: printed indented) */
+	int depth;           /* JSON nesting below the result object */
+	int first[REPL_JSON_DEPTH];
+};
+
+/* Entry from main(): `perch`, `perch -p PID|NAME`, `perch -x FILE`, `--json`,
+ * `--keep-going`. @argv[0] is "perch". Returns the exit code. */
+int repl_main(int argc, char **argv, const struct cmd *const *table, size_t nr_table);
+/* A session command from the command line (`perch top -p PID ...`): attach, run the command
+ * named @name with @argv (argv[0] is the command, -p PID|NAME taken out), detach. */
+int repl_cli_run(const char *name, int argc, char **argv);
+
+/* Split a command line into words: blanks separate, '...' and "..." quote, backslash escapes
+ * the next character (also inside "..."), '#' at the start of a word starts a comment.
+ * Returns the number of words (the array in *@argv, NULL-terminated, one allocation to
+ * free()), or -EINVAL for an unterminated quote. */
+int repl_split(const char *line, char ***argv);
+
+/* Find a process by pid or by name: "1234", a command name (comm or argv[0]'s basename) or an
+ * Android package name (argv[0] up to ':'). Fills @pids (up to @max) and returns how many
+ * matched (perch itself excluded), or -EINVAL for an empty name. */
+int repl_find_process(const char *what, pid_t *pids, size_t max);
+
+/* Result building, for the commands. Human text goes to stdout at once on a terminal and in
+ * CLI mode, is kept and indented in scripted text mode, dropped with --json. */
+void repl_printf(struct repl *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void repl_field_int(struct repl *r, const char *key, long long v);
+void repl_field_double(struct repl *r, const char *key, double v);
+void repl_field_str(struct repl *r, const char *key, const char *v);
+void repl_field_bool(struct repl *r, const char *key, int v);
+void repl_field_hex(struct repl *r, const char *key, unsigned long long v); /* "0x1f" */
+/* An array of objects (or strings with repl_field_str(r, NULL, s)) under @key. */
+void repl_array_begin(struct repl *r, const char *key);
+void repl_array_end(struct repl *r);
+void repl_object_begin(struct repl *r);
+void repl_object_end(struct repl *r);
+
+/* One session command (the REPL's own implementation of a command name). */
+enum repl_complete {
+	REPL_COMPLETE_NONE,
+	REPL_COMPLETE_PROCESS, /* pids and process names */
+	REPL_COMPLETE_TID,     /* the target's thread ids */
+	REPL_COMPLETE_FILE,
+	REPL_COMPLETE_COMMAND,
+	REPL_COMPLETE_FORMAT,  /* output format names, then files */
+};
+
+struct repl_cmd {
+	const char *name;
+	const char *args;    /* "PID|NAME" */
+	const char *summary;
+	const char *usage;   /* more help, or NULL */
+	const char *const *words; /* completion words for the first argument (NULL-terminated) */
+	const char *const *options; /* completion words for '-' (NULL-terminated) */
+	enum repl_complete complete;
+	int needs_target;
+	int (*fn)(struct repl *r, int argc, char **argv); /* a perch exit code */
+};
+
+extern const struct repl_cmd repl_cmds[];
+extern const size_t repl_nr_cmds;
+const struct repl_cmd *repl_cmd_find(const char *name);
+
+/* repl-cmds.c: stop and forget the recording (before quitting). */
+void repl_rec_free(struct repl *r);
+/* Run the foreground session job of `top`/`record`: returns when it ends; on a terminal a
+ * key press or Ctrl-C ends it (repl.c watches the keyboard). */
+int repl_run_foreground(struct repl *r, int (*fn)(struct session *, void *), void *arg,
+			int watch_keys);
+/* 1 when a Ctrl-C arrived since the command started. */
+int repl_interrupted(void);
+
+#endif

@@ -1,0 +1,273 @@
+/* ART awareness for one traced process: its memory (read only, process_vm_readv with a
+ * /proc/PID/mem fallback), where the descriptors are (spec 1.7: the data symbols of libart.so
+ * turned into a file offset, then into the read-write mapping holding that offset), and when
+ * the lists are re-read (once per batch of samples when a descriptor changed). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perch/art.h"
+#include "perch/dex.h"
+#include "perch/elffile.h"
+#include "perch/log.h"
+#include "perch/module.h"
+#include "perch/proc-maps.h"
+#include "perch/xalloc.h"
+
+#define ART_CHECK_NS 1000000ULL     /* a lookup miss re-reads a list at most once per ms */
+#define ART_FULL_NS 1000000000ULL   /* and the lists re-read every second regardless */
+
+struct art_proc {
+	pid_t pid;
+	int mem_fd;                /* /proc/PID/mem, opened when process_vm_readv fails */
+	struct perch_mem mem;
+	unsigned int generation;   /* of the modules last searched */
+	int searched;
+	const struct module **checked; /* modules already searched for a GDB descriptor */
+	size_t nr_checked, alloc_checked;
+	uint64_t jit_desc, dex_desc;
+	struct art_jit *jit;
+	struct art_dex *dex;
+	uint64_t verified;         /* the lists are known as they were at this time */
+	uint64_t last_full, last_retry;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int proc_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct art_proc *a = ctx;
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	if (addr + len < addr)
+		return -EFAULT;
+	n = process_vm_readv(a->pid, &l, 1, &r, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n < 0 && errno != EPERM && errno != ENOSYS)
+		return -EFAULT; /* unmapped: /proc/PID/mem would say the same */
+	if (a->mem_fd < 0) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)a->pid);
+		a->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (a->mem_fd < 0)
+			return -EFAULT;
+	}
+	if (addr > INT64_MAX)
+		return -EFAULT;
+	n = pread(a->mem_fd, buf, len, (off_t)addr);
+	return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
+struct art_proc *art_proc_new(pid_t pid)
+{
+	struct art_proc *a = xcalloc(1, sizeof(*a));
+
+	a->pid = pid;
+	a->mem_fd = -1;
+	a->mem.read = proc_read;
+	a->mem.ctx = a;
+	return a;
+}
+
+void art_proc_free(struct art_proc *a)
+{
+	if (!a)
+		return;
+	art_jit_free(a->jit);
+	art_dex_free(a->dex);
+	if (a->mem_fd >= 0)
+		close(a->mem_fd);
+	free(a->checked);
+	free(a);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static int is_runtime_lib(const char *path)
+{
+	const char *b = base_name(path);
+
+	return !strcmp(b, "libart.so") || !strcmp(b, "libartd.so");
+}
+
+/* The run-time address of data symbol @name of the module behind @mm: through the file offset
+ * of the symbol and the writable mapping of the same file holding that offset (page-unaligned
+ * segments cannot fool it), else vaddr + load bias (a .bss symbol). 0 when not found. */
+static uint64_t symbol_address(struct modules *ms, const struct modules_map *mm,
+			       const struct elffile *ef, const char *name)
+{
+	uint64_t vaddr, size, off;
+
+	if (art_elf_data_symbol(ef->image, ef->size, name, &vaddr, &size, &off) < 0)
+		return 0;
+	if (off != UINT64_MAX) {
+		for (size_t i = 0; i < ms->nr_map; i++) {
+			const struct modules_map *m = &ms->map[i];
+
+			if (m->mod != mm->mod || !(m->prot & PROC_MAPS_PROT_WRITE))
+				continue;
+			if (off >= m->offset && off - m->offset < m->end - m->start)
+				return m->start + (off - m->offset);
+		}
+	}
+	return vaddr + mm->bias;
+}
+
+static void use_descriptors(struct art_proc *a, uint64_t jit, uint64_t dex,
+			    const struct elffile *ef, const char *path)
+{
+	if (jit && !a->jit) {
+		a->jit_desc = jit;
+		a->jit = art_jit_new(&a->mem, jit, ef->machine, ef->is_64);
+		log_debug("art: __jit_debug_descriptor of %s at 0x%llx", path,
+			  (unsigned long long)jit);
+	}
+	if (dex && !a->dex) {
+		a->dex_desc = dex;
+		a->dex = art_dex_new(&a->mem, dex, ef->machine, ef->is_64);
+		log_debug("art: __dex_debug_descriptor of %s at 0x%llx", path,
+			  (unsigned long long)dex);
+	}
+	a->verified = 0; /* read them at the next update */
+}
+
+static int checked(struct art_proc *a, const struct module *m)
+{
+	for (size_t i = 0; i < a->nr_checked; i++)
+		if (a->checked[i] == m)
+			return 1;
+	ALLOC_GROW(a->checked, a->nr_checked + 1, a->alloc_checked);
+	a->checked[a->nr_checked++] = m;
+	return 0;
+}
+
+int art_proc_locate(struct art_proc *a, struct modules *ms)
+{
+	if (a->jit && a->dex)
+		return 1;
+	if (a->searched && a->generation == ms->generation)
+		return a->jit || a->dex;
+	a->searched = 1;
+	a->generation = ms->generation;
+	/* libart.so first: both lists, and its descriptor wins over any GDB one */
+	for (size_t i = 0; i < ms->nr_map && !(a->jit && a->dex); i++) {
+		const struct modules_map *mm = &ms->map[i];
+		struct elffile *ef;
+
+		if (!mm->mod || mm->offset != 0 || !is_runtime_lib(mm->mod->path))
+			continue;
+		ef = modules_elf(ms, mm);
+		if (!ef)
+			continue;
+		use_descriptors(a, symbol_address(ms, mm, ef, "__jit_debug_descriptor"),
+				symbol_address(ms, mm, ef, "__dex_debug_descriptor"), ef,
+				mm->mod->path);
+	}
+	/* the plain GDB JIT interface of other runtimes, in any module with code */
+	for (size_t i = 0; i < ms->nr_map && !a->jit; i++) {
+		const struct modules_map *mm = &ms->map[i];
+		struct elffile *ef;
+		uint64_t jit;
+
+		if (!mm->mod || !(mm->prot & PROC_MAPS_PROT_EXEC) || mm->mod->path[0] != '/' ||
+		    checked(a, mm->mod))
+			continue;
+		ef = modules_elf(ms, mm);
+		if (!ef)
+			continue;
+		jit = symbol_address(ms, mm, ef, "__jit_debug_descriptor");
+		if (jit)
+			use_descriptors(a, jit, 0, ef, mm->mod->path);
+	}
+	return a->jit || a->dex;
+}
+
+void art_proc_update(struct art_proc *a, uint64_t sample_ns)
+{
+	uint64_t now;
+	int force;
+
+	if ((!a->jit && !a->dex) || sample_ns <= a->verified)
+		return; /* the last look at the lists was after this sample: one look per batch */
+	now = now_ns();
+	force = now - a->last_full >= ART_FULL_NS;
+	if (force)
+		a->last_full = now;
+	if (a->jit)
+		art_jit_update(a->jit, now, force);
+	if (a->dex)
+		art_dex_update(a->dex, now, force);
+	a->verified = now;
+}
+
+int art_proc_jit_find(struct art_proc *a, uint64_t pc, uint64_t time_ns, struct art_jit_sym *out,
+		      const struct cfi_table **cfi)
+{
+	uint64_t now;
+
+	if (!a->jit)
+		return -ENOENT;
+	if (art_jit_find(a->jit, pc, time_ns, out, cfi) == 0)
+		return 0;
+	/* a method registered since the last look: one fresh snapshot per update period */
+	now = now_ns();
+	if (now - a->last_retry < ART_CHECK_NS)
+		return -ENOENT;
+	a->last_retry = now;
+	if (art_jit_update(a->jit, now, 0) <= 0)
+		return -ENOENT;
+	return art_jit_find(a->jit, pc, time_ns, out, cfi);
+}
+
+int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *out)
+{
+	uint64_t now;
+
+	if (!a->dex)
+		return -ENOENT;
+	if (art_dex_lookup(a->dex, dex_pc, out) == 0)
+		return 0;
+	now = now_ns();
+	if (now - a->last_retry < ART_CHECK_NS)
+		return -ENOENT;
+	a->last_retry = now;
+	if (art_dex_update(a->dex, now, 0) <= 0)
+		return -ENOENT;
+	return art_dex_lookup(a->dex, dex_pc, out);
+}
+
+int art_proc_active(const struct art_proc *a)
+{
+	return a->jit || a->dex;
+}
+
+uint64_t art_proc_jit_descriptor(const struct art_proc *a)
+{
+	return a->jit_desc;
+}
+
+uint64_t art_proc_dex_descriptor(const struct art_proc *a)
+{
+	return a->dex_desc;
+}

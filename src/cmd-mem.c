@@ -1,0 +1,130 @@
+/* `perch mem`: one dumpsys meminfo-style breakdown of a process's memory, from its
+ * /proc/PID/smaps or from a saved smaps file. Reads /proc only: no ptrace. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perch/cmd.h"
+#include "perch/log.h"
+#include "perch/meminfo.h"
+#include "perch/proc-smaps.h"
+
+static const char mem_usage[] =
+	"usage: perch mem [options] -p PID\n"
+	"       perch mem [options] --smaps FILE\n"
+	"\n"
+	"Break a process's memory down the way Android's dumpsys meminfo does, from\n"
+	"/proc/PID/smaps (no ptrace): every mapping goes to a category (Native Heap, Stack,\n"
+	".so mmap, Dalvik, Gfx dev, ...), then the App Summary (Java Heap, Native Heap, Code,\n"
+	"Stack, Graphics, Private Other, System). Android and plain Linux (glibc) processes.\n"
+	"\n"
+	"  -p, --pid PID      the process to read\n"
+	"      --smaps FILE   a saved smaps file instead (e.g. pulled from a rooted device)\n"
+	"      --rules NAME   auto (default: android when Android names are seen, else linux),\n"
+	"                     android, android-10 or linux\n"
+	"      --json         one JSON object instead of the table\n"
+	"\n"
+	"Exit status: 0 ok, 2 cannot read the smaps, 64 usage.\n";
+
+static int parse_rules(const char *s, enum meminfo_rules *out)
+{
+	static const enum meminfo_rules all[] = { MEMINFO_RULES_AUTO, MEMINFO_RULES_ANDROID,
+						  MEMINFO_RULES_ANDROID_10, MEMINFO_RULES_LINUX };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (!strcmp(s, meminfo_rules_name(all[i]))) {
+			*out = all[i];
+			return 0;
+		}
+	}
+	return log_err(-EINVAL, "--rules is auto, android, android-10 or linux, not '%s'", s);
+}
+
+static int mem_run(int argc, char **argv)
+{
+	enum { OPT_SMAPS = 256, OPT_RULES, OPT_JSON, OPT_HELP };
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "smaps", required_argument, NULL, OPT_SMAPS },
+		{ "rules", required_argument, NULL, OPT_RULES },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ 0 },
+	};
+	enum meminfo_rules rules = MEMINFO_RULES_AUTO;
+	const char *file = NULL;
+	struct proc_smaps *s;
+	struct meminfo mi;
+	int c, pid = 0, json = 0, ret;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+p:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (cmd_parse_pid(optarg, &pid) < 0)
+				goto usage;
+			break;
+		case OPT_SMAPS:
+			file = optarg;
+			break;
+		case OPT_RULES:
+			if (parse_rules(optarg, &rules) < 0)
+				goto usage;
+			break;
+		case OPT_JSON:
+			json = 1;
+			break;
+		case OPT_HELP:
+			fputs(mem_usage, stdout);
+			return PERCH_EXIT_OK;
+		default:
+			log_err(0, "unknown or incomplete option '%s'", argv[optind - 1]);
+			goto usage;
+		}
+	}
+	if (optind < argc) {
+		log_err(0, "unexpected argument '%s'", argv[optind]);
+		goto usage;
+	}
+	if (!pid == !file) {
+		log_err(0, pid ? "give either -p PID or --smaps FILE, not both"
+			       : "nothing to read: give -p PID or --smaps FILE");
+		goto usage;
+	}
+	s = file ? proc_smaps_load_file(file) : proc_smaps_load(pid);
+	if (!s) {
+		if (file)
+			log_errno(-errno, "cannot read %s", file);
+		else
+			log_errno(-errno, "cannot read /proc/%d/smaps", pid);
+		return PERCH_EXIT_FATAL;
+	}
+	if (!s->nr) {
+		proc_smaps_free(s);
+		return log_err(PERCH_EXIT_FATAL, "%s has no mappings (is it an smaps file?)",
+			       file ? file : "smaps");
+	}
+	if (s->bad_lines)
+		log_warn(0, "%zu lines of %s not understood (skipped)", s->bad_lines,
+			 file ? file : "smaps");
+	meminfo_compute(s, rules, &mi);
+	proc_smaps_free(s);
+	ret = json ? meminfo_write_json(&mi, stdout) : meminfo_write_text(&mi, stdout);
+	if (ret < 0 || fflush(stdout))
+		return log_err(PERCH_EXIT_FATAL, "cannot write the breakdown");
+	return PERCH_EXIT_OK;
+usage:
+	fprintf(stderr, "\n%s", mem_usage);
+	return PERCH_EXIT_USAGE;
+}
+
+const struct cmd cmd_mem = {
+	.name = "mem",
+	.summary = "a dumpsys meminfo-style memory breakdown of a process or smaps file",
+	.usage = mem_usage,
+	.run = mem_run,
+	.flags = CMD_PID,
+};

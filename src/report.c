@@ -1,0 +1,311 @@
+/* Shared by `perch report` and `perch annotate` (see report.h): load, filter, re-symbolize. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perch/cmd.h"
+#include "perch/elffile.h"
+#include "perch/log.h"
+#include "perch/profile.h"
+#include "perch/recording.h"
+#include "perch/report.h"
+#include "perch/symbolize.h"
+#include "perch/symfs.h"
+#include "perch/xalloc.h"
+
+void report_filter_init(struct report_filter *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->end_s = -1;
+}
+
+void report_filter_release(struct report_filter *f)
+{
+	free(f->tids);
+	if (f->have_re)
+		regfree(&f->thread_re);
+	report_filter_init(f);
+}
+
+static int parse_seconds(const char *name, const char *arg, double *out)
+{
+	char *end;
+
+	*out = strtod(arg, &end);
+	if (*end || end == arg || !(*out >= 0) || *out > 1e9)
+		return log_err(-EINVAL, "--%s wants seconds (>= 0), not '%s'", name, arg);
+	return 0;
+}
+
+int report_filter_option(struct report_filter *f, const char *name, const char *arg)
+{
+	if (!strcmp(name, "tid")) {
+		char *copy = xstrdup(arg), *save = NULL, *tok;
+		int ret = 0;
+
+		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			int tid;
+
+			if (cmd_parse_pid(tok, &tid) < 0) {
+				ret = -EINVAL;
+				break;
+			}
+			ALLOC_GROW(f->tids, f->nr_tids + 1, f->alloc_tids);
+			f->tids[f->nr_tids++] = tid;
+		}
+		free(copy);
+		if (!ret && !f->nr_tids)
+			ret = log_err(-EINVAL, "--tid wants thread ids, not '%s'", arg);
+		return ret;
+	}
+	if (!strcmp(name, "thread")) {
+		int ret;
+
+		if (f->have_re)
+			regfree(&f->thread_re);
+		f->have_re = 0;
+		ret = regcomp(&f->thread_re, arg, REG_EXTENDED | REG_NOSUB);
+		if (ret) {
+			char msg[128];
+
+			regerror(ret, &f->thread_re, msg, sizeof(msg));
+			return log_err(-EINVAL, "--thread '%s': %s", arg, msg);
+		}
+		f->have_re = 1;
+		return 0;
+	}
+	if (!strcmp(name, "mode")) {
+		if (strcmp(arg, "wall") && strcmp(arg, "cpu"))
+			return log_err(-EINVAL, "--mode is wall or cpu, not '%s'", arg);
+		f->cpu_only = !strcmp(arg, "cpu");
+		return 0;
+	}
+	if (!strcmp(name, "start"))
+		return parse_seconds(name, arg, &f->start_s);
+	if (!strcmp(name, "end"))
+		return parse_seconds(name, arg, &f->end_s);
+	return log_err(-EINVAL, "BUG: unknown filter option %s", name);
+}
+
+int report_filter_is_empty(const struct report_filter *f)
+{
+	return !f->nr_tids && !f->have_re && !f->cpu_only && f->start_s <= 0 && f->end_s < 0;
+}
+
+int report_load(const char *path, struct profile **out, int quiet)
+{
+	struct recording_info info;
+	int ret = recording_read(path, out, &info);
+
+	if (ret < 0) {
+		if (info.error[0])
+			log_err(0, "cannot read %s: %s", path, info.error);
+		else
+			log_errno(ret, "cannot read %s", path);
+		return PERCH_EXIT_FATAL;
+	}
+	if (!info.complete && !quiet)
+		log_warn(0, "%s was cut short (%s at byte %llu): using the %llu samples of its %llu "
+			    "complete chunks",
+			 path, info.error, (unsigned long long)info.bad_offset,
+			 (unsigned long long)info.samples, (unsigned long long)info.chunks);
+	return 0;
+}
+
+/* re-symbolizing */
+
+struct rs_module {
+	char *path;
+	struct elffile *ef; /* NULL: no copy in the symfs */
+};
+
+struct report_symfs {
+	struct symfs *fs;
+	struct symbolizer *sym;
+	struct rs_module *mods;
+	size_t nr, alloc;
+};
+
+struct report_symfs *report_symfs_new(const char *dir)
+{
+	struct report_symfs *rs;
+	struct symfs *fs = symfs_new(dir);
+
+	if (!fs) {
+		log_errno(-errno, "cannot use --symfs %s", dir);
+		return NULL;
+	}
+	rs = xcalloc(1, sizeof(*rs));
+	rs->fs = fs;
+	rs->sym = symbolizer_new(NULL, NULL);
+	return rs;
+}
+
+void report_symfs_free(struct report_symfs *rs)
+{
+	if (!rs)
+		return;
+	for (size_t i = 0; i < rs->nr; i++) {
+		elffile_free(rs->mods[i].ef);
+		free(rs->mods[i].path);
+	}
+	free(rs->mods);
+	symbolizer_free(rs->sym);
+	symfs_free(rs->fs);
+	free(rs);
+}
+
+struct elffile *report_symfs_elf(struct report_symfs *rs, const struct profile *p,
+				 const char *path)
+{
+	char *key, *found;
+	struct rs_module *m;
+
+	for (size_t i = 0; i < rs->nr; i++)
+		if (!strcmp(rs->mods[i].path, path))
+			return rs->mods[i].ef;
+	ALLOC_GROW(rs->mods, rs->nr + 1, rs->alloc);
+	m = &rs->mods[rs->nr++];
+	m->path = xstrdup(path);
+	m->ef = NULL;
+	key = xasprintf("build_id:%s", path);
+	found = symfs_find(rs->fs, path, profile_meta(p, key));
+	free(key);
+	if (found) {
+		m->ef = elffile_open(found);
+		log_info("symfs: %s -> %s", path, found);
+		free(found);
+	}
+	return m->ef;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+/* The copy of location @loc of @src in @dst, re-symbolized when the symfs has its module. */
+static uint32_t copy_location(const struct profile *src, uint32_t loc, struct profile *dst,
+			      struct report_symfs *rs)
+{
+	const struct profile_location *l = profile_location(src, loc);
+	const char *module = profile_str(src, l->module);
+	struct profile_frame pf[SYM_MAX_INLINE];
+	struct sym_frame sf[SYM_MAX_INLINE];
+	uint32_t dmod = profile_intern_str(dst, module);
+	const uint32_t *fr;
+	size_t n;
+	int ns = 0;
+
+	memset(pf, 0, sizeof(pf));
+	if (rs && module[0] == '/') {
+		struct elffile *ef = report_symfs_elf(rs, src, module);
+
+		if (ef)
+			ns = symbolizer_lookup(rs->sym, ef, l->addr, sf, SYM_MAX_INLINE);
+	}
+	for (int i = 0; i < ns; i++) {
+		char name[512];
+
+		if (!sf[i].func)
+			snprintf(name, sizeof(name), "%s+0x%llx", base_name(module),
+				 (unsigned long long)l->addr);
+		pf[i].name = profile_intern_str(dst, sf[i].func ? sf[i].func : name);
+		pf[i].file = sf[i].file ? profile_intern_str(dst, sf[i].file) : 0;
+		pf[i].line = sf[i].line;
+		pf[i].module = dmod;
+		pf[i].inlined = (uint8_t)sf[i].inlined;
+		pf[i].kind = PROFILE_FRAME_NATIVE;
+	}
+	if (ns > 0)
+		return profile_intern_location(dst, dmod, l->addr, pf, (size_t)ns);
+	fr = profile_location_frames(src, loc, &n);
+	if (n > SYM_MAX_INLINE)
+		n = SYM_MAX_INLINE;
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_frame *f = profile_frame(src, fr[i]);
+
+		pf[i] = *f;
+		pf[i].name = profile_intern_str(dst, profile_str(src, f->name));
+		pf[i].file = profile_intern_str(dst, profile_str(src, f->file));
+		pf[i].module = profile_intern_str(dst, profile_str(src, f->module));
+	}
+	return profile_intern_location(dst, dmod, l->addr, pf, n);
+}
+
+static int keep_thread(const struct report_filter *f, const struct profile *src, uint32_t t)
+{
+	const struct profile_thread *th = profile_thread_get(src, t);
+	size_t i;
+
+	if (f->nr_tids) {
+		for (i = 0; i < f->nr_tids && f->tids[i] != th->tid; i++)
+			;
+		if (i == f->nr_tids)
+			return 0;
+	}
+	return !f->have_re || !regexec(&f->thread_re, profile_str(src, th->name), 0, NULL, 0);
+}
+
+struct profile *report_apply(const struct profile *src, const struct report_filter *f,
+			     struct report_symfs *rs)
+{
+	struct profile *dst = profile_new();
+	size_t n, nt = profile_nr_threads(src), nstk = profile_nr_stacks(src);
+	const struct profile_sample *s = profile_samples(src, &n);
+	uint32_t *stack_map = xcalloc(nstk ? nstk : 1, sizeof(*stack_map)); /* id + 1 */
+	uint32_t *loc_map = xcalloc(profile_nr_locations(src) + 1, sizeof(*loc_map));
+	uint32_t *locs = NULL;
+	size_t alloc_locs = 0;
+	signed char *keep = xcalloc(nt ? nt : 1, 1);
+	uint64_t t0 = UINT64_MAX, lo, hi;
+	const char *key, *value;
+
+	profile_keep_samples(dst, 1);
+	for (size_t i = 0; (key = profile_meta_at(src, i, &value)); i++)
+		profile_set_meta(dst, key, value);
+	for (size_t i = 0; i < n; i++)
+		if (s[i].time_ns < t0)
+			t0 = s[i].time_ns;
+	lo = t0 + (uint64_t)(f->start_s * 1e9);
+	hi = f->end_s < 0 ? UINT64_MAX : t0 + (uint64_t)(f->end_s * 1e9);
+	for (uint32_t t = 0; t < nt; t++) {
+		const struct profile_thread *th = profile_thread_get(src, t);
+
+		keep[t] = (signed char)keep_thread(f, src, t);
+		/* every thread keeps its place and name, even without samples left */
+		if (keep[t])
+			profile_thread(dst, th->tid, th->name ? profile_str(src, th->name) : NULL);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_thread *th = profile_thread_get(src, s[i].thread);
+		uint32_t dt;
+
+		if (!keep[s[i].thread] || s[i].time_ns < lo || s[i].time_ns >= hi ||
+		    (f->cpu_only && s[i].state != 'R'))
+			continue;
+		if (!stack_map[s[i].stack]) {
+			size_t k;
+			const uint32_t *sl = profile_stack(src, s[i].stack, &k);
+
+			ALLOC_GROW(locs, k, alloc_locs);
+			for (size_t j = 0; j < k; j++) {
+				if (!loc_map[sl[j]])
+					loc_map[sl[j]] = copy_location(src, sl[j], dst, rs) + 1;
+				locs[j] = loc_map[sl[j]] - 1;
+			}
+			stack_map[s[i].stack] = profile_intern_stack(dst, locs, k) + 1;
+		}
+		dt = profile_thread(dst, th->tid, NULL);
+		profile_add_weighted(dst, dt, stack_map[s[i].stack] - 1, s[i].time_ns, s[i].state,
+				     s[i].weight);
+	}
+	free(stack_map);
+	free(loc_map);
+	free(locs);
+	free(keep);
+	return dst;
+}

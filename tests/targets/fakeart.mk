@@ -1,0 +1,24 @@
+# fakeart (tests/targets/fakeart_*.c): a stand-in ART process for the e2e-art suite. Its
+# "libart.so" goes into its own directory (the name matters: perch looks for libart.so), the
+# dex file it runs is assembled with smali from fixtures/art/Interp.smali, and it parses that
+# file with perch's own dex.c (to find the dex pcs its interpreter trampolines report).
+FAKEART_LIBDIR := $(TARGETS_DIR)/fakeart-lib
+FAKEART_SRCS := $(T_DIR)/fakeart_main.c $(T_COMMON) src/dex.c src/log.c src/xalloc.c
+FAKEART_HDRS := $(T_DIR)/fakeart.h $(T_DIR)/fakeart_symfile.h include/perch/dex.h $(T_HDRS)
+
+T_PROGS += fakeart fakeart-lib/libart.so fakeart-interp.dex
+
+$(FAKEART_LIBDIR)/libart.so: $(T_DIR)/fakeart_libart.c $(T_DIR)/fakeart.h
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(T_CFLAGS) -O1 -shared -fPIC -Wl,-soname,libart.so -o $@ $<
+
+# -O0 with frame pointers: spin<K>, jit_call and the bodies keep their frames (the JIT code
+# itself has none, on purpose)
+$(TARGETS_DIR)/fakeart: $(FAKEART_SRCS) $(FAKEART_HDRS) $(FAKEART_LIBDIR)/libart.so
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(T_CFLAGS) $(T_FP) -Iinclude -o $@ $(FAKEART_SRCS) \
+		-L$(FAKEART_LIBDIR) -l:libart.so -Wl,-rpath,'$$ORIGIN/fakeart-lib' -llzma $(T_LIBS)
+
+$(TARGETS_DIR)/fakeart-interp.dex: fixtures/art/Interp.smali
+	@mkdir -p $(dir $@)
+	$(call msg,SMALI,$@)smali a -o $@ $<

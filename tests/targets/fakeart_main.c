@@ -1,0 +1,517 @@
+/* fakeart: a process that looks to a profiler like an ART app (android-art.md 1.5, 2.1, 3, 5.1).
+ *
+ *   fakeart LAYOUT DEXFILE       LAYOUT: android2 (R+), android1 (P/Q), gdb (no magic)
+ *
+ * - a JIT cache in a memfd named "jit-cache" mapped like ART's dual view: code r-x + rw-, data
+ *   r-- + rw-; entries and symfiles live in the data part and are written through its rw view,
+ *   the lists point at the r-- view;
+ * - 16 code slots: slots 0-3 described by one packed symfile, 4-7 by a packed xz-compressed one,
+ *   8-15 rewritten all the time by a manager thread (unregister, new code, register: single
+ *   symfiles with CIE version 1 or 4 in turn, and every 16 rewrites all of them repacked into
+ *   one packed, every other time compressed, symfile inserted before the singles are removed);
+ *   freed symfile memory is scribbled over, so a reader that uses stale bytes sees garbage;
+ * - the dex file DEXFILE (assembled with smali from fixtures/art/Interp.smali) registered in the
+ *   dex list; an empty marker entry at the tail of the JIT list (ART's application tail);
+ * - a worker thread running Java: Interp.outer (nterp trampoline, dex pc at its line 18) ->
+ *   Interp.inner (switch trampoline, dex pc at its first instruction, line 42) -> jit_call ->
+ *   JIT method <Class>.m<K> in a slot -> native spin<K>. The JIT code calls spin<K> with
+ *   "sub rsp,8; movabs rax,spin<K>; call rax; add rsp,8; ret": no frame pointer, so only its
+ *   CFI unwinds it correctly (a frame-pointer step skips jit_call), and a profiler must show
+ *   m<K> above spin<K> with the same K in every sample, whatever the manager does.
+ * Prints "ready <pid>" when everything is registered and running. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fakeart.h"
+#include "fakeart_symfile.h"
+#include "perch/dex.h"
+#include "target_common.h"
+
+#define CODE_SIZE (64 * 1024)
+#define DATA_SIZE (512 * 1024)
+#define ENTRY_AREA (64 * 1024) /* entries at the start of the data part */
+#define BLOCK 4096             /* one symfile per block after them */
+#define NR_BLOCKS ((DATA_SIZE - ENTRY_AREA) / BLOCK)
+#define NR_SLOTS 16
+#define SLOT_SIZE 0x100
+#define FIRST_CHURN 8
+#define CODE_LEN 0x15 /* sub, movabs, call, add, ret */
+
+enum layout { L_ANDROID2, L_ANDROID1, L_GDB };
+
+static enum layout layout;
+static size_t entry_stride;
+static uint8_t *code_rx, *code_rw, *data_ro, *data_rw;
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- native code the JIT methods call ---- */
+
+static volatile uint64_t sink;
+
+#define SPIN(k)                                                                                    \
+	__attribute__((noinline)) void spin##k(void);                                              \
+	__attribute__((noinline)) void spin##k(void)                                               \
+	{                                                                                          \
+		for (int i = 0; i < 20000; i++)                                                    \
+			sink += (uint64_t)i * (k + 1);                                             \
+	}
+SPIN(0)
+SPIN(1)
+SPIN(2)
+SPIN(3)
+static void (*const spins[4])(void) = { spin0, spin1, spin2, spin3 };
+
+/* ---- the list writer (ART's debugger_interface.cc, one lock per list) ---- */
+
+struct list {
+	struct fakeart_descriptor *d;
+	void (**hook)(void);
+	uint8_t *pool_rw; /* entries (written here) */
+	uint64_t pool_ro; /* and the address readers see */
+	size_t nr_pool, cap_pool;
+	uint64_t free_head; /* entries are recycled, never freed (ART does the same) */
+};
+
+static struct list jit_list, dex_list;
+static int free_blocks[NR_BLOCKS], nr_free_blocks;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint8_t *entry_rw(const struct list *l, uint64_t ro)
+{
+	return l->pool_rw + (ro - l->pool_ro);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	__atomic_store_n((uint64_t *)p, v, __ATOMIC_RELEASE);
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return __atomic_load_n((const uint64_t *)p, __ATOMIC_ACQUIRE);
+}
+
+static void seq_bump(uint32_t *s)
+{
+	__atomic_fetch_add(s, 1, __ATOMIC_SEQ_CST);
+}
+
+static uint64_t entry_alloc(struct list *l)
+{
+	uint64_t e = l->free_head;
+
+	if (e) {
+		l->free_head = get64(entry_rw(l, e)); /* the free list goes through next */
+		return e;
+	}
+	if (l->nr_pool == l->cap_pool) {
+		fprintf(stderr, "fakeart: out of entries\n");
+		exit(1);
+	}
+	e = l->pool_ro + l->nr_pool++ * entry_stride;
+	/* a new entry starts invalid (odd seqlock) */
+	if (layout == L_ANDROID2)
+		__atomic_store_n((uint32_t *)(entry_rw(l, e) + 40), 1, __ATOMIC_RELEASE);
+	return e;
+}
+
+static uint64_t list_add(struct list *l, uint64_t symfile, uint64_t size)
+{
+	struct fakeart_descriptor *d = l->d;
+	uint64_t e, head, ts;
+	uint8_t *p;
+
+	pthread_mutex_lock(&list_lock);
+	e = entry_alloc(l);
+	p = entry_rw(l, e);
+	ts = now_ns();
+	if (ts <= d->timestamp)
+		ts = d->timestamp + 1;
+	if (layout != L_GDB)
+		seq_bump(&d->seqlock);
+	head = d->first_entry;
+	put64(p + 0, head);
+	put64(p + 8, 0);
+	put64(p + 16, symfile);
+	put64(p + 24, size);
+	if (layout != L_GDB)
+		put64(p + 32, ts);
+	if (layout == L_ANDROID2)
+		seq_bump((uint32_t *)(p + 40)); /* even: valid, before it is reachable */
+	if (head)
+		put64(entry_rw(l, head) + 8, e);
+	__atomic_store_n(&d->first_entry, e, __ATOMIC_RELEASE);
+	d->action_flag = 1;
+	d->relevant_entry = e;
+	if (layout != L_GDB) {
+		d->timestamp = ts;
+		seq_bump(&d->seqlock);
+	}
+	pthread_mutex_unlock(&list_lock);
+	(*l->hook)();
+	return e;
+}
+
+static void list_remove(struct list *l, uint64_t e)
+{
+	struct fakeart_descriptor *d = l->d;
+	uint8_t *p = entry_rw(l, e);
+	uint64_t next, prev, ts;
+
+	pthread_mutex_lock(&list_lock);
+	ts = now_ns();
+	if (ts <= d->timestamp)
+		ts = d->timestamp + 1;
+	if (layout != L_GDB)
+		seq_bump(&d->seqlock);
+	next = get64(p + 0);
+	prev = get64(p + 8);
+	if (prev)
+		put64(entry_rw(l, prev) + 0, next);
+	else
+		__atomic_store_n(&d->first_entry, next, __ATOMIC_RELEASE);
+	if (next)
+		put64(entry_rw(l, next) + 8, prev);
+	if (layout == L_ANDROID2)
+		seq_bump((uint32_t *)(p + 40)); /* odd: deleted */
+	d->action_flag = 2;
+	d->relevant_entry = e;
+	if (layout != L_GDB) {
+		d->timestamp = ts;
+		seq_bump(&d->seqlock);
+	}
+	put64(p + 16, 0);
+	put64(p + 0, l->free_head);
+	l->free_head = e;
+	pthread_mutex_unlock(&list_lock);
+	(*l->hook)();
+}
+
+/* ---- JIT symfiles in the data part ---- */
+
+struct jit_reg {
+	uint64_t entry;
+	int block;
+};
+
+static struct jit_reg jit_register(const struct sf_buf *sf)
+{
+	struct jit_reg r;
+
+	if (!nr_free_blocks || sf->len > BLOCK) {
+		fprintf(stderr, "fakeart: no room for a %zu byte symfile\n", sf->len);
+		exit(1);
+	}
+	r.block = free_blocks[--nr_free_blocks];
+	memcpy(data_rw + ENTRY_AREA + (size_t)r.block * BLOCK, sf->p, sf->len);
+	r.entry = list_add(&jit_list, (uint64_t)(uintptr_t)(data_ro + ENTRY_AREA +
+							 (size_t)r.block * BLOCK),
+			   sf->len);
+	return r;
+}
+
+static void jit_unregister(struct jit_reg r)
+{
+	list_remove(&jit_list, r.entry);
+	/* freed: the next symfile reuses the bytes; garbage until then */
+	memset(data_rw + ENTRY_AREA + (size_t)r.block * BLOCK, 0xdd, BLOCK);
+	free_blocks[nr_free_blocks++] = r.block;
+}
+
+/* ---- code slots ---- */
+
+static int slot_k[NR_SLOTS];
+static int slot_state[NR_SLOTS]; /* 0 idle, 1 running, 2 being rewritten */
+
+static uint64_t slot_addr(int s)
+{
+	return (uint64_t)(uintptr_t)(code_rx + (size_t)s * SLOT_SIZE);
+}
+
+static void slot_write(int s, int k)
+{
+	uint8_t *p = code_rw + (size_t)s * SLOT_SIZE;
+	uint64_t target = (uint64_t)(uintptr_t)spins[k];
+
+	memcpy(p, "\x48\x83\xec\x08\x48\xb8", 6); /* sub $8,%rsp; movabs $spin<k>,%rax */
+	memcpy(p + 6, &target, 8);
+	memcpy(p + 14, "\xff\xd0\x48\x83\xc4\x08\xc3", 7); /* call *%rax; add $8,%rsp; ret */
+	__builtin___clear_cache((char *)code_rx + (size_t)s * SLOT_SIZE,
+				(char *)code_rx + (size_t)s * SLOT_SIZE + CODE_LEN);
+	slot_k[s] = k;
+}
+
+static struct sf_method slot_method(int s, const char *cls, char *name, size_t namesz)
+{
+	snprintf(name, namesz, "com.example.fakeart.%s.m%d", cls, slot_k[s]);
+	return (struct sf_method){ name, slot_addr(s), CODE_LEN, 4, 0x14, 1 };
+}
+
+/* A packed symfile of slots [first, first + n), compressed or not. */
+static struct jit_reg register_group(int first, int n, const char *cls, int compress, int cie)
+{
+	struct sf_method m[NR_SLOTS];
+	char names[NR_SLOTS][64];
+	struct sf_buf inner = { 0 }, outer = { 0 };
+	struct jit_reg r;
+
+	for (int i = 0; i < n; i++)
+		m[i] = slot_method(first + i, cls, names[i], sizeof(names[i]));
+	sf_build(&inner, m, (size_t)n, 1, EM_X86_64, cie);
+	if (compress) {
+		if (sf_compress(&outer, &inner, m[0].addr, m[n - 1].addr + m[n - 1].size, 1,
+				EM_X86_64) < 0) {
+			fprintf(stderr, "fakeart: xz failed\n");
+			exit(1);
+		}
+		r = jit_register(&outer);
+	} else {
+		r = jit_register(&inner);
+	}
+	free(inner.p);
+	free(outer.p);
+	return r;
+}
+
+/* ---- the manager: JIT compiles, collects and repacks all the time ---- */
+
+static struct jit_reg single[NR_SLOTS];
+static int has_single[NR_SLOTS];
+static struct jit_reg packed;
+static int has_packed;
+
+static void *manager(void *arg)
+{
+	unsigned int seed = 12345, rewrites = 0, cie = 1, repacks = 0;
+
+	(void)arg;
+	for (;;) {
+		int s = FIRST_CHURN + (int)(rand_r(&seed) % (NR_SLOTS - FIRST_CHURN));
+		int zero = 0;
+
+		if (!__atomic_compare_exchange_n(&slot_state[s], &zero, 2, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue;
+		if (has_packed) {
+			/* the group loses a method: the others get single entries first */
+			for (int t = FIRST_CHURN; t < NR_SLOTS; t++) {
+				if (t == s)
+					continue;
+				single[t] = register_group(t, 1, "Jit", 0, cie);
+				has_single[t] = 1;
+			}
+			jit_unregister(packed);
+			has_packed = 0;
+		}
+		if (has_single[s]) {
+			jit_unregister(single[s]);
+			has_single[s] = 0;
+		}
+		slot_write(s, (int)(rand_r(&seed) % 4));
+		cie = cie == 1 ? 4 : 1;
+		single[s] = register_group(s, 1, "Jit", 0, cie);
+		has_single[s] = 1;
+		__atomic_store_n(&slot_state[s], 0, __ATOMIC_RELEASE);
+		if (++rewrites % 16 == 0) {
+			/* repack: the packed entry is inserted before the singles go */
+			packed = register_group(FIRST_CHURN, NR_SLOTS - FIRST_CHURN, "Jit",
+						repacks++ & 1, cie);
+			has_packed = 1;
+			for (int t = FIRST_CHURN; t < NR_SLOTS; t++) {
+				if (has_single[t])
+					jit_unregister(single[t]);
+				has_single[t] = 0;
+			}
+		}
+		usleep(2000);
+	}
+	return NULL;
+}
+
+/* ---- the worker: Java code, interpreted and JIT compiled ---- */
+
+static const uint8_t *outer_pc, *inner_pc;
+
+__attribute__((noinline)) void jit_call(void);
+__attribute__((noinline)) void jit_call(void)
+{
+	static unsigned int seed = 777;
+
+	for (;;) {
+		int s = (int)(rand_r(&seed) % NR_SLOTS), zero = 0;
+
+		if (!__atomic_compare_exchange_n(&slot_state[s], &zero, 1, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue;
+		((void (*)(void))(uintptr_t)slot_addr(s))();
+		__atomic_store_n(&slot_state[s], 0, __ATOMIC_RELEASE);
+		return;
+	}
+}
+
+__attribute__((noinline)) void inner_body(void *arg);
+__attribute__((noinline)) void inner_body(void *arg)
+{
+	(void)arg;
+	jit_call();
+}
+
+__attribute__((noinline)) void outer_body(void *arg);
+__attribute__((noinline)) void outer_body(void *arg)
+{
+	fakeart_switch_interp(inner_pc, inner_body, arg);
+}
+
+__attribute__((noinline)) void *worker(void *arg);
+__attribute__((noinline)) void *worker(void *arg)
+{
+	for (;;)
+		fakeart_nterp(outer_pc, outer_body, arg);
+	return NULL;
+}
+
+/* ---- set-up ---- */
+
+static void setup_memfd(void)
+{
+	int fd = memfd_create("jit-cache", MFD_CLOEXEC);
+
+	if (fd < 0 || ftruncate(fd, CODE_SIZE + DATA_SIZE) < 0) {
+		perror("fakeart: memfd");
+		exit(1);
+	}
+	code_rx = mmap(NULL, CODE_SIZE, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	code_rw = mmap(NULL, CODE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	data_ro = mmap(NULL, DATA_SIZE, PROT_READ, MAP_SHARED, fd, CODE_SIZE);
+	data_rw = mmap(NULL, DATA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, CODE_SIZE);
+	if (code_rx == MAP_FAILED || code_rw == MAP_FAILED || data_ro == MAP_FAILED ||
+	    data_rw == MAP_FAILED) {
+		perror("fakeart: mmap");
+		exit(1);
+	}
+	close(fd);
+	memset(code_rw, 0xcc, CODE_SIZE); /* int3 */
+	for (int i = NR_BLOCKS - 1; i >= 0; i--)
+		free_blocks[nr_free_blocks++] = i;
+}
+
+static void setup_layout(const char *name)
+{
+	struct fakeart_descriptor *ds[2] = { fakeart_descriptor(0), fakeart_descriptor(1) };
+
+	if (!strcmp(name, "android2")) {
+		layout = L_ANDROID2;
+		entry_stride = 48;
+	} else if (!strcmp(name, "android1")) {
+		layout = L_ANDROID1;
+		entry_stride = 40;
+	} else if (!strcmp(name, "gdb")) {
+		layout = L_GDB;
+		entry_stride = 32;
+	} else {
+		fprintf(stderr, "usage: fakeart android2|android1|gdb DEXFILE\n");
+		exit(64);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (layout == L_ANDROID1) {
+			memcpy(ds[i]->magic, "Android1", 8);
+			ds[i]->sizeof_entry = 40;
+		} else if (layout == L_GDB) {
+			memset(ds[i]->magic, 0, 8);
+			ds[i]->sizeof_descriptor = 0;
+			ds[i]->sizeof_entry = 0;
+			ds[i]->timestamp = 0;
+		}
+	}
+}
+
+/* Map @path, register it in the dex list, and find the dex pcs the interpreter reports. */
+static void setup_dex(const char *path)
+{
+	struct dex_file *df;
+	struct dex_method m;
+	struct stat st;
+	uint8_t *dex;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size < 0x70) {
+		fprintf(stderr, "fakeart: cannot read %s\n", path);
+		exit(1);
+	}
+	dex = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (dex == MAP_FAILED || dex_open(dex, (size_t)st.st_size, &df) < 0) {
+		fprintf(stderr, "fakeart: %s is not a dex file\n", path);
+		exit(1);
+	}
+	for (size_t i = 0; i < dex_method_count(df); i++) {
+		uint32_t len;
+
+		if (dex_method_get(df, i, &m, &len) < 0)
+			continue;
+		if (strstr(m.name, "Interp.outer("))
+			outer_pc = dex + m.code_offset + 2; /* code unit 1: the invoke, line 18 */
+		else if (strstr(m.name, "Interp.inner("))
+			inner_pc = dex + m.code_offset;
+	}
+	dex_close(df);
+	if (!outer_pc || !inner_pc) {
+		fprintf(stderr, "fakeart: %s has no Interp.outer/inner\n", path);
+		exit(1);
+	}
+	list_add(&dex_list, (uint64_t)(uintptr_t)dex, (uint64_t)st.st_size);
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t w, m;
+	uint8_t *dex_pool;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: fakeart android2|android1|gdb DEXFILE\n");
+		return 64;
+	}
+	target_allow_ptrace();
+	setup_layout(argv[1]);
+	setup_memfd();
+	jit_list = (struct list){ fakeart_descriptor(0), fakeart_hook(0),
+				  data_rw, (uint64_t)(uintptr_t)data_ro, 0,
+				  ENTRY_AREA / entry_stride, 0 };
+	/* dex entries are malloc'ed in ART */
+	dex_pool = calloc(64, entry_stride);
+	dex_list = (struct list){ fakeart_descriptor(1), fakeart_hook(1),
+				  dex_pool, (uint64_t)(uintptr_t)dex_pool, 0, 64, 0 };
+	setup_dex(argv[2]);
+	/* an empty marker entry that stays at the tail (ART's application tail) */
+	list_add(&jit_list, 0, 0);
+	for (int s = 0; s < NR_SLOTS; s++)
+		slot_write(s, s % 4);
+	register_group(0, 4, "Packed", 0, 1);
+	register_group(4, 4, "Compressed", 1, 4);
+	for (int s = FIRST_CHURN; s < NR_SLOTS; s++) {
+		single[s] = register_group(s, 1, "Jit", 0, 1);
+		has_single[s] = 1;
+	}
+	if (pthread_create(&w, NULL, worker, NULL) || pthread_create(&m, NULL, manager, NULL)) {
+		fprintf(stderr, "fakeart: pthread_create failed\n");
+		return 1;
+	}
+	target_ready();
+	pthread_join(w, NULL);
+	return 0;
+}

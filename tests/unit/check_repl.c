@@ -1,0 +1,70 @@
+/* Unit tests of the REPL's pure parts: splitting command lines into words (quotes, escapes,
+ * comments) and finding processes by pid. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perch/repl.h"
+
+static void check_split(const char *line, int want_n, const char *const *want)
+{
+	char **argv = NULL;
+	int n = repl_split(line, &argv);
+
+	ck_assert_int_eq(n, want_n);
+	for (int i = 0; i < n; i++)
+		ck_assert_str_eq(argv[i], want[i]);
+	ck_assert_ptr_null(argv[n]);
+	free(argv);
+}
+
+START_TEST(split_words)
+{
+	check_split("", 0, NULL);
+	check_split("   \t\n", 0, NULL);
+	check_split("# only a comment", 0, NULL);
+	check_split("attach 1234", 2, (const char *[]){ "attach", "1234" });
+	check_split("  record   start\t-d 2  \r\n", 4,
+		    (const char *[]){ "record", "start", "-d", "2" });
+	check_split("save 'a b.folded' # comment", 2, (const char *[]){ "save", "a b.folded" });
+	check_split("save \"x\\\"y\" z\\ w", 3, (const char *[]){ "save", "x\"y", "z w" });
+	check_split("a''b \"\"", 2, (const char *[]){ "ab", "" });
+	check_split("x#y", 1, (const char *[]){ "x#y" });
+}
+END_TEST
+
+START_TEST(split_unterminated)
+{
+	char **argv = NULL;
+
+	ck_assert_int_eq(repl_split("save 'open", &argv), -EINVAL);
+	ck_assert_int_eq(repl_split("save \"open\\\"", &argv), -EINVAL);
+}
+END_TEST
+
+START_TEST(find_by_pid)
+{
+	pid_t pids[4];
+
+	ck_assert_int_eq(repl_find_process("1234", pids, 4), 1);
+	ck_assert_int_eq(pids[0], 1234);
+	ck_assert_int_eq(repl_find_process("", pids, 4), -EINVAL);
+	ck_assert_int_eq(repl_find_process(NULL, pids, 4), -EINVAL);
+	/* perch never finds itself */
+	ck_assert_int_eq(repl_find_process("no-such-process-name-for-sure", pids, 4), 0);
+}
+END_TEST
+
+Suite *repl_suite(void)
+{
+	Suite *s = suite_create("repl");
+	TCase *tc = tcase_create("split");
+
+	tcase_add_test(tc, split_words);
+	tcase_add_test(tc, split_unterminated);
+	tcase_add_test(tc, find_by_pid);
+	suite_add_tcase(s, tc);
+	return s;
+}
