@@ -91,7 +91,7 @@ A_HDRS := $(wildcard $(A_T)/*.h)
 A_CHAIN := $(addprefix $(A_T)/,chain_main.c chain_f0.c chain_f1.c chain_f2.c chain_f3.c \
 	chain_spin.c target_common.c)
 A_PROGS := chain-fp chain-o2 chain-pac chain-nohdr chain-dyn threads4 dump leaf-cfi leaf-nocfi \
-	vdso dlopen libplugin.so
+	vdso dlopen libplugin.so fakeart libart.so fakeart-interp.dex
 
 # arm64_target NAME SOURCES CFLAGS [LDFLAGS, default: static with .eh_frame_hdr]
 define arm64_target
@@ -125,13 +125,34 @@ $(eval $(call arm64_target,leaf-nocfi,tests/arm64/leaf.c $(A_T)/target_common.c,
 $(eval $(call arm64_target,vdso,tests/arm64/vdso.c $(A_T)/target_common.c, \
 	-O2 -fno-omit-frame-pointer -fno-optimize-sibling-calls))
 
+# fakeart (tests/targets/fakeart.mk): a dynamic PIE, like dlopen, with its "libart.so" next to
+# it in /t (the name is what perch looks for; found through an $ORIGIN rpath) and the dex file
+# it runs. liblzma (its compressed symfiles) is linked statically: the VM has only ld.so, libc
+# and libm.
+A_FAKEART := $(A_T)/fakeart_main.c $(A_T)/target_common.c src/dex.c src/log.c src/xalloc.c
+$(ARM64_TARGETS)/libart.so: $(A_T)/fakeart_libart.c $(A_T)/fakeart.h $(ARM64_STAMP)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(ARM64_CC) $(A_CFLAGS) -O1 -fPIC -shared -Wl,-soname,libart.so -o $@ $<
+$(ARM64_TARGETS)/fakeart: $(A_FAKEART) $(A_HDRS) include/perch/dex.h \
+		$(ARM64_TARGETS)/libart.so
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(ARM64_CC) $(A_CFLAGS) $(A_FP) -Iinclude -pie -o $@ $(A_FAKEART) \
+		-L$(ARM64_TARGETS) -l:libart.so -Wl,-rpath,'$$ORIGIN' -Wl,-Bstatic -llzma \
+		-Wl,-Bdynamic -lpthread
+$(ARM64_TARGETS)/fakeart-interp.dex: fixtures/art/Interp.smali
+	@mkdir -p $(dir $@)
+	$(call msg,SMALI,$@)smali a -o $@ $<
+# data files the VM's checks read, copied to /t as they are (e2e.sh takes the expected Java
+# lines from the smali source of fakeart's dex file)
+A_DATA := fixtures/art/Interp.smali
+
 arm64-targets: $(addprefix $(ARM64_TARGETS)/,$(A_PROGS))
 
 # ---- aarch64 VM ----
 check-arm64-e2e: arm64-build arm64-targets
 	$(Q)tests/arm64/mkinitramfs.sh $(ARM64_DIR)/initramfs.cpio.gz $(ARM64_SYSROOT) \
 		tests/arm64/init.sh tests/arm64/e2e.sh $(ARM64_O)/perch \
-		$(addprefix $(ARM64_TARGETS)/,$(A_PROGS))
+		$(addprefix $(ARM64_TARGETS)/,$(A_PROGS)) $(A_DATA)
 	$(Q)CPU=$(ARM64_CPU) SMP=$(ARM64_SMP) TIMEOUT=$(ARM64_TIMEOUT) LOG=$(ARM64_DIR)/serial.log \
 		tests/arm64/run-vm.sh $(ARM64_DIR)/boot/vmlinuz-* $(ARM64_DIR)/initramfs.cpio.gz
 endif

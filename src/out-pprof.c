@@ -113,15 +113,39 @@ static uint32_t str_idx(struct pprof *pp, const char *raw)
 	return (uint32_t)pp->nr_strs++;
 }
 
-/* The Function id of (@name, @file), appending a Function message when new. */
-static uint32_t func_id(struct pprof *pp, const char *name, const char *file)
+/* The frame kind in a Function name: the suffixes of the folded writer (out-folded.c), "_[j]"
+ * for compiled managed code (JIT or AOT) and "_[0]" for interpreted code. profile.proto has no
+ * field for it, and a suffix rather than a prefix keeps names sorting and matching (-focus,
+ * -show) by the method as in the other outputs, so one grep finds a frame in every format; the
+ * Mapping ("[jit]", "[dex]", the oat file) tells JIT from AOT. Native names (kernel ones
+ * included: their Mapping says so) get none. */
+static const char *kind_suffix(uint8_t kind)
 {
-	uint32_t n = str_idx(pp, name && *name ? name : "[unknown]");
+	if (kind == PROFILE_FRAME_JIT || kind == PROFILE_FRAME_AOT)
+		return "_[j]";
+	if (kind == PROFILE_FRAME_INTERP)
+		return "_[0]";
+	return NULL;
+}
+
+/* The Function id of (@name + the suffix of @kind, @file), appending a Function message when
+ * new; its system_name is @name without the suffix. */
+static uint32_t func_id(struct pprof *pp, const char *name, uint8_t kind, const char *file)
+{
+	const char *suffix = kind_suffix(kind);
+	uint32_t sys = str_idx(pp, name && *name ? name : "[unknown]"), n = sys;
 	uint32_t fl = str_idx(pp, file ? file : "");
-	uint64_t key = (uint64_t)n << 32 | fl;
+	uint64_t key;
 	uint32_t id;
 	size_t slot;
 
+	if (suffix) {
+		char *full = xasprintf("%s%s", pp->strs[sys], suffix);
+
+		n = str_idx(pp, full);
+		free(full);
+	}
+	key = (uint64_t)n << 32 | fl;
 	id = u64map_find(&pp->func_map, key, &slot);
 	if (id != UINT32_MAX)
 		return id;
@@ -129,7 +153,7 @@ static uint32_t func_id(struct pprof *pp, const char *name, const char *file)
 	u64map_set(&pp->func_map, slot, key, id);
 	pb_uint(&pp->tmp, 1, id);
 	pb_uint(&pp->tmp, 2, n);
-	pb_uint(&pp->tmp, 3, n); /* system_name: perch keeps only one (demangled) name */
+	pb_uint(&pp->tmp, 3, sys); /* system_name: perch keeps only one (demangled) name */
 	pb_uint(&pp->tmp, 4, fl);
 	pb_msg(&pp->functions, 5, &pp->tmp);
 	return id;
@@ -326,7 +350,8 @@ static void encode(const struct profile *p, struct strbuf *out)
 
 			if (!f)
 				continue;
-			fid = func_id(&pp, profile_str(p, f->name), profile_str(p, f->file));
+			fid = func_id(&pp, profile_str(p, f->name), f->kind,
+				      profile_str(p, f->file));
 			pb_uint(&pp.tmp, 1, fid);
 			pb_uint(&pp.tmp, 2, f->line);
 			pb_msg(&pp.tmp2, 4, &pp.tmp);
@@ -343,7 +368,7 @@ static void encode(const struct profile *p, struct strbuf *out)
 		if (!n && !noloc_id) {
 			/* an empty stack still counts: one pseudo location to hold it */
 			noloc_id = (uint32_t)nr_locs + 1;
-			pb_uint(&pp.tmp, 1, func_id(&pp, "[no stack]", ""));
+			pb_uint(&pp.tmp, 1, func_id(&pp, "[no stack]", PROFILE_FRAME_PSEUDO, ""));
 			pb_uint(&pp.tmp2, 1, noloc_id);
 			pb_msg(&pp.tmp2, 4, &pp.tmp);
 			pb_msg(&locations, 4, &pp.tmp2);

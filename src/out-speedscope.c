@@ -30,12 +30,34 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path ? path : "";
 }
 
-static uint32_t add_frame_json(struct ss *s, const char *name, const char *file, uint32_t line)
+/* The frame kind in a frame name: the suffixes of the folded writer (out-folded.c), "_[j]"
+ * for compiled managed code (JIT or AOT) and "_[0]" for interpreted code. speedscope frames
+ * have no kind or colour field (it colours by name), and a suffix rather than a prefix keeps
+ * the method first for its search box and in the same spelling as perch's folded output
+ * imported into speedscope. Native names (kernel ones included) get none. */
+static const char *kind_suffix(uint8_t kind)
+{
+	if (kind == PROFILE_FRAME_JIT || kind == PROFILE_FRAME_AOT)
+		return "_[j]";
+	if (kind == PROFILE_FRAME_INTERP)
+		return "_[0]";
+	return NULL;
+}
+
+static uint32_t add_frame_json(struct ss *s, const char *name, const char *suffix,
+			       const char *file, uint32_t line)
 {
 	if (s->nr_frames)
 		strbuf_addstr(&s->frames, ",\n");
 	strbuf_addstr(&s->frames, "    {\"name\": ");
-	json_add_str(&s->frames, name && *name ? name : "[unknown]");
+	if (suffix) {
+		char *full = xasprintf("%s%s", name && *name ? name : "[unknown]", suffix);
+
+		json_add_str(&s->frames, full);
+		free(full);
+	} else {
+		json_add_str(&s->frames, name && *name ? name : "[unknown]");
+	}
 	if (file && *file) {
 		strbuf_addstr(&s->frames, ", \"file\": ");
 		json_add_str(&s->frames, file);
@@ -53,6 +75,7 @@ static uint32_t frame_index(struct ss *s, uint32_t fid)
 	if (s->frame_idx[fid] == UINT32_MAX)
 		s->frame_idx[fid] =
 		    add_frame_json(s, f ? profile_str(s->p, f->name) : NULL,
+				   f ? kind_suffix(f->kind) : NULL,
 				   f ? profile_str(s->p, f->file) : NULL, f ? f->line : 0);
 	return s->frame_idx[fid];
 }
@@ -69,7 +92,7 @@ static uint32_t location_index(struct ss *s, uint32_t loc)
 		name = xasprintf("%s+0x%" PRIx64, base_name(profile_str(s->p, l->module)), l->addr);
 	else
 		name = xasprintf("0x%" PRIx64, l ? l->addr : 0);
-	s->loc_idx[loc] = add_frame_json(s, name, NULL, 0);
+	s->loc_idx[loc] = add_frame_json(s, name, NULL, NULL, 0);
 	free(name);
 	return s->loc_idx[loc];
 }

@@ -453,6 +453,22 @@ static int own_cfi_step(struct unwinder *u, const struct perch_regs *r, int exac
 			out_flags);
 }
 
+/* The cursor frame's pc into @r. From UNW_REG_IP, libunwind's IP after its steps: its aarch64
+ * register 32 (perch's dw_pc) is where the first frame's pc was found and never moves. */
+static void cursor_pc(struct unwinder *u, unw_cursor_t *c, struct perch_regs *r)
+{
+	int pc = u->arch->dw_pc;
+	unw_word_t v;
+
+	if (unw_get_reg(c, UNW_REG_IP, &v) == 0) {
+		r->r[pc] = v & ~u->snap->pac_mask;
+		r->valid |= 1ULL << pc;
+	} else {
+		r->r[pc] = 0;
+		r->valid &= ~(1ULL << pc);
+	}
+}
+
 /* Every register libunwind knows for the cursor's frame (callee-saved ones included). */
 static void cursor_regs_all(struct unwinder *u, unw_cursor_t *c, struct perch_regs *r)
 {
@@ -465,6 +481,7 @@ static void cursor_regs_all(struct unwinder *u, unw_cursor_t *c, struct perch_re
 			r->valid |= 1ULL << i;
 		}
 	}
+	cursor_pc(u, c, r);
 }
 
 static int is_art_runtime(const char *path)
@@ -514,10 +531,7 @@ static void cursor_regs(struct unwinder *u, unw_cursor_t *c, struct perch_regs *
 	unw_word_t v;
 
 	memset(r, 0, sizeof(*r));
-	if (unw_get_reg(c, a->dw_pc, &v) == 0) {
-		r->r[a->dw_pc] = v;
-		r->valid |= 1ULL << a->dw_pc;
-	}
+	cursor_pc(u, c, r);
 	if (unw_get_reg(c, a->dw_sp, &v) == 0) {
 		r->r[a->dw_sp] = v;
 		r->valid |= 1ULL << a->dw_sp;

@@ -307,4 +307,104 @@ dlopen_test() {
 }
 dlopen_test
 
+# 8. ART's JIT and dex debugger interfaces (tests/targets/fakeart_main.c, aarch64 build): the
+#    checks of tests/e2e/check_art.c on every sample of the worker thread in spin<K>:
+#    - the JIT frame above spin<K> is unnamed (a memfd:jit-cache address) or named
+#      com.example.fakeart.<Jit|Packed|Compressed>.m<K>_[j] with the same K: never a wrong name,
+#      whatever fakeart's JIT manager does meanwhile (strict for android2 and android1);
+#    - a named stack holds worker; Interp.outer at its current line (nterp trampoline, dex pc
+#      in x22); fakeart_nterp; outer_body; Interp.inner at its first line (switch trampoline,
+#      x19); fakeart_switch_interp; inner_body; jit_call (found only through the JIT symfile's
+#      CFI: the JIT code has no frame record), interpreted frames with the suffix _[0];
+#    - at least half of the JIT frames are named, every symfile kind (single, packed,
+#      compressed) names some, and >= 90 % of the named stacks hold the Java frames in order.
+#    fakeart tags the dex list's entries and the dex pcs with a top byte (0xb4, as arm64
+#    Android's heap does): perch must strip it. The GDB layout (no timestamps, no seqlocks) is
+#    checked for names, not for freedom from races (as on x86-64).
+#    The lines come from the smali source of the dex file (Interp.smali in /t).
+ART_FREQ=${E2E_ART_FREQ:-100}
+ART_DUR=${E2E_ART_DUR:-4}
+
+# smali_line METHOD N: the N-th (0-based) ".line" of METHOD in Interp.smali
+smali_line() {
+	awk -v m="$1" -v nth="$2" '
+		$1 == ".method" { in_m = index($0, " " m "(") > 0 }
+		$1 == ".end" && $2 == "method" { in_m = 0 }
+		in_m && $1 == ".line" { if (nth-- == 0) { print $2; exit } }' $T/Interp.smali
+}
+
+art_test() {
+	layout=$1 strict=$2 test=art-$1
+	inner=$(smali_line inner 0) outer=$(smali_line outer 1)
+	if [ -z "$inner" ] || [ -z "$outer" ]; then
+		result $test FAIL "no .line in $T/Interp.smali"
+		return
+	fi
+	if ! start_target fakeart $layout $T/fakeart-interp.dex; then
+		result $test FAIL "target did not start"
+		return
+	fi
+	ROUT=$W/$test.folded RERR=$W/$test.err
+	timeout 60 $PERCH record -F $ART_FREQ -d $ART_DUR --lines -o $ROUT -p $TPID 2>$RERR
+	RRC=$?
+	alive=yes
+	kill -0 $TPID 2>/dev/null || alive=no
+	stop_target
+	grep -e 'samples:' -e 'unwound' "$RERR" | sed "s/^/    [$test] /"
+	P=com.example.fakeart
+	seq="worker;$P.Interp.outer(int) (Interp.java:$outer)_[0];fakeart_nterp;outer_body;"
+	seq="$seq$P.Interp.inner(int) (Interp.java:$inner)_[0];fakeart_switch_interp;inner_body;"
+	seq="${seq}jit_call;"
+	# spin named unnamed wrong ordered named-by-Jit/Packed/Compressed static-slots static-named
+	# worker
+	set -- $(awk -v seq="$seq" -v wrongf=$W/$test.wrong '
+		{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+		  # native frames without their " (file.c:N)": the Java ones keep theirs
+		  gsub(/ \([^;()]*\.[chS]:[0-9]+\)/, "", s)
+		  k = split(s, f, ";") }
+		s ~ /;worker;/ { worker += n }
+		s !~ /;worker;/ || k < 2 || f[k] !~ /^spin[0-9]$/ { next }
+		{ spin += n; want = substr(f[k], 5); j = f[k - 1] }
+		# which code slot (0x100 bytes each): 0-7 have static symfiles, 8-15 churn
+		j ~ /^memfd:jit-cache\+0x[0-9a-f]+$/ {
+			off = substr(j, 19); slot = 0
+			for (i = 1; i <= length(off); i++)
+				slot = slot * 16 + index("0123456789abcdef", substr(off, i, 1)) - 1
+			if (slot < 8 * 256) stat += n
+			unnamed += n; next }
+		j !~ /^com\.example\.fakeart\.(Jit|Packed|Compressed)\.m/ { unnamed += n; next }
+		{ cls = j; sub(/^com\.example\.fakeart\./, "", cls); sub(/\..*/, "", cls) }
+		j != "com.example.fakeart." cls ".m" want "_[j]" {
+			wrong += n; print j " above " f[k] >wrongf; next }
+		{ named += n; by[cls] += n; if (cls != "Jit") { stat += n; statnamed += n }
+		  if (index(s, ";" seq) > 0) ordered += n }
+		END { printf "%d %d %d %d %d %d %d %d %d %d %d\n", spin, named, unnamed, wrong,
+			ordered, by["Jit"], by["Packed"], by["Compressed"], stat, statnamed,
+			worker }' $ROUT)
+	spin=${1:-0} named=${2:-0} unnamed=${3:-0} wrong=${4:-0} ordered=${5:-0}
+	detail="worker ${11}, in spin $spin: named $named (Jit $6, Packed $7, Compressed $8)"
+	detail="$detail, unnamed $unnamed"
+	detail="$detail, wrong $wrong, Java frames in order $ordered"
+	detail="$detail; static slots ${10} of $9 named"
+	detail="$detail; perch rc=$RRC, alive $alive"
+	ok=1
+	[ $RRC = 0 ] && [ $alive = yes ] && [ "$spin" -ge $((ART_FREQ * ART_DUR / 4)) ] || ok=0
+	[ "$strict" = 0 ] || [ "$wrong" = 0 ] || ok=0
+	[ $((named * 2)) -ge "$spin" ] && [ $((ordered * 10)) -ge $((named * 9)) ] || ok=0
+	[ "${6:-0}" -gt 0 ] && [ "${7:-0}" -gt 0 ] && [ "${8:-0}" -gt 0 ] || ok=0
+	if [ $ok = 1 ]; then
+		result $test PASS "$detail"
+	else
+		result $test FAIL "$detail"
+		show "$RERR" 20
+		[ -s $W/$test.wrong ] && show $W/$test.wrong 10
+		# the worker's most frequent stacks
+		[ -s "$ROUT" ] && awk '/;worker[ ;]/ { print $NF, $0 }' "$ROUT" | sort -n -r \
+			>$W/$test.top && show $W/$test.top 12
+	fi
+}
+art_test android2 1
+art_test android1 1
+art_test gdb 0
+
 echo "ARM64-E2E-RESULT: $NPASS passed, $NFAIL failed"

@@ -2,10 +2,10 @@
  * 1.2, 3.1). Exports the JIT and dex debugger descriptors in .data with the initial bytes of the
  * real Android 11 libart.so (version 1, magic "Android2", sizes 56/48, timestamp 1), the
  * registration hooks and size globals, and two interpreter trampolines whose CFI carries ART's
- * DEX PC marker: fakeart_switch_interp (dex pc in rbx, tmp rax: the switch interpreter's
- * ExecuteSwitchImplAsm) and fakeart_nterp (dex pc in r12, tmp rdi: nterp/mterp). The list
- * writer lives in fakeart_main.c; this file only holds what must be in "libart.so".
- * x86-64 only for now (the aarch64 registers would be x19/x0 and x22/x0, spec 3.2). */
+ * DEX PC marker (spec 3.2): fakeart_switch_interp (the switch interpreter's
+ * ExecuteSwitchImplAsm: dex pc in rbx, tmp rax on x86-64; x19, tmp x0 on aarch64) and
+ * fakeart_nterp (nterp: r12, tmp rdi; x22, tmp x0). The list writer lives in fakeart_main.c;
+ * this file only holds what must be in "libart.so". */
 #include <stdint.h>
 
 #include "fakeart.h"
@@ -101,6 +101,64 @@ __asm__(".text\n"
 	".cfi_adjust_cfa_offset -8\n"
 	".cfi_restore %r12\n"
 	".cfi_restore %rdi\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size fakeart_nterp, .-fakeart_nterp\n");
+#elif defined(__aarch64__)
+/* The same two trampolines with a frame record; the marker's DWARF numbers: tmp x0 (0x00),
+ * dexreg x19 (0x13) for the switch interpreter, x22 (0x16) for nterp. Both dex registers are
+ * callee-saved, as in ART, so the unwinder finds their values in the callers' frames. */
+__asm__(".text\n"
+	".globl fakeart_switch_interp\n"
+	".type fakeart_switch_interp, %function\n"
+	".p2align 2\n"
+	"fakeart_switch_interp:\n"
+	".cfi_startproc\n"
+	"	stp x29, x30, [sp, #-32]!\n"
+	".cfi_def_cfa_offset 32\n"
+	".cfi_offset x29, -32\n"
+	".cfi_offset x30, -24\n"
+	"	str x19, [sp, #16]\n"
+	".cfi_offset x19, -16\n"
+	"	mov x29, sp\n"
+	"	mov x19, x0\n"
+	".cfi_escape 0x16, 0x00, 0x09, 0x0c, 0x44, 0x45, 0x58, 0x31, 0x13, 0x92, 0x13, 0x00\n"
+	"	mov x0, x2\n"
+	"	blr x1\n"
+	"	ldr x19, [sp, #16]\n"
+	".cfi_restore x19\n"
+	".cfi_restore x0\n"
+	"	ldp x29, x30, [sp], #32\n"
+	".cfi_def_cfa_offset 0\n"
+	".cfi_restore x29\n"
+	".cfi_restore x30\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size fakeart_switch_interp, .-fakeart_switch_interp\n"
+	"\n"
+	".globl fakeart_nterp\n"
+	".type fakeart_nterp, %function\n"
+	".p2align 2\n"
+	"fakeart_nterp:\n"
+	".cfi_startproc\n"
+	"	stp x29, x30, [sp, #-32]!\n"
+	".cfi_def_cfa_offset 32\n"
+	".cfi_offset x29, -32\n"
+	".cfi_offset x30, -24\n"
+	"	str x22, [sp, #16]\n"
+	".cfi_offset x22, -16\n"
+	"	mov x29, sp\n"
+	"	mov x22, x0\n"
+	".cfi_escape 0x16, 0x00, 0x09, 0x0c, 0x44, 0x45, 0x58, 0x31, 0x13, 0x92, 0x16, 0x00\n"
+	"	mov x0, x2\n"
+	"	blr x1\n"
+	"	ldr x22, [sp, #16]\n"
+	".cfi_restore x22\n"
+	".cfi_restore x0\n"
+	"	ldp x29, x30, [sp], #32\n"
+	".cfi_def_cfa_offset 0\n"
+	".cfi_restore x29\n"
+	".cfi_restore x30\n"
 	"	ret\n"
 	".cfi_endproc\n"
 	".size fakeart_nterp, .-fakeart_nterp\n");

@@ -15,7 +15,8 @@
  * - a worker thread running Java: Interp.outer (nterp trampoline, dex pc at its line 18) ->
  *   Interp.inner (switch trampoline, dex pc at its first instruction, line 42) -> jit_call ->
  *   JIT method <Class>.m<K> in a slot -> native spin<K>. The JIT code calls spin<K> with
- *   "sub rsp,8; movabs rax,spin<K>; call rax; add rsp,8; ret": no frame pointer, so only its
+ *   "sub rsp,8; movabs rax,spin<K>; call rax; add rsp,8; ret" (x86-64) or "str x30,[sp,#-16]!;
+ *   ldr x16,=spin<K>; blr x16; ldr x30,[sp],#16; ret" (aarch64): no frame pointer, so only its
  *   CFI unwinds it correctly (a frame-pointer step skips jit_call), and a profiler must show
  *   m<K> above spin<K> with the same K in every sample, whatever the manager does.
  * Prints "ready <pid>" when everything is registered and running. */
@@ -43,7 +44,31 @@
 #define NR_SLOTS 16
 #define SLOT_SIZE 0x100
 #define FIRST_CHURN 8
+/* Pointers with a top-byte tag, as arm64 Android's heap hands them out (TBI: loads ignore the
+ * byte): the dex list's entries (malloc'ed in ART) and the dex pcs the interpreter trampolines
+ * report, so that a reader must strip it (android-art.md 3.5, 7.8). None on x86-64. */
+#if defined(__aarch64__)
+#define PTR_TAG (0xb4ULL << 56)
+#else
+#define PTR_TAG 0ULL
+#endif
+#define UNTAG(p) ((p) & ((1ULL << 56) - 1))
+
+#if defined(__x86_64__)
+#define JIT_MACHINE EM_X86_64
 #define CODE_LEN 0x15 /* sub, movabs, call, add, ret */
+#define CODE_GROW 4   /* CFA rows (fakeart_symfile.h): after the sub, after the add */
+#define CODE_SHRINK 0x14
+#define CODE_FILL 0xcc /* int3 */
+#elif defined(__aarch64__)
+#define JIT_MACHINE EM_AARCH64
+#define CODE_LEN 0x20 /* str, ldr (literal), blr, ldr, ret, nop, the literal */
+#define CODE_GROW 4   /* after the str, after the ldr x30 */
+#define CODE_SHRINK 0x10
+#define CODE_FILL 0x00 /* udf #0 */
+#else
+#error "fakeart: no JIT code for this architecture"
+#endif
 
 enum layout { L_ANDROID2, L_ANDROID1, L_GDB };
 
@@ -76,6 +101,7 @@ struct list {
 	void (**hook)(void);
 	uint8_t *pool_rw; /* entries (written here) */
 	uint64_t pool_ro; /* and the address readers see */
+	uint64_t tag;     /* the top byte of the entry addresses published (PTR_TAG or 0) */
 	size_t nr_pool, cap_pool;
 	uint64_t free_head; /* entries are recycled, never freed (ART does the same) */
 };
@@ -93,7 +119,7 @@ static uint64_t now_ns(void)
 
 static uint8_t *entry_rw(const struct list *l, uint64_t ro)
 {
-	return l->pool_rw + (ro - l->pool_ro);
+	return l->pool_rw + (UNTAG(ro) - l->pool_ro);
 }
 
 static void put64(uint8_t *p, uint64_t v)
@@ -123,7 +149,7 @@ static uint64_t entry_alloc(struct list *l)
 		fprintf(stderr, "fakeart: out of entries\n");
 		exit(1);
 	}
-	e = l->pool_ro + l->nr_pool++ * entry_stride;
+	e = (l->pool_ro + l->nr_pool++ * entry_stride) | l->tag;
 	/* a new entry starts invalid (odd seqlock) */
 	if (layout == L_ANDROID2)
 		__atomic_store_n((uint32_t *)(entry_rw(l, e) + 40), 1, __ATOMIC_RELEASE);
@@ -248,9 +274,23 @@ static void slot_write(int s, int k)
 	uint8_t *p = code_rw + (size_t)s * SLOT_SIZE;
 	uint64_t target = (uint64_t)(uintptr_t)spins[k];
 
+#if defined(__x86_64__)
 	memcpy(p, "\x48\x83\xec\x08\x48\xb8", 6); /* sub $8,%rsp; movabs $spin<k>,%rax */
 	memcpy(p + 6, &target, 8);
 	memcpy(p + 14, "\xff\xd0\x48\x83\xc4\x08\xc3", 7); /* call *%rax; add $8,%rsp; ret */
+#else
+	static const uint32_t insns[6] = {
+		0xf81f0ffe, /* str x30, [sp, #-16]! */
+		0x580000b0, /* ldr x16, 0x18 (the literal below) */
+		0xd63f0200, /* blr x16 */
+		0xf84107fe, /* ldr x30, [sp], #16 */
+		0xd65f03c0, /* ret */
+		0xd503201f, /* nop (the literal is 8-byte aligned) */
+	};
+
+	memcpy(p, insns, sizeof(insns));
+	memcpy(p + sizeof(insns), &target, 8);
+#endif
 	__builtin___clear_cache((char *)code_rx + (size_t)s * SLOT_SIZE,
 				(char *)code_rx + (size_t)s * SLOT_SIZE + CODE_LEN);
 	slot_k[s] = k;
@@ -259,7 +299,7 @@ static void slot_write(int s, int k)
 static struct sf_method slot_method(int s, const char *cls, char *name, size_t namesz)
 {
 	snprintf(name, namesz, "com.example.fakeart.%s.m%d", cls, slot_k[s]);
-	return (struct sf_method){ name, slot_addr(s), CODE_LEN, 4, 0x14, 1 };
+	return (struct sf_method){ name, slot_addr(s), CODE_LEN, CODE_GROW, CODE_SHRINK, 1 };
 }
 
 /* A packed symfile of slots [first, first + n), compressed or not. */
@@ -272,10 +312,10 @@ static struct jit_reg register_group(int first, int n, const char *cls, int comp
 
 	for (int i = 0; i < n; i++)
 		m[i] = slot_method(first + i, cls, names[i], sizeof(names[i]));
-	sf_build(&inner, m, (size_t)n, 1, EM_X86_64, cie);
+	sf_build(&inner, m, (size_t)n, 1, JIT_MACHINE, cie);
 	if (compress) {
 		if (sf_compress(&outer, &inner, m[0].addr, m[n - 1].addr + m[n - 1].size, 1,
-				EM_X86_64) < 0) {
+				JIT_MACHINE) < 0) {
 			fprintf(stderr, "fakeart: xz failed\n");
 			exit(1);
 		}
@@ -374,14 +414,14 @@ __attribute__((noinline)) void inner_body(void *arg)
 __attribute__((noinline)) void outer_body(void *arg);
 __attribute__((noinline)) void outer_body(void *arg)
 {
-	fakeart_switch_interp(inner_pc, inner_body, arg);
+	fakeart_switch_interp((const void *)((uintptr_t)inner_pc | PTR_TAG), inner_body, arg);
 }
 
 __attribute__((noinline)) void *worker(void *arg);
 __attribute__((noinline)) void *worker(void *arg)
 {
 	for (;;)
-		fakeart_nterp(outer_pc, outer_body, arg);
+		fakeart_nterp((const void *)((uintptr_t)outer_pc | PTR_TAG), outer_body, arg);
 	return NULL;
 }
 
@@ -405,7 +445,7 @@ static void setup_memfd(void)
 		exit(1);
 	}
 	close(fd);
-	memset(code_rw, 0xcc, CODE_SIZE); /* int3 */
+	memset(code_rw, CODE_FILL, CODE_SIZE);
 	for (int i = NR_BLOCKS - 1; i >= 0; i--)
 		free_blocks[nr_free_blocks++] = i;
 }
@@ -489,13 +529,14 @@ int main(int argc, char **argv)
 	target_allow_ptrace();
 	setup_layout(argv[1]);
 	setup_memfd();
-	jit_list = (struct list){ fakeart_descriptor(0), fakeart_hook(0),
-				  data_rw, (uint64_t)(uintptr_t)data_ro, 0,
-				  ENTRY_AREA / entry_stride, 0 };
+	jit_list = (struct list){ .d = fakeart_descriptor(0), .hook = fakeart_hook(0),
+				  .pool_rw = data_rw, .pool_ro = (uint64_t)(uintptr_t)data_ro,
+				  .cap_pool = ENTRY_AREA / entry_stride };
 	/* dex entries are malloc'ed in ART */
 	dex_pool = calloc(64, entry_stride);
-	dex_list = (struct list){ fakeart_descriptor(1), fakeart_hook(1),
-				  dex_pool, (uint64_t)(uintptr_t)dex_pool, 0, 64, 0 };
+	dex_list = (struct list){ .d = fakeart_descriptor(1), .hook = fakeart_hook(1),
+				  .pool_rw = dex_pool, .pool_ro = (uint64_t)(uintptr_t)dex_pool,
+				  .tag = PTR_TAG, .cap_pool = 64 };
 	setup_dex(argv[2]);
 	/* an empty marker entry that stays at the tail (ART's application tail) */
 	list_add(&jit_list, 0, 0);

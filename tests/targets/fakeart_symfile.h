@@ -20,7 +20,9 @@ struct sf_method {
 	uint64_t addr, size;
 	/* CFA program after the CIE's: x86-64 code "sub rsp,8 ... add rsp,8; ret" gets
 	 * advance(@grow_at) def_cfa_offset(16) advance(@shrink_at - @grow_at) def_cfa_offset(8);
-	 * 0 for no FDE at all (a P-era frameless leaf) */
+	 * aarch64 code "str x30,[sp,#-16]! ... ldr x30,[sp],#16; ret" gets advance(@grow_at)
+	 * def_cfa_offset(16) offset(x30, cfa-16) advance(@shrink_at - @grow_at) def_cfa_offset(0)
+	 * restore(x30); @has_fde 0 for no FDE at all (a P-era frameless leaf) */
 	uint32_t grow_at, shrink_at;
 	int has_fde;
 };
@@ -71,14 +73,19 @@ static void sf_align(struct sf_buf *b, size_t a, uint8_t fill)
 		sf_put(b, &fill, 1);
 }
 
-/* .debug_frame for @n methods of an x86-64 (@is_64) or i386 target, CIE @cie_version 1 or 4. */
+/* .debug_frame for @n methods of an x86-64 (@is_64), i386 or aarch64 (@machine EM_AARCH64)
+ * target, CIE @cie_version 1 or 4. */
 static void sf_debug_frame(struct sf_buf *b, const struct sf_method *m, size_t n, int is_64,
-			   int cie_version)
+			   unsigned int machine, int cie_version)
 {
+	int a64 = machine == EM_AARCH64;
 	size_t asz = is_64 ? 8 : 4, start;
-	uint8_t sp = is_64 ? 7 : 4, ra = is_64 ? 16 : 8;
+	uint8_t sp = a64 ? 31 : is_64 ? 7 : 4, ra = a64 ? 30 : is_64 ? 16 : 8;
+	/* the CFA's offset from sp at entry: the pushed return address on x86, none on aarch64 */
+	uint8_t base = a64 ? 0 : (uint8_t)asz;
 
-	/* CIE: CFA = sp + asz, return address at CFA - asz (data alignment -4) */
+	/* CIE: CFA = sp + base; the return address at CFA - asz (x86, data alignment -4) or in
+	 * x30 (aarch64: no rule, the register keeps it) */
 	start = b->len;
 	sf_le(b, 0, 4);
 	sf_le(b, 0xffffffffu, 4);
@@ -97,11 +104,13 @@ static void sf_debug_frame(struct sf_buf *b, const struct sf_method *m, size_t n
 		sf_u8(b, 1);                 /* augmentation data length */
 		sf_u8(b, is_64 ? 0x04 : 0x03); /* DW_EH_PE_absptr | udata8 / udata4 */
 	}
-	sf_u8(b, 0x0c); /* DW_CFA_def_cfa sp, asz */
+	sf_u8(b, 0x0c); /* DW_CFA_def_cfa sp, base */
 	sf_u8(b, sp);
-	sf_u8(b, (uint8_t)asz);
-	sf_u8(b, (uint8_t)(0x80 | ra)); /* DW_CFA_offset ra, cfa - asz */
-	sf_u8(b, (uint8_t)(asz / 4));
+	sf_u8(b, base);
+	if (!a64) {
+		sf_u8(b, (uint8_t)(0x80 | ra)); /* DW_CFA_offset ra, cfa - asz */
+		sf_u8(b, (uint8_t)(asz / 4));
+	}
 	sf_align(b, asz, 0);
 	sf_set_le(b, start, b->len - start - 4, 4);
 	for (size_t i = 0; i < n; i++) {
@@ -116,10 +125,16 @@ static void sf_debug_frame(struct sf_buf *b, const struct sf_method *m, size_t n
 		if (m[i].grow_at) {
 			sf_u8(b, (uint8_t)(0x40 | m[i].grow_at)); /* advance_loc */
 			sf_u8(b, 0x0e);                           /* def_cfa_offset */
-			sf_u8(b, (uint8_t)(2 * asz));
+			sf_u8(b, a64 ? 16 : (uint8_t)(2 * asz));
+			if (a64) {
+				sf_u8(b, 0x80 | 30); /* DW_CFA_offset x30, cfa - 16 */
+				sf_u8(b, 4);
+			}
 			sf_u8(b, (uint8_t)(0x40 | (m[i].shrink_at - m[i].grow_at)));
 			sf_u8(b, 0x0e);
-			sf_u8(b, (uint8_t)asz);
+			sf_u8(b, base);
+			if (a64)
+				sf_u8(b, 0xc0 | 30); /* DW_CFA_restore x30 */
 		}
 		sf_align(b, asz, 0);
 		sf_set_le(b, start, b->len - start - 4, 4);
@@ -234,7 +249,7 @@ static void sf_build(struct sf_buf *out, const struct sf_method *m, size_t n, in
 		if (m[i].addr + m[i].size > hi)
 			hi = m[i].addr + m[i].size;
 	}
-	sf_debug_frame(&dbg, m, n, is_64, cie_version);
+	sf_debug_frame(&dbg, m, n, is_64, machine, cie_version);
 	struct sf_section s[] = {
 		{ ".text", SHT_NOBITS, 0, 0, SHF_ALLOC | SHF_EXECINSTR, lo, hi - lo, 0, 16, NULL },
 		{ ".strtab", SHT_STRTAB, 0, 0, 0, 0, str.len, 0, 1, str.p },
