@@ -16,7 +16,7 @@ libreadline-dev check liblzma-dev zlib1g-dev libiberty-dev elfutils gdb binutils
 util-linux g++ dmtracedump protobuf-compiler python3 python3-jsonschema
 libsmali-java dexdump zipalign
 golang-go chromium
-clang-14 libclang-rt-14-dev valgrind"
+clang-14 libclang-rt-14-dev valgrind nodejs"
 
 missing=""
 for p in $PKGS; do
