@@ -411,4 +411,5 @@ const struct cmd cmd_annotate = {
 	.summary = "a function's disassembly with the share of samples per instruction",
 	.usage = annotate_usage,
 	.run = annotate_run,
+	.flags = CMD_NO_PTRACE,
 };

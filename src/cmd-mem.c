@@ -126,5 +126,5 @@ const struct cmd cmd_mem = {
 	.summary = "a dumpsys meminfo-style memory breakdown of a process or smaps file",
 	.usage = mem_usage,
 	.run = mem_run,
-	.flags = CMD_PID,
+	.flags = CMD_PID | CMD_NO_PTRACE,
 };

@@ -210,4 +210,5 @@ const struct cmd cmd_report = {
 	.summary = "render a recording (perch record -o FILE.perch) in any format",
 	.usage = report_usage,
 	.run = report_run,
+	.flags = CMD_NO_PTRACE,
 };

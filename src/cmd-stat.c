@@ -218,5 +218,5 @@ const struct cmd cmd_stat = {
 	.summary = "a live table of a process's CPU, thread states and memory (no ptrace)",
 	.usage = stat_usage,
 	.run = stat_run,
-	.flags = CMD_PID,
+	.flags = CMD_PID | CMD_NO_PTRACE,
 };

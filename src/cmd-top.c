@@ -23,9 +23,14 @@ const struct cmd cmd_top = {
 	.name = "top",
 	.summary = "live view of the hottest functions, refreshed every second",
 	.usage = "usage: perch top -p PID|NAME [-F HZ] [-d SEC] [-n ROWS] [--mode wall|cpu]\n"
+		 "                [--stack-size BYTES] [--no-follow-cpu] [--no-idle-reuse]\n"
+		 "                [--sysroot DIR] [--symfs DIR]\n"
 		 "\n"
-		 "Sample PID and show its hottest functions (self and total share), refreshed\n"
-		 "every second until -d SEC, a key (on a terminal) or Ctrl-C; then detach.\n",
+		 "Sample PID and show its hottest functions, refreshed every second until -d SEC,\n"
+		 "a key (on a terminal) or Ctrl-C; then detach. Like py-spy top: %Own and %Total\n"
+		 "are the shares of the last second's samples with the function innermost and\n"
+		 "anywhere in the stack; OwnTime and TotalTime the seconds since top started\n"
+		 "(samples / rate, all threads together). The options are perch record's.\n",
 	.run = top_run,
 	.flags = CMD_PID,
 };

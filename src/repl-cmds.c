@@ -19,6 +19,8 @@
 #include "perch/proc-maps.h"
 #include "perch/proc-task.h"
 #include "perch/profile.h"
+#include "perch/record-core.h"
+#include "perch/recording.h"
 #include "perch/repl.h"
 #include "perch/resolve.h"
 #include "perch/sampler.h"
@@ -29,129 +31,25 @@
 #include "perch/waitreason.h"
 #include "perch/xalloc.h"
 
-#define REC_MAX_OUTPUTS 8
-#define REC_MAX_STACK (1024 * 1024)
 #define THREADS_WINDOW_MS 250 /* CPU % of `threads` is measured over this long */
 #define DUMP_STACK_SIZE (256 * 1024)
 #define DUMP_STOP_TIMEOUT_MS 2000
 #define TOP_ROWS 20
 #define FIND_MAX 16
 
-/* A recording (record, top): what the sampler callbacks need. */
+/* A recording (record, top): the recording core of `perch record` (record-core.h), so both
+ * sample, name threads, add wait frames, watch stalls and write outputs the same way. */
 struct repl_rec {
 	struct repl *r;
+	struct record_core rc;
 	pid_t pid;
 	char comm[64];
-	double hz, duration;
-	size_t stack_size;
-	int cpu_mode, lines, background, top_rows;
-	char *outs[REC_MAX_OUTPUTS];
-	const struct output_format *fmts[REC_MAX_OUTPUTS];
-	int nr_outs;
-
-	const struct perch_arch *arch;
-	struct profile *p;
-	struct symbolizer *sym;
-	struct resolver *res;
-	/* recent sample sites per profile thread (user SP, PC -> stack id + 1), so the sampler
-	 * can count a blocked thread again without stopping it (sampler_ops.reuse) */
-	struct rec_sites {
-		struct {
-			uint64_t sp, pc;
-			uint32_t stack;
-		} s[2 * SAMPLER_SITES];
-		unsigned int next;
-	} *sites;
-	size_t nr_sites;
-	struct sampler_stats *st;
-	uint64_t start_ns, start_real_ns;
+	int background;
+	char *summary; /* the summary lines once it ended (record-core), or NULL */
+	uint64_t start_ns;
 	volatile int running;
 	int ret;
 };
-
-/* ---- sampler callbacks (worker thread) ---- */
-
-static struct rec_sites *sites_of(struct repl_rec *rec, uint32_t thread)
-{
-	if (thread >= rec->nr_sites) {
-		size_t n = rec->nr_sites;
-
-		ALLOC_GROW(rec->sites, thread + 1, rec->nr_sites);
-		memset(rec->sites + n, 0, (rec->nr_sites - n) * sizeof(*rec->sites));
-	}
-	return &rec->sites[thread];
-}
-
-/* @stack ending in why the thread waits ("[lock futex]") when it was not running. */
-static uint32_t with_wait(struct repl_rec *rec, const struct sampler_info *info, uint32_t stack)
-{
-	pid_t pid = rec->pid;
-	struct waitreason wr;
-
-	if (!info->state || info->state == 'R')
-		return stack;
-	waitreason_classify(rec->arch->e_machine, info->state, info->syscall, NULL,
-			    waitreason_fd_path_proc, &pid, &wr);
-	if (wr.kind == WAITREASON_RUNNING || !wr.frame[0])
-		return stack;
-	return resolver_add_leaf(rec->res, stack, wr.frame);
-}
-
-static void on_sample(void *arg, const struct sampler_info *info,
-		      const struct unwind_snapshot *snap)
-{
-	struct repl_rec *rec = arg;
-	uint32_t thread = profile_thread(rec->p, info->tid, info->comm[0] ? info->comm : NULL);
-	uint32_t stack = resolver_stack(rec->res, snap);
-	struct rec_sites *rs = sites_of(rec, thread);
-	uint64_t sp = perch_regs_sp(rec->arch, &snap->regs);
-	uint64_t pc = perch_regs_pc(rec->arch, &snap->regs);
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(rs->s); i++)
-		if (rs->s[i].stack && rs->s[i].sp == sp && rs->s[i].pc == pc)
-			break;
-	if (i == ARRAY_SIZE(rs->s))
-		i = rs->next++ % ARRAY_SIZE(rs->s);
-	rs->s[i].sp = sp;
-	rs->s[i].pc = pc;
-	rs->s[i].stack = stack + 1;
-	profile_add_weighted(rec->p, thread, with_wait(rec, info, stack), info->time_ns,
-			     info->state, info->weight);
-}
-
-static void on_reuse(void *arg, const struct sampler_info *info, uint64_t sp, uint64_t pc)
-{
-	struct repl_rec *rec = arg;
-	uint32_t thread = profile_thread(rec->p, info->tid, info->comm[0] ? info->comm : NULL);
-	struct rec_sites *rs = sites_of(rec, thread);
-
-	for (unsigned int i = 0; i < ARRAY_SIZE(rs->s); i++)
-		if (rs->s[i].stack && rs->s[i].sp == sp && rs->s[i].pc == pc) {
-			profile_add_weighted(rec->p, thread,
-					     with_wait(rec, info, rs->s[i].stack - 1),
-					     info->time_ns, info->state, info->weight);
-			return;
-		}
-}
-
-static void name_thread(struct repl_rec *rec, pid_t tid)
-{
-	char comm[64];
-
-	profile_thread(rec->p, tid,
-		       proc_task_comm(rec->pid, tid, comm, sizeof(comm)) == 0 ? comm : NULL);
-}
-
-static void on_event(void *arg, int kind, pid_t tid)
-{
-	struct repl_rec *rec = arg;
-
-	if (kind == TRACEE_EV_THREAD_NEW)
-		name_thread(rec, tid);
-	else if (kind == TRACEE_EV_EXEC)
-		resolver_reload(rec->res);
-}
 
 /* ---- recordings ---- */
 
@@ -159,13 +57,8 @@ static void rec_free(struct repl_rec *rec)
 {
 	if (!rec)
 		return;
-	resolver_free(rec->res);
-	symbolizer_free(rec->sym);
-	profile_free(rec->p);
-	for (int i = 0; i < rec->nr_outs; i++)
-		free(rec->outs[i]);
-	free(rec->sites);
-	free(rec->st);
+	record_core_release(&rec->rc);
+	free(rec->summary);
 	free(rec);
 }
 
@@ -179,17 +72,17 @@ void repl_rec_free(struct repl *r)
 	r->rec = NULL;
 }
 
+/* A recording with the `set` defaults (its options are parsed over them). */
 static struct repl_rec *rec_new(struct repl *r)
 {
 	struct repl_rec *rec = xcalloc(1, sizeof(*rec));
 
 	rec->r = r;
-	rec->hz = r->hz;
-	rec->duration = r->duration;
-	rec->stack_size = r->stack_size;
-	rec->cpu_mode = r->cpu_mode;
-	rec->top_rows = TOP_ROWS;
-	rec->st = xcalloc(1, sizeof(*rec->st));
+	record_core_init(&rec->rc);
+	record_opts_release(&rec->rc.o);
+	record_opts_copy(&rec->rc.o, &r->defaults);
+	/* every format can be saved later, including the ones that need samples in order */
+	rec->rc.keep_samples = 1;
 	rec->start_ns = tracee_now_ns();
 	rec->pid = r->s->pid;
 	snprintf(rec->comm, sizeof(rec->comm), "%s", r->s->comm);
@@ -199,54 +92,12 @@ static struct repl_rec *rec_new(struct repl *r)
 /* Session thread: the profile and its helpers for the attached target. */
 static void rec_setup(struct session *s, struct repl_rec *rec)
 {
-	struct timespec now;
-
-	rec->arch = perch_arch_host();
 	rec->pid = s->pid;
 	snprintf(rec->comm, sizeof(rec->comm), "%s", s->comm);
-	rec->p = profile_new();
-	/* every format can be saved later, including the ones that need samples in order */
-	profile_keep_samples(rec->p, 1);
-	rec->sym = symbolizer_new(NULL, NULL);
-	rec->res = resolver_new(rec->pid, rec->arch, rec->p, rec->sym);
-	for (size_t i = 0; i < s->t.nr_threads; i++)
-		name_thread(rec, s->t.threads[i]->tid);
-	profile_set_meta(rec->p, "comm", rec->comm);
-	clock_gettime(CLOCK_REALTIME, &now);
-	rec->start_real_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+	record_core_setup(&rec->rc, &s->t);
+	if (!profile_meta(rec->rc.p, "comm"))
+		profile_set_meta(rec->rc.p, "comm", rec->comm);
 	rec->start_ns = tracee_now_ns();
-}
-
-static void rec_set_meta(struct repl_rec *rec)
-{
-	char buf[64];
-
-	snprintf(buf, sizeof(buf), "%d", rec->pid);
-	profile_set_meta(rec->p, "pid", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(1e9 / rec->hz));
-	profile_set_meta(rec->p, "period_ns", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rec->start_real_ns);
-	profile_set_meta(rec->p, "start_time_ns", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(rec->st->elapsed_s * 1e9));
-	profile_set_meta(rec->p, "duration_ns", buf);
-	profile_set_meta(rec->p, "mode", rec->cpu_mode ? "cpu" : "wall");
-}
-
-static int write_profile(struct repl_rec *rec, const char *path, const struct output_format *fmt)
-{
-	struct output_opts oo = { .lines = rec->lines, .top = TOP_ROWS };
-	struct output_file of;
-	int ret = output_open(&of, path);
-
-	if (ret < 0)
-		return log_errno(ret, "cannot create %s", path);
-	ret = fmt->write(rec->p, &oo, of.f);
-	if (ret < 0) {
-		output_abort(&of);
-		return log_errno(ret, "cannot write %s", path);
-	}
-	ret = output_commit(&of);
-	return ret < 0 ? log_errno(ret, "cannot write %s", path) : 0;
 }
 
 static const char *stop_reason(const struct sampler_stats *st)
@@ -268,187 +119,94 @@ static const char *stop_reason(const struct sampler_stats *st)
 static int record_job(struct session *s, void *arg)
 {
 	struct repl_rec *rec = arg;
-	struct sampler_opts so = { .hz = rec->hz, .duration = rec->duration,
-				   .stack_size = rec->stack_size, .cpu_mode = rec->cpu_mode,
-				   .stop = rec->background ? &s->stop_bg : &s->stop_fg,
-				   .no_signals = 1 };
-	struct sampler_ops ops = { on_sample, on_reuse, on_event };
+	struct record_core *rc = &rec->rc;
+	struct sampler_opts so;
 	int ret, code = PERCH_EXIT_OK;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
 
 	if (!s->attached) {
+		record_core_discard(rc);
 		rec->running = 0;
 		return log_err(PERCH_EXIT_FATAL, "the target is gone");
 	}
 	rec_setup(s, rec);
-	ret = sampler_run(&s->t, rec->arch, &so, &ops, rec, rec->st);
+	record_core_sampler_opts(rc, &so);
+	so.stop = rec->background ? &s->stop_bg : &s->stop_fg;
+	so.no_signals = 1;
+	record_core_start(rc);
+	ret = sampler_run(&s->t, rc->arch, &so, &record_core_ops, rc, rc->st);
+	record_core_stop(rc);
 	if (ret < 0) {
 		log_errno(ret, "sampling stopped");
 		code = PERCH_EXIT_FATAL;
 	}
+	/* the summary needs the tracee's statistics: before a gone target is forgotten */
+	f = open_memstream(&buf, &len);
+	if (f) {
+		record_core_print_summary(rc, &s->t.stats, "", 0, f);
+		fclose(f);
+		rec->summary = buf;
+	}
 	session_target_gone(s);
-	rec_set_meta(rec);
-	for (int i = 0; i < rec->nr_outs; i++)
-		if (write_profile(rec, rec->outs[i], rec->fmts[i]) < 0)
-			code = PERCH_EXIT_FATAL;
-	if (!code && (rec->st->err_regs || rec->st->err_stack))
+	record_core_finish(rc);
+	if (record_core_write_outputs(rc, NULL) < 0)
+		code = PERCH_EXIT_FATAL;
+	if (!code && (rc->st->err_regs || rc->st->err_stack))
 		code = PERCH_EXIT_SAMPLE_ERRORS;
 	rec->ret = code;
 	rec->running = 0;
-	if (rec->background && rec->st->stop_reason != SAMPLER_STOP_REQUEST)
+	if (rec->background && rc->st->stop_reason != SAMPLER_STOP_REQUEST)
 		session_notice(s, "recording of %d ended (%s): %llu samples in %.2f s", rec->pid,
-			       stop_reason(rec->st),
-			       (unsigned long long)profile_total_samples(rec->p),
-			       rec->st->elapsed_s);
+			       stop_reason(rc->st),
+			       (unsigned long long)profile_total_samples(rc->p),
+			       rc->st->elapsed_s);
 	return code;
 }
 
-/* The fields and line that describe a recording. */
-static void rec_report(struct repl *r, const struct repl_rec *rec)
+/* The fields and lines that describe a recording. */
+static void rec_report(struct repl *r, const struct repl_rec *rec, int with_summary)
 {
+	const struct record_core *rc = &rec->rc;
 	int running = rec->running;
 	double elapsed = running ? (double)(tracee_now_ns() - rec->start_ns) / 1e9
-				 : rec->st ? rec->st->elapsed_s : 0;
+				 : rc->st->elapsed_s;
 	/* while it runs, the ptrace thread's count (read without the worker's profile) */
-	unsigned long long samples = running ? __atomic_load_n(&rec->st->samples, __ATOMIC_RELAXED)
-				     : profile_total_samples(rec->p);
+	unsigned long long samples = running || !rc->p
+					     ? __atomic_load_n(&rc->st->samples, __ATOMIC_RELAXED)
+					     : profile_total_samples(rc->p);
 
 	repl_field_bool(r, "running", running);
 	repl_field_int(r, "pid", rec->pid);
 	repl_field_double(r, "elapsed_s", elapsed);
 	repl_field_int(r, "samples", (long long)samples);
-	repl_field_str(r, "mode", rec->cpu_mode ? "cpu" : "wall");
-	repl_field_double(r, "hz", rec->hz);
+	repl_field_str(r, "mode", rc->o.cpu_mode ? "cpu" : "wall");
+	repl_field_double(r, "hz", rc->o.hz);
 	if (!running) {
-		repl_field_int(r, "threads", (long long)profile_nr_threads(rec->p));
-		repl_field_str(r, "stop", stop_reason(rec->st));
+		repl_field_int(r, "threads", rc->p ? (long long)profile_nr_threads(rc->p) : 0);
+		repl_field_str(r, "stop", stop_reason(rc->st));
 	}
-	if (rec->nr_outs) {
+	if (rc->o.nr_outputs) {
 		repl_array_begin(r, "outputs");
-		for (int i = 0; i < rec->nr_outs; i++)
-			repl_field_str(r, NULL, rec->outs[i]);
+		for (int i = 0; i < rc->o.nr_outputs; i++)
+			repl_field_str(r, NULL, rc->o.outputs[i].path);
 		repl_array_end(r);
 	}
-	if (running)
+	if (running) {
 		repl_printf(r, "recording %d (%s): %.1f s, %llu samples so far\n", rec->pid,
 			    rec->comm, elapsed, samples);
-	else
-		repl_printf(r, "recorded %d (%s) for %.2f s at %g Hz (%s mode): %llu samples, %zu "
-			    "threads, ended by %s\n",
-			    rec->pid, rec->comm, elapsed, rec->hz, rec->cpu_mode ? "cpu" : "wall",
-			    samples, profile_nr_threads(rec->p), stop_reason(rec->st));
-	for (int i = 0; !running && i < rec->nr_outs; i++)
-		repl_printf(r, "wrote %s (%s)\n", rec->outs[i], rec->fmts[i]->name);
-}
-
-/* ---- option parsing shared by record and top ---- */
-
-static int parse_double(const char *opt, const char *s, double min_excl, double max, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (*end || end == s || !(v > min_excl && v <= max))
-		return log_err(-EINVAL, "%s wants a number above %g and up to %g, not '%s'", opt,
-			       min_excl, max, s);
-	*out = v;
-	return 0;
-}
-
-static int parse_stack(const char *s, size_t *out)
-{
-	char *end;
-	long v = strtol(s, &end, 0);
-
-	if (*end || end == s || v < 0 || v > REC_MAX_STACK)
-		return log_err(-EINVAL, "stack size wants 0 to %d bytes, not '%s'", REC_MAX_STACK,
-			       s);
-	*out = (size_t)v;
-	return 0;
-}
-
-static int parse_mode(const char *s, int *cpu)
-{
-	if (strcmp(s, "wall") && strcmp(s, "cpu"))
-		return log_err(-EINVAL, "mode is wall or cpu, not '%s'", s);
-	*cpu = !strcmp(s, "cpu");
-	return 0;
-}
-
-static const char *const record_opts[] = { "-F", "--freq", "-d", "--duration", "-o", "--output",
-					    "--format", "--mode", "--stack-size", "--lines", "-n",
-					    NULL };
-
-/* record/top options after the subcommand: argv[0] is the word before them. */
-static int parse_rec_opts(struct repl_rec *rec, int argc, char **argv, int top)
-{
-	enum { OPT_STACK = 256, OPT_MODE, OPT_FORMAT, OPT_LINES };
-	static const struct option opts[] = {
-		{ "freq", required_argument, NULL, 'F' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "rows", required_argument, NULL, 'n' },
-		{ "stack-size", required_argument, NULL, OPT_STACK },
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "lines", no_argument, NULL, OPT_LINES },
-		{ 0 },
-	};
-	const struct output_format *deflt = NULL;
-	int c;
-
-	optind = 0; /* full re-initialisation of getopt between commands */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+F:d:o:n:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'F':
-			if (parse_double("-F", optarg, 0, 100000, &rec->hz) < 0)
-				return -EINVAL;
-			break;
-		case 'd':
-			if (parse_double("-d", optarg, 0, 1e9, &rec->duration) < 0)
-				return -EINVAL;
-			break;
-		case 'n':
-			rec->top_rows = atoi(optarg);
-			if (rec->top_rows <= 0)
-				return log_err(-EINVAL, "-n wants a positive number of rows");
-			break;
-		case 'o':
-			if (top)
-				return log_err(-EINVAL, "top writes no files: record -o does");
-			if (rec->nr_outs == REC_MAX_OUTPUTS)
-				return log_err(-EINVAL, "at most %d -o options", REC_MAX_OUTPUTS);
-			rec->outs[rec->nr_outs++] = xstrdup(optarg);
-			break;
-		case OPT_STACK:
-			if (parse_stack(optarg, &rec->stack_size) < 0)
-				return -EINVAL;
-			break;
-		case OPT_MODE:
-			if (parse_mode(optarg, &rec->cpu_mode) < 0)
-				return -EINVAL;
-			break;
-		case OPT_FORMAT:
-			deflt = output_format_by_name(optarg);
-			if (!deflt)
-				return log_err(-EINVAL, "unknown format '%s'", optarg);
-			break;
-		case OPT_LINES:
-			rec->lines = 1;
-			break;
-		default:
-			return log_err(-EINVAL, "unknown or incomplete option '%s'",
-				       argv[optind - 1]);
-		}
+		return;
 	}
-	if (optind < argc)
-		return log_err(-EINVAL, "unexpected argument '%s'", argv[optind]);
-	for (int i = 0; i < rec->nr_outs; i++) {
-		rec->fmts[i] = output_format_for_path(rec->outs[i]);
-		if (!rec->fmts[i])
-			rec->fmts[i] = deflt ? deflt : &output_formats[0];
-	}
-	return 0;
+	repl_printf(r, "recorded %d (%s) for %.2f s at %g Hz (%s mode): %llu samples, %zu threads, "
+		       "ended by %s\n",
+		    rec->pid, rec->comm, elapsed, rc->o.hz, rc->o.cpu_mode ? "cpu" : "wall", samples,
+		    rc->p ? profile_nr_threads(rc->p) : 0, stop_reason(rc->st));
+	if (with_summary && rec->summary && !rc->o.quiet)
+		repl_printf(r, "%s", rec->summary);
+	for (int i = 0; i < rc->o.nr_outputs; i++)
+		repl_printf(r, "wrote %s (%s)\n", rc->o.outputs[i].path,
+			    rc->o.outputs[i].fmt->name);
 }
 
 /* ---- commands ---- */
@@ -466,18 +224,35 @@ static int c_attach(struct repl *r, int argc, char **argv)
 	if (n <= 0)
 		return log_err(PERCH_EXIT_FATAL, "no process matches '%s'", argv[1]);
 	if (n > 1) {
+		/* an Android package has one process per user it runs under, and secondary
+		 * pkg:name processes: show which is which */
 		repl_array_begin(r, "candidates");
+		repl_printf(r, "%8s  %-16s %8s %5s  %s\n", "PID", "NAME", "UID", "USER", "CMDLINE");
 		for (int i = 0; i < n && i < FIND_MAX; i++) {
-			struct proc_stat ps;
-			const char *comm = proc_stat_read(pids[i], 0, &ps) == 0 ? ps.comm : "?";
+			struct repl_process pi;
 
+			if (repl_process_info(pids[i], &pi) < 0) {
+				snprintf(pi.comm, sizeof(pi.comm), "?");
+				pi.cmdline[0] = 0;
+				pi.uid = (uid_t)-1;
+			}
 			repl_object_begin(r);
 			repl_field_int(r, "pid", pids[i]);
-			repl_field_str(r, "comm", comm);
+			repl_field_str(r, "comm", pi.comm);
+			repl_field_str(r, "cmdline", pi.cmdline);
+			repl_field_int(r, "uid", pi.uid == (uid_t)-1 ? -1 : (long long)pi.uid);
+			repl_field_int(r, "user", pi.uid == (uid_t)-1 ? -1 :
+				       (long long)(pi.uid / REPL_ANDROID_PER_USER));
 			repl_object_end(r);
-			repl_printf(r, "%8d  %s\n", pids[i], comm);
+			repl_printf(r, "%8d  %-16s %8lld %5lld  %s\n", pids[i], pi.comm,
+				    pi.uid == (uid_t)-1 ? -1LL : (long long)pi.uid,
+				    pi.uid == (uid_t)-1 ? -1LL
+							: (long long)(pi.uid / REPL_ANDROID_PER_USER),
+				    pi.cmdline);
 		}
 		repl_array_end(r);
+		if (n > FIND_MAX)
+			repl_printf(r, "(and %d more)\n", n - FIND_MAX);
 		return log_err(PERCH_EXIT_USAGE, "%d processes match '%s': attach one by pid", n,
 			       argv[1]);
 	}
@@ -806,7 +581,7 @@ static int c_record(struct repl *r, int argc, char **argv)
 	if (sub && !strcmp(sub, "status")) {
 		if (!r->rec)
 			return log_err(PERCH_EXIT_FATAL, "nothing recorded yet");
-		rec_report(r, r->rec);
+		rec_report(r, r->rec, 0);
 		return PERCH_EXIT_OK;
 	}
 	if (sub && (!strcmp(sub, "stop") || !strcmp(sub, "wait"))) {
@@ -820,7 +595,7 @@ static int c_record(struct repl *r, int argc, char **argv)
 			r->s->stop_bg = 1;
 			ret = session_wait(r->s, NULL);
 		}
-		rec_report(r, r->rec);
+		rec_report(r, r->rec, 1);
 		return ret;
 	}
 	if (sub && strcmp(sub, "start"))
@@ -832,9 +607,15 @@ static int c_record(struct repl *r, int argc, char **argv)
 		return log_err(PERCH_EXIT_FATAL, "a recording is already running");
 	rec = rec_new(r);
 	rec->background = sub != NULL;
-	if (parse_rec_opts(rec, sub ? argc - 1 : argc, sub ? argv + 1 : argv, 0) < 0) {
+	if (record_opts_parse(&rec->rc.o, sub ? argc - 1 : argc, sub ? argv + 1 : argv, 0) < 0) {
 		rec_free(rec);
 		return PERCH_EXIT_USAGE;
+	}
+	/* a -o FILE.perch is created now and written while sampling, as in perch record */
+	ret = record_core_open(&rec->rc);
+	if (ret < 0) {
+		rec_free(rec);
+		return ret == -EINVAL ? PERCH_EXIT_USAGE : PERCH_EXIT_FATAL;
 	}
 	rec_free(r->rec);
 	r->rec = rec;
@@ -844,6 +625,7 @@ static int c_record(struct repl *r, int argc, char **argv)
 		ret = session_start(r->s, record_job, rec);
 		if (ret < 0) {
 			rec->running = 0;
+			record_core_discard(&rec->rc);
 			return log_err(PERCH_EXIT_FATAL, "the session is busy");
 		}
 		/* the job sets its start time: report it once it runs */
@@ -854,29 +636,42 @@ static int c_record(struct repl *r, int argc, char **argv)
 		return PERCH_EXIT_OK;
 	}
 	ret = repl_run_foreground(r, record_job, rec, 0);
-	rec_report(r, rec);
+	rec_report(r, rec, 1);
 	return ret < 0 ? PERCH_EXIT_FATAL : ret;
 }
 
-/* top: sample in 1 s slices and print the hottest functions after each. */
+struct top_req {
+	struct repl_rec *rec;
+	struct repl_top *top;
+	double last_s; /* length of the last interval */
+};
+
+static size_t top_rows(const struct repl_rec *rec)
+{
+	return rec->rc.o.top > 0 ? (size_t)rec->rc.o.top : TOP_ROWS;
+}
+
+/* top: sample in 1 s slices; after each, the table of the last slice and of the totals. */
 static int top_job(struct session *s, void *arg)
 {
-	struct repl_rec *rec = arg;
+	struct top_req *q = arg;
+	struct repl_rec *rec = q->rec;
+	struct record_core *rc = &rec->rc;
 	struct repl *r = rec->r;
-	struct sampler_ops ops = { on_sample, on_reuse, on_event };
-	struct output_opts oo = { .top = rec->top_rows };
-	uint64_t end = rec->duration > 0 ? tracee_now_ns() + (uint64_t)(rec->duration * 1e9) : 0;
+	uint64_t end = rc->o.duration > 0 ? tracee_now_ns() + (uint64_t)(rc->o.duration * 1e9)
+					  : 0;
 	int code = PERCH_EXIT_OK;
 
 	rec_setup(s, rec);
 	while (s->attached && !s->stop_fg) {
-		struct sampler_opts so = { .hz = rec->hz, .duration = 1.0,
-					   .stack_size = rec->stack_size, .cpu_mode = rec->cpu_mode,
-					   .stop = &s->stop_fg, .no_signals = 1 };
+		struct sampler_opts so;
 		struct sampler_stats *st;
-		double total;
 		int ret;
 
+		record_core_sampler_opts(rc, &so);
+		so.duration = 1.0;
+		so.stop = &s->stop_fg;
+		so.no_signals = 1;
 		if (end) {
 			uint64_t now = tracee_now_ns();
 
@@ -886,29 +681,36 @@ static int top_job(struct session *s, void *arg)
 				so.duration = (double)(end - now) / 1e9;
 		}
 		st = xcalloc(1, sizeof(*st));
-		ret = sampler_run(&s->t, rec->arch, &so, &ops, rec, st);
-		rec->st->samples += st->samples;
-		rec->st->elapsed_s = (double)(tracee_now_ns() - rec->start_ns) / 1e9;
-		rec->st->stop_reason = st->stop_reason;
+		ret = sampler_run(&s->t, rc->arch, &so, &record_core_ops, rc, st);
+		rc->st->samples += st->samples;
+		rc->st->reused += st->reused;
+		rc->st->ticks += st->ticks;
+		rc->st->err_regs += st->err_regs;
+		rc->st->err_stack += st->err_stack;
+		rc->st->elapsed_s = (double)(tracee_now_ns() - rec->start_ns) / 1e9;
+		rc->st->stop_reason = st->stop_reason;
+		q->last_s = st->elapsed_s;
 		free(st);
 		session_target_gone(s);
 		if (ret < 0) {
 			code = PERCH_EXIT_FATAL;
 			break;
 		}
+		repl_top_update(q->top, rc->p);
 		if (r->mode == REPL_SCRIPT)
 			continue; /* one table at the end */
 		if (r->color)
 			fputs("\033[H\033[2J", stdout);
 		else
 			putchar('\n');
-		total = rec->st->elapsed_s;
-		printf("perch top: %d (%s)  %.0f s  %llu samples  %g Hz %s  (%s to stop)\n\n",
-		       rec->pid, rec->comm, total,
-		       (unsigned long long)profile_total_samples(rec->p), rec->hz,
-		       rec->cpu_mode ? "cpu" : "wall",
+		printf("perch top: %d (%s)  %.0f s  %llu samples, %llu in the last %.1f s  %g Hz %s  "
+		       "(%s to stop)\n\n",
+		       rec->pid, rec->comm, rc->st->elapsed_s,
+		       (unsigned long long)profile_total_samples(rc->p),
+		       (unsigned long long)repl_top_interval_samples(q->top), q->last_s, rc->o.hz,
+		       rc->o.cpu_mode ? "cpu" : "wall",
 		       r->mode == REPL_CLI && !isatty(STDIN_FILENO) ? "Ctrl-C" : "any key or Ctrl-C");
-		out_top_write(rec->p, &oo, stdout);
+		repl_top_print(q->top, rc->p, rc->o.hz, top_rows(rec), stdout);
 		fflush(stdout);
 	}
 	rec->running = 0;
@@ -917,34 +719,37 @@ static int top_job(struct session *s, void *arg)
 
 static int c_top(struct repl *r, int argc, char **argv)
 {
-	struct repl_rec *rec = rec_new(r);
+	struct repl_rec *rec;
+	struct top_req q = { 0 };
 	int ret;
 
-	if (session_busy(r->s)) {
-		rec_free(rec);
+	if (session_busy(r->s))
 		return log_err(PERCH_EXIT_FATAL, "a recording is running: 'record stop' first");
-	}
-	if (parse_rec_opts(rec, argc, argv, 1) < 0) {
+	rec = rec_new(r);
+	if (record_opts_parse(&rec->rc.o, argc, argv, RECORD_PARSE_TOP) < 0) {
 		rec_free(rec);
 		return PERCH_EXIT_USAGE;
 	}
-	if (r->mode == REPL_SCRIPT && !(rec->duration > 0)) {
+	if (r->mode == REPL_SCRIPT && !(rec->rc.o.duration > 0)) {
 		rec_free(rec);
 		return log_err(PERCH_EXIT_USAGE, "top in a script needs -d SECONDS");
 	}
+	/* a live view: no samples kept, no timeline or stall watch (record has those) */
+	rec->rc.keep_samples = 0;
+	q.rec = rec;
+	q.top = repl_top_new();
 	rec->running = 1;
-	ret = repl_run_foreground(r, top_job, rec, 1);
+	ret = repl_run_foreground(r, top_job, &q, 1);
 	repl_field_int(r, "pid", rec->pid);
-	repl_field_double(r, "elapsed_s", rec->st ? rec->st->elapsed_s : 0);
-	repl_field_int(r, "samples", rec->p ? (long long)profile_total_samples(rec->p) : 0);
-	if (r->mode == REPL_SCRIPT && rec->p) {
+	repl_field_double(r, "elapsed_s", rec->rc.st->elapsed_s);
+	repl_field_int(r, "samples", rec->rc.p ? (long long)profile_total_samples(rec->rc.p) : 0);
+	if (r->mode == REPL_SCRIPT && rec->rc.p) {
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&buf, &len);
-		struct output_opts oo = { .top = rec->top_rows };
 
 		if (f) {
-			out_top_write(rec->p, &oo, f);
+			repl_top_print(q.top, rec->rc.p, rec->rc.o.hz, top_rows(rec), f);
 			fclose(f);
 			repl_printf(r, "%s", buf);
 			if (r->json_mode)
@@ -952,6 +757,7 @@ static int c_top(struct repl *r, int argc, char **argv)
 			free(buf);
 		}
 	}
+	repl_top_free(q.top);
 	rec_free(rec);
 	return ret < 0 ? PERCH_EXIT_FATAL : ret;
 }
@@ -961,12 +767,12 @@ static int render(struct repl *r, const struct output_format *fmt, const char *p
 {
 	struct repl_rec *rec = r->rec;
 
-	if (!rec || !rec->p)
+	if (!rec || !rec->rc.p)
 		return log_err(PERCH_EXIT_FATAL, "nothing recorded yet: 'record' first");
 	if (rec->running)
 		return log_err(PERCH_EXIT_FATAL, "the recording still runs: 'record stop' first");
 	if (path && strcmp(path, "-")) {
-		if (write_profile(rec, path, fmt) < 0)
+		if (record_core_write(&rec->rc, path, fmt) < 0)
 			return PERCH_EXIT_FATAL;
 		repl_field_str(r, "file", path);
 		repl_field_str(r, "format", fmt->name);
@@ -974,7 +780,8 @@ static int render(struct repl *r, const struct output_format *fmt, const char *p
 		return PERCH_EXIT_OK;
 	}
 	{
-		struct output_opts oo = { .lines = rec->lines, .top = TOP_ROWS };
+		struct output_opts oo = { .lines = rec->rc.o.lines,
+					  .top = rec->rc.o.top > 0 ? rec->rc.o.top : TOP_ROWS };
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&buf, &len);
@@ -984,7 +791,7 @@ static int render(struct repl *r, const struct output_format *fmt, const char *p
 			log_errno(-errno, "cannot render");
 			return PERCH_EXIT_FATAL;
 		}
-		ret = fmt->write(rec->p, &oo, f);
+		ret = fmt->write(record_core_profile(&rec->rc), &oo, f);
 		fclose(f);
 		if (ret >= 0) {
 			repl_field_str(r, "format", fmt->name);
@@ -1002,18 +809,45 @@ static int render(struct repl *r, const struct output_format *fmt, const char *p
 	}
 }
 
+/* `report` reads a recording file (the CLI's perch report) when it is given options or a
+ * FILE.perch; otherwise it renders the last recording in memory. */
+static int report_reads_file(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if ((argv[i][0] == '-' && argv[i][1]) || recording_is_path(argv[i]))
+			return 1;
+	return 0;
+}
+
 static int c_report(struct repl *r, int argc, char **argv)
 {
 	const struct output_format *fmt = NULL;
 	const char *path = NULL;
 	int i = 1;
 
+	if (report_reads_file(argc, argv)) {
+		/* a leading FORMAT word is perch report's --format */
+		char **av = xcalloc((size_t)argc + 2, sizeof(*av));
+		int n = 0, ret;
+
+		av[n++] = argv[0];
+		if (argc > 1 && argv[1][0] != '-' && output_format_by_name(argv[1])) {
+			av[n++] = "--format";
+			av[n++] = argv[i++];
+		}
+		while (i < argc)
+			av[n++] = argv[i++];
+		ret = repl_run_table_cmd(r, "report", n, av);
+		free(av);
+		return ret;
+	}
 	if (argc > 1 && (fmt = output_format_by_name(argv[1])))
 		i++;
 	if (i < argc)
 		path = argv[i++];
 	if (i < argc)
-		return log_err(PERCH_EXIT_USAGE, "usage: report [FORMAT] [FILE]");
+		return log_err(PERCH_EXIT_USAGE, "usage: report [FORMAT] [FILE], or report "
+						 "[options] FILE.perch");
 	if (!fmt && path)
 		fmt = output_format_for_path(path);
 	if (!fmt)
@@ -1033,33 +867,55 @@ static int c_save(struct repl *r, int argc, char **argv)
 
 static int c_set(struct repl *r, int argc, char **argv)
 {
+	struct record_opts *o = &r->defaults;
 	int ret = 0;
 
-	if (argc == 3) {
-		if (!strcmp(argv[1], "rate"))
-			ret = parse_double("rate", argv[2], 0, 100000, &r->hz);
-		else if (!strcmp(argv[1], "duration"))
-			ret = !strcmp(argv[2], "0") ? (r->duration = 0, 0)
-						    : parse_double("duration", argv[2], 0, 1e9,
-								   &r->duration);
-		else if (!strcmp(argv[1], "stack-size"))
-			ret = parse_stack(argv[2], &r->stack_size);
-		else if (!strcmp(argv[1], "mode"))
-			ret = parse_mode(argv[2], &r->cpu_mode);
+	if (argc == 2 || argc == 3) {
+		const char *name = argv[1], *value = argc == 3 ? argv[2] : NULL;
+
+		if (!strcmp(name, "output") || !strcmp(name, "freq"))
+			ret = -ENOENT;
+		else if (!strcmp(name, "duration") && value && !strcmp(value, "0"))
+			o->duration = 0; /* until stopped */
 		else
-			ret = log_err(-EINVAL, "set rate|duration|stack-size|mode VALUE");
+			ret = record_opts_set(o, name, value, name);
+		if (ret == -ENOENT)
+			ret = log_err(-EINVAL, "set NAME VALUE: NAME is rate, duration, stack-size, "
+					       "mode or another record option ('help set')");
 	} else if (argc != 1) {
 		ret = log_err(-EINVAL, "set rate|duration|stack-size|mode VALUE");
 	}
 	if (ret < 0)
 		return PERCH_EXIT_USAGE;
-	repl_field_double(r, "rate", r->hz);
-	repl_field_double(r, "duration", r->duration);
-	repl_field_int(r, "stack_size", (long long)r->stack_size);
-	repl_field_str(r, "mode", r->cpu_mode ? "cpu" : "wall");
-	repl_printf(r, "rate %g Hz, duration %g s%s, stack-size %zu bytes, mode %s\n", r->hz,
-		    r->duration, r->duration > 0 ? "" : " (until stopped)", r->stack_size,
-		    r->cpu_mode ? "cpu" : "wall");
+	repl_field_double(r, "rate", o->hz);
+	repl_field_double(r, "duration", o->duration);
+	repl_field_int(r, "stack_size", (long long)o->stack_size);
+	repl_field_str(r, "mode", o->cpu_mode ? "cpu" : "wall");
+	repl_field_int(r, "cpu_interval", o->cpu_ms);
+	repl_field_int(r, "mem_interval", o->mem_ms);
+	repl_field_double(r, "stall", o->stall_ms);
+	repl_printf(r, "rate %g Hz, duration %g s%s, stack-size %zu bytes, mode %s\n", o->hz,
+		    o->duration, o->duration > 0 ? "" : " (until stopped)", o->stack_size,
+		    o->cpu_mode ? "cpu" : "wall");
+	repl_printf(r, "cpu-interval %u ms, mem-interval %u ms, stall %g ms", o->cpu_ms, o->mem_ms,
+		    o->stall_ms);
+	for (size_t i = 0; record_opts_names[i]; i++) {
+		static const char *const shown[] = { "freq", "duration", "stack-size", "mode",
+						     "cpu-interval", "mem-interval", "stall",
+						     "output" };
+		char buf[256];
+		size_t k;
+
+		for (k = 0; k < ARRAY_SIZE(shown); k++)
+			if (!strcmp(shown[k], record_opts_names[i]))
+				break;
+		if (k < ARRAY_SIZE(shown) ||
+		    record_opts_get(o, record_opts_names[i], buf, sizeof(buf)) < 0 || !buf[0] ||
+		    !strcmp(buf, "off"))
+			continue;
+		repl_printf(r, ", %s %s", record_opts_names[i], buf);
+	}
+	repl_printf(r, "\n");
 	return PERCH_EXIT_OK;
 }
 
@@ -1104,13 +960,29 @@ static int c_quit(struct repl *r, int argc, char **argv)
 }
 
 static const char *const record_words[] = { "start", "stop", "status", "wait", NULL };
-static const char *const set_words[] = { "rate", "duration", "stack-size", "mode", NULL };
+static const char *const record_opts_words[] = {
+	"-F", "--freq", "-d", "--duration", "-o", "--output", "--format", "--mode", "--stack-size",
+	"--lines", "--cpu-interval", "--mem-interval", "--stall", "--stall-thread", "--top",
+	"--verify", "--no-follow-cpu", "--no-idle-reuse", "--sysroot", "--symfs", NULL,
+};
+static const char *const set_words[] = {
+	"rate", "duration", "stack-size", "mode", "cpu-interval", "mem-interval", "stall",
+	"stall-thread", "format", "lines", "top", "verify", "no-follow-cpu", "no-idle-reuse",
+	"sysroot", "symfs", NULL,
+};
 static const char *const top_opts[] = { "-F", "--freq", "-d", "--duration", "-n", "--rows",
-					 "--mode", "--stack-size", NULL };
+					 "--mode", "--stack-size", "--no-follow-cpu",
+					 "--no-idle-reuse", "--sysroot", "--symfs", NULL };
 static const char *const maps_opts[] = { "--exec", NULL };
+static const char *const report_opts[] = { "-o", "--output", "--format", "--symfs", "--lines",
+					    "--top", "--tid", "--thread", "--mode", "--start",
+					    "--end", NULL };
 
 const struct repl_cmd repl_cmds[] = {
-	{ "attach", "PID|NAME", "attach to a process (pid, name or Android package)", NULL,
+	{ "attach", "PID|NAME", "attach to a process (pid, name or Android package)",
+	  "    NAME is a command name (comm or argv[0]'s basename) or an Android package; its\n"
+	  "    pkg:name secondary processes and its processes under other users match too. When\n"
+	  "    several match, they are listed with their uid and user: attach one by pid.\n",
 	  NULL, NULL, REPL_COMPLETE_PROCESS, 0, c_attach },
 	{ "detach", "", "detach from the target (it runs on as before)", NULL, NULL, NULL,
 	  REPL_COMPLETE_NONE, 1, c_detach },
@@ -1122,19 +994,37 @@ const struct repl_cmd repl_cmds[] = {
 	  "    record [options]        in the foreground, until -d SEC, Ctrl-C or the target exits\n"
 	  "    record start [options]  in the background; the prompt stays usable\n"
 	  "    record stop | wait      stop it / wait for its -d; record status\n"
-	  "    options: -F HZ, -d SEC, -o FILE (written at the end; the ending picks the format),\n"
-	  "             --format NAME, --mode wall|cpu, --stack-size BYTES, --lines\n",
-	  record_words, record_opts, REPL_COMPLETE_NONE, 0, c_record },
+	  "    options: those of perch record (see 'help' of the CLI: perch record --help)\n"
+	  "             but -p and PROGRAM: -F HZ, -d SEC, -o FILE (the ending picks the\n"
+	  "             format; a .perch recording is written while sampling), --format NAME,\n"
+	  "             --mode wall|cpu, --stack-size BYTES, --lines, --cpu-interval MS,\n"
+	  "             --mem-interval MS, --stall MS, --stall-thread TID|NAME, --top N,\n"
+	  "             --verify, --no-follow-cpu, --no-idle-reuse, --sysroot DIR, --symfs DIR\n"
+	  "    the defaults are those of 'set'\n",
+	  record_words, record_opts_words, REPL_COMPLETE_NONE, 0, c_record },
 	{ "top", "[-F HZ] [-d SEC] [-n ROWS]", "live view of the hottest functions (a key or "
-	  "Ctrl-C stops)", NULL, NULL, top_opts, REPL_COMPLETE_NONE, 1, c_top },
-	{ "report", "[FORMAT] [FILE]", "the last recording in FORMAT (default: top functions)",
-	  NULL, NULL, NULL, REPL_COMPLETE_FORMAT, 0, c_report },
+	  "Ctrl-C stops)",
+	  "    %Own and %Total: share of the samples of the last second with the function\n"
+	  "    innermost / anywhere in the stack; OwnTime and TotalTime: seconds since top\n"
+	  "    started (samples / rate, all threads together)\n",
+	  NULL, top_opts, REPL_COMPLETE_NONE, 1, c_top },
+	{ "report", "[FORMAT] [FILE] | [options] FILE.perch", "render the last recording, or a "
+	  "recording file",
+	  "    report [FORMAT] [FILE]        the last recording in FORMAT (default: the top\n"
+	  "                                  functions) on the terminal, or written to FILE\n"
+	  "    report [options] FILE.perch   a recording file, rendered by perch report (any\n"
+	  "                                  option or an argument ending in .perch picks this:\n"
+	  "                                  use 'save FILE.perch' to write the last recording)\n",
+	  NULL, report_opts, REPL_COMPLETE_FORMAT, 0, c_report },
 	{ "save", "FILE", "write the last recording (the ending picks the format)", NULL, NULL,
 	  NULL, REPL_COMPLETE_FILE, 0, c_save },
 	{ "maps", "[--exec] [SUBSTRING]", "the target's memory mappings", NULL, NULL, maps_opts,
 	  REPL_COMPLETE_NONE, 1, c_maps },
-	{ "set", "rate|duration|stack-size|mode VALUE", "recording defaults (no value: show them)",
-	  NULL, set_words, NULL, REPL_COMPLETE_NONE, 0, c_set },
+	{ "set", "[NAME [VALUE]]", "recording defaults (no name: show them)",
+	  "    NAME: rate (Hz), duration (s, 0: until stopped), stack-size (bytes), mode\n"
+	  "    (wall|cpu), or any other record option by its long name (cpu-interval 0,\n"
+	  "    stall 100, symfs DIR, verify on|off, ...)\n",
+	  set_words, NULL, REPL_COMPLETE_NONE, 0, c_set },
 	{ "help", "[COMMAND]", "this list, or one command's help", NULL, NULL, NULL,
 	  REPL_COMPLETE_COMMAND, 0, c_help },
 	{ "quit", "", "detach and leave (also Ctrl-D)", NULL, NULL, NULL, REPL_COMPLETE_NONE, 0,

@@ -31,8 +31,6 @@
 #include "perch/session.h"
 #include "perch/xalloc.h"
 
-#define REPL_DEFAULT_HZ 100
-#define REPL_DEFAULT_STACK (32 * 1024)
 #define REPL_HISTORY_MAX 1000
 #define REPL_MAX_MATCHES 64
 
@@ -276,26 +274,50 @@ static void proc_argv0(pid_t pid, char *buf, size_t size)
 	free(text);
 }
 
-static int name_matches(pid_t pid, const char *what)
+int repl_name_matches(const char *what, const char *comm, const char *argv0)
 {
-	char argv0[256], comm[64], *colon;
-	const char *base;
+	const char *base, *colon;
 
-	if (proc_task_comm(pid, pid, comm, sizeof(comm)) == 0 && !strcmp(comm, what))
+	if (comm && comm[0] && !strcmp(comm, what))
 		return 1;
-	proc_argv0(pid, argv0, sizeof(argv0));
-	if (!argv0[0])
+	if (!argv0 || !argv0[0])
 		return 0;
 	base = strrchr(argv0, '/');
 	base = base ? base + 1 : argv0;
 	if (!strcmp(argv0, what) || !strcmp(base, what))
 		return 1;
-	/* Android: "com.example.app:remote" is a secondary process of the package */
+	/* Android: "com.example.app:remote" is a secondary process of the package (the name
+	 * up to ':', shared/spec/android-art.md 6.4) */
 	colon = strchr(argv0, ':');
-	if (colon) {
-		*colon = 0;
-		return !strcmp(argv0, what);
-	}
+	return colon && !strchr(argv0, '/') && (size_t)(colon - argv0) == strlen(what) &&
+	       !strncmp(argv0, what, strlen(what));
+}
+
+static int name_matches(pid_t pid, const char *what)
+{
+	char argv0[256], comm[64];
+
+	if (proc_task_comm(pid, pid, comm, sizeof(comm)) < 0)
+		comm[0] = 0;
+	if (comm[0] && !strcmp(comm, what))
+		return 1;
+	proc_argv0(pid, argv0, sizeof(argv0));
+	return repl_name_matches(what, comm, argv0);
+}
+
+int repl_process_info(pid_t pid, struct repl_process *out)
+{
+	struct proc_status st;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	out->pid = pid;
+	ret = proc_status_read(pid, 0, &st);
+	if (ret < 0)
+		return ret;
+	snprintf(out->comm, sizeof(out->comm), "%s", st.name);
+	out->uid = st.uid_real;
+	proc_argv0(pid, out->cmdline, sizeof(out->cmdline));
 	return 0;
 }
 
@@ -352,22 +374,45 @@ static int exit_code_of(int status)
 	return PERCH_EXIT_FATAL;
 }
 
+/* Wait for @child and return its exit code. While attached, the session thread reaps any
+ * child (tracee_poll() waits with -1, __WALL) and may get this one first: the child also
+ * sends its code through @status_fd before it exits, so the code is known either way. */
+static int child_code(pid_t child, int status_fd)
+{
+	int code = -1, status = 0;
+	ssize_t got;
+
+	do
+		got = read(status_fd, &code, sizeof(code));
+	while (got < 0 && errno == EINTR);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	if (got == (ssize_t)sizeof(code))
+		return code;
+	/* it ended without saying: killed or crashed */
+	if (WIFSIGNALED(status) || WIFEXITED(status))
+		return exit_code_of(status);
+	return log_err(PERCH_EXIT_FATAL, "the command ended abnormally");
+}
+
 /* A CLI command the REPL has no implementation of: run it in a child (its exit() and signal
- * handling stay its own), with -p PID of the target, detached meanwhile so it can attach. */
+ * handling stay its own), with -p PID of the target. One that uses ptrace runs with the target
+ * detached meanwhile so that it can attach; one that only reads /proc or files (CMD_NO_PTRACE:
+ * stat, mem, report, annotate) runs while the target stays attached, even during a
+ * background recording. */
 static int run_foreign(struct repl *r, const struct cmd *c, int argc, char **argv)
 {
+	int no_ptrace = (c->flags & CMD_NO_PTRACE) != 0;
 	pid_t target = 0, child;
 	char pidbuf[16];
 	char **av = xcalloc((size_t)argc + 3, sizeof(*av));
-	int n = 0, status = 0, code, capture = -1;
+	int n = 0, code, capture = -1, detached = 0, st[2];
 
 	av[n++] = argv[0];
-	/* detached even when the command does not take -p: while attached, the session reaps
-	 * any child (waitpid(-1) follows the target's threads) */
 	if (r->s->attached) {
 		int has_pid = 0;
 
-		if (session_busy(r->s)) {
+		if (!no_ptrace && session_busy(r->s)) {
 			free(av);
 			return log_err(PERCH_EXIT_FATAL, "a recording is running: 'record stop' first");
 		}
@@ -380,10 +425,18 @@ static int run_foreign(struct repl *r, const struct cmd *c, int argc, char **arg
 			av[n++] = "-p";
 			av[n++] = pidbuf;
 		}
-		session_detach(r->s);
+		if (!no_ptrace) {
+			session_detach(r->s);
+			detached = 1;
+		}
 	}
 	for (int i = 1; i < argc; i++)
 		av[n++] = argv[i];
+	if (pipe2(st, O_CLOEXEC) < 0) {
+		log_errno(-errno, "cannot run %s", c->name);
+		code = PERCH_EXIT_FATAL;
+		goto reattach;
+	}
 	if (r->mode == REPL_SCRIPT)
 		capture = memfd_create("perch-output", MFD_CLOEXEC);
 	fflush(stdout);
@@ -392,6 +445,7 @@ static int run_foreign(struct repl *r, const struct cmd *c, int argc, char **arg
 	if (child == 0) {
 		sigset_t none;
 
+		close(st[0]);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
@@ -402,16 +456,19 @@ static int run_foreign(struct repl *r, const struct cmd *c, int argc, char **arg
 		code = c->run(n, av);
 		fflush(stdout);
 		fflush(stderr);
+		if (write(st[1], &code, sizeof(code)) < 0) {
+			/* the parent went away: nobody to tell */
+		}
 		_exit(code);
 	}
+	close(st[1]);
 	if (child < 0) {
 		log_errno(-errno, "cannot run %s", c->name);
 		code = PERCH_EXIT_FATAL;
 	} else {
-		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-			;
-		code = exit_code_of(status);
+		code = child_code(child, st[0]);
 	}
+	close(st[0]);
 	if (capture >= 0) {
 		struct stat stt;
 
@@ -427,7 +484,8 @@ static int run_foreign(struct repl *r, const struct cmd *c, int argc, char **arg
 		}
 		close(capture);
 	}
-	if (target) {
+reattach:
+	if (detached) {
 		int ret = session_attach(r->s, target);
 
 		repl_field_bool(r, "attached", ret == 0);
@@ -436,6 +494,15 @@ static int run_foreign(struct repl *r, const struct cmd *c, int argc, char **arg
 	}
 	free(av);
 	return code;
+}
+
+int repl_run_table_cmd(struct repl *r, const char *name, int argc, char **argv)
+{
+	const struct cmd *c = table_find(r, name);
+
+	if (!c)
+		return log_err(PERCH_EXIT_USAGE, "no command '%s' here", name);
+	return run_foreign(r, c, argc, argv);
 }
 
 static int dispatch(struct repl *r, int argc, char **argv)
@@ -969,8 +1036,7 @@ static void repl_init(struct repl *r, enum repl_mode mode, const struct cmd *con
 	r->mode = mode;
 	r->table = table;
 	r->nr_table = nr_table;
-	r->hz = REPL_DEFAULT_HZ;
-	r->stack_size = REPL_DEFAULT_STACK;
+	record_opts_init(&r->defaults);
 	strbuf_init(&r->json, 0);
 	strbuf_init(&r->kv, 0);
 	strbuf_init(&r->text, 0);
@@ -987,6 +1053,7 @@ static void repl_release(struct repl *r)
 	strbuf_release(&r->json);
 	strbuf_release(&r->kv);
 	strbuf_release(&r->text);
+	record_opts_release(&r->defaults);
 }
 
 static const char repl_usage[] =

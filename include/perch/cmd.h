@@ -21,6 +21,9 @@ struct cmd {
 /* @run takes -p PID: the REPL runs it with the attached target's pid (detaching around it,
  * in a child process) when it has no implementation of its own for the command. */
 #define CMD_PID 0x1
+/* @run never ptraces (it reads /proc or files only): the REPL runs it in a child without
+ * detaching from the target, also while a background recording runs. */
+#define CMD_NO_PTRACE 0x2
 
 extern const struct cmd cmd_record, cmd_dump, cmd_top, cmd_threads, cmd_maps;
 extern const struct cmd cmd_stat, cmd_mem;

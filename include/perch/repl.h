@@ -8,8 +8,11 @@
 #define PERCH_REPL_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
+#include "perch/record-core.h"
 #include "perch/strbuf.h"
 
 struct cmd;
@@ -33,10 +36,8 @@ struct repl {
 	const struct cmd *const *table; /* the CLI commands (main.c) */
 	size_t nr_table;
 
-	/* `set` */
-	double hz, duration;
-	size_t stack_size;
-	int cpu_mode;
+	/* `set`: the record options every `record` and `top` starts from */
+	struct record_opts defaults;
 
 	struct repl_rec *rec; /* the running or last recording, or NULL */
 	int quit;
@@ -66,6 +67,26 @@ int repl_split(const char *line, char ***argv);
  * Android package name (argv[0] up to ':'). Fills @pids (up to @max) and returns how many
  * matched (perch itself excluded), or -EINVAL for an empty name. */
 int repl_find_process(const char *what, pid_t *pids, size_t max);
+
+/* Does a process with this comm and argv[0] match @what (repl_find_process's rules)? Pure, for
+ * tests: "app" matches comm "app", argv[0] "/bin/app" or "app"; "com.example" matches the
+ * Android process "com.example" and its secondary process "com.example:remote". */
+int repl_name_matches(const char *what, const char *comm, const char *argv0);
+
+/* What `attach` lists about a candidate process. */
+struct repl_process {
+	pid_t pid;
+	uid_t uid;	    /* real uid; on Android the user is uid / 100000 */
+	char comm[64];
+	char cmdline[256];  /* argv[0] ("" for kernel threads) */
+};
+#define REPL_ANDROID_PER_USER 100000 /* AID_USER_OFFSET: uid = user * 100000 + app id */
+/* Fill @out from /proc/@pid. 0 or -errno. */
+int repl_process_info(pid_t pid, struct repl_process *out);
+
+/* Run the CLI table's command @name (argv[0] is the command word) in a child, as for a
+ * command the REPL has no implementation of (-p PID of the target when it takes one). */
+int repl_run_table_cmd(struct repl *r, const char *name, int argc, char **argv);
 
 /* Result building, for the commands. Human text goes to stdout at once on a terminal and in
  * CLI mode, is kept and indented in scripted text mode, dropped with --json. */
@@ -115,5 +136,19 @@ int repl_run_foreground(struct repl *r, int (*fn)(struct session *, void *), voi
 			int watch_keys);
 /* 1 when a Ctrl-C arrived since the command started. */
 int repl_interrupted(void);
+
+/* repl-top.c: the live table of `top`. repl_top_update() takes the profile's counts now:
+ * the interval is what was added since the previous update (the first: everything). */
+struct profile;
+struct repl_top;
+struct repl_top *repl_top_new(void);
+void repl_top_free(struct repl_top *t);
+void repl_top_update(struct repl_top *t, const struct profile *p);
+/* Samples counted in the last interval. */
+uint64_t repl_top_interval_samples(const struct repl_top *t);
+/* The table, hottest in the last interval first (then by time since the start), at most
+ * @rows functions; times are samples / @hz. */
+void repl_top_print(struct repl_top *t, const struct profile *p, double hz, size_t rows,
+		    FILE *f);
 
 #endif

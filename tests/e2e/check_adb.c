@@ -1,7 +1,9 @@
 /* e2e: scripts/perch-adb against tests/fake-adb, a stand-in adb whose "device" is a directory
  * here and whose run-as runs as the same user in the app's data directory. The device binary
  * is the real perch, the app a real target: recording pulls a profile with the target's known
- * stack; the prompt opens on the "device"; every failing step says what is wrong. */
+ * stack; --symfs renders the pulled recording on the host with unstripped copies; the prompt
+ * opens on the "device"; every failing step says what is wrong. The device binary is the
+ * static x86_64 build when there is a fresh one (make static), else the dynamic perch. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,35 @@ static void put_file(const char *name, const char *text)
 	H_ASSERT(f && fputs(text, f) >= 0 && fclose(f) == 0, "cannot write %s", path);
 }
 
+/* The device binary: the static x86_64 build (`make static`: build/static/perch, or
+ * $PERCH_STATIC_BIN) when there is one at least as new as the perch under test, else that
+ * perch (dynamic). Said once in the test output. With build/static/perch, perch-adb picks it
+ * itself from ro.product.cpu.abi (no PERCH_BIN). */
+static void choose_device_binary(void)
+{
+	static int said;
+	const char *env = getenv("PERCH_STATIC_BIN");
+	const char *path = env ? env : harness_fmt("%s/build/static/perch", repo);
+	struct stat st_static, st_dyn;
+	const char *why;
+
+	if (access(path, X_OK) == 0 && stat(path, &st_static) == 0 &&
+	    stat(harness_perch(), &st_dyn) == 0 && st_static.st_mtime >= st_dyn.st_mtime) {
+		if (env)
+			setenv("PERCH_BIN", path, 1);
+		else
+			unsetenv("PERCH_BIN");
+		why = harness_fmt("%s (static x86_64 build)", path);
+	} else {
+		setenv("PERCH_BIN", harness_perch(), 1);
+		why = harness_fmt("%s (dynamic build; %s)", harness_perch(),
+				  access(path, X_OK) ? harness_fmt("no %s: make static", path)
+						     : harness_fmt("%s is older: make static", path));
+	}
+	if (!said++)
+		fprintf(stderr, "e2e-adb: device binary: %s\n", why);
+}
+
 /* A fake device with @devices ("serial\n" lines), an x86_64 ABI, a debuggable package whose
  * app is chain-fp, and a release one. */
 static void fake_device(const char *devices)
@@ -40,18 +71,23 @@ static void fake_device(const char *devices)
 					 harness_target("chain-fp"), PKG_RELEASE));
 	setenv("FAKE_ADB_DIR", dir, 1);
 	setenv("PATH", harness_fmt("%s/tests/fake-adb:%s", repo, getenv("PATH")), 1);
-	setenv("PERCH_BIN", harness_perch(), 1);
+	setenv("PERCH_HOST", harness_perch(), 1);
+	choose_device_binary();
 }
 
-/* Start the app (as if from its launcher) and tell the fake device its pid. */
-static pid_t start_app(void)
+/* Start the app @program (as if from its launcher) and tell the fake device its pid. */
+static pid_t start_program(const char *program)
 {
-	struct harness_proc *app = harness_spawn("app", HARNESS_ARGV(harness_target("chain-fp"),
-								     "30"));
+	struct harness_proc *app = harness_spawn("app", HARNESS_ARGV(program, "30"));
 	pid_t pid = harness_proc_wait_ready(app, 10);
 
 	put_file("pids/" PKG, harness_fmt("%d\n", pid));
 	return pid;
+}
+
+static pid_t start_app(void)
+{
+	return start_program(harness_target("chain-fp"));
 }
 
 static struct harness_proc *perch_adb(const char *const argv[])
@@ -109,6 +145,72 @@ START_TEST(record_pulls_profile)
 	H_ASSERT(stat(harness_fmt("%s/adb/root/data/user/0/%s/perch", harness_tmpdir(), PKG),
 		      &st) < 0,
 		 "perch left in the app's data directory");
+	H_ASSERT(harness_tracer_pid(pid) == 0, "the app is still traced");
+}
+END_TEST
+
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)(n > 0 ? n : 0) + 1);
+	if (buf && n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n)
+		buf[0] = 0;
+	fclose(f);
+	return buf;
+}
+
+static void run(const char *cmd)
+{
+	H_ASSERT(system(cmd) == 0, "failed: %s", cmd);
+}
+
+/* --symfs: the app on the device is stripped; perch records a .perch recording there, and the
+ * host's perch report names the frames from the unstripped copy under the symfs directory
+ * (found by build-id). Without --symfs the same stripped app has no f3 at all. */
+START_TEST(symfs_renders_on_host)
+{
+	const char *stripped = harness_tmpfile("app-stripped");
+	const char *symfs = harness_tmpfile("symfs");
+	const char *out = harness_tmpfile("symfs.folded"), *plain = harness_tmpfile("plain.folded");
+	struct harness_proc *p;
+	struct harness_folded f;
+	char *log;
+	pid_t pid;
+
+	fake_device("emulator-5554\n");
+	run(harness_fmt("strip --strip-all -o %s %s", stripped, harness_target("chain-fp")));
+	run(harness_fmt("mkdir -p %s/some/dir && cp %s %s/some/dir/chain-unstripped", symfs,
+			harness_target("chain-fp"), symfs));
+	pid = start_program(stripped);
+	p = perch_adb(HARNESS_ARGV("record", PKG, "-d", "1", "-F", "200", "--symfs", symfs, "-o",
+				   out));
+	H_ASSERT(harness_proc_wait(p, 60) == 0, "perch-adb record --symfs did not finish");
+	H_ASSERT(harness_proc_exit_code(p) == 0, "exit %d; stderr:\n%s", harness_proc_exit_code(p),
+		 p->err.buf);
+	check_profile(out);
+	/* the device recorded a .perch recording, which was streamed out and rendered here */
+	log = read_text(harness_fmt("%s/adb/adb.log", harness_tmpdir()));
+	H_ASSERT(log && strstr(log, "./perch record -p") && strstr(log, "-o perch-adb.out.perch") &&
+			 strstr(log, "exec-out run-as " PKG " cat perch-adb.out.perch"),
+		 "the device did not record a .perch that was pulled; adb log:\n%s", log);
+	free(log);
+	/* the control: the stripped app's own symbols do not name f3 */
+	p = perch_adb(HARNESS_ARGV("record", PKG, "-d", "1", "-F", "200", "-o", plain));
+	H_ASSERT(harness_proc_wait(p, 60) == 0, "perch-adb record did not finish");
+	H_ASSERT(harness_proc_exit_code(p) == 0, "exit %d; stderr:\n%s", harness_proc_exit_code(p),
+		 p->err.buf);
+	H_ASSERT(harness_folded_load(&f, plain) == 0, "no profile at %s", plain);
+	H_ASSERT(harness_folded_count(&f, NULL, harness_pred_has, "f3") == 0,
+		 "the stripped app was symbolized without --symfs: the test proves nothing");
+	harness_folded_release(&f);
 	H_ASSERT(harness_tracer_pid(pid) == 0, "the app is still traced");
 }
 END_TEST
@@ -193,6 +295,7 @@ Suite *adb_suite(void)
 	harness_tcase_init(tc, 90);
 	tcase_add_test(tc, record_pulls_profile);
 	tcase_add_test(tc, launch_then_record);
+	tcase_add_test(tc, symfs_renders_on_host);
 	tcase_add_test(tc, shell_opens_prompt);
 	tcase_add_test(tc, errors_explained);
 	suite_add_tcase(s, tc);

@@ -167,6 +167,12 @@ START_TEST(completion_ctrl_c_ctrl_d)
 	pty_send(p, "c\t\r");
 	pty_expect(p, "mode cpu", 5);
 	pty_expect(p, "(chain-fp)> ", 5);
+	/* any record option is a `set` name */
+	pty_send(p, "set cpu-i\t");
+	pty_expect(p, "set cpu-interval ", 5);
+	pty_send(p, "50\r");
+	pty_expect(p, "cpu-interval 50 ms", 5);
+	pty_expect(p, "(chain-fp)> ", 5);
 	/* a file */
 	f = fopen(harness_tmpfile("unique-completion.folded"), "w");
 	H_ASSERT(f && fclose(f) == 0, "cannot create a file to complete");
@@ -190,9 +196,25 @@ START_TEST(completion_ctrl_c_ctrl_d)
 	snprintf(line, sizeof(line), ";f2;f3;spin ");
 	pty_expect(p, line, 5);
 
-	/* Ctrl-C ends top */
+	/* record to a .perch, then report reads that file (perch report), and stat runs
+	 * with the target still attached */
+	pty_send(p, harness_fmt("record -d 0.5 -o %s/t.perch\r", harness_tmpdir()));
+	pty_expect(p, "t.perch (perch)", 10);
+	pty_expect(p, "(chain-fp)> ", 5);
+	pty_send(p, harness_fmt("report --format folded %s/t.perch\r", harness_tmpdir()));
+	pty_expect(p, ";f2;f3;spin ", 10);
+	pty_expect(p, "(chain-fp)> ", 5);
+	pty_send(p, "stat -i 100 -d 0.5\r");
+	pty_expect(p, "perch stat:", 10);
+	pty_expect(p, "(chain-fp)> ", 10);
+	H_ASSERT(harness_tracer_pid(pid) > 0, "detached by stat");
+
+	/* Ctrl-C ends top; its table has the last second's shares and the totals */
 	pty_send(p, "top\r");
 	pty_expect(p, "perch top:", 10);
+	pty_expect(p, " in the last ", 5);
+	pty_expect(p, "%Own  %Total    OwnTime  TotalTime  Function (module)", 5);
+	pty_expect(p, "  spin (chain-fp)", 5);
 	pty_send(p, "\x03");
 	pty_expect(p, "(chain-fp)> ", 5);
 	H_ASSERT(harness_tracer_pid(pid) > 0, "not attached after Ctrl-C during top");
@@ -211,10 +233,16 @@ START_TEST(completion_ctrl_c_ctrl_d)
 	pty_expect(p, "[recording]> ", 5);
 	pty_send(p, "record stop\r");
 	pty_expect(p, "ended by request", 5);
+	/* (a Ctrl-D typed before readline has the terminal again is the terminal's own EOF,
+	 * which the program never sees: wait for the prompt, as a person does) */
+	pty_expect(p, "(chain-fp)> ", 5);
 
 	/* Ctrl-D detaches and leaves; the target runs on */
 	pty_send(p, "\x04");
-	H_ASSERT(pty_wait(p, 20) == 0, "perch did not exit 0 after Ctrl-D (status %d)", p->status);
+	if (pty_wait(p, 20) != 0)
+		harness_context_add("terminal output, the end:\n%s",
+				    p->out.buf + (p->out.len > 3000 ? p->out.len - 3000 : 0));
+	H_ASSERT(pty_wait(p, 1) == 0, "perch did not exit 0 after Ctrl-D (status %d)", p->status);
 	H_ASSERT(harness_tracer_pid(pid) == 0, "target still traced after Ctrl-D");
 	assert_running(pid, "after Ctrl-D");
 	/* colours on a terminal that has them */

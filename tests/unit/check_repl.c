@@ -1,5 +1,5 @@
 /* Unit tests of the REPL's pure parts: splitting command lines into words (quotes, escapes,
- * comments) and finding processes by pid. */
+ * comments), finding processes by pid, and matching process and Android package names. */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -57,6 +57,27 @@ START_TEST(find_by_pid)
 }
 END_TEST
 
+START_TEST(name_matching)
+{
+	/* comm, argv[0], its basename */
+	ck_assert(repl_name_matches("server", "server", "/usr/bin/other"));
+	ck_assert(repl_name_matches("server", "srv", "/usr/bin/server"));
+	ck_assert(repl_name_matches("server", "", "server"));
+	ck_assert(!repl_name_matches("server", "servers", "/usr/bin/servers"));
+	ck_assert(!repl_name_matches("server", NULL, NULL));
+	ck_assert(!repl_name_matches("server", "", ""));
+	/* Android: the package is argv[0]; pkg:name is a secondary process of it */
+	ck_assert(repl_name_matches("com.example.app", "example.app", "com.example.app"));
+	ck_assert(repl_name_matches("com.example.app", "ple.app:remote", "com.example.app:remote"));
+	ck_assert(repl_name_matches("com.example.app:remote", "x", "com.example.app:remote"));
+	ck_assert(!repl_name_matches("com.example", "x", "com.example.app:remote"));
+	ck_assert(!repl_name_matches("com.example.app", "x", "com.example.application"));
+	ck_assert(!repl_name_matches("com.example.app", "x", "com.example.ap:remote"));
+	/* a path with a colon is not a package */
+	ck_assert(!repl_name_matches("/opt/a", "x", "/opt/a:b"));
+}
+END_TEST
+
 Suite *repl_suite(void)
 {
 	Suite *s = suite_create("repl");
@@ -65,6 +86,7 @@ Suite *repl_suite(void)
 	tcase_add_test(tc, split_words);
 	tcase_add_test(tc, split_unterminated);
 	tcase_add_test(tc, find_by_pid);
+	tcase_add_test(tc, name_matching);
 	suite_add_tcase(s, tc);
 	return s;
 }

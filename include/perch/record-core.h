@@ -1,0 +1,161 @@
+/* The recording core shared by `perch record` and the REPL's `record` / `top`: the record
+ * options (parsed the same way in both), and one recording of an attached tracee: the profile,
+ * resolver and symbolizer, the sampler callbacks (blocked-thread site reuse with its remembered
+ * wait reason, wait frames, --verify), the CPU/memory timeline, stall detection, the .perch
+ * recording streamed while sampling, the summary and the outputs. The callers own attaching,
+ * sampler_run() and detaching; the core never touches the tracee's threads itself.
+ *
+ * Order of calls: record_core_init(); record_opts_parse() (or record_opts_set()) on
+ * core.o; record_core_open() (creates a -o FILE.perch, before attaching); attach;
+ * record_core_setup(); record_core_sampler_opts(); record_core_start(); sampler_run(...,
+ * &record_core_ops, core, core->st); record_core_stop(); record_core_finish();
+ * record_core_write_outputs(); record_core_release(). */
+#ifndef PERCH_RECORD_CORE_H
+#define PERCH_RECORD_CORE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "perch/sampler.h"
+
+struct output_format;
+struct perch_arch;
+struct profile;
+struct recording_writer;
+struct resolver;
+struct stall_detector;
+struct symbolizer;
+struct timeline;
+struct tracee;
+struct tracee_stats;
+
+#define RECORD_DEFAULT_HZ 100
+#define RECORD_DEFAULT_STACK (32 * 1024)
+#define RECORD_MAX_STACK (1024 * 1024)
+#define RECORD_MAX_OUTPUTS 8
+
+struct record_output {
+	char *path;
+	const struct output_format *fmt; /* from the ending, else --format, else folded */
+};
+
+/* The record options. Strings are owned (record_opts_release() frees them). */
+struct record_opts {
+	pid_t pid;	    /* -p (RECORD_PARSE_CLI only) */
+	char **argv;	    /* PROGRAM [ARGS] after the options (borrowed from the caller's argv,
+			     * RECORD_PARSE_CLI only), or NULL */
+	double hz, duration; /* duration 0: until stopped */
+	size_t stack_size;
+	struct record_output outputs[RECORD_MAX_OUTPUTS];
+	int nr_outputs;
+	const struct output_format *default_fmt; /* --format, or NULL */
+	char *sysroot, *symfs, *stall_thread;
+	int lines, top, quiet, cpu_mode;
+	int verify, no_follow_cpu, no_idle_reuse;
+	unsigned int cpu_ms, mem_ms; /* timeline intervals, 0: off */
+	double stall_ms;	     /* 0: no stall detection */
+};
+
+/* Defaults of `perch record`. */
+void record_opts_init(struct record_opts *o);
+void record_opts_release(struct record_opts *o);
+/* A deep copy of @src into @dst (which is overwritten, not released). */
+void record_opts_copy(struct record_opts *dst, const struct record_opts *src);
+
+enum record_parse_flags {
+	RECORD_PARSE_CLI = 0x1, /* perch record: -p PID, -q, -v, --help, PROGRAM; one of -p and
+				 * PROGRAM is required */
+	RECORD_PARSE_TOP = 0x2, /* top: -n/--rows N is --top N; no -o */
+};
+
+#define RECORD_PARSE_HELP 1 /* record_opts_parse(): --help was given (nothing else done) */
+
+/* Parse the record options of @argv (argv[0] is the command word) over @o (its values are
+ * the defaults). 0, RECORD_PARSE_HELP, or -EINVAL with the message printed. Without
+ * RECORD_PARSE_CLI a word after the options is an error. Uses getopt (state reset). */
+int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int flags);
+/* One option by its long name without dashes ("freq", "stack-size", "verify", ...; also the
+ * REPL's `set` names "rate" for freq) and its value (for flags: NULL, "on" or "off"). @what
+ * names the option in error messages (NULL: "--NAME"). 0, or -EINVAL (message printed),
+ * -ENOENT for an unknown name (no message). */
+int record_opts_set(struct record_opts *o, const char *name, const char *value,
+		    const char *what);
+/* The long names record_opts_set() knows, NULL-terminated (for completion and help). */
+extern const char *const record_opts_names[];
+/* The value of option @name as text into @buf ("" when unset); -ENOENT when unknown. */
+int record_opts_get(const struct record_opts *o, const char *name, char *buf, size_t size);
+
+/* Where a thread's recent samples were taken (user SP, PC) and their stacks, so the sampler
+ * can count a blocked thread again without stopping it (see sampler_ops.reuse). */
+struct record_sites {
+	struct record_site {
+		uint64_t sp, pc;
+		uint32_t stack; /* stack id + 1, without a wait frame */
+		uint32_t wait;	/* string id + 1 of the last wait frame seen there, 0 none */
+	} s[2 * SAMPLER_SITES];
+	unsigned int next; /* round robin */
+};
+
+struct record_core {
+	struct record_opts o;
+
+	pid_t pid;
+	const struct perch_arch *arch;
+	struct profile *p;    /* the live profile */
+	struct profile *back; /* after record_core_write_outputs() with a .perch output: the
+			       * recording read back (every sample; the live profile dropped
+			       * those it streamed), or NULL */
+	struct symbolizer *sym;
+	struct resolver *r;
+	struct record_sites *sites; /* per profile thread */
+	size_t nr_sites;
+	struct sampler_stats *st; /* zeroed by record_core_init(); pass it to sampler_run() */
+	uint64_t verified, verify_differ; /* --verify: samples compared, and differing */
+	struct timeline *tl;
+	struct stall_detector *stall;
+	uint64_t mono_start;	    /* CLOCK_MONOTONIC when sampling began */
+	uint64_t start_realtime_ns; /* CLOCK_REALTIME at record_core_setup() */
+	struct recording_writer *rw; /* the -o FILE.perch streamed while sampling, or NULL */
+	const char *rw_path;
+	int keep_samples; /* set before record_core_setup(): keep every sample (the REPL, whose
+			   * recording can be saved in any format later) */
+};
+
+/* The sampler callbacks; their argument is the struct record_core. */
+extern const struct sampler_ops record_core_ops;
+
+void record_core_init(struct record_core *rc);
+/* Frees everything (an open recording is closed as it is). */
+void record_core_release(struct record_core *rc);
+/* Check the outputs and create the -o FILE.perch (at most one, not '-'): it is written while
+ * sampling. 0, -EINVAL (usage, message printed) or -errno (message printed). */
+int record_core_open(struct record_core *rc);
+/* Nothing was recorded (attach failed): close and remove the recording file. */
+void record_core_discard(struct record_core *rc);
+/* After attaching @t: profile, symbolizer, resolver, thread names, meta. */
+void record_core_setup(struct record_core *rc, const struct tracee *t);
+/* The sampler options from the record options (the caller adds .stop/.no_signals). */
+void record_core_sampler_opts(const struct record_core *rc, struct sampler_opts *so);
+/* Just before / just after sampler_run(): the timeline thread and the stall detector. */
+void record_core_start(struct record_core *rc);
+void record_core_stop(struct record_core *rc);
+/* The summary (samples, stops, unwinding, errors, verify; then CPU/memory and stalls) on @f,
+ * every line prefixed with @prefix; @headline 0 leaves out the first line. @ts: the
+ * statistics of the tracee that was sampled. */
+void record_core_print_summary(const struct record_core *rc, const struct tracee_stats *ts,
+			       const char *prefix, int headline, FILE *f);
+/* After sampling: duration meta, timelines as counters, stalls as meta. */
+void record_core_finish(struct record_core *rc);
+/* Close the streamed recording, then write every other -o (from the recording read back when
+ * there is one). Messages "perch: wrote ..." go to @msgs (NULL: none). 0 or -1 (an output
+ * failed; messages printed). */
+int record_core_write_outputs(struct record_core *rc, FILE *msgs);
+/* Write the recording's profile (record_core_profile()) to @path as @fmt: 0 or -errno
+ * (message printed). */
+int record_core_write(const struct record_core *rc, const char *path,
+		      const struct output_format *fmt);
+/* The profile to render: the one read back, else the live one. */
+const struct profile *record_core_profile(const struct record_core *rc);
+
+#endif

@@ -1,0 +1,930 @@
+/* The recording core of `perch record` and the REPL's record/top: options, sampler callbacks,
+ * timelines, stalls, the streamed recording, summary and outputs; see
+ * include/perch/record-core.h. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perch/arch.h"
+#include "perch/cmd.h"
+#include "perch/log.h"
+#include "perch/output.h"
+#include "perch/proc-task.h"
+#include "perch/profile.h"
+#include "perch/record-core.h"
+#include "perch/recording.h"
+#include "perch/resolve.h"
+#include "perch/stall.h"
+#include "perch/symbolize.h"
+#include "perch/timeline.h"
+#include "perch/tracee.h"
+#include "perch/unwind.h"
+#include "perch/waitreason.h"
+#include "perch/xalloc.h"
+
+/* ---- options ---- */
+
+enum opt_id {
+	O_FREQ,
+	O_DURATION,
+	O_OUTPUT,
+	O_FORMAT,
+	O_LINES,
+	O_MODE,
+	O_STACK,
+	O_CPU_INTERVAL,
+	O_MEM_INTERVAL,
+	O_STALL,
+	O_STALL_THREAD,
+	O_TOP,
+	O_VERIFY,
+	O_NO_FOLLOW,
+	O_NO_REUSE,
+	O_SYSROOT,
+	O_SYMFS,
+	O_NR,
+};
+
+static const struct opt_def {
+	const char *name;
+	int has_arg;
+	char short_c; /* 0: long only */
+} opt_defs[O_NR] = {
+	[O_FREQ] = { "freq", 1, 'F' },
+	[O_DURATION] = { "duration", 1, 'd' },
+	[O_OUTPUT] = { "output", 1, 'o' },
+	[O_FORMAT] = { "format", 1, 0 },
+	[O_LINES] = { "lines", 0, 0 },
+	[O_MODE] = { "mode", 1, 0 },
+	[O_STACK] = { "stack-size", 1, 0 },
+	[O_CPU_INTERVAL] = { "cpu-interval", 1, 0 },
+	[O_MEM_INTERVAL] = { "mem-interval", 1, 0 },
+	[O_STALL] = { "stall", 1, 0 },
+	[O_STALL_THREAD] = { "stall-thread", 1, 0 },
+	[O_TOP] = { "top", 1, 0 },
+	[O_VERIFY] = { "verify", 0, 0 },
+	[O_NO_FOLLOW] = { "no-follow-cpu", 0, 0 },
+	[O_NO_REUSE] = { "no-idle-reuse", 0, 0 },
+	[O_SYSROOT] = { "sysroot", 1, 0 },
+	[O_SYMFS] = { "symfs", 1, 0 },
+};
+
+const char *const record_opts_names[] = {
+	"freq", "duration", "output", "format", "lines", "mode", "stack-size", "cpu-interval",
+	"mem-interval", "stall", "stall-thread", "top", "verify", "no-follow-cpu",
+	"no-idle-reuse", "sysroot", "symfs", NULL,
+};
+
+void record_opts_init(struct record_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->hz = RECORD_DEFAULT_HZ;
+	o->stack_size = RECORD_DEFAULT_STACK;
+	o->cpu_ms = TIMELINE_DEFAULT_CPU_MS;
+	o->mem_ms = TIMELINE_DEFAULT_MEM_MS;
+	o->stall_ms = STALL_DEFAULT_MS;
+}
+
+void record_opts_release(struct record_opts *o)
+{
+	for (int i = 0; i < o->nr_outputs; i++)
+		free(o->outputs[i].path);
+	free(o->sysroot);
+	free(o->symfs);
+	free(o->stall_thread);
+	memset(o, 0, sizeof(*o));
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+void record_opts_copy(struct record_opts *dst, const struct record_opts *src)
+{
+	*dst = *src;
+	for (int i = 0; i < src->nr_outputs; i++)
+		dst->outputs[i].path = xstrdup(src->outputs[i].path);
+	dst->sysroot = dup_or_null(src->sysroot);
+	dst->symfs = dup_or_null(src->symfs);
+	dst->stall_thread = dup_or_null(src->stall_thread);
+}
+
+static void set_str(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = xstrdup(v);
+}
+
+/* Apply option @id with @arg; @what names it in messages. 0 or -EINVAL (message printed). */
+static int opt_apply(struct record_opts *o, enum opt_id id, const char *arg, const char *what)
+{
+	char *end;
+	double d;
+
+	/* values are checked before they are stored: a failed `set` changes nothing */
+	switch (id) {
+	case O_FREQ:
+		d = strtod(arg, &end);
+		if (*end || end == arg || !(d > 0 && d <= 100000))
+			return log_err(-EINVAL, "%s wants a rate in Hz between 0 and 100000, "
+						"not '%s'", what, arg);
+		o->hz = d;
+		break;
+	case O_DURATION:
+		d = strtod(arg, &end);
+		if (*end || end == arg || !(d > 0))
+			return log_err(-EINVAL, "%s wants a positive number of seconds, not '%s'",
+				       what, arg);
+		o->duration = d;
+		break;
+	case O_OUTPUT:
+		if (o->nr_outputs == RECORD_MAX_OUTPUTS)
+			return log_err(-EINVAL, "at most %d -o options", RECORD_MAX_OUTPUTS);
+		o->outputs[o->nr_outputs].path = xstrdup(arg);
+		o->outputs[o->nr_outputs++].fmt = NULL;
+		break;
+	case O_CPU_INTERVAL:
+	case O_MEM_INTERVAL: {
+		long v = strtol(arg, &end, 10);
+
+		if (*end || end == arg || v < 0 || v > 3600000 || (v > 0 && v < 10))
+			return log_err(-EINVAL, "%s wants 0 (off) or 10 to 3600000 ms, not '%s'",
+				       what, arg);
+		*(id == O_CPU_INTERVAL ? &o->cpu_ms : &o->mem_ms) = (unsigned int)v;
+		break;
+	}
+	case O_STALL:
+		d = strtod(arg, &end);
+		if (*end || end == arg || !(d >= 0 && d <= 3.6e6))
+			return log_err(-EINVAL, "%s wants 0 (off) to 3600000 ms, not '%s'", what,
+				       arg);
+		o->stall_ms = d;
+		break;
+	case O_STALL_THREAD:
+		if (!*arg)
+			return log_err(-EINVAL, "%s wants a thread id or name", what);
+		set_str(&o->stall_thread, arg);
+		break;
+	case O_MODE:
+		if (strcmp(arg, "wall") && strcmp(arg, "cpu"))
+			return log_err(-EINVAL, "%s is wall or cpu, not '%s'", what, arg);
+		o->cpu_mode = !strcmp(arg, "cpu");
+		break;
+	case O_FORMAT: {
+		const struct output_format *fmt = output_format_by_name(arg);
+
+		if (!fmt)
+			return log_err(-EINVAL, "unknown %s '%s' (see perch record --help)", what,
+				       arg);
+		o->default_fmt = fmt;
+		break;
+	}
+	case O_STACK: {
+		long v = strtol(arg, &end, 0);
+
+		if (*end || v < 0 || v > RECORD_MAX_STACK)
+			return log_err(-EINVAL, "%s wants 0 to %d bytes, not '%s'", what,
+				       RECORD_MAX_STACK, arg);
+		o->stack_size = (size_t)v;
+		break;
+	}
+	case O_TOP:
+		if (atoi(arg) <= 0)
+			return log_err(-EINVAL, "%s wants a positive number, not '%s'", what, arg);
+		o->top = atoi(arg);
+		break;
+	case O_SYSROOT:
+		set_str(&o->sysroot, arg);
+		break;
+	case O_SYMFS:
+		set_str(&o->symfs, arg);
+		break;
+	case O_LINES:
+	case O_VERIFY:
+	case O_NO_FOLLOW:
+	case O_NO_REUSE: {
+		int on = 1;
+
+		if (arg && !strcmp(arg, "off"))
+			on = 0;
+		else if (arg && strcmp(arg, "on"))
+			return log_err(-EINVAL, "%s is on or off, not '%s'", what, arg);
+		*(id == O_LINES	    ? &o->lines
+		  : id == O_VERIFY  ? &o->verify
+		  : id == O_NO_FOLLOW ? &o->no_follow_cpu
+				      : &o->no_idle_reuse) = on;
+		break;
+	}
+	case O_NR:
+		break;
+	}
+	return 0;
+}
+
+static int opt_find(const char *name)
+{
+	if (!strcmp(name, "rate"))
+		return O_FREQ;
+	for (int i = 0; i < O_NR; i++)
+		if (!strcmp(opt_defs[i].name, name))
+			return i;
+	return -1;
+}
+
+/* How messages name option @id: "-F" for the ones with a letter, else "--name". */
+static const char *opt_what(enum opt_id id, char *buf, size_t size)
+{
+	if (opt_defs[id].short_c)
+		snprintf(buf, size, "-%c", opt_defs[id].short_c);
+	else
+		snprintf(buf, size, "--%s", opt_defs[id].name);
+	return buf;
+}
+
+int record_opts_set(struct record_opts *o, const char *name, const char *value,
+		    const char *what)
+{
+	int id = opt_find(name);
+	char buf[32];
+
+	if (id < 0)
+		return -ENOENT;
+	if (opt_defs[id].has_arg && !value)
+		return log_err(-EINVAL, "%s wants a value", what ? what : name);
+	return opt_apply(o, (enum opt_id)id, value, what ? what : opt_what(id, buf, sizeof(buf)));
+}
+
+int record_opts_get(const struct record_opts *o, const char *name, char *buf, size_t size)
+{
+	int id = opt_find(name);
+
+	if (id < 0)
+		return -ENOENT;
+	buf[0] = 0;
+	switch ((enum opt_id)id) {
+	case O_FREQ:
+		snprintf(buf, size, "%g", o->hz);
+		break;
+	case O_DURATION:
+		snprintf(buf, size, "%g", o->duration);
+		break;
+	case O_OUTPUT:
+		break;
+	case O_FORMAT:
+		snprintf(buf, size, "%s", o->default_fmt ? o->default_fmt->name : "");
+		break;
+	case O_MODE:
+		snprintf(buf, size, "%s", o->cpu_mode ? "cpu" : "wall");
+		break;
+	case O_STACK:
+		snprintf(buf, size, "%zu", o->stack_size);
+		break;
+	case O_CPU_INTERVAL:
+		snprintf(buf, size, "%u", o->cpu_ms);
+		break;
+	case O_MEM_INTERVAL:
+		snprintf(buf, size, "%u", o->mem_ms);
+		break;
+	case O_STALL:
+		snprintf(buf, size, "%g", o->stall_ms);
+		break;
+	case O_STALL_THREAD:
+		snprintf(buf, size, "%s", o->stall_thread ? o->stall_thread : "");
+		break;
+	case O_TOP:
+		if (o->top)
+			snprintf(buf, size, "%d", o->top);
+		break;
+	case O_SYSROOT:
+		snprintf(buf, size, "%s", o->sysroot ? o->sysroot : "");
+		break;
+	case O_SYMFS:
+		snprintf(buf, size, "%s", o->symfs ? o->symfs : "");
+		break;
+	case O_LINES:
+	case O_VERIFY:
+	case O_NO_FOLLOW:
+	case O_NO_REUSE:
+		snprintf(buf, size, "%s",
+			 (id == O_LINES	     ? o->lines
+			  : id == O_VERIFY   ? o->verify
+			  : id == O_NO_FOLLOW ? o->no_follow_cpu
+					      : o->no_idle_reuse)
+				 ? "on"
+				 : "off");
+		break;
+	case O_NR:
+		break;
+	}
+	return 0;
+}
+
+/* Each -o by its ending; otherwise --format, otherwise folded. */
+static void resolve_outputs(struct record_opts *o)
+{
+	for (int i = 0; i < o->nr_outputs; i++) {
+		struct record_output *ro = &o->outputs[i];
+
+		ro->fmt = output_format_for_path(ro->path);
+		if (!ro->fmt)
+			ro->fmt = o->default_fmt ? o->default_fmt : &output_formats[0];
+	}
+}
+
+int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int flags)
+{
+	enum { OPT_HELP = 512 };
+	struct option opts[O_NR + 6];
+	char what[32];
+	size_t n = 0;
+	int c;
+
+	for (int i = 0; i < O_NR; i++)
+		opts[n++] = (struct option){ opt_defs[i].name,
+					     opt_defs[i].has_arg ? required_argument : no_argument,
+					     NULL, 256 + i };
+	if (flags & RECORD_PARSE_CLI) {
+		opts[n++] = (struct option){ "pid", required_argument, NULL, 'p' };
+		opts[n++] = (struct option){ "quiet", no_argument, NULL, 'q' };
+		opts[n++] = (struct option){ "verbose", no_argument, NULL, 'v' };
+		opts[n++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+	}
+	if (flags & RECORD_PARSE_TOP)
+		opts[n++] = (struct option){ "rows", required_argument, NULL, 'n' };
+	opts[n] = (struct option){ 0 };
+
+	optind = 0; /* a full re-initialisation: the REPL parses many command lines */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv,
+				flags & RECORD_PARSE_CLI   ? "+p:F:d:o:qv"
+				: flags & RECORD_PARSE_TOP ? "+F:d:o:n:"
+							   : "+F:d:o:",
+				opts, NULL)) != -1) {
+		int id = -1;
+
+		switch (c) {
+		case 'p':
+			if (cmd_parse_pid(optarg, &o->pid) < 0)
+				return -EINVAL;
+			continue;
+		case 'q':
+			o->quiet = 1;
+			continue;
+		case 'v':
+			log_level++;
+			continue;
+		case OPT_HELP:
+			return RECORD_PARSE_HELP;
+		case 'n':
+			id = O_TOP;
+			break;
+		case 'F':
+			id = O_FREQ;
+			break;
+		case 'd':
+			id = O_DURATION;
+			break;
+		case 'o':
+			id = O_OUTPUT;
+			break;
+		default:
+			if (c >= 256 && c < 256 + O_NR)
+				id = c - 256;
+			break;
+		}
+		if (id < 0)
+			return log_err(-EINVAL, "unknown or incomplete option '%s'",
+				       argv[optind - 1]);
+		if (id == O_OUTPUT && (flags & RECORD_PARSE_TOP))
+			return log_err(-EINVAL, "top writes no files: record -o does");
+		if (opt_apply(o, (enum opt_id)id, optarg,
+			      c == 'n' ? "-n" : opt_what(id, what, sizeof(what))) < 0)
+			return -EINVAL;
+	}
+	if (optind < argc) {
+		if (!(flags & RECORD_PARSE_CLI))
+			return log_err(-EINVAL, "unexpected argument '%s'", argv[optind]);
+		o->argv = argv + optind;
+	}
+	resolve_outputs(o);
+	if ((flags & RECORD_PARSE_CLI) && !o->pid == !o->argv)
+		return log_err(-EINVAL, o->pid ? "give either -p PID or a program, not both"
+					       : "nothing to profile: give -p PID or -- PROGRAM");
+	return 0;
+}
+
+/* ---- the sampler callbacks (the sampler's worker thread) ---- */
+
+/* The profile's index of thread @tid, named @comm when known. */
+static uint32_t thread_of(struct record_core *rc, pid_t tid, const char *comm)
+{
+	return profile_thread(rc->p, tid, comm && comm[0] ? comm : NULL);
+}
+
+/* Read a thread's name now (at attach and for new threads; samples bring their own). */
+static void name_thread(struct record_core *rc, pid_t tid)
+{
+	char comm[64];
+
+	if (proc_task_comm(rc->pid, tid, comm, sizeof(comm)) == 0)
+		profile_thread(rc->p, tid, comm);
+	else
+		profile_thread(rc->p, tid, NULL);
+}
+
+/* The stack to count: @stack, ending in why the thread waits ("[lock futex]") when it was
+ * not running. Added per sample, not stored with a site: the same SP and PC are also seen
+ * just after the thread woke up. @site (may be NULL) remembers the last reason seen there:
+ * a sleeper that perch interrupted once resumes in restart_syscall at the same place, and the
+ * reason is still the call it restarts. */
+static uint32_t with_wait_frame(struct record_core *rc, const struct sampler_info *info,
+				uint32_t stack, struct record_site *site)
+{
+	pid_t pid = rc->pid;
+	struct waitreason wr;
+	const char *frame;
+
+	if (!info->state || info->state == 'R')
+		return stack;
+	waitreason_classify(rc->arch->e_machine, info->state, info->syscall, NULL,
+			    waitreason_fd_path_proc, &pid, &wr);
+	/* woke up between the two reads: it runs */
+	if (wr.kind == WAITREASON_RUNNING || !wr.frame[0])
+		return stack;
+	frame = wr.frame;
+	if (wr.syscall && !strcmp(wr.syscall, "restart_syscall")) {
+		if (site && site->wait)
+			frame = profile_str(rc->p, site->wait - 1);
+	} else if (site) {
+		site->wait = profile_intern_str(rc->p, frame) + 1;
+	}
+	return resolver_add_leaf(rc->r, stack, frame);
+}
+
+static struct record_sites *sites_of(struct record_core *rc, uint32_t thread)
+{
+	if (thread >= rc->nr_sites) {
+		size_t n = rc->nr_sites;
+
+		ALLOC_GROW(rc->sites, thread + 1, rc->nr_sites);
+		memset(rc->sites + n, 0, (rc->nr_sites - n) * sizeof(*rc->sites));
+	}
+	return &rc->sites[thread];
+}
+
+static struct record_site *site_find(struct record_sites *rs, uint64_t sp, uint64_t pc)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(rs->s); i++)
+		if (rs->s[i].stack && rs->s[i].sp == sp && rs->s[i].pc == pc)
+			return &rs->s[i];
+	return NULL;
+}
+
+/* Write the recording's next chunk when one is due (a write error is reported at the end). */
+static void record_stream(struct record_core *rc, uint64_t now_ns)
+{
+	if (rc->rw)
+		recording_maybe_flush(rc->rw, rc->p, now_ns);
+}
+
+/* Per-thread state shares and the stall detector see every sample as it is counted. */
+static void watch_sample(struct record_core *rc, const struct sampler_info *info, uint32_t stack)
+{
+	if (rc->tl)
+		timeline_note_state(rc->tl, info->tid, info->state, info->weight);
+	if (rc->stall)
+		stall_feed_stack(rc->stall, rc->p, info->tid, info->comm, info->time_ns,
+				 info->state, stack);
+}
+
+/* --verify: do the frames of the last resolver_stack() call equal libunwind-ptrace's? */
+static void verify_sample(struct record_core *rc, const struct sampler_info *info)
+{
+	int n, m = info->nr_verify;
+	const uint64_t *pcs = resolver_last_pcs(rc->r, &n);
+
+	if (m <= 0)
+		return;
+	rc->verified++;
+	/* libunwind-ptrace keeps at most SAMPLER_VERIFY_MAX frames */
+	if (n > SAMPLER_VERIFY_MAX && m == SAMPLER_VERIFY_MAX)
+		n = SAMPLER_VERIFY_MAX;
+	if (n == m && !memcmp(pcs, info->verify_pcs, (size_t)n * sizeof(*pcs)))
+		return;
+	rc->verify_differ++;
+	if (log_level >= LOG_LEVEL_DEBUG) {
+		log_debug("verify: thread %d: perch %d frames, libunwind-ptrace %d", info->tid, n, m);
+		for (int i = 0; i < n || i < m; i++)
+			log_debug("  #%-3d %#18llx %#18llx", i,
+				  i < n ? (unsigned long long)pcs[i] : 0ULL,
+				  i < m ? (unsigned long long)info->verify_pcs[i] : 0ULL);
+	}
+}
+
+static void on_sample(void *arg, const struct sampler_info *info,
+		      const struct unwind_snapshot *snap)
+{
+	struct record_core *rc = arg;
+	uint32_t thread = thread_of(rc, info->tid, info->comm);
+	uint64_t sp = perch_regs_sp(rc->arch, &snap->regs), pc = perch_regs_pc(rc->arch, &snap->regs);
+	uint32_t stack = resolver_stack(rc->r, snap);
+	struct record_sites *rs = sites_of(rc, thread);
+	struct record_site *site = site_find(rs, sp, pc);
+
+	if (!site) {
+		site = &rs->s[rs->next++ % ARRAY_SIZE(rs->s)];
+		site->sp = sp;
+		site->pc = pc;
+		site->wait = 0;
+	}
+	site->stack = stack + 1;
+	if (rc->o.verify)
+		verify_sample(rc, info);
+	stack = with_wait_frame(rc, info, stack, site);
+	profile_add_weighted(rc->p, thread, stack, info->time_ns, info->state, info->weight);
+	watch_sample(rc, info, stack);
+	record_stream(rc, info->time_ns);
+}
+
+static void on_reuse(void *arg, const struct sampler_info *info, uint64_t sp, uint64_t pc)
+{
+	struct record_core *rc = arg;
+	uint32_t thread = thread_of(rc, info->tid, info->comm);
+	struct record_site *site = site_find(sites_of(rc, thread), sp, pc);
+
+	/* the sampler names only sites of snapshots it queued before this item */
+	if (site) {
+		uint32_t stack = with_wait_frame(rc, info, site->stack - 1, site);
+
+		profile_add_weighted(rc->p, thread, stack, info->time_ns, info->state,
+				     info->weight);
+		watch_sample(rc, info, stack);
+	}
+	record_stream(rc, info->time_ns);
+}
+
+static void on_event(void *arg, int kind, pid_t tid)
+{
+	struct record_core *rc = arg;
+
+	if (kind == TRACEE_EV_THREAD_NEW)
+		name_thread(rc, tid);
+	else if (kind == TRACEE_EV_EXEC)
+		resolver_reload(rc->r);
+}
+
+const struct sampler_ops record_core_ops = { on_sample, on_reuse, on_event };
+
+/* ---- a recording ---- */
+
+void record_core_init(struct record_core *rc)
+{
+	memset(rc, 0, sizeof(*rc));
+	record_opts_init(&rc->o);
+	rc->st = xcalloc(1, sizeof(*rc->st));
+}
+
+void record_core_release(struct record_core *rc)
+{
+	if (rc->rw)
+		recording_close(rc->rw, rc->p);
+	timeline_free(rc->tl);
+	stall_free(rc->stall);
+	resolver_free(rc->r);
+	symbolizer_free(rc->sym);
+	profile_free(rc->p);
+	profile_free(rc->back);
+	free(rc->sites);
+	free(rc->st);
+	record_opts_release(&rc->o);
+	memset(rc, 0, sizeof(*rc));
+}
+
+static int is_recording(const struct record_output *ro)
+{
+	return ro->fmt->write == out_recording_write;
+}
+
+int record_core_open(struct record_core *rc)
+{
+	resolve_outputs(&rc->o);
+	for (int i = 0; i < rc->o.nr_outputs; i++) {
+		const struct record_output *ro = &rc->o.outputs[i];
+
+		if (!is_recording(ro))
+			continue;
+		if (rc->rw_path)
+			return log_err(-EINVAL, "only one recording (.perch) per run");
+		if (!strcmp(ro->path, "-"))
+			return log_err(-EINVAL, "a recording is written to a file, not to stdout");
+		rc->rw_path = ro->path;
+	}
+	if (rc->rw_path && !(rc->rw = recording_create(rc->rw_path)))
+		return log_errno(-errno, "cannot create %s", rc->rw_path);
+	return 0;
+}
+
+void record_core_discard(struct record_core *rc)
+{
+	if (!rc->rw)
+		return;
+	/* nothing recorded: leave no empty recording behind */
+	recording_close(rc->rw, NULL);
+	rc->rw = NULL;
+	unlink(rc->rw_path);
+}
+
+/* What the writers need to know about the recording (see include/perch/writers.h). */
+static void set_meta(struct record_core *rc, double elapsed_s)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%d", rc->pid);
+	profile_set_meta(rc->p, "pid", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(1e9 / rc->o.hz));
+	profile_set_meta(rc->p, "period_ns", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rc->start_realtime_ns);
+	profile_set_meta(rc->p, "start_time_ns", buf);
+	if (elapsed_s >= 0) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(elapsed_s * 1e9));
+		profile_set_meta(rc->p, "duration_ns", buf);
+	}
+	profile_set_meta(rc->p, "mode", rc->o.cpu_mode ? "cpu" : "wall");
+}
+
+void record_core_setup(struct record_core *rc, const struct tracee *t)
+{
+	struct timespec now;
+
+	rc->pid = t->pid;
+	rc->arch = perch_arch_host();
+	rc->p = profile_new();
+	for (int i = 0; i < rc->o.nr_outputs; i++)
+		if (rc->o.outputs[i].fmt->needs_samples)
+			profile_keep_samples(rc->p, 1);
+	if (rc->keep_samples)
+		profile_keep_samples(rc->p, 1);
+	clock_gettime(CLOCK_REALTIME, &now);
+	rc->start_realtime_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+	rc->sym = symbolizer_new(rc->o.sysroot, rc->o.symfs);
+	rc->r = resolver_new(rc->pid, rc->arch, rc->p, rc->sym);
+	for (size_t i = 0; i < t->nr_threads; i++)
+		name_thread(rc, t->threads[i]->tid);
+	/* the process's name now: it may be gone when the profile is written */
+	if (profile_nr_threads(rc->p))
+		profile_set_meta(rc->p, "comm",
+				 profile_str(rc->p, profile_thread_get(rc->p, 0)->name));
+	set_meta(rc, -1);
+}
+
+void record_core_sampler_opts(const struct record_core *rc, struct sampler_opts *so)
+{
+	*so = (struct sampler_opts){ .hz = rc->o.hz, .duration = rc->o.duration,
+				     .stack_size = rc->o.stack_size, .cpu_mode = rc->o.cpu_mode,
+				     .follow_cpu = !rc->o.no_follow_cpu, .verify = rc->o.verify,
+				     .no_idle_reuse = rc->o.no_idle_reuse };
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The CPU/memory timeline (its own thread, /proc only) and the stall detector (fed by
+ * watch_sample() on the sampler's worker thread). Neither can stop the recording. */
+void record_core_start(struct record_core *rc)
+{
+	rc->mono_start = mono_ns();
+	if (rc->o.cpu_ms || rc->o.mem_ms) {
+		struct timeline_opts o = { .pid = rc->pid, .cpu_interval_ms = rc->o.cpu_ms,
+					   .mem_interval_ms = rc->o.mem_ms };
+		int ret;
+
+		rc->tl = timeline_new(&o);
+		ret = timeline_start(rc->tl);
+		if (ret < 0) {
+			log_errno(ret, "no CPU and memory timeline: cannot start its thread");
+			timeline_free(rc->tl);
+			rc->tl = NULL;
+		}
+	}
+	if (rc->o.stall_ms > 0) {
+		struct stall_opts so = { .threshold_ns = (uint64_t)(rc->o.stall_ms * 1e6),
+					 .period_ns = (uint64_t)(1e9 / rc->o.hz),
+					 .cpu_mode = rc->o.cpu_mode, .tid = rc->pid };
+		const char *s = rc->o.stall_thread;
+
+		if (s && s[strspn(s, "0123456789")]) {
+			so.tid = 0;
+			so.name = s;
+		} else if (s) {
+			so.tid = (pid_t)strtol(s, NULL, 10);
+		}
+		rc->stall = stall_new(&so);
+	}
+}
+
+void record_core_stop(struct record_core *rc)
+{
+	if (rc->tl)
+		timeline_stop(rc->tl);
+	if (rc->stall)
+		stall_finish(rc->stall, mono_ns());
+}
+
+static void print_stalls(const struct record_core *rc, const char *prefix, FILE *f)
+{
+	const struct stall *v;
+	size_t n, off = 0;
+	pid_t tid;
+	char name[64] = "", *deeper;
+
+	v = stall_list(rc->stall, &n);
+	tid = stall_watched(rc->stall);
+	if (!tid) {
+		fprintf(f, "%s  stalls: no thread named '%s' was seen\n", prefix,
+			rc->o.stall_thread);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		off += v[i].kind == STALL_OFF_CPU;
+	for (size_t i = 0; i < profile_nr_threads(rc->p); i++)
+		if (profile_thread_get(rc->p, (uint32_t)i)->tid == tid)
+			snprintf(name, sizeof(name), "%s",
+				 profile_str(rc->p, profile_thread_get(rc->p, (uint32_t)i)->name));
+	fprintf(f, "%s  stalls of thread %d (%s), %g ms or longer: %zu (%zu off-cpu, %zu "
+		   "running in one stack)%s\n",
+		prefix, (int)tid, name, rc->o.stall_ms, n, off, n - off, n ? ", the longest:" : "");
+	deeper = xmalloc(strlen(prefix) + 5);
+	sprintf(deeper, "%s    ", prefix);
+	stall_print_longest(v, n, 5, rc->p, rc->mono_start, deeper, f);
+	free(deeper);
+}
+
+void record_core_print_summary(const struct record_core *rc, const struct tracee_stats *ts,
+			       const char *prefix, int headline, FILE *f)
+{
+	const struct sampler_stats *st = rc->st;
+	const struct resolve_stats *rs = resolver_stats(rc->r);
+	uint64_t total = profile_total_samples(rc->p);
+	/* weight beyond one per sample; a stop can also give no sample (e.g. a thread that
+	 * exited before the worker got to it), so do not let the difference wrap */
+	uint64_t credited = total > st->samples + st->reused ? total - st->samples - st->reused : 0;
+	double stacks = rs->stacks ? (double)rs->stacks : 1;
+	const char *why = st->stop_reason == SAMPLER_STOP_EXIT	   ? "the target exited"
+			  : st->stop_reason == SAMPLER_STOP_SIGNAL ? strsignal(st->signal)
+			  : st->stop_reason == SAMPLER_STOP_ERROR  ? "an error"
+			  : st->stop_reason == SAMPLER_STOP_REQUEST ? "request"
+								   : "duration reached";
+
+	if (headline)
+		fprintf(f, "%srecorded process %d for %.2f s at %g Hz (%s mode), stopped by %s\n",
+			prefix, rc->pid, st->elapsed_s, rc->o.hz, rc->o.cpu_mode ? "cpu" : "wall",
+			why);
+	fprintf(f,
+		"%s  samples: %llu  (%llu stops, %llu of blocked threads left alone, %llu credited "
+		"for late stops and missed ticks)\n"
+		"%s  threads seen: %llu  ticks: %llu  missed ticks: %llu\n"
+		"%s  stop window per sample: p50 %llu us, p99 %llu us\n"
+		"%s  unwound to root: %.1f%%  (frame-pointer fallback %.1f%%, stopped early "
+		"%.1f%%, cut at %d frames %.1f%%, %.1f frames, unwind %.1f us, symbolize %.1f us per "
+		"sample; maps read %llu times)\n"
+		"%s  errors: registers %llu, stack copy %llu, dropped (perch behind) %llu; "
+		"threads exited under perch %llu; signals passed through %llu\n",
+		prefix, (unsigned long long)total, (unsigned long long)st->samples,
+		(unsigned long long)st->reused, (unsigned long long)credited, prefix,
+		(unsigned long long)ts->threads_seen, (unsigned long long)st->ticks,
+		(unsigned long long)st->missed_ticks, prefix,
+		(unsigned long long)sampler_stop_percentile(st, 50),
+		(unsigned long long)sampler_stop_percentile(st, 99), prefix,
+		100.0 * (double)rs->to_root / stacks, 100.0 * (double)rs->fp_used / stacks,
+		100.0 * (double)rs->cfi_failed / stacks, UNWIND_MAX_FRAMES,
+		100.0 * (double)rs->truncated / stacks, (double)rs->frames / stacks,
+		(double)rs->unwind_ns / 1e3 / stacks, (double)rs->symbolize_ns / 1e3 / stacks,
+		(unsigned long long)rs->reloads, prefix,
+		(unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
+		(unsigned long long)st->dropped, (unsigned long long)(st->races + ts->thread_races),
+		(unsigned long long)ts->signals);
+	if (rc->o.verify)
+		fprintf(f, "%s  verify: %llu of %llu samples differ from libunwind-ptrace's "
+			   "unwind in the stop\n",
+			prefix, (unsigned long long)rc->verify_differ,
+			(unsigned long long)rc->verified);
+	if (rc->tl)
+		timeline_print_summary(rc->tl, prefix, 20, f);
+	if (rc->stall)
+		print_stalls(rc, prefix, f);
+}
+
+/* Timelines as counters, stalls as meta "stalls" (see writers.h). */
+void record_core_finish(struct record_core *rc)
+{
+	char buf[32];
+
+	set_meta(rc, rc->st->elapsed_s);
+	if (rc->tl)
+		timeline_store(rc->tl, rc->p);
+	if (rc->stall) {
+		size_t n;
+		const struct stall *v = stall_list(rc->stall, &n);
+		char *text = stall_meta_format(v, n);
+
+		profile_set_meta(rc->p, "stalls", text);
+		free(text);
+		snprintf(buf, sizeof(buf), "%d", (int)stall_watched(rc->stall));
+		profile_set_meta(rc->p, "stall_thread", buf);
+		snprintf(buf, sizeof(buf), "%g", rc->o.stall_ms);
+		profile_set_meta(rc->p, "stall_ms", buf);
+	}
+}
+
+const struct profile *record_core_profile(const struct record_core *rc)
+{
+	return rc->back ? rc->back : rc->p;
+}
+
+static int write_one(const struct record_core *rc, const struct profile *p, const char *path,
+		     const struct output_format *fmt, FILE *msgs)
+{
+	struct output_opts oo = { .lines = rc->o.lines, .top = rc->o.top };
+	struct output_file of;
+	int ret;
+
+	ret = output_open(&of, path);
+	if (ret < 0)
+		return log_errno(ret, "cannot create %s", path);
+	ret = fmt->write(p, &oo, of.f);
+	if (ret < 0) {
+		output_abort(&of);
+		return log_errno(ret, "cannot write %s", path);
+	}
+	ret = output_commit(&of);
+	if (ret < 0)
+		return log_errno(ret, "cannot write %s", path);
+	if (msgs && strcmp(path, "-"))
+		fprintf(msgs, "perch: wrote %s (%s)\n", path, fmt->name);
+	return 0;
+}
+
+int record_core_write(const struct record_core *rc, const char *path,
+		      const struct output_format *fmt)
+{
+	return write_one(rc, record_core_profile(rc), path, fmt, NULL);
+}
+
+/* Close the streamed recording; the other outputs are then rendered from it, read back, so
+ * that they have every sample (the live profile dropped the ones it had written). rc->back is
+ * NULL when it cannot be read back: they use the live profile's counts. @read_back: also when
+ * no other output needs it (the REPL renders the recording later). */
+static int finish_recording(struct record_core *rc, FILE *msgs, int read_back)
+{
+	uint64_t bytes = recording_bytes(rc->rw);
+	struct recording_info info;
+	int ret;
+
+	ret = recording_close(rc->rw, rc->p);
+	rc->rw = NULL;
+	if (ret < 0)
+		return log_errno(ret, "cannot write %s", rc->rw_path);
+	if (msgs)
+		fprintf(msgs, "perch: wrote %s (perch recording, %llu KiB)\n", rc->rw_path,
+			(unsigned long long)(bytes + 1023) / 1024);
+	for (int i = 0; i < rc->o.nr_outputs; i++)
+		if (!is_recording(&rc->o.outputs[i]))
+			read_back = 1;
+	if (!read_back)
+		return 0;
+	ret = recording_read(rc->rw_path, &rc->back, &info);
+	if (ret < 0 || !info.complete)
+		log_warn(0, "cannot read back %s (%s): other outputs have no time line",
+			 rc->rw_path, info.error[0] ? info.error : strerror(-ret));
+	if (ret >= 0 && !info.complete) {
+		profile_free(rc->back);
+		rc->back = NULL;
+	}
+	return 0;
+}
+
+int record_core_write_outputs(struct record_core *rc, FILE *msgs)
+{
+	int ret = 0;
+
+	if (rc->rw && finish_recording(rc, msgs, rc->keep_samples) < 0)
+		ret = -1;
+	for (int i = 0; i < rc->o.nr_outputs; i++) {
+		const struct record_output *ro = &rc->o.outputs[i];
+
+		if (!is_recording(ro) &&
+		    write_one(rc, record_core_profile(rc), ro->path, ro->fmt, msgs) < 0)
+			ret = -1;
+	}
+	return ret;
+}
