@@ -23,7 +23,7 @@ const struct cmd cmd_top = {
 	.name = "top",
 	.summary = "live view of the hottest functions, refreshed every second",
 	.usage = "usage: perch top -p PID|NAME [-F HZ] [-d SEC] [-n ROWS] [--mode wall|cpu]\n"
-		 "                [--stack-size BYTES] [--no-follow-cpu] [--no-idle-reuse]\n"
+		 "                [--stack-size BYTES] [--follow-cpu] [--no-idle-reuse]\n"
 		 "                [--sysroot DIR] [--symfs DIR]\n"
 		 "\n"
 		 "Sample PID and show its hottest functions, refreshed every second until -d SEC,\n"

@@ -42,7 +42,7 @@ enum opt_id {
 	O_STALL_THREAD,
 	O_TOP,
 	O_VERIFY,
-	O_NO_FOLLOW,
+	O_FOLLOW,
 	O_NO_REUSE,
 	O_SYSROOT,
 	O_SYMFS,
@@ -67,7 +67,7 @@ static const struct opt_def {
 	[O_STALL_THREAD] = { "stall-thread", 1, 0 },
 	[O_TOP] = { "top", 1, 0 },
 	[O_VERIFY] = { "verify", 0, 0 },
-	[O_NO_FOLLOW] = { "no-follow-cpu", 0, 0 },
+	[O_FOLLOW] = { "follow-cpu", 0, 0 },
 	[O_NO_REUSE] = { "no-idle-reuse", 0, 0 },
 	[O_SYSROOT] = { "sysroot", 1, 0 },
 	[O_SYMFS] = { "symfs", 1, 0 },
@@ -75,7 +75,7 @@ static const struct opt_def {
 
 const char *const record_opts_names[] = {
 	"freq", "duration", "output", "format", "lines", "mode", "stack-size", "cpu-interval",
-	"mem-interval", "stall", "stall-thread", "top", "verify", "no-follow-cpu",
+	"mem-interval", "stall", "stall-thread", "top", "verify", "follow-cpu",
 	"no-idle-reuse", "sysroot", "symfs", NULL,
 };
 
@@ -206,7 +206,7 @@ static int opt_apply(struct record_opts *o, enum opt_id id, const char *arg, con
 		break;
 	case O_LINES:
 	case O_VERIFY:
-	case O_NO_FOLLOW:
+	case O_FOLLOW:
 	case O_NO_REUSE: {
 		int on = 1;
 
@@ -216,7 +216,7 @@ static int opt_apply(struct record_opts *o, enum opt_id id, const char *arg, con
 			return log_err(-EINVAL, "%s is on or off, not '%s'", what, arg);
 		*(id == O_LINES	    ? &o->lines
 		  : id == O_VERIFY  ? &o->verify
-		  : id == O_NO_FOLLOW ? &o->no_follow_cpu
+		  : id == O_FOLLOW ? &o->follow_cpu
 				      : &o->no_idle_reuse) = on;
 		break;
 	}
@@ -308,12 +308,12 @@ int record_opts_get(const struct record_opts *o, const char *name, char *buf, si
 		break;
 	case O_LINES:
 	case O_VERIFY:
-	case O_NO_FOLLOW:
+	case O_FOLLOW:
 	case O_NO_REUSE:
 		snprintf(buf, size, "%s",
 			 (id == O_LINES	     ? o->lines
 			  : id == O_VERIFY   ? o->verify
-			  : id == O_NO_FOLLOW ? o->no_follow_cpu
+			  : id == O_FOLLOW ? o->follow_cpu
 					      : o->no_idle_reuse)
 				 ? "on"
 				 : "off");
@@ -686,7 +686,7 @@ void record_core_sampler_opts(const struct record_core *rc, struct sampler_opts 
 {
 	*so = (struct sampler_opts){ .hz = rc->o.hz, .duration = rc->o.duration,
 				     .stack_size = rc->o.stack_size, .cpu_mode = rc->o.cpu_mode,
-				     .follow_cpu = !rc->o.no_follow_cpu, .verify = rc->o.verify,
+				     .follow_cpu = rc->o.follow_cpu, .verify = rc->o.verify,
 				     .no_idle_reuse = rc->o.no_idle_reuse };
 }
 

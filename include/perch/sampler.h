@@ -31,7 +31,8 @@ struct sampler_opts {
 	 * so a signal handler or another thread may set it. */
 	const volatile sig_atomic_t *stop;
 	int no_signals;     /* leave SIGINT/SIGTERM/SIGHUP to the caller: wait for SIGCHLD only */
-	int follow_cpu;     /* move the ptrace thread to the CPU the running threads use */
+	int follow_cpu;     /* move the ptrace thread to the CPU the running threads use
+	                     * (experimental, off by default: see follow_cpu() in sampler.c) */
 	int verify;         /* also unwind in the stop with libunwind-ptrace (slow): see
 	                     * sampler_info.verify_pcs */
 	int no_idle_reuse;  /* interrupt blocked threads at every tick, as if nothing were known

@@ -182,7 +182,8 @@ SUMMARY_RES = {
     "ticks": re.compile(r"threads seen: (\d+)\s+ticks: (\d+)\s+missed ticks: (\d+)"),
     "stop": re.compile(r"stop window per sample: p50 (\d+) us, p99 (\d+) us"),
     "unwind": re.compile(r"unwound to root: ([\d.]+)%.*?fallback ([\d.]+)%.*?stopped early "
-                         r"([\d.]+)%, ([\d.]+) frames, unwind ([\d.]+) us, symbolize ([\d.]+) us"),
+                         r"([\d.]+)%,(?: cut at \d+ frames [\d.]+%,)? ([\d.]+) frames, "
+                         r"unwind ([\d.]+) us, symbolize ([\d.]+) us"),
     "verify": re.compile(r"verify: (\d+) of (\d+) samples differ"),
     "errors": re.compile(r"errors: registers (\d+), stack copy (\d+), dropped \(perch behind\) "
                          r"(\d+)"),
