@@ -16,6 +16,7 @@
 #include "perch/elffile.h"
 #include "perch/log.h"
 #include "perch/module.h"
+#include "perch/path.h"
 #include "perch/proc-maps.h"
 #include "perch/xalloc.h"
 
@@ -97,16 +98,9 @@ void art_proc_free(struct art_proc *a)
 	free(a);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
 static int is_runtime_lib(const char *path)
 {
-	const char *b = base_name(path);
+	const char *b = path_base(path);
 
 	return !strcmp(b, "libart.so") || !strcmp(b, "libartd.so");
 }

@@ -12,8 +12,9 @@
 #include "perch/arch.h"
 #include "perch/cmd.h"
 #include "perch/log.h"
-#include "perch/profile.h"
+#include "perch/path.h"
 #include "perch/proc-task.h"
+#include "perch/profile.h"
 #include "perch/resolve.h"
 #include "perch/sampler.h"
 #include "perch/symbolize.h"
@@ -42,13 +43,6 @@ struct dump_thread {
 	struct unwind_snapshot snap;
 };
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s && s[1] ? s + 1 : path;
-}
-
 static void print_stack(struct profile *p, struct resolver *r, struct dump_thread *dt)
 {
 	uint32_t stack = resolver_stack(r, &dt->snap);
@@ -61,7 +55,7 @@ static void print_stack(struct profile *p, struct resolver *r, struct dump_threa
 		const struct profile_location *loc = profile_location(p, locs[i]);
 		size_t nf;
 		const uint32_t *frames = profile_location_frames(p, locs[i], &nf);
-		const char *module = loc->module ? base_name(profile_str(p, loc->module)) : "?";
+		const char *module = loc->module ? path_base(profile_str(p, loc->module)) : "?";
 
 		for (size_t k = 0; k < nf; k++) {
 			const struct profile_frame *f = profile_frame(p, frames[k]);

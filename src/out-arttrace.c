@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "perch/json.h"
+#include "perch/path.h"
 #include "perch/profile.h"
 #include "perch/strbuf.h"
 #include "perch/writers.h"
@@ -244,13 +245,6 @@ static void add_clean(struct strbuf *sb, const char *s, size_t len, const char *
 		strbuf_addstr(sb, fallback);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-
-	return slash && slash[1] ? slash + 1 : path ? path : "";
-}
-
 /* "<id>\t<class>\t<method>\t<signature>\t<source>\n" */
 static void add_method_line(struct strbuf *sb, const struct art *a, uint32_t idx)
 {
@@ -272,7 +266,7 @@ static void add_method_line(struct strbuf *sb, const struct art *a, uint32_t idx
 		else
 			strbuf_addstr(sb, "()");
 	} else {
-		const char *cls = mod && *mod			    ? base_name(mod)
+		const char *cls = mod && *mod			    ? path_base(mod)
 				  : m->kind == PROFILE_FRAME_KERNEL ? "[kernel]"
 				  : m->kind == PROFILE_FRAME_PSEUDO ? "[perch]"
 								    : "[unknown]";
@@ -281,7 +275,7 @@ static void add_method_line(struct strbuf *sb, const struct art *a, uint32_t idx
 		strbuf_addch(sb, '\t');
 		if (m->frameless) {
 			char *label = mod && *mod
-					  ? xasprintf("%s+0x%" PRIx64, base_name(mod), m->addr)
+					  ? xasprintf("%s+0x%" PRIx64, path_base(mod), m->addr)
 					  : xasprintf("0x%" PRIx64, m->addr);
 
 			add_clean(sb, label, SIZE_MAX, "[unknown]");
@@ -293,7 +287,7 @@ static void add_method_line(struct strbuf *sb, const struct art *a, uint32_t idx
 		strbuf_addstr(sb, "\t()V");
 	}
 	strbuf_addch(sb, '\t');
-	add_clean(sb, base_name(file), SIZE_MAX, "?");
+	add_clean(sb, path_base(file), SIZE_MAX, "?");
 	strbuf_addch(sb, '\n');
 }
 

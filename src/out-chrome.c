@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "perch/json.h"
+#include "perch/path.h"
 #include "perch/profile.h"
 #include "perch/stall.h"
 #include "perch/strbuf.h"
@@ -45,13 +46,6 @@ static int item_eq(const struct item *a, const struct item *b)
 	       (a->name || a->loc == b->loc);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-
-	return slash && slash[1] ? slash + 1 : path ? path : "";
-}
-
 /* The display name of @it as a JSON string. */
 static void add_item_name(struct strbuf *sb, const struct profile *p, const struct item *it)
 {
@@ -66,7 +60,7 @@ static void add_item_name(struct strbuf *sb, const struct profile *p, const stru
 	}
 	l = profile_location(p, it->loc);
 	if (l && l->module)
-		name = xasprintf("%s+0x%" PRIx64, base_name(profile_str(p, l->module)), l->addr);
+		name = xasprintf("%s+0x%" PRIx64, path_base(profile_str(p, l->module)), l->addr);
 	else if (l && it->kind != PROFILE_FRAME_PSEUDO)
 		name = xasprintf("0x%" PRIx64, l->addr);
 	else

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "perch/json.h"
+#include "perch/path.h"
 #include "perch/profile.h"
 #include "perch/strbuf.h"
 #include "perch/writers.h"
@@ -39,13 +40,6 @@ struct fg {
 	size_t nr, alloc;
 	uint32_t max_depth;
 };
-
-static const char *base_name(const char *path)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-
-	return slash && slash[1] ? slash + 1 : path ? path : "";
-}
 
 static uint32_t fg_child(struct fg *g, uint32_t parent, uint32_t key_name, uint32_t key_loc,
 			 uint8_t kind, const char *name_if_new)
@@ -102,7 +96,7 @@ static void add_count(uint32_t thread, uint32_t stack, uint64_t count, void *arg
 
 			if (l && l->module)
 				name = xasprintf("%s+0x%" PRIx64,
-						 base_name(profile_str(p, l->module)), l->addr);
+						 path_base(profile_str(p, l->module)), l->addr);
 			else
 				name = xasprintf("0x%" PRIx64, l ? l->addr : 0);
 			node = fg_child(g, node, 0, locs[i], PROFILE_FRAME_NATIVE, name);

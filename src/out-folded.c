@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "perch/output.h"
+#include "perch/path.h"
 #include "perch/profile.h"
 #include "perch/strbuf.h"
 #include "perch/xalloc.h"
@@ -41,15 +42,6 @@ static void add_clean(struct strbuf *sb, const char *s, int no_spaces)
 		strbuf_addstr(sb, "[unknown]");
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-
-	if (!path)
-		return "";
-	return slash && slash[1] ? slash + 1 : path;
-}
-
 static void add_frame(struct folded *fo, const struct profile_frame *f)
 {
 	const char *file;
@@ -58,7 +50,7 @@ static void add_frame(struct folded *fo, const struct profile_frame *f)
 	file = profile_str(fo->p, f->file);
 	if (fo->o && fo->o->lines && f->line && file && *file) {
 		strbuf_addstr(&fo->sb, " (");
-		add_clean(&fo->sb, base_name(file), 0);
+		add_clean(&fo->sb, path_base(file), 0);
 		strbuf_addf(&fo->sb, ":%" PRIu32 ")", f->line);
 	}
 	/* the palettes of flamegraph.pl look for these at the very end of a frame (formats.md
@@ -85,7 +77,7 @@ static void add_location(struct folded *fo, uint32_t loc_id)
 		const char *mod = loc ? profile_str(fo->p, loc->module) : NULL;
 
 		if (mod && *mod) {
-			add_clean(&fo->sb, base_name(mod), 0);
+			add_clean(&fo->sb, path_base(mod), 0);
 			strbuf_addf(&fo->sb, "+0x%" PRIx64, loc->addr);
 		} else if (loc) {
 			strbuf_addf(&fo->sb, "0x%" PRIx64, loc->addr);

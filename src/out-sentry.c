@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "perch/json.h"
+#include "perch/path.h"
 #include "perch/profile.h"
 #include "perch/strbuf.h"
 #include "perch/writers.h"
@@ -69,13 +70,6 @@ static const struct {
     {"memory_footprint", "byte", {"memory_footprint", "pss_bytes", "rss_bytes", NULL}},
     {"memory_native_footprint", "byte", {"memory_native_footprint", "native_heap_bytes", NULL}},
 };
-
-static const char *base_name(const char *path)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-
-	return slash && slash[1] ? slash + 1 : path ? path : "";
-}
 
 int out_managed_split(const char *name, size_t *dot, size_t *paren)
 {
@@ -470,7 +464,7 @@ static void add_frames(struct sentry *c, struct strbuf *sb, uint32_t loc)
 			sep = ", ";
 		} else if (!img) { /* with an image, Sentry can symbolicate the address */
 			if (l && l->module)
-				label = xasprintf("%s+0x%" PRIx64, base_name(mpath), l->addr);
+				label = xasprintf("%s+0x%" PRIx64, path_base(mpath), l->addr);
 			else if (l && kind != PROFILE_FRAME_PSEUDO)
 				label = xasprintf("0x%" PRIx64, l->addr);
 			add_kv(sb, "", "function", label ? label : "[unknown]");

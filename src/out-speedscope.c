@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "perch/json.h"
+#include "perch/path.h"
 #include "perch/profile.h"
 #include "perch/strbuf.h"
 #include "perch/writers.h"
@@ -22,13 +23,6 @@ struct ss {
 	uint32_t *stack_data;
 	size_t stack_data_nr, stack_data_alloc;
 };
-
-static const char *base_name(const char *path)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-
-	return slash && slash[1] ? slash + 1 : path ? path : "";
-}
 
 /* The frame kind in a frame name: the suffixes of the folded writer (out-folded.c), "_[j]"
  * for compiled managed code (JIT or AOT) and "_[0]" for interpreted code. speedscope frames
@@ -89,7 +83,7 @@ static uint32_t location_index(struct ss *s, uint32_t loc)
 	if (s->loc_idx[loc] != UINT32_MAX)
 		return s->loc_idx[loc];
 	if (l && l->module)
-		name = xasprintf("%s+0x%" PRIx64, base_name(profile_str(s->p, l->module)), l->addr);
+		name = xasprintf("%s+0x%" PRIx64, path_base(profile_str(s->p, l->module)), l->addr);
 	else
 		name = xasprintf("0x%" PRIx64, l ? l->addr : 0);
 	s->loc_idx[loc] = add_frame_json(s, name, NULL, NULL, 0);

@@ -7,6 +7,7 @@
 
 #include "perch/json.h"
 #include "perch/output.h"
+#include "perch/path.h"
 #include "perch/profile.h"
 #include "perch/strbuf.h"
 #include "perch/u64map.h"
@@ -77,13 +78,6 @@ static void add_clean(struct strbuf *sb, const char *s)
 	}
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-
-	return slash && slash[1] ? slash + 1 : path ? path : "";
-}
-
 /* "name (module)" the way out_top_write() shows a function; "[inlined]" for inlined frames. */
 static char *frame_label(const struct profile *p, const struct profile_frame *f, uint32_t module)
 {
@@ -96,7 +90,7 @@ static char *frame_label(const struct profile *p, const struct profile_frame *f,
 		strbuf_addstr(&sb, "[unknown]");
 	if (mod && *mod) {
 		strbuf_addstr(&sb, " (");
-		add_clean(&sb, base_name(mod));
+		add_clean(&sb, path_base(mod));
 		strbuf_addch(&sb, ')');
 	}
 	if (f && f->inlined)
@@ -121,7 +115,7 @@ static const uint32_t *loc_labels(struct text *t, uint32_t loc, size_t *n)
 			struct strbuf sb = STRBUF_INIT;
 
 			if (mod && *mod)
-				add_clean(&sb, base_name(mod));
+				add_clean(&sb, path_base(mod));
 			strbuf_addf(&sb, "%s0x%" PRIx64, sb.len ? "+" : "", l ? l->addr : 0);
 			t->loc_l[t->nr_loc_l++] = label_id(t, strbuf_detach(&sb, NULL));
 		}

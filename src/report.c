@@ -7,6 +7,7 @@
 #include "perch/cmd.h"
 #include "perch/elffile.h"
 #include "perch/log.h"
+#include "perch/path.h"
 #include "perch/profile.h"
 #include "perch/recording.h"
 #include "perch/report.h"
@@ -180,13 +181,6 @@ struct elffile *report_symfs_elf(struct report_symfs *rs, const struct profile *
 	return m->ef;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s && s[1] ? s + 1 : path;
-}
-
 /* The copy of location @loc of @src in @dst, re-symbolized when the symfs has its module. */
 static uint32_t copy_location(const struct profile *src, uint32_t loc, struct profile *dst,
 			      struct report_symfs *rs)
@@ -211,7 +205,7 @@ static uint32_t copy_location(const struct profile *src, uint32_t loc, struct pr
 		char name[512];
 
 		if (!sf[i].func)
-			snprintf(name, sizeof(name), "%s+0x%llx", base_name(module),
+			snprintf(name, sizeof(name), "%s+0x%llx", path_base(module),
 				 (unsigned long long)l->addr);
 		pf[i].name = profile_intern_str(dst, sf[i].func ? sf[i].func : name);
 		pf[i].file = sf[i].file ? profile_intern_str(dst, sf[i].file) : 0;

@@ -146,6 +146,15 @@ void testutil_check_golden(const char *rel, const char *data, size_t len)
 	free(path);
 }
 
+void testutil_check_enospc(output_write_fn *writer, const struct profile *p)
+{
+	FILE *f = fopen("/dev/full", "w");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(writer(p, NULL, f), -ENOSPC);
+	fclose(f);
+}
+
 char *testutil_render(output_write_fn *writer, const struct profile *p, const struct output_opts *o,
 		      size_t *len)
 {

@@ -33,7 +33,9 @@ void testutil_check_golden(const char *rel, const char *data, size_t len);
 char *testutil_render(output_write_fn *writer, const struct profile *p, const struct output_opts *o,
 		      size_t *len);
 
-/* A new empty directory /tmp/perch-check-XXXXXX. Malloc'ed. */
+/* @writer on a full disk (/dev/full) must report -ENOSPC, not succeed or crash. */
+void testutil_check_enospc(output_write_fn *writer, const struct profile *p);
+
 /* Is @tool on PATH? When not, prints "SKIP: <tool> not installed ..." so a skipped consumer
  * check is visible in the output. */
 int testutil_have_tool(const char *tool);
@@ -41,6 +43,7 @@ int testutil_have_tool(const char *tool);
  * status (128 when it did not exit normally). */
 char *testutil_run(const char *cmd, int *status);
 
+/* A new empty directory /tmp/perch-check-XXXXXX. Malloc'ed. */
 char *testutil_tmpdir_new(void);
 /* Remove @dir and everything below it (links are not followed), then free @dir. NULL: no-op. */
 void testutil_tmpdir_free(char *dir);
