@@ -304,7 +304,8 @@ void timeline_add_cpu(struct timeline *tl, const struct timeline_reading *r)
 	for (size_t i = 0; i < r->nr_tasks; i++)
 		thread_add(tl, &r->tasks[i], r->time_ns);
 	ALLOC_GROW(p->tasks, r->nr_tasks + 1, p->alloc_tasks);
-	memcpy(p->tasks, r->tasks, r->nr_tasks * sizeof(*r->tasks));
+	if (r->nr_tasks) /* none when the task list could not be read (the target exiting) */
+		memcpy(p->tasks, r->tasks, r->nr_tasks * sizeof(*r->tasks));
 	p->nr_tasks = r->nr_tasks;
 	p->time_ns = r->time_ns;
 	p->proc = r->proc;

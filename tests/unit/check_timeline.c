@@ -136,6 +136,33 @@ START_TEST(test_synthetic_threads)
 }
 END_TEST
 
+/* A reading without its task list (the process was exiting while it was read) still gives the
+ * process's CPU; the next full reading starts its threads over. Under UBSan this once was a
+ * memcpy from NULL. */
+START_TEST(test_reading_without_tasks)
+{
+	struct timeline *tl = new_timeline(4);
+	struct timeline_reading r;
+	struct timeline_cpu_figures cf;
+
+	make_reading(&r, 0);
+	timeline_add_cpu(tl, &r);
+	timeline_reading_release(&r);
+	make_reading(&r, 1);
+	free(r.tasks);
+	r.tasks = NULL;
+	r.nr_tasks = 0;
+	timeline_add_cpu(tl, &r);
+	make_reading(&r, 2);
+	timeline_add_cpu(tl, &r);
+	timeline_reading_release(&r);
+	timeline_cpu_figures(tl, &cf);
+	ck_assert_uint_eq(cf.points, 2);
+	ck_assert_double_eq_tol(cf.peak, 80, 1e-9);
+	timeline_free(tl);
+}
+END_TEST
+
 START_TEST(test_store_counters)
 {
 	struct timeline *tl = synthetic();
@@ -325,6 +352,7 @@ Suite *timeline_suite(void)
 
 	tcase_add_test(tc, test_fixture_busy_loop);
 	tcase_add_test(tc, test_synthetic_threads);
+	tcase_add_test(tc, test_reading_without_tasks);
 	tcase_add_test(tc, test_store_counters);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("memory");
