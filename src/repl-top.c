@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perch/path.h"
 #include "perch/profile.h"
 #include "perch/repl.h"
 #include "perch/strbuf.h"
@@ -188,7 +189,6 @@ static void label(const struct profile *p, const struct top_fn *fn, struct strbu
 {
 	const char *name = fn->name == NAME_NO_STACK ? "[no stack]" : profile_str(p, fn->name);
 	const char *mod = fn->name == NAME_NO_STACK ? NULL : profile_str(p, fn->module);
-	const char *slash;
 
 	strbuf_reset(sb);
 	if (name && *name)
@@ -196,9 +196,8 @@ static void label(const struct profile *p, const struct top_fn *fn, struct strbu
 	else
 		strbuf_addstr(sb, "[unknown]");
 	if (mod && *mod) {
-		slash = strrchr(mod, '/');
 		strbuf_addstr(sb, " (");
-		add_clean(sb, slash && slash[1] ? slash + 1 : mod);
+		add_clean(sb, path_base(mod));
 		strbuf_addch(sb, ')');
 	}
 }
@@ -214,7 +213,8 @@ void repl_top_print(struct repl_top *t, const struct profile *p, double hz, size
 	struct strbuf sb = STRBUF_INIT;
 	size_t shown = 0;
 
-	qsort(t->fns, t->nr_fns, sizeof(*t->fns), cmp_fn);
+	if (t->nr_fns) /* no sample yet: no array */
+		qsort(t->fns, t->nr_fns, sizeof(*t->fns), cmp_fn);
 	/* the order changed: rebuild the index */
 	u64map_release(&t->idx);
 	for (size_t i = 0; i < t->nr_fns; i++) {

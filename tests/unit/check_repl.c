@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perch/profile.h"
 #include "perch/repl.h"
 
 static void check_split(const char *line, int want_n, const char *const *want)
@@ -78,6 +79,28 @@ START_TEST(name_matching)
 }
 END_TEST
 
+/* top before any sample (the first second of a quiet target): a table with no rows, no
+ * crash (UBSan flagged qsort on the empty, never allocated array). */
+START_TEST(top_without_samples)
+{
+	struct profile *p = profile_new();
+	struct repl_top *t = repl_top_new();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	repl_top_update(t, p);
+	repl_top_print(t, p, 100, 10, f);
+	fclose(f);
+	ck_assert_uint_eq(repl_top_interval_samples(t), 0);
+	ck_assert_ptr_nonnull(buf);
+	free(buf);
+	repl_top_free(t);
+	profile_free(p);
+}
+END_TEST
+
 Suite *repl_suite(void)
 {
 	Suite *s = suite_create("repl");
@@ -87,6 +110,7 @@ Suite *repl_suite(void)
 	tcase_add_test(tc, split_unterminated);
 	tcase_add_test(tc, find_by_pid);
 	tcase_add_test(tc, name_matching);
+	tcase_add_test(tc, top_without_samples);
 	suite_add_tcase(s, tc);
 	return s;
 }
