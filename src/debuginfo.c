@@ -12,6 +12,7 @@
 #include <libdwarf.h>
 
 #include "perch/debuginfo.h"
+#include "perch/ehframe.h"
 #include "perch/xalloc.h"
 
 #define DI_MAX_DEPTH	   64	      /* DIE nesting we follow; deeper DIEs are ignored */
@@ -106,6 +107,7 @@ struct debuginfo {
 	int fd;
 	Dwarf_Debug dbg;
 	uint64_t info_size; /* of .debug_info, uncompressed */
+	uint64_t die_steps; /* child/sibling steps taken by all walks (die_step_ok) */
 	int info_state;	    /* 0: libdwarf has not read .debug_info yet, 1: has, -1: cannot */
 	struct di_cu **cus; /* the CUs read so far, in the order read; each allocated alone */
 	size_t nr_cus, alloc_cus;
@@ -428,10 +430,22 @@ static void die_ranges(struct debuginfo *di, Dwarf_Die die, int version, uint64_
 	dwarf_dealloc_attribute(attr);
 }
 
+/* Every DIE is at least one byte, and perch walks a CU's tree at most twice (its functions,
+ * and its C++ scopes when another CU refers into it), so more steps than a few times the size
+ * of .debug_info mean hostile DWARF that makes the walks go over the same DIEs again and again
+ * (overlapping CUs, DW_AT_sibling jumping about): then every walk ends early. */
+static int die_step_ok(struct debuginfo *di)
+{
+	return ++di->die_steps <= 4 * di->info_size + 4096;
+}
+
 static Dwarf_Die die_child(struct debuginfo *di, Dwarf_Die die)
 {
 	Dwarf_Error err = NULL;
 	Dwarf_Die child = NULL;
+
+	if (!die_step_ok(di))
+		return NULL;
 
 	if (dwarf_child(die, &child, &err) != DW_DLV_OK) {
 		drop_err(di, err);
@@ -440,13 +454,25 @@ static Dwarf_Die die_child(struct debuginfo *di, Dwarf_Die die)
 	return child;
 }
 
+/* The next sibling, or NULL. libdwarf follows DW_AT_sibling when a DIE has one, and hostile
+ * DWARF can point it backwards: only a sibling further on in the section is taken, so every
+ * walk over a list of siblings ends. */
 static Dwarf_Die die_sibling(struct debuginfo *di, Dwarf_Die die)
 {
 	Dwarf_Error err = NULL;
 	Dwarf_Die sib = NULL;
+	Dwarf_Off here = 0, there = 0;
 
+	if (!die_step_ok(di))
+		return NULL;
 	if (dwarf_siblingof_b(di->dbg, die, 1, &sib, &err) != DW_DLV_OK) {
 		drop_err(di, err);
+		return NULL;
+	}
+	if (dwarf_dieoffset(die, &here, &err) != DW_DLV_OK ||
+	    dwarf_dieoffset(sib, &there, &err) != DW_DLV_OK || there <= here) {
+		drop_err(di, err);
+		dwarf_dealloc_die(sib);
 		return NULL;
 	}
 	return sib;
@@ -1287,6 +1313,34 @@ static void parse_aranges(struct debuginfo *di, const uint8_t *p, size_t size, i
 		qsort(di->aranges, di->nr_aranges, sizeof(*di->aranges), range_cmp);
 }
 
+/* Is every attribute form in .debug_abbrev one DWARF 2-5 or GNU defines? libdwarf 20210528
+ * gets stuck skipping DIEs whose abbreviation names a form it does not know (a fuzzed file
+ * kept dwarf_siblingof_b busy for minutes), and no compiler emits such forms. */
+static int abbrev_forms_known(const uint8_t *p, size_t size)
+{
+	struct ehframe_cursor c = { .base = p, .end = size };
+
+	while (c.pos < c.end && !c.bad) {
+		if (!ehframe_read_uleb(&c))
+			continue; /* code 0: the end of one CU's table */
+		ehframe_read_uleb(&c); /* the tag */
+		ehframe_read_le(&c, 1); /* has children */
+		while (!c.bad) {
+			uint64_t at = ehframe_read_uleb(&c), form = ehframe_read_uleb(&c);
+
+			if (!at && !form)
+				break;
+			if (!((form >= 0x01 && form <= 0x2c && form != 0x02) ||
+			      (form >= 0x1f01 && form <= 0x1f02) ||
+			      (form >= 0x1f20 && form <= 0x1f21)))
+				return 0;
+			if (form == 0x21) /* DW_FORM_implicit_const: its value follows */
+				ehframe_read_sleb(&c);
+		}
+	}
+	return !c.bad;
+}
+
 /* Header of each unit in .debug_rnglists / .debug_loclists (DWARF 5 section 7.28/7.29):
  * "unit_length(4|12) version(2)=5 address_size(1) segment_selector_size(1) offset_entry_count(4)"
  * libdwarf 20210528 loads both sections with the first CU header, and a malformed unit header
@@ -1385,6 +1439,19 @@ static int read_sections(struct debuginfo *di, int fd)
 		}
 		if (!strcmp(name, ".debug_info")) {
 			di->info_size = section_size(fd, &shdr, cls, big);
+			continue;
+		}
+		if (!strcmp(name, ".debug_abbrev")) {
+			if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) {
+				ret = -ENOEXEC;
+				goto out;
+			}
+			data = elf_getdata(scn, NULL);
+			if (!data || (data->d_size && !data->d_buf) ||
+			    !abbrev_forms_known(data->d_buf, data->d_size)) {
+				ret = -ENOEXEC;
+				goto out;
+			}
 			continue;
 		}
 		if (!strcmp(name, ".debug_aranges")) {

@@ -866,6 +866,38 @@ START_TEST(test_corrupt_aranges)
 }
 END_TEST
 
+/* Inputs the fuzzer found that kept libdwarf busy for minutes: abbreviations with forms no
+ * DWARF version defines (refused at open), and a DW_AT_sibling chain (the walks only go
+ * forward). Each must be dealt with at once. */
+START_TEST(test_fuzz_hangs)
+{
+	static const char *const names[] = { "crash-sibling-chain", "crash-sibling-cycle" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		char *path = testutil_fixture_path("fuzz/debuginfo/%s", names[i]);
+		struct debuginfo *di = debuginfo_open(path);
+		struct sym_frame f[SYM_MAX_INLINE];
+
+		if (di) {
+			for (uint64_t a = 0; a < 0x4000; a += 0x40)
+				ck_assert_int_le(debuginfo_lookup(di, a, f, SYM_MAX_INLINE),
+						 SYM_MAX_INLINE);
+			debuginfo_free(di);
+		}
+		free(path);
+	}
+	/* the unknown form is refused */
+	{
+		char *path = testutil_fixture_path("fuzz/debuginfo/crash-sibling-chain");
+
+		errno = 0;
+		ck_assert_ptr_null(debuginfo_open(path));
+		ck_assert_int_eq(errno, ENOEXEC);
+		free(path);
+	}
+}
+END_TEST
+
 Suite *debuginfo_suite(void)
 {
 	Suite *s = suite_create("debuginfo");
@@ -904,6 +936,7 @@ Suite *debuginfo_suite(void)
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_corrupt_dwarf);
 	tcase_add_test(tc, test_corrupt_scopes);
+	tcase_add_test(tc, test_fuzz_hangs);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
