@@ -89,7 +89,8 @@ check-unit: $(O)/tests/unit/run
 	$(Q)cd $(CURDIR) && $(O)/tests/unit/run
 
 check-e2e: $(O)/perch $(O)/tests/e2e/run targets
-	$(Q)cd $(CURDIR) && PERCH=$(CURDIR)/$(O)/perch TARGETS=$(CURDIR)/$(O)/targets $(O)/tests/e2e/run
+	$(Q)cd $(CURDIR) && PERCH=$(CURDIR)/$(O)/perch TARGETS=$(CURDIR)/$(O)/targets \
+		$(if $(SAN),PERCH_TEST_SANITIZED=1) $(O)/tests/e2e/run
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory demo-build

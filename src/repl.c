@@ -374,9 +374,30 @@ static int exit_code_of(int status)
 	return PERCH_EXIT_FATAL;
 }
 
-/* Wait for @child and return its exit code. While attached, the session thread reaps any
- * child (tracee_poll() waits with -1, __WALL) and may get this one first: the child also
- * sends its code through @status_fd before it exits, so the code is known either way. */
+/* In the child of run_foreign(): only async-signal-safe calls until exec. Ignored signals
+ * and the mask survive exec, so both are reset. The output goes to @capture when set.
+ * Should exec fail, the code goes through @status_fd (see child_code()). */
+static void exec_self(char **av, int capture, int status_fd, const sigset_t *none)
+{
+	static const char failed[] = "perch: cannot run perch again from /proc/self/exe\n";
+	int code = PERCH_EXIT_FATAL;
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	sigprocmask(SIG_SETMASK, none, NULL);
+	if (capture >= 0)
+		dup2(capture, STDOUT_FILENO);
+	execv("/proc/self/exe", av);
+	if (write(STDERR_FILENO, failed, sizeof(failed) - 1) < 0 ||
+	    write(status_fd, &code, sizeof(code)) < 0) {
+		/* nobody to tell */
+	}
+	_exit(code);
+}
+
+/* Wait for @child and return its exit code: from its exit status, or from @status_fd when
+ * it could not exec (the pipe closes at a successful exec). */
 static int child_code(pid_t child, int status_fd)
 {
 	int code = -1, status = 0;
@@ -395,19 +416,23 @@ static int child_code(pid_t child, int status_fd)
 	return log_err(PERCH_EXIT_FATAL, "the command ended abnormally");
 }
 
-/* A CLI command the REPL has no implementation of: run it in a child (its exit() and signal
- * handling stay its own), with -p PID of the target. One that uses ptrace runs with the target
- * detached meanwhile so that it can attach; one that only reads /proc or files (CMD_NO_PTRACE:
- * stat, mem, report, annotate) runs while the target stays attached, even during a
- * background recording. */
+/* A CLI command the REPL has no implementation of: run it as `perch NAME ARGS -p PID` in a
+ * child (its exit() and signal handling stay its own). The child execs perch afresh rather than
+ * calling the command after fork(): the session thread may hold a lock (malloc's, stdio's) at
+ * the fork, and only async-signal-safe calls are safe in the child until exec. One that uses
+ * ptrace runs with the target detached meanwhile so that it can attach; one that only reads
+ * /proc or files (CMD_NO_PTRACE: stat, mem, report, annotate) runs while the target stays
+ * attached, even during a background recording. */
 static int run_foreign(struct repl *r, const struct cmd *c, int argc, char **argv)
 {
 	int no_ptrace = (c->flags & CMD_NO_PTRACE) != 0;
 	pid_t target = 0, child;
 	char pidbuf[16];
-	char **av = xcalloc((size_t)argc + 3, sizeof(*av));
+	char **av = xcalloc((size_t)argc + 5, sizeof(*av));
 	int n = 0, code, capture = -1, detached = 0, st[2];
+	sigset_t none;
 
+	av[n++] = "perch";
 	av[n++] = argv[0];
 	if (r->s->attached) {
 		int has_pid = 0;
@@ -432,6 +457,8 @@ static int run_foreign(struct repl *r, const struct cmd *c, int argc, char **arg
 	}
 	for (int i = 1; i < argc; i++)
 		av[n++] = argv[i];
+	av[n] = NULL;
+	sigemptyset(&none);
 	if (pipe2(st, O_CLOEXEC) < 0) {
 		log_errno(-errno, "cannot run %s", c->name);
 		code = PERCH_EXIT_FATAL;
@@ -442,25 +469,8 @@ static int run_foreign(struct repl *r, const struct cmd *c, int argc, char **arg
 	fflush(stdout);
 	fflush(stderr);
 	child = fork();
-	if (child == 0) {
-		sigset_t none;
-
-		close(st[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (capture >= 0)
-			dup2(capture, STDOUT_FILENO);
-		code = c->run(n, av);
-		fflush(stdout);
-		fflush(stderr);
-		if (write(st[1], &code, sizeof(code)) < 0) {
-			/* the parent went away: nobody to tell */
-		}
-		_exit(code);
-	}
+	if (child == 0)
+		exec_self(av, capture, st[1], &none);
 	close(st[1]);
 	if (child < 0) {
 		log_errno(-errno, "cannot run %s", c->name);

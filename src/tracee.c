@@ -541,7 +541,9 @@ int tracee_poll(struct tracee *t, struct tracee_event *ev)
 {
 	for (;;) {
 		int status;
-		pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+		/* __WNOTHREAD: only this (the tracer) thread's tracees and children, never a
+		 * child another perch thread forked and waits for (the REPL's commands) */
+		pid_t tid = waitpid(-1, &status, __WALL | __WNOTHREAD | WNOHANG);
 
 		if (tid == 0)
 			return 0;

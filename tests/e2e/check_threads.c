@@ -9,6 +9,7 @@
  * machine do wait), so the CPU-time comparison is made only for threads whose CPU time covers
  * at least 90% of their burn time. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -35,6 +36,11 @@ START_TEST(threads_shares)
 	struct harness_proc *t, *perch;
 	struct harness_folded f;
 	size_t i;
+	/* A sanitizer build of perch spends several times the CPU per stop and competes with
+	 * the four workers for the two CPUs: wD's 0.5-1.5 ms bursts are then undercounted by
+	 * up to 6 points (as in the TCG VM, tests/arm64/e2e.sh). The 5-point bound holds for
+	 * the plain build, which `make check` runs first. */
+	const double tol = getenv("PERCH_TEST_SANITIZED") ? 0.08 : 0.05;
 
 	/* perch launches the target, so the target's measuring window is the recording's */
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "500", "-o",
@@ -67,18 +73,18 @@ START_TEST(threads_shares)
 			 s->thread, all);
 		got = (double)busy / (double)all;
 		want = s->burn_wall / s->window;
-		if (diff(got, want) > 0.05)
+		if (diff(got, want) > tol)
 			harness_folded_context(&f, s->thread, 30);
-		H_ASSERT(diff(got, want) <= 0.05,
+		H_ASSERT(diff(got, want) <= tol,
 			 "%s: %.1f%% of its samples are in %s, the target spent %.1f%% of its "
-			 "wall time there (more than 5 points apart)",
-			 s->thread, 100 * got, s->burn, 100 * want);
+			 "wall time there (more than %.0f points apart)",
+			 s->thread, 100 * got, s->burn, 100 * want, 100 * tol);
 		if (s->cpu >= 0.9 * s->burn_wall) {
 			want = s->cpu / s->window;
-			H_ASSERT(diff(got, want) <= 0.05,
+			H_ASSERT(diff(got, want) <= tol,
 				 "%s: %.1f%% of its samples are in %s, its CPU time is %.1f%% of "
-				 "the window (more than 5 points apart)",
-				 s->thread, 100 * got, s->burn, 100 * want);
+				 "the window (more than %.0f points apart)",
+				 s->thread, 100 * got, s->burn, 100 * want, 100 * tol);
 		}
 	}
 	/* The main thread waits in pthread_join and is sampled too, under its own name. */
