@@ -591,6 +591,7 @@ static int row_for_fde(const struct cfi_table *t, const struct cfi_fde *fde, uin
 		row->ra_signed = in->cur.ra_signed;
 		row->signal_frame = (uint8_t)fde->cie.signal_frame;
 		row->args_size = in->args_size;
+		row->addr_size = (uint8_t)t->addr_size;
 		memcpy(row->rules, in->cur.rules, sizeof(row->rules));
 	}
 	free(in);
@@ -669,11 +670,18 @@ static int mem_read(const struct perch_mem *mem, uint64_t addr, size_t size, uin
 	return 0;
 }
 
-int cfi_expr_eval(const uint8_t *expr, size_t len, const struct perch_regs *regs,
-		  const struct perch_mem *mem, uint64_t bias, int push_initial, uint64_t initial,
-		  uint64_t *out)
+/* An address of a target with @asz-byte addresses (4: 32-bit arithmetic wraps there). */
+static uint64_t addr_wrap(uint64_t v, int asz)
 {
-	struct ehframe_cursor c = {.base = expr, .end = len, .addr_size = 8};
+	return asz == 4 ? (uint32_t)v : v;
+}
+
+/* cfi_expr_eval() for a target whose addresses (DW_OP_addr, DW_OP_deref) are @asz bytes. */
+static int expr_eval(const uint8_t *expr, size_t len, const struct perch_regs *regs,
+		     const struct perch_mem *mem, uint64_t bias, int push_initial, uint64_t initial,
+		     int asz, uint64_t *out)
+{
+	struct ehframe_cursor c = {.base = expr, .end = len, .addr_size = asz};
 	uint64_t st[CFI_EXPR_MAX_STACK];
 	int sp = 0, steps = 0;
 
@@ -720,16 +728,16 @@ int cfi_expr_eval(const uint8_t *expr, size_t len, const struct perch_regs *regs
 			return -EOPNOTSUPP; /* a location, not a value: not valid in CFI */
 		switch (op) {
 		case OP_ADDR:
-			v = ehframe_read_le(&c, 8);
+			v = ehframe_read_le(&c, (size_t)asz);
 			PUSH(v + bias);
 			break;
 		case OP_DEREF:
 		case OP_DEREF_SIZE:
-			a = op == OP_DEREF ? 8 : ehframe_read_le(&c, 1);
+			a = op == OP_DEREF ? (uint64_t)asz : ehframe_read_le(&c, 1);
 			if (c.bad || a == 0 || a > 8)
 				return -ENOEXEC;
 			NEED(1);
-			ret = mem_read(mem, st[sp - 1], (size_t)a, &v);
+			ret = mem_read(mem, addr_wrap(st[sp - 1], asz), (size_t)a, &v);
 			if (ret < 0)
 				return ret;
 			st[sp - 1] = v;
@@ -870,8 +878,21 @@ int cfi_expr_eval(const uint8_t *expr, size_t len, const struct perch_regs *regs
 #undef PUSH
 	if (sp == 0)
 		return -ENOEXEC;
-	*out = st[sp - 1];
+	*out = addr_wrap(st[sp - 1], asz);
 	return 0;
+}
+
+int cfi_expr_eval(const uint8_t *expr, size_t len, const struct perch_regs *regs,
+		  const struct perch_mem *mem, uint64_t bias, int push_initial, uint64_t initial,
+		  uint64_t *out)
+{
+	return expr_eval(expr, len, regs, mem, bias, push_initial, initial, 8, out);
+}
+
+/* The row's address size (rows made before it was recorded: 8). */
+static int row_asz(const struct cfi_row *row)
+{
+	return row->addr_size == 4 ? 4 : 8;
 }
 
 /* ---- stepping ---- */
@@ -883,18 +904,20 @@ static int row_cfa(const struct cfi_row *row, const struct perch_regs *in,
 	int ret;
 
 	if (row->cfa_kind == CFI_CFA_EXPR)
-		return cfi_expr_eval(row->cfa_expr, row->cfa_expr_len, in, mem, bias, 0, 0, cfa);
+		return expr_eval(row->cfa_expr, row->cfa_expr_len, in, mem, bias, 0, 0,
+				 row_asz(row), cfa);
 	ret = reg_value(in, row->cfa_reg, &v);
 	if (ret < 0)
 		return ret;
-	*cfa = v + (uint64_t)row->cfa_off;
+	*cfa = addr_wrap(v + (uint64_t)row->cfa_off, row_asz(row));
 	return 0;
 }
 
 /* The caller's value of register @reg by @row's rule. 0, 1 when the rule says "keep @in's"
  * (no rule or same value), 2 when undefined, or -errno. */
 static int rule_value(const struct cfi_rule *r, const struct perch_regs *in,
-		      const struct perch_mem *mem, uint64_t bias, uint64_t cfa, uint64_t *v)
+		      const struct perch_mem *mem, uint64_t bias, uint64_t cfa, int asz,
+		      uint64_t *v)
 {
 	uint64_t addr;
 	int ret;
@@ -906,17 +929,17 @@ static int rule_value(const struct cfi_rule *r, const struct perch_regs *in,
 	case CFI_RULE_UNDEF:
 		return 2;
 	case CFI_RULE_OFFSET:
-		return mem_read(mem, cfa + (uint64_t)r->off, 8, v);
+		return mem_read(mem, addr_wrap(cfa + (uint64_t)r->off, asz), (size_t)asz, v);
 	case CFI_RULE_VAL_OFFSET:
-		*v = cfa + (uint64_t)r->off;
+		*v = addr_wrap(cfa + (uint64_t)r->off, asz);
 		return 0;
 	case CFI_RULE_REG:
 		return reg_value(in, r->reg, v);
 	case CFI_RULE_EXPR:
-		ret = cfi_expr_eval(r->expr, r->expr_len, in, mem, bias, 1, cfa, &addr);
-		return ret < 0 ? ret : mem_read(mem, addr, 8, v);
+		ret = expr_eval(r->expr, r->expr_len, in, mem, bias, 1, cfa, asz, &addr);
+		return ret < 0 ? ret : mem_read(mem, addr, (size_t)asz, v);
 	case CFI_RULE_VAL_EXPR:
-		return cfi_expr_eval(r->expr, r->expr_len, in, mem, bias, 1, cfa, v);
+		return expr_eval(r->expr, r->expr_len, in, mem, bias, 1, cfa, asz, v);
 	}
 	return -ENOEXEC;
 }
@@ -956,7 +979,7 @@ int cfi_step(const struct perch_arch *a, const struct cfi_table *t, uint64_t bia
 	*out = *in;
 	for (int reg = 0; reg < nr; reg++) {
 		uint64_t v;
-		int r = rule_value(&row->rules[reg], in, mem, bias, cfa, &v);
+		int r = rule_value(&row->rules[reg], in, mem, bias, cfa, row_asz(row), &v);
 
 		if (reg == row->ra_reg) {
 			if (r == 2) {
@@ -1029,7 +1052,7 @@ int cfi_row_dex_pc(const struct cfi_row *row, const struct perch_regs *regs,
 		if (r->kind != CFI_RULE_VAL_EXPR || r->expr_len <= sizeof(dex_marker) ||
 		    memcmp(r->expr, dex_marker, sizeof(dex_marker)))
 			continue;
-		return cfi_expr_eval(r->expr, r->expr_len, regs, mem, 0, 0, 0, dex_pc);
+		return expr_eval(r->expr, r->expr_len, regs, mem, 0, 0, 0, row_asz(row), dex_pc);
 	}
 	return -ENOENT;
 }

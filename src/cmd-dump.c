@@ -121,7 +121,7 @@ static int dump_run(int argc, char **argv)
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ 0 },
 	};
-	const struct perch_arch *arch = perch_arch_host();
+	const struct perch_arch *arch;
 	const char *sysroot = NULL, *symfs = NULL;
 	struct dump_thread *dts;
 	struct symbolizer *sym;
@@ -167,6 +167,9 @@ static int dump_run(int argc, char **argv)
 		return PERCH_EXIT_USAGE;
 	}
 
+	arch = perch_arch_of_pid(pid);
+	if (!arch)
+		return PERCH_EXIT_FATAL;
 	sampler_block_signals(&old);
 	if (tracee_attach(&t, pid) < 0)
 		return PERCH_EXIT_FATAL;

@@ -128,7 +128,13 @@ static int record_run(int argc, char **argv)
 	}
 	log_info("attached to %d (%zu threads)", t.pid, t.nr_threads);
 
-	record_core_setup(&rc, &t);
+	if (record_core_setup(&rc, &t) < 0) {
+		/* a launched program runs on, as if perch had not been there */
+		tracee_detach_all(&t, 2000);
+		record_core_discard(&rc);
+		code = PERCH_EXIT_FATAL;
+		goto out;
+	}
 	record_core_sampler_opts(&rc, &so);
 	record_core_start(&rc);
 	ret = sampler_run(&t, rc.arch, &so, &record_core_ops, &rc, rc.st);

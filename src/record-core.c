@@ -657,12 +657,18 @@ static void set_meta(struct record_core *rc, double elapsed_s)
 	profile_set_meta(rc->p, "mode", rc->o.cpu_mode ? "cpu" : "wall");
 }
 
-void record_core_setup(struct record_core *rc, const struct tracee *t)
+int record_core_setup(struct record_core *rc, const struct tracee *t)
 {
 	struct timespec now;
 
 	rc->pid = t->pid;
-	rc->arch = perch_arch_host();
+	rc->arch = perch_arch_of_pid(t->pid);
+	if (!rc->arch)
+		return -ENOEXEC;
+	if (rc->o.verify && !perch_arch_is_host(rc->arch))
+		/* libunwind-ptrace is built for the host's architecture only */
+		return log_err(-ENOEXEC, "--verify (libunwind-ptrace) cannot unwind %s processes: "
+				 "record without it", rc->arch->name);
 	rc->p = profile_new();
 	for (int i = 0; i < rc->o.nr_outputs; i++)
 		if (rc->o.outputs[i].fmt->needs_samples)
@@ -680,6 +686,7 @@ void record_core_setup(struct record_core *rc, const struct tracee *t)
 		profile_set_meta(rc->p, "comm",
 				 profile_str(rc->p, profile_thread_get(rc->p, 0)->name));
 	set_meta(rc, -1);
+	return 0;
 }
 
 void record_core_sampler_opts(const struct record_core *rc, struct sampler_opts *so)

@@ -89,15 +89,18 @@ static struct repl_rec *rec_new(struct repl *r)
 	return rec;
 }
 
-/* Session thread: the profile and its helpers for the attached target. */
-static void rec_setup(struct session *s, struct repl_rec *rec)
+/* Session thread: the profile and its helpers for the attached target. 0, or -ENOEXEC for a
+ * target perch cannot profile (message printed). */
+static int rec_setup(struct session *s, struct repl_rec *rec)
 {
 	rec->pid = s->pid;
 	snprintf(rec->comm, sizeof(rec->comm), "%s", s->comm);
-	record_core_setup(&rec->rc, &s->t);
+	if (record_core_setup(&rec->rc, &s->t) < 0)
+		return -ENOEXEC;
 	if (!profile_meta(rec->rc.p, "comm"))
 		profile_set_meta(rec->rc.p, "comm", rec->comm);
 	rec->start_ns = tracee_now_ns();
+	return 0;
 }
 
 static const char *stop_reason(const struct sampler_stats *st)
@@ -131,7 +134,11 @@ static int record_job(struct session *s, void *arg)
 		rec->running = 0;
 		return log_err(PERCH_EXIT_FATAL, "the target is gone");
 	}
-	rec_setup(s, rec);
+	if (rec_setup(s, rec) < 0) {
+		record_core_discard(rc);
+		rec->running = 0;
+		return PERCH_EXIT_FATAL;
+	}
 	record_core_sampler_opts(rc, &so);
 	so.stop = rec->background ? &s->stop_bg : &s->stop_fg;
 	so.no_signals = 1;
@@ -467,12 +474,17 @@ static int dump_job(struct session *s, void *arg)
 {
 	struct dump_req *q = arg;
 	struct repl *r = q->r;
-	const struct perch_arch *arch = perch_arch_host();
+	const struct perch_arch *arch = perch_arch_of_pid(s->pid);
 	struct dump_one *d = xcalloc(s->t.nr_threads + 1, sizeof(*d));
 	size_t nr = 0;
 	struct profile *p;
 	struct symbolizer *sym;
 	struct resolver *res;
+
+	if (!arch) {
+		free(d);
+		return PERCH_EXIT_FATAL;
+	}
 
 	for (size_t i = 0; i < s->t.nr_threads; i++) {
 		struct proc_stat ps;
@@ -662,7 +674,10 @@ static int top_job(struct session *s, void *arg)
 					  : 0;
 	int code = PERCH_EXIT_OK;
 
-	rec_setup(s, rec);
+	if (rec_setup(s, rec) < 0) {
+		rec->running = 0;
+		return PERCH_EXIT_FATAL;
+	}
 	while (s->attached && !s->stop_fg) {
 		struct sampler_opts so;
 		struct sampler_stats *st;

@@ -37,6 +37,7 @@ struct unwinder {
 	const struct perch_arch *arch;
 	struct modules *ms;
 	unw_addr_space_t as;
+	int libunwind;         /* libunwind can step this target (the host's architecture) */
 	unsigned int generation;
 	const struct unwind_snapshot *snap;
 	struct perch_regs cur; /* registers libunwind starts from */
@@ -390,6 +391,9 @@ struct unwinder *unwinder_new(pid_t pid, const struct perch_arch *arch, struct m
 	u->arch = arch;
 	u->ms = ms;
 	u->generation = ms->generation;
+	/* libunwind is built for the host only: another target (i386 on x86_64) is stepped by
+	 * perch's own CFI and the frame pointers */
+	u->libunwind = perch_arch_is_host(arch);
 	u->as = unw_create_addr_space(&accessors, 0);
 	if (!u->as) {
 		free(u);
@@ -516,10 +520,11 @@ static uint64_t frame_dex_pc(struct unwinder *u, unw_cursor_t *c, int from_curso
 	return u->arch->e_machine == EM_AARCH64 ? dex_pc & ((1ULL << 56) - 1) : dex_pc;
 }
 
-/* Is @addr in an executable mapping? (A frame-pointer chain that leaves code is garbage.) */
+/* Is @addr in an executable mapping? (A frame-pointer chain that leaves code is garbage.)
+ * Maps read before the snapshot may lack a library mapped since (a launched program's libc). */
 static int is_code(struct unwinder *u, uint64_t addr)
 {
-	const struct modules_map *mm = modules_find(u->ms, addr);
+	const struct modules_map *mm = modules_find_fresh(u->ms, addr, u->snap->time_ns);
 
 	return mm && (mm->prot & PROC_MAPS_PROT_EXEC);
 }
@@ -568,7 +573,7 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 	memset(u->dex_pcs, 0, sizeof(u->dex_pcs));
 	pcs[n++] = perch_regs_pc(a, &snap->regs);
 	prev_sp = perch_regs_sp(a, &snap->regs);
-	cursor_ok = unw_init_remote(&c, u->as, u) == 0;
+	cursor_ok = u->libunwind && unw_init_remote(&c, u->as, u) == 0;
 
 	while (n < max) {
 		struct perch_regs r, next;
@@ -630,7 +635,7 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 		ret = own_cfi_step(u, &r, exact, &next, &out_flags);
 		if (ret == -ENOENT)
 			break;
-		if (ret == -ENODATA && own_only) {
+		if (ret == -ENODATA && own_only && u->libunwind) {
 			/* perch has no CFI for this frame (e.g. the vDSO): libunwind may */
 			own_only = 0;
 			cursor_ok = unw_init_remote(&c, u->as, u) == 0;
@@ -659,7 +664,7 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 		pcs[n++] = ip;
 		prev_sp = sp;
 		u->cur = next;
-		cursor_ok = !own_only && unw_init_remote(&c, u->as, u) == 0;
+		cursor_ok = !own_only && u->libunwind && unw_init_remote(&c, u->as, u) == 0;
 		fresh = 1;
 	}
 	if (n == max)

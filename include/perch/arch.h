@@ -43,12 +43,22 @@ struct perch_arch {
 	int (*pac_mask_read)(pid_t tid, uint64_t *mask);
 };
 
-extern const struct perch_arch perch_arch_x86_64, perch_arch_aarch64;
+extern const struct perch_arch perch_arch_x86_64, perch_arch_aarch64, perch_arch_i386;
 
 /* The architecture perch was built for (the only place that tests __x86_64__/__aarch64__). */
 const struct perch_arch *perch_arch_host(void);
 /* The table for an ELF e_machine, or NULL. */
 const struct perch_arch *perch_arch_by_machine(unsigned int e_machine);
+/* The table for process @pid, from the ELF header of /proc/PID/exe: the host's, or i386 for a
+ * 32-bit x86 process on an x86_64 host. NULL with errno ENOEXEC (after printing "perch cannot
+ * profile <machine> processes on this host") for any other; the host's when the header cannot
+ * be read (the process is gone or not ours: attaching reports that). */
+const struct perch_arch *perch_arch_of_pid(pid_t pid);
+/* Is @a the architecture perch was built for (the only one libunwind can step)? */
+static inline int perch_arch_is_host(const struct perch_arch *a)
+{
+	return a == perch_arch_host();
+}
 
 static inline uint64_t perch_regs_pc(const struct perch_arch *a, const struct perch_regs *r)
 {

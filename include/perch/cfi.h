@@ -73,6 +73,8 @@ struct cfi_row {
 	uint8_t ra_signed;   /* aarch64: an odd number of DW_CFA_AARCH64_negate_ra_state */
 	uint8_t signal_frame; /* the CIE has 'S' */
 	uint64_t args_size;  /* DW_CFA_GNU_args_size */
+	uint8_t addr_size;   /* the target's: 4 (ELF32) or 8; saved registers and DW_OP_deref
+			      * read this many bytes, addresses wrap at it */
 	struct cfi_rule rules[CFI_MAX_REGS];
 };
 
@@ -86,7 +88,8 @@ int cfi_row_find(const struct cfi_table *t, uint64_t pc, struct cfi_row *row);
  * drop, over, pick, swap, rot, deref, deref_size, arithmetic and logic, comparisons, skip,
  * bra, nop, addr (+@bias)). @push_initial: push @initial first (DW_CFA_expression and
  * val_expression push the CFA). Registers come from @regs (only those marked valid), memory
- * from @mem (64-bit little-endian target). 0 with the top of the stack in *@out; -ENOEXEC for a
+ * from @mem (64-bit little-endian target; cfi_step() evaluates a 32-bit target's rows with
+ * 4-byte addresses). 0 with the top of the stack in *@out; -ENOEXEC for a
  * malformed expression, an empty stack, more than CFI_EXPR_MAX_STACK entries or
  * CFI_EXPR_MAX_STEPS operations, division by zero; -EOPNOTSUPP for ops CFI has no use for
  * (DW_OP_reg*, piece, call*, fbreg, TLS); -EINVAL for an unknown register; -EFAULT from @mem. */

@@ -133,8 +133,10 @@ void record_core_release(struct record_core *rc);
 int record_core_open(struct record_core *rc);
 /* Nothing was recorded (attach failed): close and remove the recording file. */
 void record_core_discard(struct record_core *rc);
-/* After attaching @t: profile, symbolizer, resolver, thread names, meta. */
-void record_core_setup(struct record_core *rc, const struct tracee *t);
+/* After attaching @t: the target's architecture, profile, symbolizer, resolver, thread names,
+ * meta. 0, or -ENOEXEC (message printed) for a target perch cannot profile (then only
+ * record_core_discard() and record_core_release()). */
+int record_core_setup(struct record_core *rc, const struct tracee *t);
 /* The sampler options from the record options (the caller adds .stop/.no_signals). */
 void record_core_sampler_opts(const struct record_core *rc, struct sampler_opts *so);
 /* Just before / just after sampler_run(): the timeline thread and the stall detector. */

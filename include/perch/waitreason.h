@@ -63,7 +63,7 @@ struct waitreason {
 	uint64_t sp, pc;		      /* from the syscall text, 0 when absent */
 };
 
-/* Classify one thread. @e_machine: EM_X86_64 or EM_AARCH64 (others get "syscall_N" names);
+/* Classify one thread. @e_machine: EM_X86_64, EM_AARCH64 or EM_386 (others: "syscall_N");
  * @state: the stat/status state letter (0 if unknown); @syscall_text: the syscall file's
  * text or NULL; @wchan: the wchan file's text, NULL or "0" for none; @fd_path may be NULL.
  * Always fills @out. Returns 0, or -EINVAL when @syscall_text was given but malformed (then

@@ -1,12 +1,16 @@
 /* Unit tests for the arch tables: fp_step of x86_64 and aarch64 walked over recorded -O0
  * frame-pointer snapshots against gdb's backtraces, over truncated and garbage stacks, and the
  * tables' register numbering against the recorder's. Fixtures: fixtures/cfi/chain-*-fp.* */
+#include <capstone/capstone.h>
 #include <check.h>
 #include <elf.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "perch/arch.h"
@@ -397,7 +401,8 @@ START_TEST(test_table_regs)
 
 	ck_assert_ptr_eq(perch_arch_by_machine(EM_X86_64), &perch_arch_x86_64);
 	ck_assert_ptr_eq(perch_arch_by_machine(EM_AARCH64), &perch_arch_aarch64);
-	ck_assert_ptr_null(perch_arch_by_machine(EM_386));
+	ck_assert_ptr_eq(perch_arch_by_machine(EM_386), &perch_arch_i386);
+	ck_assert_ptr_null(perch_arch_by_machine(EM_ARM));
 	ck_assert_ptr_null(perch_arch_by_machine(0));
 	ck_assert_str_eq(perch_arch_x86_64.name, "x86_64");
 	ck_assert_str_eq(perch_arch_aarch64.name, "aarch64");
@@ -426,6 +431,96 @@ START_TEST(test_table_host)
 }
 END_TEST
 
+/* ---- i386 (a 32-bit x86 target on an x86_64 host) ---- */
+
+/* 4-byte words: [ebp] = caller's ebp, [ebp + 4] = return address; the next word is junk that
+ * an 8-byte read would fold into the return address. */
+START_TEST(test_i386_fp_step)
+{
+	const struct perch_arch *a = &perch_arch_i386;
+	uint32_t words[32] = {0};
+	struct fake_stack f = {.base = 0xffd0c000};
+	struct perch_mem mem = {fake_read, &f};
+	struct perch_regs in, out;
+
+	words[4] = 0xffd0c040;	/* frame at base + 0x10: caller's ebp */
+	words[5] = 0x5655a1b3;	/* return address */
+	words[6] = 0xdeadbeef;	/* junk */
+	words[16] = 0;		/* frame at base + 0x40: the outermost (ebp 0) */
+	words[17] = 0x5655a0f7;
+	memcpy(f.w, words, sizeof(words));
+	set_frame(a, &in, 0x5655a436, f.base, f.base + 0x10);
+	ck_assert_int_eq(a->fp_step(&in, &mem, &out), 0);
+	ck_assert_uint_eq(perch_regs_pc(a, &out), 0x5655a1b3);
+	ck_assert_uint_eq(perch_regs_sp(a, &out), f.base + 0x18);
+	ck_assert_uint_eq(out.r[5], 0xffd0c040);
+	ck_assert(out.valid & (1ULL << 5));
+	in = out;
+	ck_assert_int_eq(a->fp_step(&in, &mem, &out), 0);
+	ck_assert_uint_eq(perch_regs_pc(a, &out), 0x5655a0f7);
+	ck_assert(!(out.valid & (1ULL << 5))); /* ebp 0 does not move up: not a frame pointer */
+	/* misaligned, below sp, past the 32-bit address space, unreadable */
+	set_frame(a, &in, 0x5655a436, f.base, f.base + 0x12);
+	ck_assert_int_eq(a->fp_step(&in, &mem, &out), -ENOENT);
+	set_frame(a, &in, 0x5655a436, f.base + 0x20, f.base + 0x10);
+	ck_assert_int_eq(a->fp_step(&in, &mem, &out), -ENOENT);
+	set_frame(a, &in, 0x5655a436, f.base, 0xfffffffcULL);
+	ck_assert_int_eq(a->fp_step(&in, &mem, &out), -ENOENT);
+	set_frame(a, &in, 0x5655a436, f.base, 0x1000);
+	in.r[a->dw_sp] = 0;
+	ck_assert_int_eq(a->fp_step(&in, &mem, &out), -EFAULT);
+}
+END_TEST
+
+/* DWARF numbering of the i386 psABI (what GCC's CFI and libdwarf use), capstone's mode. */
+START_TEST(test_i386_table)
+{
+	const struct perch_arch *a = &perch_arch_i386;
+
+	ck_assert_str_eq(a->name, "i386");
+	ck_assert_uint_eq(a->e_machine, EM_386);
+	ck_assert_int_eq(a->nr_regs, 9);
+	ck_assert_int_eq(a->dw_sp, 4);
+	ck_assert_int_eq(a->dw_fp, 5);
+	ck_assert_int_eq(a->dw_pc, 8);
+	ck_assert_int_eq(a->dw_lr, -1);
+	ck_assert_int_eq(a->cs_arch, CS_ARCH_X86);
+	ck_assert_int_eq(a->cs_mode, CS_MODE_32);
+	ck_assert_ptr_null(a->pac_mask_read);
+	ck_assert_ptr_eq(perch_arch_by_machine(EM_386), a);
+	ck_assert_ptr_eq(perch_arch_by_machine(EM_X86_64), &perch_arch_x86_64);
+	ck_assert_ptr_eq(perch_arch_by_machine(EM_AARCH64), &perch_arch_aarch64);
+	ck_assert_ptr_null(perch_arch_by_machine(EM_ARM));
+	ck_assert(!perch_arch_is_host(a));
+	/* perch's own process is of the host's architecture */
+	ck_assert_ptr_eq(perch_arch_of_pid(getpid()), perch_arch_host());
+}
+END_TEST
+
+/* The register read tells layouts apart by size: a native (64-bit) tracee is not read as
+ * i386, the host's table reads it. */
+START_TEST(test_i386_regs_native_tracee)
+{
+	struct perch_regs r;
+	int status;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSTOPPED(status));
+	ck_assert_int_eq(perch_arch_i386.regs_read(pid, &r), -EINVAL);
+	ck_assert_int_eq(perch_arch_host()->regs_read(pid, &r), 0);
+	ck_assert(r.valid & (1ULL << perch_arch_host()->dw_pc));
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+}
+END_TEST
+
 Suite *arch_suite(void)
 {
 	Suite *s = suite_create("arch");
@@ -445,6 +540,12 @@ Suite *arch_suite(void)
 	tc = tcase_create("tables");
 	tcase_add_test(tc, test_table_regs);
 	tcase_add_test(tc, test_table_host);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("i386");
+	tcase_add_test(tc, test_i386_fp_step);
+	tcase_add_test(tc, test_i386_table);
+	tcase_add_test(tc, test_i386_regs_native_tracee);
 	suite_add_tcase(s, tc);
 	return s;
 }

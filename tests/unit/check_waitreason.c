@@ -321,6 +321,56 @@ START_TEST(test_tables)
 	ck_assert_ptr_null(waitreason_syscall_name(EM_AARCH64, -1));
 	ck_assert_ptr_null(waitreason_syscall_name(EM_AARCH64, 100000));
 	ck_assert_ptr_null(waitreason_syscall_name(EM_RISCV, 0));
+	/* i386: a 32-bit task's numbers (arch/x86/entry/syscalls/syscall_32.tbl) */
+	{
+		static const struct {
+			long nr;
+			const char *name;
+		} i386[] = {
+		    {3, "read"}, {4, "write"}, {5, "open"}, {6, "close"}, {7, "waitpid"},
+		    {29, "pause"}, {54, "ioctl"}, {82, "select"}, {114, "wait4"}, {117, "ipc"},
+		    {118, "fsync"}, {142, "_newselect"}, {145, "readv"}, {146, "writev"},
+		    {148, "fdatasync"}, {162, "nanosleep"}, {168, "poll"}, {177, "rt_sigtimedwait"},
+		    {179, "rt_sigsuspend"}, {180, "pread64"}, {181, "pwrite64"}, {240, "futex"},
+		    {256, "epoll_wait"}, {267, "clock_nanosleep"}, {284, "waitid"},
+		    {308, "pselect6"}, {309, "ppoll"}, {319, "epoll_pwait"}, {333, "preadv"},
+		    {334, "pwritev"}, {362, "connect"}, {364, "accept4"}, {369, "sendto"},
+		    {370, "sendmsg"}, {371, "recvfrom"}, {372, "recvmsg"},
+		    {407, "clock_nanosleep_time64"}, {413, "pselect6_time64"},
+		    {414, "ppoll_time64"}, {421, "rt_sigtimedwait_time64"}, {422, "futex_time64"},
+		    {441, "epoll_pwait2"}, {447, "memfd_secret"}, {449, "futex_waitv"},
+		};
+
+		for (size_t i = 0; i < sizeof(i386) / sizeof(i386[0]); i++)
+			ck_assert_str_eq(waitreason_syscall_name(EM_386, i386[i].nr), i386[i].name);
+		/* 222 and 223 are holes of the i386 table; 453 is x86_64's only */
+		ck_assert_ptr_null(waitreason_syscall_name(EM_386, 222));
+		ck_assert_ptr_null(waitreason_syscall_name(EM_386, 453));
+	}
+	/* i386 wait frames: the numbers name the calls, the time64 twins classify alike */
+	{
+		static const struct {
+			const char *line, *frame;
+		} w386[] = {
+		    {"240 0xf7d2a0c4 0x80 0x2 0x0 0x0 0x0 0xffd0bf3c 0xf7f35e49", "[lock futex]"},
+		    {"422 0xf7d2a0c4 0x80 0x2 0x0 0x0 0x0 0xffd0bf3c 0xf7f35e49",
+		     "[lock futex_time64]"},
+		    {"407 0x0 0x0 0xffd0bf40 0xffd0bf40 0x0 0x0 0xffd0bf3c 0xf7f35e49",
+		     "[sleep clock_nanosleep_time64]"},
+		    {"142 0x4 0xffd0bf40 0x0 0x0 0x0 0x0 0xffd0bf3c 0xf7f35e49",
+		     "[poll _newselect]"},
+		    {"3 0x5 0xffd0bf40 0x100 0x0 0x0 0x0 0xffd0bf3c 0xf7f35e49",
+		     "[io read fd 5]"},
+		};
+
+		for (size_t i = 0; i < sizeof(w386) / sizeof(w386[0]); i++) {
+			struct waitreason w;
+
+			ck_assert_int_eq(
+			    waitreason_classify(EM_386, 'S', w386[i].line, NULL, NULL, NULL, &w), 0);
+			ck_assert_str_eq(w.frame, w386[i].frame);
+		}
+	}
 	ck_assert_str_eq(waitreason_kind_name(WAITREASON_BINDER), "binder");
 	ck_assert_str_eq(waitreason_kind_name((enum waitreason_kind)99), "unknown");
 }
