@@ -1,5 +1,5 @@
 /* e2e: perch's fatal errors: no such process, another user's process, a process already
- * traced (by a helper and by gdb), usage errors. Exit codes 2 and 64, "perch: error: " text. */
+ * traced (by a helper and by gdb), usage errors, outputs that cannot be written. Exit codes 2 and 64, "perch: error: " text. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -203,6 +203,29 @@ START_TEST(errors_usage)
 }
 END_TEST
 
+/* An output perch could not write is refused before attaching, not after a 30 s recording:
+ * a missing directory, a directory where the file should go; the target is not touched. */
+START_TEST(errors_output_unwritable)
+{
+	struct harness_proc *t = harness_spawn("target", HARNESS_ARGV(harness_target("lifecycle"), "20"));
+	pid_t pid = harness_proc_wait_ready(t, 10);
+	const char *missing = harness_fmt("%s/no-such-dir/out.folded", harness_tmpdir());
+	double t0 = harness_now();
+
+	run_expect(HARNESS_ARGV(harness_perch(), "record", "-d", "30", "-o", missing, "-p",
+				harness_fmt("%d", pid)),
+		   HARNESS_EXIT_FATAL, HARNESS_ARGV("no-such-dir"));
+	run_expect(HARNESS_ARGV(harness_perch(), "record", "-d", "30", "-o", harness_tmpdir(),
+				"-p", harness_fmt("%d", pid)),
+		   HARNESS_EXIT_FATAL, HARNESS_ARGV("is a directory"));
+	H_ASSERT(harness_now() - t0 < 5, "perch took %.1f s to refuse the outputs",
+		 harness_now() - t0);
+	H_ASSERT(harness_tracer_pid(pid) == 0, "the target is traced after perch refused");
+	H_ASSERT(access(missing, F_OK) < 0, "%s exists", missing);
+	harness_proc_kill(t, SIGKILL);
+}
+END_TEST
+
 Suite *errors_suite(void)
 {
 	Suite *s = suite_create("e2e-errors");
@@ -215,6 +238,7 @@ Suite *errors_suite(void)
 	tcase_add_test(tc, errors_already_traced);
 	tcase_add_test(tc, errors_traced_by_gdb);
 	tcase_add_test(tc, errors_usage);
+	tcase_add_test(tc, errors_output_unwritable);
 	suite_add_tcase(s, tc);
 	return s;
 }
