@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -77,4 +78,39 @@ const struct perch_arch *perch_arch_of_pid(pid_t pid)
 		machine_name(machine, cls, name, sizeof(name)), host->name);
 	errno = ENOEXEC;
 	return NULL;
+}
+
+int perch_frame_record_step(const struct perch_arch *a, unsigned int word,
+			    const struct perch_regs *in, const struct perch_mem *mem,
+			    struct perch_regs *out)
+{
+	uint64_t fp = in->r[a->dw_fp], limit = word == 4 ? UINT32_MAX : UINT64_MAX;
+	uint64_t caller_fp, ra;
+	union {
+		uint32_t w4[2];
+		uint64_t w8[2];
+	} frame;
+	int ret;
+
+	if (!(in->valid & (1ULL << a->dw_fp)) || fp == 0 || (fp & (word - 1)) ||
+	    fp > limit - 2 * word)
+		return -ENOENT;
+	if (fp < in->r[a->dw_sp])
+		return -ENOENT; /* a frame pointer below SP is not a frame of this stack */
+	ret = mem->read(mem->ctx, fp, &frame, 2 * word);
+	if (ret < 0)
+		return ret;
+	caller_fp = word == 4 ? frame.w4[0] : frame.w8[0];
+	ra = word == 4 ? frame.w4[1] : frame.w8[1];
+	if (ra == 0)
+		return -ENOENT;
+	memset(out, 0, sizeof(*out));
+	out->r[a->dw_pc] = ra;
+	out->r[a->dw_sp] = fp + 2 * word;
+	out->r[a->dw_fp] = caller_fp;
+	out->valid = (1ULL << a->dw_pc) | (1ULL << a->dw_sp);
+	/* the chain must move up the stack; otherwise the caller's fp is not a frame pointer */
+	if (caller_fp > fp)
+		out->valid |= 1ULL << a->dw_fp;
+	return 0;
 }

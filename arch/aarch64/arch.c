@@ -60,31 +60,18 @@ static int aarch64_pac_mask_read(pid_t tid, uint64_t *mask)
 #endif
 }
 
-/* Caller frame from the x29 chain: [x29] = caller's x29, [x29+8] = return address. */
+/* Caller frame from the x29 chain: [x29] = caller's x29, [x29+8] = return address, which is
+ * also the caller's x30 (LR). */
 static int aarch64_fp_step(const struct perch_regs *in, const struct perch_mem *mem,
 			   struct perch_regs *out)
 {
-	uint64_t fp = in->r[DW_X29], frame[2];
-	int ret;
+	int ret = perch_frame_record_step(&perch_arch_aarch64, 8, in, mem, out);
 
-	if (!(in->valid & (1ULL << DW_X29)) || fp == 0 || (fp & 7))
-		return -ENOENT;
-	if (fp < in->r[DW_SP])
-		return -ENOENT;
-	ret = mem->read(mem->ctx, fp, frame, sizeof(frame));
-	if (ret < 0)
-		return ret;
-	if (frame[1] == 0)
-		return -ENOENT;
-	memset(out, 0, sizeof(*out));
-	out->r[DW_PC] = frame[1];
-	out->r[DW_X30] = frame[1];
-	out->r[DW_SP] = fp + 16;
-	out->r[DW_X29] = frame[0];
-	out->valid = (1ULL << DW_PC) | (1ULL << DW_SP) | (1ULL << DW_X30);
-	if (frame[0] > fp)
-		out->valid |= 1ULL << DW_X29;
-	return 0;
+	if (ret == 0) {
+		out->r[DW_X30] = out->r[DW_PC];
+		out->valid |= 1ULL << DW_X30;
+	}
+	return ret;
 }
 
 const struct perch_arch perch_arch_aarch64 = {

@@ -58,28 +58,7 @@ static int i386_regs_read(pid_t tid, struct perch_regs *out)
 static int i386_fp_step(const struct perch_regs *in, const struct perch_mem *mem,
 			struct perch_regs *out)
 {
-	uint64_t fp = in->r[DW_EBP];
-	uint32_t frame[2];
-	int ret;
-
-	if (!(in->valid & (1ULL << DW_EBP)) || fp == 0 || (fp & 3) || fp > UINT32_MAX - 8)
-		return -ENOENT;
-	if (fp < in->r[DW_ESP])
-		return -ENOENT; /* a frame pointer below SP is not a frame of this stack */
-	ret = mem->read(mem->ctx, fp, frame, sizeof(frame));
-	if (ret < 0)
-		return ret;
-	if (frame[1] == 0)
-		return -ENOENT;
-	memset(out, 0, sizeof(*out));
-	out->r[DW_EIP] = frame[1];
-	out->r[DW_ESP] = fp + 8;
-	out->r[DW_EBP] = frame[0];
-	out->valid = (1ULL << DW_EIP) | (1ULL << DW_ESP);
-	/* the chain must move up the stack; otherwise the caller's ebp is not a frame pointer */
-	if (frame[0] > fp)
-		out->valid |= 1ULL << DW_EBP;
-	return 0;
+	return perch_frame_record_step(&perch_arch_i386, 4, in, mem, out);
 }
 
 const struct perch_arch perch_arch_i386 = {

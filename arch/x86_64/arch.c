@@ -63,27 +63,7 @@ static int x86_64_regs_read(pid_t tid, struct perch_regs *out)
 static int x86_64_fp_step(const struct perch_regs *in, const struct perch_mem *mem,
 			  struct perch_regs *out)
 {
-	uint64_t fp = in->r[DW_RBP], frame[2];
-	int ret;
-
-	if (!(in->valid & (1ULL << DW_RBP)) || fp == 0 || (fp & 7))
-		return -ENOENT;
-	if (fp < in->r[DW_RSP])
-		return -ENOENT; /* a frame pointer below SP is not a frame of this stack */
-	ret = mem->read(mem->ctx, fp, frame, sizeof(frame));
-	if (ret < 0)
-		return ret;
-	if (frame[1] == 0)
-		return -ENOENT;
-	memset(out, 0, sizeof(*out));
-	out->r[DW_RIP] = frame[1];
-	out->r[DW_RSP] = fp + 16;
-	out->r[DW_RBP] = frame[0];
-	out->valid = (1ULL << DW_RIP) | (1ULL << DW_RSP);
-	/* the chain must move up the stack; otherwise the caller's rbp is not a frame pointer */
-	if (frame[0] > fp)
-		out->valid |= 1ULL << DW_RBP;
-	return 0;
+	return perch_frame_record_step(&perch_arch_x86_64, 8, in, mem, out);
 }
 
 const struct perch_arch perch_arch_x86_64 = {

@@ -60,6 +60,13 @@ static inline int perch_arch_is_host(const struct perch_arch *a)
 	return a == perch_arch_host();
 }
 
+/* The frame-record step all three architectures share: [fp] = caller's fp, [fp + @word] =
+ * return address, caller's sp = fp + 2 * @word, with @word 4 or 8 bytes. The caller's fp is
+ * valid only when the chain moves up the stack. For fp_step implementations. */
+int perch_frame_record_step(const struct perch_arch *a, unsigned int word,
+			    const struct perch_regs *in, const struct perch_mem *mem,
+			    struct perch_regs *out);
+
 static inline uint64_t perch_regs_pc(const struct perch_arch *a, const struct perch_regs *r)
 {
 	return r->r[a->dw_pc];
