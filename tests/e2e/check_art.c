@@ -1,6 +1,7 @@
 /* e2e: perch on fakeart (tests/targets/fakeart_main.c), a process that publishes ART's JIT and
  * dex debugger interfaces from a library named libart.so and keeps adding and removing JIT
- * entries while it runs Java code. Every sample of its worker thread is checked:
+ * entries while it runs Java code; and on fakeart32, the same program built for i386 (a 32-bit
+ * app: 32-bit layouts, ELF32 symfiles, i386 code). Every sample of its worker thread is checked:
  *   - the JIT frame above spin<K> is either unnamed or named <Class>.m<K> with the same K
  *     (never a wrong name, whatever the JIT manager does meanwhile);
  *   - named stacks have the Java frames in place: jit_call below the JIT frame (only the JIT
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "harness.h"
 
@@ -116,9 +118,9 @@ static void check_line(const struct harness_folded_line *l, const char *const *s
 		c->ordered += l->count;
 }
 
-static void run_fakeart(const char *layout, int strict)
+static void run_fakeart(const char *prog, const char *layout, int strict)
 {
-	const char *out = harness_tmpfile(harness_fmt("art-%s.folded", layout));
+	const char *out = harness_tmpfile(harness_fmt("art-%s-%s.folded", prog, layout));
 	int inner = smali_line("inner", 0), outer = smali_line("outer", 1);
 	struct harness_proc *t, *perch;
 	struct harness_folded f;
@@ -138,8 +140,8 @@ static void run_fakeart(const char *layout, int strict)
 		"jit_call",
 	};
 
-	t = harness_spawn("fakeart", HARNESS_ARGV(harness_target("fakeart"), layout,
-						  harness_target("fakeart-interp.dex")));
+	t = harness_spawn(prog, HARNESS_ARGV(harness_target(prog), layout,
+					     harness_target("fakeart-interp.dex")));
 	pid = harness_proc_wait_ready(t, 10);
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
 						    harness_fmt("%d", (int)pid), "-F", "1000", "-d",
@@ -148,10 +150,10 @@ static void run_fakeart(const char *layout, int strict)
 	H_CHECK_RECORD(perch, 0, out, &f);
 	for (size_t i = 0; i < f.nr; i++)
 		check_line(&f.lines[i], seq, sizeof(seq) / sizeof(seq[0]), &c);
-	harness_context_add("%s: worker %lu, in spin %lu: named %lu (Jit %lu, Packed %lu, "
+	harness_context_add("%s %s: worker %lu, in spin %lu: named %lu (Jit %lu, Packed %lu, "
 			    "Compressed %lu), unnamed %lu, wrong %lu, Java frames in order %lu\n",
-			    layout, c.worker, c.spin, c.named, c.kinds[0], c.kinds[1], c.kinds[2],
-			    c.unnamed, c.wrong, c.ordered);
+			    prog, layout, c.worker, c.spin, c.named, c.kinds[0], c.kinds[1],
+			    c.kinds[2], c.unnamed, c.wrong, c.ordered);
 	if (c.ordered * 10 < c.named * 9)
 		harness_folded_context(&f, NULL, 12);
 	/* at 1000 Hz for 4 s the worker gets thousands of samples even on a loaded machine */
@@ -169,13 +171,13 @@ static void run_fakeart(const char *layout, int strict)
 
 START_TEST(art_android2)
 {
-	run_fakeart("android2", 1);
+	run_fakeart("fakeart", "android2", 1);
 }
 END_TEST
 
 START_TEST(art_android1)
 {
-	run_fakeart("android1", 1);
+	run_fakeart("fakeart", "android1", 1);
 }
 END_TEST
 
@@ -184,7 +186,26 @@ END_TEST
  * freedom from races. */
 START_TEST(art_gdb)
 {
-	run_fakeart("gdb", 0);
+	run_fakeart("fakeart", "gdb", 0);
+}
+END_TEST
+
+/* The same checks on a 32-bit app (perch picks the layouts from libart.so's ELF class). */
+START_TEST(art_android2_32)
+{
+	run_fakeart("fakeart32", "android2", 1);
+}
+END_TEST
+
+START_TEST(art_android1_32)
+{
+	run_fakeart("fakeart32", "android1", 1);
+}
+END_TEST
+
+START_TEST(art_gdb_32)
+{
+	run_fakeart("fakeart32", "gdb", 0);
 }
 END_TEST
 
@@ -192,11 +213,18 @@ Suite *e2e_art_suite(void)
 {
 	Suite *s = suite_create("e2e-art");
 	TCase *tc = tcase_create("fakeart");
+	struct utsname u;
 
 	harness_tcase_init(tc, 90);
 	tcase_add_test(tc, art_android2);
 	tcase_add_test(tc, art_android1);
 	tcase_add_test(tc, art_gdb);
+	/* fakeart32 is built on x86_64 hosts only (tests/targets/fakeart32.mk) */
+	if (uname(&u) == 0 && !strcmp(u.machine, "x86_64")) {
+		tcase_add_test(tc, art_android2_32);
+		tcase_add_test(tc, art_android1_32);
+		tcase_add_test(tc, art_gdb_32);
+	}
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -2,6 +2,9 @@
  *
  *   fakeart LAYOUT DEXFILE       LAYOUT: android2 (R+), android1 (P/Q), gdb (no magic)
  *
+ * Built for x86-64 and aarch64 (fakeart) and for i386 (fakeart32, a 32-bit app: 32-bit
+ * descriptor and entry layouts, ELF32 EM_386 symfiles, i386 JIT code and trampolines).
+ *
  * - a JIT cache in a memfd named "jit-cache" mapped like ART's dual view: code r-x + rw-, data
  *   r-- + rw-; entries and symfiles live in the data part and are written through its rw view,
  *   the lists point at the r-- view;
@@ -16,13 +19,16 @@
  *   Interp.inner (switch trampoline, dex pc at its first instruction, line 42) -> jit_call ->
  *   JIT method <Class>.m<K> in a slot -> native spin<K>. The JIT code calls spin<K> with
  *   "sub rsp,8; movabs rax,spin<K>; call rax; add rsp,8; ret" (x86-64) or "str x30,[sp,#-16]!;
- *   ldr x16,=spin<K>; blr x16; ldr x30,[sp],#16; ret" (aarch64): no frame pointer, so only its
+ *   ldr x16,=spin<K>; blr x16; ldr x30,[sp],#16; ret" (aarch64) or "sub esp,12; mov eax,spin<K>;
+ *   call eax; add esp,12; ret" (i386): no frame pointer, so only its
  *   CFI unwinds it correctly (a frame-pointer step skips jit_call), and a profiler must show
  *   m<K> above spin<K> with the same K in every sample, whatever the manager does.
  * Prints "ready <pid>" when everything is registered and running. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <spawn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +59,7 @@
 #define PTR_TAG 0ULL
 #endif
 #define UNTAG(p) ((p) & ((1ULL << 56) - 1))
+#define TAGGED(p) ((const void *)(uintptr_t)((uintptr_t)(p) | PTR_TAG))
 
 #if defined(__x86_64__)
 #define JIT_MACHINE EM_X86_64
@@ -66,9 +73,25 @@
 #define CODE_GROW 4   /* after the str, after the ldr x30 */
 #define CODE_SHRINK 0x10
 #define CODE_FILL 0x00 /* udf #0 */
+#elif defined(__i386__)
+#define JIT_MACHINE EM_386
+#define CODE_LEN 0x0e /* sub, mov, call, add, ret */
+#define CODE_GROW 3   /* after the sub, after the add */
+#define CODE_SHRINK 0x0d
+#define CODE_FILL 0xcc /* int3 */
 #else
 #error "fakeart: no JIT code for this architecture"
 #endif
+
+#define JIT_IS_64 (sizeof(void *) == 8)
+
+/* entry fields (fakeart.h, spec 1.3): the pointer-sized ones are written with atomic stores */
+#define E_NEXT offsetof(struct fakeart_entry, next)
+#define E_PREV offsetof(struct fakeart_entry, prev)
+#define E_ADDR offsetof(struct fakeart_entry, symfile_addr)
+#define E_SIZE offsetof(struct fakeart_entry, symfile_size)
+#define E_TIMESTAMP offsetof(struct fakeart_entry, timestamp)
+#define E_SEQLOCK offsetof(struct fakeart_entry, seqlock)
 
 enum layout { L_ANDROID2, L_ANDROID1, L_GDB };
 
@@ -122,14 +145,21 @@ static uint8_t *entry_rw(const struct list *l, uint64_t ro)
 	return l->pool_rw + (UNTAG(ro) - l->pool_ro);
 }
 
-static void put64(uint8_t *p, uint64_t v)
+static void put_ptr(uint8_t *p, uint64_t v)
 {
-	__atomic_store_n((uint64_t *)p, v, __ATOMIC_RELEASE);
+	__atomic_store_n((uintptr_t *)p, (uintptr_t)v, __ATOMIC_RELEASE);
 }
 
-static uint64_t get64(const uint8_t *p)
+static uint64_t get_ptr(const uint8_t *p)
 {
-	return __atomic_load_n((const uint64_t *)p, __ATOMIC_ACQUIRE);
+	return __atomic_load_n((const uintptr_t *)p, __ATOMIC_ACQUIRE);
+}
+
+/* symfile_size and timestamp: only 4-byte aligned on i386, written before the entry is
+ * reachable (or inside the seqlock bracket) */
+static void put_u64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
 }
 
 static void seq_bump(uint32_t *s)
@@ -142,7 +172,8 @@ static uint64_t entry_alloc(struct list *l)
 	uint64_t e = l->free_head;
 
 	if (e) {
-		l->free_head = get64(entry_rw(l, e)); /* the free list goes through next */
+		/* the free list goes through next */
+		l->free_head = get_ptr(entry_rw(l, e) + E_NEXT);
 		return e;
 	}
 	if (l->nr_pool == l->cap_pool) {
@@ -152,7 +183,7 @@ static uint64_t entry_alloc(struct list *l)
 	e = (l->pool_ro + l->nr_pool++ * entry_stride) | l->tag;
 	/* a new entry starts invalid (odd seqlock) */
 	if (layout == L_ANDROID2)
-		__atomic_store_n((uint32_t *)(entry_rw(l, e) + 40), 1, __ATOMIC_RELEASE);
+		__atomic_store_n((uint32_t *)(entry_rw(l, e) + E_SEQLOCK), 1, __ATOMIC_RELEASE);
 	return e;
 }
 
@@ -171,19 +202,19 @@ static uint64_t list_add(struct list *l, uint64_t symfile, uint64_t size)
 	if (layout != L_GDB)
 		seq_bump(&d->seqlock);
 	head = d->first_entry;
-	put64(p + 0, head);
-	put64(p + 8, 0);
-	put64(p + 16, symfile);
-	put64(p + 24, size);
+	put_ptr(p + E_NEXT, head);
+	put_ptr(p + E_PREV, 0);
+	put_ptr(p + E_ADDR, symfile);
+	put_u64(p + E_SIZE, size);
 	if (layout != L_GDB)
-		put64(p + 32, ts);
+		put_u64(p + E_TIMESTAMP, ts);
 	if (layout == L_ANDROID2)
-		seq_bump((uint32_t *)(p + 40)); /* even: valid, before it is reachable */
+		seq_bump((uint32_t *)(p + E_SEQLOCK)); /* even: valid, before it is reachable */
 	if (head)
-		put64(entry_rw(l, head) + 8, e);
-	__atomic_store_n(&d->first_entry, e, __ATOMIC_RELEASE);
+		put_ptr(entry_rw(l, head) + E_PREV, e);
+	__atomic_store_n(&d->first_entry, (uintptr_t)e, __ATOMIC_RELEASE);
 	d->action_flag = 1;
-	d->relevant_entry = e;
+	d->relevant_entry = (uintptr_t)e;
 	if (layout != L_GDB) {
 		d->timestamp = ts;
 		seq_bump(&d->seqlock);
@@ -205,30 +236,107 @@ static void list_remove(struct list *l, uint64_t e)
 		ts = d->timestamp + 1;
 	if (layout != L_GDB)
 		seq_bump(&d->seqlock);
-	next = get64(p + 0);
-	prev = get64(p + 8);
+	next = get_ptr(p + E_NEXT);
+	prev = get_ptr(p + E_PREV);
 	if (prev)
-		put64(entry_rw(l, prev) + 0, next);
+		put_ptr(entry_rw(l, prev) + E_NEXT, next);
 	else
-		__atomic_store_n(&d->first_entry, next, __ATOMIC_RELEASE);
+		__atomic_store_n(&d->first_entry, (uintptr_t)next, __ATOMIC_RELEASE);
 	if (next)
-		put64(entry_rw(l, next) + 8, prev);
+		put_ptr(entry_rw(l, next) + E_PREV, prev);
 	if (layout == L_ANDROID2)
-		seq_bump((uint32_t *)(p + 40)); /* odd: deleted */
+		seq_bump((uint32_t *)(p + E_SEQLOCK)); /* odd: deleted */
 	d->action_flag = 2;
-	d->relevant_entry = e;
+	d->relevant_entry = (uintptr_t)e;
 	if (layout != L_GDB) {
 		d->timestamp = ts;
 		seq_bump(&d->seqlock);
 	}
-	put64(p + 16, 0);
-	put64(p + 0, l->free_head);
+	put_ptr(p + E_ADDR, 0);
+	put_ptr(p + E_NEXT, l->free_head);
 	l->free_head = e;
 	pthread_mutex_unlock(&list_lock);
 	(*l->hook)();
 }
 
 /* ---- JIT symfiles in the data part ---- */
+
+#if defined(__i386__)
+/* No i386 liblzma on the build host: fakeart32-xz (fakeart_xz.c), a host program started next to
+ * this one before anything runs, compresses for us. Request: five u64 (inner length, is_64,
+ * machine, lo, hi) and the inner file; answer: a u64 length (0: failed) and the outer file. Only
+ * main and then the manager thread call it, one at a time. When fakeart32 dies, the helper reads
+ * EOF and exits. */
+static int xz_to = -1, xz_from = -1;
+
+static void xz_start(void)
+{
+	char exe[4096], *slash;
+	int to[2], from[2];
+	posix_spawn_file_actions_t fa;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 32);
+	char *argv[] = { exe, NULL };
+	pid_t pid;
+
+	if (n <= 0 || !(slash = memrchr(exe, '/', (size_t)n))) {
+		fprintf(stderr, "fakeart32: cannot find its own directory\n");
+		exit(1);
+	}
+	strcpy(slash + 1, "fakeart32-xz");
+	if (pipe2(to, O_CLOEXEC) < 0 || pipe2(from, O_CLOEXEC) < 0) {
+		perror("fakeart32: pipe");
+		exit(1);
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+	errno = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (errno) {
+		fprintf(stderr, "fakeart32: cannot start %s: %s\n", exe, strerror(errno));
+		exit(1);
+	}
+	close(to[0]);
+	close(from[1]);
+	xz_to = to[1];
+	xz_from = from[0];
+}
+
+static int xz_io(int fd, void *buf, size_t len, int wr)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = wr ? write(fd, p, len) : read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* sf_compress of fakeart_symfile.h, done by the helper */
+static int sf_compress(struct sf_buf *out, const struct sf_buf *inner, uint64_t lo, uint64_t hi,
+		       int is_64, unsigned int machine)
+{
+	uint64_t hdr[5] = { inner->len, (uint64_t)is_64, machine, lo, hi }, len;
+
+	if (xz_io(xz_to, hdr, sizeof(hdr), 1) < 0 || xz_io(xz_to, inner->p, inner->len, 1) < 0 ||
+	    xz_io(xz_from, &len, sizeof(len), 0) < 0 || !len || len > BLOCK)
+		return -1;
+	out->len = 0;
+	sf_put(out, NULL, (size_t)len);
+	return xz_io(xz_from, out->p, (size_t)len, 0);
+}
+#else
+static void xz_start(void)
+{
+}
+#endif
 
 struct jit_reg {
 	uint64_t entry;
@@ -278,6 +386,12 @@ static void slot_write(int s, int k)
 	memcpy(p, "\x48\x83\xec\x08\x48\xb8", 6); /* sub $8,%rsp; movabs $spin<k>,%rax */
 	memcpy(p + 6, &target, 8);
 	memcpy(p + 14, "\xff\xd0\x48\x83\xc4\x08\xc3", 7); /* call *%rax; add $8,%rsp; ret */
+#elif defined(__i386__)
+	uint32_t target32 = (uint32_t)target;
+
+	memcpy(p, "\x83\xec\x0c\xb8", 4); /* sub $12,%esp; mov $spin<k>,%eax */
+	memcpy(p + 4, &target32, 4);
+	memcpy(p + 8, "\xff\xd0\x83\xc4\x0c\xc3", 6); /* call *%eax; add $12,%esp; ret */
 #else
 	static const uint32_t insns[6] = {
 		0xf81f0ffe, /* str x30, [sp, #-16]! */
@@ -312,9 +426,9 @@ static struct jit_reg register_group(int first, int n, const char *cls, int comp
 
 	for (int i = 0; i < n; i++)
 		m[i] = slot_method(first + i, cls, names[i], sizeof(names[i]));
-	sf_build(&inner, m, (size_t)n, 1, JIT_MACHINE, cie);
+	sf_build(&inner, m, (size_t)n, JIT_IS_64, JIT_MACHINE, cie);
 	if (compress) {
-		if (sf_compress(&outer, &inner, m[0].addr, m[n - 1].addr + m[n - 1].size, 1,
+		if (sf_compress(&outer, &inner, m[0].addr, m[n - 1].addr + m[n - 1].size, JIT_IS_64,
 				JIT_MACHINE) < 0) {
 			fprintf(stderr, "fakeart: xz failed\n");
 			exit(1);
@@ -414,14 +528,14 @@ __attribute__((noinline)) void inner_body(void *arg)
 __attribute__((noinline)) void outer_body(void *arg);
 __attribute__((noinline)) void outer_body(void *arg)
 {
-	fakeart_switch_interp((const void *)((uintptr_t)inner_pc | PTR_TAG), inner_body, arg);
+	fakeart_switch_interp(TAGGED(inner_pc), inner_body, arg);
 }
 
 __attribute__((noinline)) void *worker(void *arg);
 __attribute__((noinline)) void *worker(void *arg)
 {
 	for (;;)
-		fakeart_nterp((const void *)((uintptr_t)outer_pc | PTR_TAG), outer_body, arg);
+		fakeart_nterp(TAGGED(outer_pc), outer_body, arg);
 	return NULL;
 }
 
@@ -454,15 +568,16 @@ static void setup_layout(const char *name)
 {
 	struct fakeart_descriptor *ds[2] = { fakeart_descriptor(0), fakeart_descriptor(1) };
 
+	/* the public entry sizes (spec 1.3): 48/40/32 on 64-bit, 32/28/20 on i386 */
 	if (!strcmp(name, "android2")) {
 		layout = L_ANDROID2;
-		entry_stride = 48;
+		entry_stride = sizeof(struct fakeart_entry);
 	} else if (!strcmp(name, "android1")) {
 		layout = L_ANDROID1;
-		entry_stride = 40;
+		entry_stride = E_SEQLOCK;
 	} else if (!strcmp(name, "gdb")) {
 		layout = L_GDB;
-		entry_stride = 32;
+		entry_stride = E_TIMESTAMP;
 	} else {
 		fprintf(stderr, "usage: fakeart android2|android1|gdb DEXFILE\n");
 		exit(64);
@@ -470,7 +585,7 @@ static void setup_layout(const char *name)
 	for (int i = 0; i < 2; i++) {
 		if (layout == L_ANDROID1) {
 			memcpy(ds[i]->magic, "Android1", 8);
-			ds[i]->sizeof_entry = 40;
+			ds[i]->sizeof_entry = (uint32_t)entry_stride;
 		} else if (layout == L_GDB) {
 			memset(ds[i]->magic, 0, 8);
 			ds[i]->sizeof_descriptor = 0;
@@ -528,6 +643,7 @@ int main(int argc, char **argv)
 	}
 	target_allow_ptrace();
 	setup_layout(argv[1]);
+	xz_start();
 	setup_memfd();
 	jit_list = (struct list){ .d = fakeart_descriptor(0), .hook = fakeart_hook(0),
 				  .pool_rw = data_rw, .pool_ro = (uint64_t)(uintptr_t)data_ro,

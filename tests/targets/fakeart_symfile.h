@@ -10,7 +10,6 @@
 #define FAKEART_SYMFILE_H
 
 #include <elf.h>
-#include <lzma.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +17,9 @@
 struct sf_method {
 	const char *name;
 	uint64_t addr, size;
-	/* CFA program after the CIE's: x86-64 code "sub rsp,8 ... add rsp,8; ret" gets
-	 * advance(@grow_at) def_cfa_offset(16) advance(@shrink_at - @grow_at) def_cfa_offset(8);
+	/* CFA program after the CIE's: x86-64 code "sub rsp,8 ... add rsp,8; ret" (i386: "sub
+	 * esp,12 ... add esp,12; ret", the stack 16-byte aligned at the call either way) gets
+	 * advance(@grow_at) def_cfa_offset(16) advance(@shrink_at - @grow_at) def_cfa_offset(8/4);
 	 * aarch64 code "str x30,[sp,#-16]! ... ldr x30,[sp],#16; ret" gets advance(@grow_at)
 	 * def_cfa_offset(16) offset(x30, cfa-16) advance(@shrink_at - @grow_at) def_cfa_offset(0)
 	 * restore(x30); @has_fde 0 for no FDE at all (a P-era frameless leaf) */
@@ -125,7 +125,7 @@ static void sf_debug_frame(struct sf_buf *b, const struct sf_method *m, size_t n
 		if (m[i].grow_at) {
 			sf_u8(b, (uint8_t)(0x40 | m[i].grow_at)); /* advance_loc */
 			sf_u8(b, 0x0e);                           /* def_cfa_offset */
-			sf_u8(b, a64 ? 16 : (uint8_t)(2 * asz));
+			sf_u8(b, 16);
 			if (a64) {
 				sf_u8(b, 0x80 | 30); /* DW_CFA_offset x30, cfa - 16 */
 				sf_u8(b, 4);
@@ -263,7 +263,12 @@ static void sf_build(struct sf_buf *out, const struct sf_method *m, size_t n, in
 }
 
 /* The compressed form: an outer ELF with .text NOBITS over the range and .gnu_debugdata = xz of
- * the packed file @inner (level 1, as ART). 0, or -1 when liblzma fails. */
+ * the packed file @inner (level 1, as ART). 0, or -1 when liblzma fails. Not for i386: the build
+ * host has no i386 liblzma, so fakeart32 has this done by fakeart32-xz (fakeart_xz.c), a host
+ * program it talks to through pipes. */
+#if !defined(__i386__)
+#include <lzma.h>
+
 static int sf_compress(struct sf_buf *out, const struct sf_buf *inner, uint64_t lo, uint64_t hi,
 		       int is_64, unsigned int machine)
 {
@@ -283,5 +288,6 @@ static int sf_compress(struct sf_buf *out, const struct sf_buf *inner, uint64_t 
 	free(xz);
 	return 0;
 }
+#endif
 
 #endif
