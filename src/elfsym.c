@@ -470,10 +470,16 @@ const struct elfsym *elfsym_table_find(const struct elfsym_table *t, uint64_t ad
 					return &t->syms[j];
 		}
 	}
-	/* else the nearest symbol below, inside its section */
+	/* else the nearest symbol below, inside its section, when its extent is unknown (size
+	 * 0: an assembler label). Past the end of a sized one the address belongs to a function
+	 * the table does not list (a local one stripped away): naming it after its neighbour
+	 * would be wrong, so it stays unnamed (module+offset). */
 	i = group_start(t, lo - 1);
-	if (addr < t->syms[i].sec_end)
-		return &t->syms[i];
+	if (addr >= t->syms[i].sec_end)
+		return NULL;
+	for (g = i; g < lo; g++)
+		if (!t->syms[g].size)
+			return &t->syms[g];
 	return NULL;
 }
 

@@ -50,7 +50,8 @@ int elfsym_table_load_xz(struct elfsym_table *t, const uint8_t *xz, size_t size)
 void elfsym_table_finish(struct elfsym_table *t);
 
 /* The function holding @addr: a FUNC symbol whose size covers @addr if there is one (the
- * nearest such), else the nearest symbol at or below @addr within its executable section.
+ * nearest such), else the nearest symbol at or below @addr within its executable section if
+ * that symbol has no size (past the end of a sized one, nothing).
  * Borrowed, valid until elfsym_table_free(); NULL when nothing fits. O(log n). */
 const struct elfsym *elfsym_table_find(const struct elfsym_table *t, uint64_t addr);
 

@@ -316,9 +316,11 @@ static void check_mk_table(int is_64, int be)
 	    {0xfff, NULL},	   {0x1000, "foo"},	    {0x1008, "foo"},
 	    {0x100f, "foo"},	   {0x1010, "inner_label"}, {0x1020, "inner_label"},
 	    {0x1040, "bar"},	   {0x107f, "bar"},	    {0x1084, "baz"},
-	    {0x1090, "baz"},	   {0x10b0, "baz"},	    {0x10bc, "baz"},
-	    {0x10c5, "$xyz"},	   {0x10d8, "$xyz"},	    {0x10e0, "ifunc_sel"},
-	    {0x10ff, "ifunc_sel"}, {0x1100, NULL},	    {0x2000, NULL},
+	    /* past the end of a sized symbol: functions the table lost (no name, bad name) */
+	    {0x1088, NULL},	   {0x1090, NULL},	    {0x10b0, NULL},
+	    {0x10bc, NULL},	   {0x10c5, "$xyz"},	    {0x10d8, NULL},
+	    {0x10e0, "ifunc_sel"}, {0x10ef, "ifunc_sel"},   {0x10ff, NULL},
+	    {0x1100, NULL},	   {0x2000, NULL},
 	    {0x2010, NULL},	   {0x5010, "abs_func"},    {0x5020, NULL},
 	};
 
