@@ -1,6 +1,6 @@
 /* Fuzz the wait-reason classifier (src/waitreason.c): /proc/PID/task/TID/syscall text, the
  * wchan text and the fd path (all target-controlled) into a frame. Input layout:
- *   byte 0: machine (bit 0: aarch64), byte 1: state letter,
+ *   byte 0: machine (bit 0: aarch64, bit 1: i386), byte 1: state letter,
  *   then "syscall text" '\0' "wchan text" '\0' "fd path" */
 #include <elf.h>
 #include <errno.h>
@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 2)
 		return 0;
-	machine = data[0] & 1 ? EM_AARCH64 : EM_X86_64;
+	machine = data[0] & 2 ? EM_386 : data[0] & 1 ? EM_AARCH64 : EM_X86_64;
 	state = (char)data[1];
 	/* one NUL-terminated copy: every part ends at a '\0' inside it */
 	text = fuzz_str(data + 2, size - 2);
