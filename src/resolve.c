@@ -383,7 +383,9 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 		else
 			r->locs[i] = locate(r, i == 0 ? r->pcs[i] : r->pcs[i] - 1);
 	}
-	if (n && ends_at_root(r, r->locs[n - 1]))
+	/* the unwinder saw the outermost frame, or it has a root's name (a walk that ended
+	 * otherwise, e.g. on frame pointers, at _start or clone) */
+	if (n && ((flags & UNWIND_AT_ROOT) || ends_at_root(r, r->locs[n - 1])))
 		r->st.to_root++;
 	return profile_intern_stack(r->p, r->locs, (size_t)n);
 }

@@ -610,8 +610,10 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 		if (ret > 0 && unw_get_reg(&c, UNW_REG_IP, &ip) == 0 &&
 		    unw_get_reg(&c, UNW_REG_SP, &sp) == 0) {
 			ip &= ~snap->pac_mask;
-			if (ip == 0)
+			if (ip == 0) {
+				*flags |= UNWIND_AT_ROOT;
 				break;
+			}
 			/* a frame must move up the stack (equal SP only for a leaf's caller, which
 			 * is another function): a step that does not is libunwind guessing (its
 			 * aarch64 fallback returns LR); let perch's own CFI or the frame pointers
@@ -633,8 +635,10 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 		if (cursor_ok)
 			exact = fresh && exact; /* a frame libunwind stepped to has a return address */
 		ret = own_cfi_step(u, &r, exact, &next, &out_flags);
-		if (ret == -ENOENT)
+		if (ret == -ENOENT) {
+			*flags |= UNWIND_AT_ROOT;
 			break;
+		}
 		if (ret == -ENODATA && own_only && u->libunwind) {
 			/* perch has no CFI for this frame (e.g. the vDSO): libunwind may */
 			own_only = 0;
@@ -656,6 +660,8 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 		}
 		ip = perch_regs_pc(a, &next) & ~snap->pac_mask;
 		sp = perch_regs_sp(a, &next);
+		if (ip == 0 && ret == 0)
+			*flags |= UNWIND_AT_ROOT; /* the CFI's return address is 0 */
 		/* equal SP only for the caller of a leaf (link register), never the same pc */
 		if (ip == 0 || sp < prev_sp || (sp == prev_sp && ip == pcs[n - 1]) ||
 		    !is_code(u, ip))

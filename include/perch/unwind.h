@@ -33,6 +33,8 @@ enum {
 	UNWIND_TRUNCATED = 1 << 0, /* stopped at the frame limit */
 	UNWIND_FP_USED = 1 << 1,   /* at least one frame came from the frame-pointer walk */
 	UNWIND_CFI_FAILED = 1 << 2,/* CFI could not step and nothing else could either */
+	UNWIND_AT_ROOT = 1 << 3,   /* the CFI marks the last frame outermost (return address
+				    * undefined), or its return address is 0 */
 };
 
 #define UNWIND_MAX_FRAMES 256

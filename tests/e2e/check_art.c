@@ -165,6 +165,11 @@ static void run_fakeart(const char *prog, const char *layout, int strict)
 		H_ASSERT(c.kinds[i] > 0, "no sample named by a %s symfile", classes[i]);
 	H_ASSERT(c.ordered * 10 >= c.named * 9,
 		 "only %lu of %lu named stacks have the Java frames in order", c.ordered, c.named);
+	/* every stack through the JIT and interpreter frames goes on to the thread's root (whose
+	 * libc frames fakeart32 cannot name: the CFI's outermost frame counts) */
+	H_ASSERT(harness_summary_unwound(perch->err.buf) >= 90,
+		 "only %.1f%% of the stacks unwound to the root",
+		 harness_summary_unwound(perch->err.buf));
 	harness_folded_release(&f);
 	harness_proc_kill(t, SIGKILL);
 }
