@@ -556,11 +556,12 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 	unw_cursor_t c;
 	int n = 0, cursor_ok, fresh = 1; /* fresh: the cursor has not stepped since its init */
 	/* exact: the current frame's pc is not a return address (the first frame, or one a
-	 * signal interrupted); own_only: libunwind failed and perch's own CFI stepped instead,
-	 * so the next frames go to perch's CFI first, libunwind only where it has no CFI
-	 * (re-creating a libunwind cursor per frame to fail again is what made PAC-signed
-	 * aarch64 stacks slow) */
-	int exact = 1, own_only = 0;
+	 * signal interrupted); own_only: perch's own CFI steps the frames, libunwind only
+	 * those it has no CFI for (the vDSO, until perch's CFI covers the frame again). perch's
+	 * evaluator with its row memo takes about a third of libunwind's time per 30-frame
+	 * stack (5.8 against 16.8 us measured), with the same frames (--verify), and it reads
+	 * PAC-signed aarch64 CFI that libunwind 1.6.2 cannot. */
+	int exact = 1, own_only = 1;
 
 	*flags = 0;
 	if (max <= 0)
@@ -573,7 +574,7 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 	memset(u->dex_pcs, 0, sizeof(u->dex_pcs));
 	pcs[n++] = perch_regs_pc(a, &snap->regs);
 	prev_sp = perch_regs_sp(a, &snap->regs);
-	cursor_ok = u->libunwind && unw_init_remote(&c, u->as, u) == 0;
+	cursor_ok = 0;
 
 	while (n < max) {
 		struct perch_regs r, next;
