@@ -153,23 +153,6 @@ START_TEST(chain_quiet)
 }
 END_TEST
 
-/* --lines appends " (file:LINE)"; f3's frame must point into chain_f3.c, spin's into
- * chain_spin.c. */
-static int frame_in_file(const char *frame, const char *fn, const char *file)
-{
-	const char *open, *colon;
-	size_t flen = strlen(file);
-
-	if (!harness_frame_is(frame, fn))
-		return 0;
-	open = strstr(frame, " (");
-	if (!open)
-		return 0;
-	colon = strrchr(open, ':');
-	if (!colon || colon - (open + 2) < (long)flen || strncmp(colon - flen, file, flen))
-		return 0;
-	return colon[1] >= '1' && colon[1] <= '9' && strchr(colon, ')') != NULL;
-}
 
 static int chain_lines_ok(const struct harness_folded_line *l, const void *unused)
 {
@@ -177,8 +160,8 @@ static int chain_lines_ok(const struct harness_folded_line *l, const void *unuse
 
 	(void)unused;
 	return i >= 0 && (size_t)i + 1 < l->nr_frames &&
-	       frame_in_file(l->frames[i], "f3", "chain_f3.c") &&
-	       frame_in_file(l->frames[i + 1], "spin", "chain_spin.c");
+	       harness_frame_in_file(l->frames[i], "f3", "chain_f3.c") &&
+	       harness_frame_in_file(l->frames[i + 1], "spin", "chain_spin.c");
 }
 
 START_TEST(chain_lines)

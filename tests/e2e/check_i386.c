@@ -19,22 +19,6 @@ static int has_chain(const struct harness_folded_line *l, const void *unused)
 	return harness_line_has_seq(l, chain_seq, sizeof(chain_seq) / sizeof(chain_seq[0]));
 }
 
-/* f3 (...chain_f3.c:N) right above spin (...chain_spin.c:N): DWARF lines of an ELF32 file. */
-static int frame_in_file(const char *frame, const char *fn, const char *file)
-{
-	const char *open, *colon;
-	size_t flen = strlen(file);
-
-	if (!harness_frame_is(frame, fn))
-		return 0;
-	open = strstr(frame, " (");
-	if (!open)
-		return 0;
-	colon = strrchr(open, ':');
-	if (!colon || colon - (open + 2) < (long)flen || strncmp(colon - flen, file, flen))
-		return 0;
-	return colon[1] >= '1' && colon[1] <= '9' && strchr(colon, ')') != NULL;
-}
 
 static int chain_lines_ok(const struct harness_folded_line *l, const void *unused)
 {
@@ -42,8 +26,8 @@ static int chain_lines_ok(const struct harness_folded_line *l, const void *unuse
 
 	(void)unused;
 	return has_chain(l, NULL) && i >= 0 && (size_t)i + 1 < l->nr_frames &&
-	       frame_in_file(l->frames[i], "f3", "chain_f3.c") &&
-	       frame_in_file(l->frames[i + 1], "spin", "chain_spin.c");
+	       harness_frame_in_file(l->frames[i], "f3", "chain_f3.c") &&
+	       harness_frame_in_file(l->frames[i + 1], "spin", "chain_spin.c");
 }
 
 static unsigned long count_tid(const struct harness_folded *f, pid_t tid,

@@ -1125,3 +1125,19 @@ const char *harness_func_normalize(const char *func, char *buf, size_t size)
 	memmove(buf, s, strlen(s) + 1);
 	return buf;
 }
+
+int harness_frame_in_file(const char *frame, const char *fn, const char *file)
+{
+	const char *open, *colon;
+	size_t flen = strlen(file);
+
+	if (!harness_frame_is(frame, fn))
+		return 0;
+	open = strstr(frame, " (");
+	if (!open)
+		return 0;
+	colon = strrchr(open, ':');
+	if (!colon || colon - (open + 2) < (long)flen || strncmp(colon - flen, file, flen))
+		return 0;
+	return colon[1] >= '1' && colon[1] <= '9' && strchr(colon, ')') != NULL;
+}

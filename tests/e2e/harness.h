@@ -132,6 +132,8 @@ void harness_folded_context(const struct harness_folded *f, const char *name, si
 
 /* @frame names function @fn: equal, or followed by '(' (parameters) or " (" (--lines). */
 int harness_frame_is(const char *frame, const char *fn);
+/* @frame is @fn with --lines' " (FILE:LINE)" suffix, FILE ending in @file, LINE >= 1. */
+int harness_frame_in_file(const char *frame, const char *fn, const char *file);
 /* Index of the first frame of @l that harness_frame_is(@fn), or -1. */
 int harness_line_find(const struct harness_folded_line *l, const char *fn);
 /* @l holds @seq[0..n-1] as consecutive frames. */
