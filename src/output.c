@@ -111,6 +111,26 @@ int output_open(struct output_file *of, const char *path)
 	return 0;
 }
 
+int output_check(const char *path)
+{
+	char *dir, *slash;
+	struct stat st;
+	int ret = 0;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? -EISDIR : 0; /* devices and FIFOs: written in place */
+	dir = xstrdup(path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir] = 0; /* "/x" keeps "/" */
+	if (access(slash ? dir : ".", W_OK | X_OK) < 0)
+		ret = -errno;
+	free(dir);
+	return ret;
+}
+
 /* Run through sudo (root with SUDO_UID/SUDO_GID set), give the file to the user who invoked
  * sudo, before it appears under its name: a profile in their directory they cannot delete or
  * overwrite would be a surprise. Returns 0, or -1 with errno set. */

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -611,40 +610,18 @@ static int is_recording(const struct record_output *ro)
 	return ro->fmt->write == out_recording_write;
 }
 
-/* Can @path be written when the recording ends? Told before attaching rather than after a
- * long recording: a missing or read-only directory, or a directory where the file should be.
- * An existing device or FIFO is written in place (output.h). 0 or -errno. */
-static int output_writable(const char *path)
-{
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	struct stat st;
-	int ret = 0;
-
-	if (!strcmp(path, "-"))
-		goto out;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		ret = log_err(-EISDIR, "cannot write %s: it is a directory", path);
-		goto out;
-	}
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		goto out; /* written in place, not through a temporary file beside it */
-	if (slash)
-		slash[slash == dir] = 0; /* "/x" keeps "/" */
-	if (access(slash ? dir : ".", W_OK | X_OK) < 0)
-		ret = log_errno(-errno, "cannot write %s: directory %s", path, slash ? dir : ".");
-out:
-	free(dir);
-	return ret;
-}
-
 int record_core_open(struct record_core *rc)
 {
 	resolve_outputs(&rc->o);
+	/* told before attaching, not after a long recording */
 	for (int i = 0; i < rc->o.nr_outputs; i++) {
-		int ret = output_writable(rc->o.outputs[i].path);
+		const char *path = rc->o.outputs[i].path;
+		int ret = output_check(path);
 
-		if (ret < 0)
+		if (ret < 0) {
+			log_errno(ret, "cannot write %s", path);
 			return ret == -EINVAL ? -EIO : ret; /* -EINVAL means a usage error */
+		}
 	}
 	for (int i = 0; i < rc->o.nr_outputs; i++) {
 		const struct record_output *ro = &rc->o.outputs[i];

@@ -56,5 +56,9 @@ struct output_file {
 int output_open(struct output_file *of, const char *path);
 int output_commit(struct output_file *of);
 void output_abort(struct output_file *of);
+/* Would output_open(@path) work now, by the same rules? A directory is -EISDIR; otherwise the
+ * directory the temporary file goes to must be writable. For checking outputs before a long
+ * recording. 0 or -errno (nothing printed). */
+int output_check(const char *path);
 
 #endif

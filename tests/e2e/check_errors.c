@@ -217,7 +217,7 @@ START_TEST(errors_output_unwritable)
 		   HARNESS_EXIT_FATAL, HARNESS_ARGV("no-such-dir"));
 	run_expect(HARNESS_ARGV(harness_perch(), "record", "-d", "30", "-o", harness_tmpdir(),
 				"-p", harness_fmt("%d", pid)),
-		   HARNESS_EXIT_FATAL, HARNESS_ARGV("is a directory"));
+		   HARNESS_EXIT_FATAL, HARNESS_ARGV("Is a directory"));
 	H_ASSERT(harness_now() - t0 < 5, "perch took %.1f s to refuse the outputs",
 		 harness_now() - t0);
 	H_ASSERT(harness_tracer_pid(pid) == 0, "the target is traced after perch refused");

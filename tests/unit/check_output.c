@@ -370,6 +370,28 @@ START_TEST(test_atomic_abort)
 }
 END_TEST
 
+/* output_check() answers as output_open() would, and creates nothing. */
+START_TEST(test_check_before_open)
+{
+	char *ok = testutil_tmp_path("later.folded"), *dir = testutil_tmp_path("sub");
+	char *missing = testutil_tmp_path("no-such-dir/x.folded");
+	struct output_file of;
+
+	ck_assert_int_eq(output_check("-"), 0);
+	ck_assert_int_eq(output_check("/dev/null"), 0);
+	ck_assert_int_eq(output_check(ok), 0);
+	ck_assert_int_eq(output_check(missing), -ENOENT);
+	ck_assert_int_eq(output_open(&of, missing), -ENOENT);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ck_assert_int_eq(output_check(dir), -EISDIR);
+	ck_assert_int_eq(output_check("x.folded"), 0); /* no directory part: "." (the cwd) */
+	ck_assert_int_eq(nr_entries(testutil_tmp), 1); /* only "sub": no file was made */
+	free(ok);
+	free(dir);
+	free(missing);
+}
+END_TEST
+
 /* An existing directory is refused at open: no temporary, the directory is untouched. */
 START_TEST(test_atomic_rename_fails)
 {
@@ -501,6 +523,7 @@ Suite *output_suite(void)
 	tcase_add_test(tc, test_atomic_commit);
 	tcase_add_test(tc, test_atomic_abort);
 	tcase_add_test(tc, test_atomic_rename_fails);
+	tcase_add_test(tc, test_check_before_open);
 	tcase_add_test(tc, test_device_in_place);
 	tcase_add_test(tc, test_atomic_write_fails);
 	tcase_add_test(tc, test_atomic_open_fails);
