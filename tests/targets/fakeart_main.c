@@ -302,35 +302,19 @@ static void xz_start(void)
 	xz_from = from[0];
 }
 
-static int xz_io(int fd, void *buf, size_t len, int wr)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = wr ? write(fd, p, len) : read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* sf_compress of fakeart_symfile.h, done by the helper */
 static int sf_compress(struct sf_buf *out, const struct sf_buf *inner, uint64_t lo, uint64_t hi,
 		       int is_64, unsigned int machine)
 {
 	uint64_t hdr[5] = { inner->len, (uint64_t)is_64, machine, lo, hi }, len;
 
-	if (xz_io(xz_to, hdr, sizeof(hdr), 1) < 0 || xz_io(xz_to, inner->p, inner->len, 1) < 0 ||
-	    xz_io(xz_from, &len, sizeof(len), 0) < 0 || !len || len > BLOCK)
+	if (sf_pipe_io(xz_to, hdr, sizeof(hdr), 1) < 0 ||
+	    sf_pipe_io(xz_to, inner->p, inner->len, 1) < 0 ||
+	    sf_pipe_io(xz_from, &len, sizeof(len), 0) < 0 || !len || len > BLOCK)
 		return -1;
 	out->len = 0;
 	sf_put(out, NULL, (size_t)len);
-	return xz_io(xz_from, out->p, (size_t)len, 0);
+	return sf_pipe_io(xz_from, out->p, (size_t)len, 0);
 }
 #else
 static void xz_start(void)

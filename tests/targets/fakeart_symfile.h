@@ -10,9 +10,11 @@
 #define FAKEART_SYMFILE_H
 
 #include <elf.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct sf_method {
 	const char *name;
@@ -260,6 +262,26 @@ static void sf_build(struct sf_buf *out, const struct sf_method *m, size_t n, in
 	free(str.p);
 	free(sym.p);
 	free(dbg.p);
+}
+
+/* All of @len bytes through a pipe, in (@wr 0) or out: the protocol of fakeart32 and its xz
+ * helper (fakeart_xz.c). 0, or -1 at EOF or on an error. Inline: the 64-bit fakeart has no
+ * helper and does not call it. */
+static inline int sf_pipe_io(int fd, void *buf, size_t len, int wr)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = wr ? write(fd, p, len) : read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 /* The compressed form: an outer ELF with .text NOBITS over the range and .gnu_debugdata = xz of

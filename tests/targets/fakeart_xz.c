@@ -16,29 +16,12 @@
 
 #define MAX_INNER (1 << 20)
 
-static int io(int fd, void *buf, size_t len, int wr)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = wr ? write(fd, p, len) : read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int main(void)
 {
 	struct sf_buf inner = { 0 }, outer = { 0 };
 	uint64_t hdr[5], len;
 
-	while (io(0, hdr, sizeof(hdr), 0) == 0) {
+	while (sf_pipe_io(0, hdr, sizeof(hdr), 0) == 0) {
 		if (hdr[0] > MAX_INNER) {
 			fprintf(stderr, "fakeart32-xz: bad request (%llu bytes)\n",
 				(unsigned long long)hdr[0]);
@@ -46,14 +29,15 @@ int main(void)
 		}
 		inner.len = 0;
 		sf_put(&inner, NULL, (size_t)hdr[0]);
-		if (io(0, inner.p, inner.len, 0) < 0)
+		if (sf_pipe_io(0, inner.p, inner.len, 0) < 0)
 			break;
 		outer.len = 0;
 		if (sf_compress(&outer, &inner, hdr[3], hdr[4], (int)hdr[1], (unsigned int)hdr[2]))
 			len = 0;
 		else
 			len = outer.len;
-		if (io(1, &len, sizeof(len), 1) < 0 || io(1, outer.p, (size_t)len, 1) < 0)
+		if (sf_pipe_io(1, &len, sizeof(len), 1) < 0 ||
+		    sf_pipe_io(1, outer.p, (size_t)len, 1) < 0)
 			break;
 	}
 	free(inner.p);
