@@ -314,6 +314,8 @@ Suite *i386_suite(void)
 	/* 32-bit x86 processes exist on x86_64 hosts only (the targets are built there only) */
 	if (uname(&u) == 0 && strcmp(u.machine, "x86_64"))
 		return s;
+	if (!harness_can_exec_target("chain32-fp", "e2e-i386"))
+		return s;
 	tc = tcase_create("compat");
 	harness_tcase_init(tc, 25);
 	tcase_add_test(tc, chain32_fp_pid);

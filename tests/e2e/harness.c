@@ -170,6 +170,54 @@ void harness_setup(void)
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
 
+int harness_can_exec(const char *path, const char *suite)
+{
+	int fds[2], err = 0, status;
+	pid_t pid;
+
+	if (!path || pipe2(fds, O_CLOEXEC))
+		return 1;
+	pid = fork();
+	if (pid == 0) {
+		int e, null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(path, path, (char *)NULL);
+		e = errno;
+		if (write(fds[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (pid < 0 || read(fds[0], &err, sizeof(err)) != (ssize_t)sizeof(err))
+		err = 0; /* exec succeeded (the pipe closed on exec) */
+	close(fds[0]);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	if (err != ENOEXEC)
+		return 1;
+	fprintf(stderr,
+		"framework skip: %s: this kernel cannot run %s (%s: ia32 emulation is disabled "
+		"or not built in; boot with ia32_emulation=on)\n",
+		suite, path, strerror(err));
+	return 0;
+}
+
+int harness_can_exec_target(const char *name, const char *suite)
+{
+	const char *targets = getenv("TARGETS");
+	char path[4096];
+
+	if (!targets)
+		return 1; /* harness_setup() fails each test with the reason */
+	snprintf(path, sizeof(path), "%s/%s", targets, name);
+	return harness_can_exec(path, suite);
+}
+
 static void reap_all_children(void)
 {
 	/* Orphans reparented to us (subreaper) and anything else left. */

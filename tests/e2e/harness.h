@@ -84,6 +84,14 @@ void harness_proc_kill(struct harness_proc *p, int sig);
 /* Also kill @pid in teardown (a grandchild such as perch's `-- PROG` target). */
 void harness_track_pid(pid_t pid);
 
+/* Can this kernel run the program @path (e.g. a 32-bit x86 build: kernels may be built or booted
+ * without ia32 emulation)? 1 when execve() succeeds (the probe is killed at once), 0 when it
+ * fails with ENOEXEC, and a message naming the reason goes to stderr. Called while suites are
+ * made, before any fixture: no harness state is used. */
+int harness_can_exec(const char *path, const char *suite);
+/* The same for the program @name in $TARGETS. */
+int harness_can_exec_target(const char *name, const char *suite);
+
 /* Sleep @seconds in the test (not in a target). */
 void harness_sleep(double seconds);
 double harness_now(void);
