@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <dwarf.h>
@@ -13,6 +14,7 @@
 
 #include "perch/debuginfo.h"
 #include "perch/ehframe.h"
+#include "perch/elfsection.h"
 #include "perch/xalloc.h"
 
 #define DI_MAX_DEPTH	   64	      /* DIE nesting we follow; deeper DIEs are ignored */
@@ -22,6 +24,8 @@
 #define DI_MAX_CUS	   (1u << 20)
 #define DI_MAX_SCOPES	   (1u << 22) /* C++ scopes and scoped functions, all CUs together */
 #define DI_MAX_PATH	   4096	      /* longest source path we build */
+#define DI_MAX_SECTION	   ELFSECTION_MAX_SIZE /* largest uncompressed DWARF section */
+#define DI_MAX_SECTIONS	   0xffffu    /* libdwarf's section indexes are 16-bit */
 
 /* An address range [lo, hi) and what it belongs to (a CU or a function node). */
 struct di_range {
@@ -103,8 +107,25 @@ struct di_acu {
 	int state;   /* 0: not resolved yet, 1: resolved, -1: not a CU */
 };
 
+/* One ELF section as libdwarf sees it through perch's object access (obj_methods). */
+struct di_sec {
+	char *name;	/* for libdwarf: ".zdebug_x" is ".debug_x"; DI_HIDDEN to keep it out */
+	char *elf_name; /* as in the file */
+	uint64_t type, flags, addr, offset, link, info, entsize;
+	uint64_t raw_size; /* in the file */
+	uint64_t size;	   /* uncompressed */
+	int comp;	   /* enum elfsection_comp */
+	int state;	   /* 0: not read yet, 1: @data holds @size bytes, -1: unreadable */
+	uint8_t *data;
+};
+
 struct debuginfo {
+	char tag; /* 'p': see debuginfo_free() */
 	int fd;
+	int is_64, big; /* ELFCLASS64, ELFDATA2MSB */
+	struct di_sec *secs;
+	size_t nr_secs;
+	Dwarf_Obj_Access_Interface iface;
 	Dwarf_Debug dbg;
 	uint64_t info_size; /* of .debug_info, uncompressed */
 	uint64_t die_steps; /* child/sibling steps taken by all walks (die_step_ok) */
@@ -1380,112 +1401,259 @@ static int lists_section_sane(const uint8_t *p, size_t size)
 	return 1;
 }
 
-/* Uncompressed size of section @shdr: sh_size, or ch_size from its Elf32/64_Chdr. */
-static uint64_t section_size(int fd, const GElf_Shdr *shdr, int cls, int big)
-{
-	uint8_t chdr[24];
-	size_t need = cls == ELFCLASS64 ? 24 : 12;
+/* How libdwarf sees a section perch must not show it (a second copy of a DWARF section, one
+ * perch cannot read or decompress): a name libdwarf ignores. */
+#define DI_HIDDEN ".perch.hidden"
 
-	if (!(shdr->sh_flags & SHF_COMPRESSED))
-		return shdr->sh_size;
-	if (shdr->sh_size < need || shdr->sh_offset > INT64_MAX ||
-	    pread(fd, chdr, need, (off_t)shdr->sh_offset) != (ssize_t)need)
-		return 0;
-	return cls == ELFCLASS64 ? read_uint(chdr + 8, 8, big) : read_uint(chdr + 4, 4, big);
+static int is_dwarf_name(const char *name)
+{
+	return !strncmp(name, ".debug_", 7) || !strncmp(name, ".zdebug_", 8);
 }
 
-/* One pass over the section headers at open: the size of .debug_info (-ENOENT without one),
- * .debug_aranges into di->aranges, and a check that the DWARF 5 list sections are safe to
- * give to libdwarf (-ENOEXEC if not). No DIE is read. */
-static int read_sections(struct debuginfo *di, int fd)
+/* The index of the section libdwarf sees as @name, or -1. */
+static long sec_find(const struct debuginfo *di, const char *name)
 {
-	Elf_Scn *scn = NULL, *aranges = NULL;
-	Elf_Data *data;
-	size_t shstrndx;
+	for (size_t i = 0; i < di->nr_secs; i++)
+		if (!strcmp(di->secs[i].name, name))
+			return (long)i;
+	return -1;
+}
+
+/* Read (and decompress) section @i once. 0 or -errno; afterwards secs[i].data holds
+ * secs[i].size bytes. */
+static int sec_load(struct debuginfo *di, size_t i)
+{
+	struct di_sec *s = &di->secs[i];
+	uint8_t *raw, *out = NULL;
+	size_t out_size = 0;
+	int ret;
+
+	if (s->state)
+		return s->state > 0 ? 0 : -ENOEXEC;
+	s->state = -1;
+	raw = xmalloc(s->raw_size + 1);
+	if (pread(di->fd, raw, s->raw_size, (off_t)s->offset) != (ssize_t)s->raw_size) {
+		free(raw);
+		return -EIO;
+	}
+	if (s->comp == ELFSECTION_PLAIN) {
+		s->data = raw;
+	} else {
+		ret = elfsection_decompress(raw, s->raw_size, s->flags, s->elf_name, di->is_64,
+					    di->big, DI_MAX_SECTION, &out, &out_size);
+		free(raw);
+		if (ret < 0 || out_size != s->size) {
+			free(out);
+			return ret < 0 ? ret : -EBADMSG;
+		}
+		s->data = out;
+	}
+	s->state = 1;
+	return 0;
+}
+
+/* The contents of the section libdwarf sees as @name: 0 with *@data and *@size set, -ENOENT
+ * when there is none, or sec_load()'s error. */
+static int sec_get(struct debuginfo *di, const char *name, const uint8_t **data, size_t *size)
+{
+	long i = sec_find(di, name);
+	int ret;
+
+	if (i < 0)
+		return -ENOENT;
+	ret = sec_load(di, (size_t)i);
+	if (ret < 0)
+		return ret;
+	*data = di->secs[i].data;
+	*size = (size_t)di->secs[i].size;
+	return 0;
+}
+
+/* Record section @shdr (named @name) as libdwarf will see it: a DWARF section under its
+ * ".debug_*" name and its uncompressed size, or hidden. */
+static void sec_add(struct debuginfo *di, const GElf_Shdr *shdr, const char *name,
+		    uint64_t file_size)
+{
+	struct di_sec s = {
+		.type = shdr->sh_type,
+		.flags = shdr->sh_flags,
+		.addr = shdr->sh_addr,
+		.offset = shdr->sh_offset,
+		.raw_size = shdr->sh_size,
+		.size = shdr->sh_size,
+		.link = shdr->sh_link,
+		.info = shdr->sh_info,
+		.entsize = shdr->sh_entsize,
+	};
+	struct elfsection_info info;
+	uint8_t hdr[24];
+	size_t want = shdr->sh_size < sizeof(hdr) ? (size_t)shdr->sh_size : sizeof(hdr);
+
+	s.elf_name = xstrdup(name);
+	if (!is_dwarf_name(name)) {
+		s.name = xstrdup(name);
+	} else {
+		/* a DWARF section: libdwarf reads it through sec_load() only, so check it here */
+		s.name = name[1] == 'z' ? xasprintf(".%s", name + 2) : xstrdup(name);
+		if (shdr->sh_type == SHT_NOBITS || shdr->sh_offset > file_size ||
+		    shdr->sh_size > file_size - shdr->sh_offset || shdr->sh_size > SIZE_MAX - 1 ||
+		    sec_find(di, s.name) >= 0 ||
+		    pread(di->fd, hdr, want, (off_t)shdr->sh_offset) != (ssize_t)want ||
+		    elfsection_probe(hdr, want, shdr->sh_flags, name, di->is_64, di->big, &info) <
+			0 ||
+		    info.size > DI_MAX_SECTION) {
+			free(s.name);
+			s.name = xstrdup(DI_HIDDEN);
+		} else if (info.comp != ELFSECTION_PLAIN) {
+			s.comp = info.comp;
+			s.size = info.size;
+		}
+	}
+	di->secs[di->nr_secs++] = s;
+}
+
+/* The section table, through libelf: every section in ELF order (libdwarf asks by index). */
+static int sections_read(struct debuginfo *di)
+{
+	size_t shnum = 0, shstrndx, i;
+	struct stat st;
 	const char *ident;
 	Elf *elf;
-	int ret = 0, cls, big;
+	int ret = 0;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	if (elf_version(EV_CURRENT) == EV_NONE || fstat(di->fd, &st) < 0)
 		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ, NULL); /* read(), not mmap: no SIGBUS if the file shrinks */
+	elf = elf_begin(di->fd, ELF_C_READ, NULL); /* read(), not mmap: no SIGBUS */
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) ||
-	    !(ident = elf_getident(elf, NULL))) {
+	    elf_getshdrnum(elf, &shnum) || !(ident = elf_getident(elf, NULL))) {
 		ret = -ENOEXEC;
 		goto out;
 	}
-	cls = gelf_getclass(elf);
-	big = ident[EI_DATA] == ELFDATA2MSB;
-	while ((scn = elf_nextscn(elf, scn))) {
+	di->is_64 = gelf_getclass(elf) == ELFCLASS64;
+	di->big = ident[EI_DATA] == ELFDATA2MSB;
+	if (shnum > DI_MAX_SECTIONS) /* libdwarf numbers sections with a Dwarf_Half */
+		shnum = DI_MAX_SECTIONS;
+	di->secs = xcalloc(shnum ? shnum : 1, sizeof(*di->secs));
+	for (i = 0; i < shnum; i++) {
+		Elf_Scn *scn = elf_getscn(elf, i);
 		GElf_Shdr shdr;
-		const char *name;
+		const char *name = NULL;
 
-		if (!gelf_getshdr(scn, &shdr))
-			continue;
-		name = elf_strptr(elf, shstrndx, shdr.sh_name);
-		if (!name)
-			continue;
-		if (shdr.sh_type == SHT_NOBITS || !strncmp(name, ".zdebug_", 8) ||
-		    strstr(name, ".dwo")) {
-			/* libdwarf's own ELF reader loads list sections whatever their type, also
-			 * under these names; perch cannot check those bytes, so it does not use the
-			 * DWARF (a NOBITS .debug_rnglists made libdwarf free memory twice) */
-			if (shdr.sh_size && (strstr(name, "debug_rnglists") ||
-					     strstr(name, "debug_loclists"))) {
-				ret = -ENOEXEC;
-				goto out;
-			}
-			continue;
+		if (!scn || !gelf_getshdr(scn, &shdr)) {
+			memset(&shdr, 0, sizeof(shdr));
+			shdr.sh_type = SHT_NULL;
+		} else if (i) {
+			name = elf_strptr(elf, shstrndx, shdr.sh_name);
 		}
-		if (!strcmp(name, ".debug_info")) {
-			di->info_size = section_size(fd, &shdr, cls, big);
-			continue;
-		}
-		if (!strcmp(name, ".debug_abbrev")) {
-			if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) {
-				ret = -ENOEXEC;
-				goto out;
-			}
-			data = elf_getdata(scn, NULL);
-			if (!data || (data->d_size && !data->d_buf) ||
-			    !abbrev_forms_known(data->d_buf, data->d_size)) {
-				ret = -ENOEXEC;
-				goto out;
-			}
-			continue;
-		}
-		if (!strcmp(name, ".debug_aranges")) {
-			aranges = (shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0
-				      ? NULL /* no index: lookups walk the CUs */
-				      : scn;
-			continue;
-		}
-		if (strcmp(name, ".debug_rnglists") && strcmp(name, ".debug_loclists"))
-			continue;
-		if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) {
-			ret = -ENOEXEC;
-			goto out;
-		}
-		data = elf_getdata(scn, NULL);
-		if (!data || (data->d_size && !data->d_buf) ||
-		    !lists_section_sane(data->d_buf, data->d_size)) {
-			ret = -ENOEXEC;
-			goto out;
-		}
+		sec_add(di, &shdr, name ? name : "", (uint64_t)st.st_size);
 	}
-	if (!di->info_size) {
-		ret = -ENOENT;
-		goto out;
-	}
-	/* after the loop: its CU offsets are checked against the size of .debug_info */
-	if (aranges && (data = elf_getdata(aranges, NULL)) && data->d_buf)
-		parse_aranges(di, data->d_buf, data->d_size, big);
 out:
 	elf_end(elf);
 	return ret;
 }
 
-struct debuginfo *debuginfo_open(const char *path)
+/* libdwarf's object access (libdwarf.h, "libdwarf Object File Interface"): perch hands it the
+ * sections, decompressed. libdwarf 20210528 inflates zlib sections itself but knows no zstd,
+ * and its own ELF reader loads sections perch has not checked (see debuginfo_open). */
+static int obj_section_info(void *obj, Dwarf_Half i, Dwarf_Obj_Access_Section *out, int *err)
+{
+	struct debuginfo *di = obj;
+	const struct di_sec *s;
+
+	if (i >= di->nr_secs) {
+		*err = DW_DLE_SECTION_INDEX_BAD;
+		return DW_DLV_NO_ENTRY;
+	}
+	s = &di->secs[i];
+	memset(out, 0, sizeof(*out));
+	out->addr = s->addr;
+	out->type = s->comp != ELFSECTION_PLAIN ? SHT_PROGBITS : s->type;
+	out->size = s->size;
+	out->name = s->name;
+	out->link = s->link;
+	out->info = s->info;
+	out->entrysize = s->entsize;
+	return DW_DLV_OK;
+}
+
+static Dwarf_Endianness obj_byte_order(void *obj)
+{
+	return ((struct debuginfo *)obj)->big ? DW_OBJECT_MSB : DW_OBJECT_LSB;
+}
+
+static Dwarf_Small obj_addr_size(void *obj)
+{
+	return ((struct debuginfo *)obj)->is_64 ? 8 : 4;
+}
+
+static Dwarf_Unsigned obj_section_count(void *obj)
+{
+	return ((struct debuginfo *)obj)->nr_secs;
+}
+
+static int obj_load_section(void *obj, Dwarf_Half i, Dwarf_Small **data, int *err)
+{
+	struct debuginfo *di = obj;
+
+	if (i >= di->nr_secs || !strcmp(di->secs[i].name, DI_HIDDEN)) {
+		*err = DW_DLE_SECTION_INDEX_BAD;
+		return DW_DLV_NO_ENTRY;
+	}
+	if (di->secs[i].type == SHT_NOBITS || !di->secs[i].size)
+		return DW_DLV_NO_ENTRY;
+	if (sec_load(di, i) < 0) {
+		*err = DW_DLE_ELF_SECTION_ERROR;
+		return DW_DLV_ERROR;
+	}
+	*data = di->secs[i].data;
+	return DW_DLV_OK;
+}
+
+static const Dwarf_Obj_Access_Methods obj_methods = {
+	.get_section_info = obj_section_info,
+	.get_byte_order = obj_byte_order,
+	.get_length_size = obj_addr_size,
+	.get_pointer_size = obj_addr_size,
+	.get_section_count = obj_section_count,
+	.load_section = obj_load_section,
+	.relocate_a_section = NULL, /* executables, libraries and .dwo files need none */
+};
+
+/* What perch checks before libdwarf reads a byte: the size of .debug_info (-ENOENT without
+ * one), .debug_aranges into di->aranges, every form in the abbreviation tables known, the
+ * DWARF 5 list sections safe (-ENOEXEC if not). No DIE is read. */
+static int check_sections(struct debuginfo *di, const char *info_name)
+{
+	const uint8_t *data;
+	size_t size, i;
+	long idx = sec_find(di, info_name);
+
+	if (idx < 0 || !di->secs[idx].size)
+		return -ENOENT;
+	di->info_size = di->secs[idx].size;
+	for (i = 0; i < di->nr_secs; i++) {
+		const char *name = di->secs[i].name;
+		int abbrev = !strncmp(name, ".debug_abbrev", 13);
+
+		if (!abbrev && strncmp(name, ".debug_rnglists", 15) &&
+		    strncmp(name, ".debug_loclists", 15))
+			continue;
+		if (sec_load(di, i) < 0)
+			return -ENOEXEC;
+		data = di->secs[i].data;
+		size = (size_t)di->secs[i].size;
+		if (abbrev ? !abbrev_forms_known(data, size) : !lists_section_sane(data, size))
+			return -ENOEXEC;
+	}
+	/* after info_size is known: its CU offsets are checked against it */
+	if (!strcmp(info_name, ".debug_info") &&
+	    sec_get(di, ".debug_aranges", &data, &size) == 0)
+		parse_aranges(di, data, size, di->big);
+	return 0;
+}
+
+/* Open @path's DWARF of group @group (DW_GROUPNUMBER_BASE or _DWO). */
+static struct debuginfo *open_group(const char *path, unsigned int group)
 {
 	struct debuginfo *di;
 	Dwarf_Error err = NULL;
@@ -1502,14 +1670,20 @@ struct debuginfo *debuginfo_open(const char *path)
 		return NULL;
 	}
 	di = xcalloc(1, sizeof(*di));
+	di->tag = 'p';
 	di->fd = fd;
-	ret = read_sections(di, fd);
+	ret = sections_read(di);
+	if (!ret)
+		ret = check_sections(di, group == DW_GROUPNUMBER_DWO ? ".debug_info.dwo"
+								      : ".debug_info");
 	if (ret) {
 		debuginfo_free(di);
 		errno = -ret;
 		return NULL;
 	}
-	ret = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &di->dbg, &err);
+	di->iface.object = di;
+	di->iface.methods = &obj_methods;
+	ret = dwarf_object_init_b(&di->iface, NULL, NULL, group, &di->dbg, &err);
 	if (ret != DW_DLV_OK) {
 		if (err)
 			dwarf_dealloc_error(NULL, err);
@@ -1519,6 +1693,11 @@ struct debuginfo *debuginfo_open(const char *path)
 		return NULL;
 	}
 	return di;
+}
+
+struct debuginfo *debuginfo_open(const char *path)
+{
+	return open_group(path, DW_GROUPNUMBER_BASE);
 }
 
 /* Frees @cu itself too. */
@@ -1556,8 +1735,16 @@ void debuginfo_free(struct debuginfo *di)
 		free(di->fnscopes[i].qual);
 	free(di->fnscopes);
 	free(di->scopes);
+	/* dwarf_object_finish(), not dwarf_finish(): the latter takes the object for one of
+	 * libdwarf's own readers when its first byte is E, F, M or P (hence di->tag) */
 	if (di->dbg)
-		dwarf_finish(di->dbg, &err);
+		dwarf_object_finish(di->dbg, &err);
+	for (i = 0; i < di->nr_secs; i++) {
+		free(di->secs[i].name);
+		free(di->secs[i].elf_name);
+		free(di->secs[i].data);
+	}
+	free(di->secs);
 	if (di->fd >= 0)
 		close(di->fd);
 	free(di);

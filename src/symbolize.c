@@ -277,12 +277,12 @@ static void module_load(struct symbolizer *s, struct symmod *m, const struct elf
 
 	m->loaded = 1;
 	s->nr_loaded++;
-	if (!ef->has_symtab || !ef->has_debug_info)
+	if (!ef->has_symtab || !debugfile_has_dwarf(ef))
 		dbg = debugfile_find(ef, s->sysroot, s->symfs);
 
-	if (ef->has_debug_info)
+	if (debugfile_has_dwarf(ef))
 		m->di = debuginfo_open(ef->path);
-	if (!m->di && dbg && dbg->has_debug_info)
+	if (!m->di && dbg && debugfile_has_dwarf(dbg))
 		m->di = debuginfo_open(dbg->path);
 
 	if (ef->has_symtab) {
