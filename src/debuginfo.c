@@ -123,6 +123,7 @@ struct debuginfo {
 	char tag; /* 'p': see debuginfo_free() */
 	int fd;
 	int is_64, big; /* ELFCLASS64, ELFDATA2MSB */
+	int dwo;	/* split DWARF: the .dwo sections of a .dwo or .dwp file */
 	struct di_sec *secs;
 	size_t nr_secs;
 	Dwarf_Obj_Access_Interface iface;
@@ -152,10 +153,22 @@ struct debuginfo {
 	size_t nr_fnscopes, fnscopes_cap;
 };
 
+static int sec_get(struct debuginfo *di, const char *name, const uint8_t **data, size_t *size);
+
 static void drop_err(struct debuginfo *di, Dwarf_Error err)
 {
 	if (err)
 		dwarf_dealloc_error(di->dbg, err);
+}
+
+static uint64_t read_uint(const uint8_t *p, unsigned int size, int big)
+{
+	uint64_t v = 0;
+	unsigned int i;
+
+	for (i = 0; i < size; i++)
+		v |= (uint64_t)p[big ? size - 1 - i : i] << (8 * i);
+	return v;
 }
 
 static int range_cmp(const void *a, const void *b)
@@ -262,6 +275,19 @@ static int die_ref(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at, Dwarf_Off
 	drop_err(di, err);
 	dwarf_dealloc_attribute(attr);
 	return ret == DW_DLV_OK ? 0 : -1;
+}
+
+/* A section offset attribute (DW_FORM_sec_offset, or data4/data8 before DWARF 4). */
+static int die_sec_offset(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at, Dwarf_Off *out)
+{
+	Dwarf_Unsigned v;
+
+	if (!die_ref(di, die, at, out))
+		return 0;
+	if (die_udata(di, die, at, &v))
+		return -1;
+	*out = v;
+	return 0;
 }
 
 static Dwarf_Die die_at(struct debuginfo *di, Dwarf_Off off)
@@ -1134,6 +1160,118 @@ static void load_files(struct debuginfo *di, struct di_cu *cu, Dwarf_Line_Contex
 	}
 }
 
+/* Which rows of a DWARF 5 line program come before the first DW_LNS_set_file of their
+ * sequence. DWARF 5 (section 6.2.2, table 6.4) starts the file register at 1, as 2-4 did, but
+ * libdwarf 20210528 starts it at 0 for version 5 tables (fixed in later releases): with gcc
+ * 11+, whose file 1 is the first file used and not always the CU's own (glibc's sem_wait.c CU
+ * begins with sem_waitcommon.c), those rows got the wrong file. Only opcodes are decoded, to
+ * count the rows in the order libdwarf lists them: one per special opcode, DW_LNS_copy and
+ * DW_LNE_end_sequence. Sets implicit[i] for such rows i < @nr; returns the number of rows
+ * the program has, or -1 when it does not parse. */
+static long line_implicit_file_rows(const uint8_t *p, size_t size, uint64_t off, int big,
+				    uint8_t *implicit, size_t nr)
+{
+	struct ehframe_cursor c = { .base = p, .end = size };
+	const uint8_t *lengths;
+	uint64_t len, hdr_len;
+	unsigned int off_size = 4, opcode_base;
+	size_t end, prog;
+	long rows = 0;
+	int set = 0;
+
+	if (off >= size || size - off < 4)
+		return -1;
+	c.pos = (size_t)off;
+	len = read_uint(p + c.pos, 4, big);
+	c.pos += 4;
+	if (len == 0xffffffffu) {
+		if (size - c.pos < 8)
+			return -1;
+		len = read_uint(p + c.pos, 8, big);
+		c.pos += 8;
+		off_size = 8;
+	}
+	/* version(2) address_size(1) seg_sel_size(1) header_length(off_size) then
+	 * min_inst(1) max_ops(1) default_is_stmt(1) line_base(1) line_range(1) opcode_base(1) */
+	if (len > size - c.pos || len < 4 + off_size + 6 || read_uint(p + c.pos, 2, big) != 5)
+		return -1;
+	end = c.pos + (size_t)len;
+	hdr_len = read_uint(p + c.pos + 4, off_size, big);
+	c.pos += 4 + off_size;
+	if (hdr_len > end - c.pos || hdr_len < 6)
+		return -1;
+	prog = c.pos + (size_t)hdr_len;
+	opcode_base = p[c.pos + 5];
+	lengths = p + c.pos + 6;
+	if (opcode_base == 0 || (size_t)(opcode_base - 1) > hdr_len - 6)
+		return -1;
+	c.pos = prog;
+	c.end = end;
+	while (c.pos < c.end && !c.bad) {
+		unsigned int op = p[c.pos++];
+		int row = 0;
+
+		if (op >= opcode_base) {
+			row = 1; /* special opcode */
+		} else if (op == 0) { /* extended: length, then the opcode and its operands */
+			uint64_t l = ehframe_read_uleb(&c);
+
+			if (c.bad || !l || l > c.end - c.pos)
+				return -1;
+			if (p[c.pos] == DW_LNE_end_sequence)
+				row = 2;
+			c.pos += (size_t)l;
+		} else if (op == DW_LNS_copy) {
+			row = 1;
+		} else if (op == DW_LNS_advance_line) {
+			ehframe_read_sleb(&c);
+		} else if (op == DW_LNS_set_file) {
+			ehframe_read_uleb(&c);
+			set = 1;
+		} else if (op == DW_LNS_fixed_advance_pc) {
+			if (c.end - c.pos < 2) /* a uhalf, not a LEB */
+				return -1;
+			c.pos += 2;
+		} else if (op == DW_LNS_advance_pc || op == DW_LNS_set_column ||
+			   op == DW_LNS_set_isa) {
+			ehframe_read_uleb(&c);
+		} else if (op != DW_LNS_negate_stmt && op != DW_LNS_set_basic_block &&
+			   op != DW_LNS_const_add_pc && op != DW_LNS_set_prologue_end &&
+			   op != DW_LNS_set_epilogue_begin) {
+			for (unsigned int k = 0; k < lengths[op - 1] && !c.bad; k++)
+				ehframe_read_uleb(&c); /* an opcode this reader does not know */
+		}
+		if (!row)
+			continue;
+		if (!set && (size_t)rows < nr)
+			implicit[rows] = 1;
+		rows++;
+		if (row == 2)
+			set = 0; /* the registers start again with the next sequence */
+	}
+	return c.bad ? -1 : rows;
+}
+
+/* line_implicit_file_rows() for @cu_die's line program of @nr rows: a malloc'ed flag per row,
+ * or NULL when the program cannot be read or its rows are not the @nr libdwarf listed. */
+static uint8_t *implicit_file_rows(struct debuginfo *di, Dwarf_Die cu_die, size_t nr)
+{
+	const uint8_t *data;
+	size_t size;
+	uint8_t *implicit;
+	Dwarf_Off off;
+
+	if (die_sec_offset(di, cu_die, DW_AT_stmt_list, &off) ||
+	    sec_get(di, di->dwo ? ".debug_line.dwo" : ".debug_line", &data, &size))
+		return NULL;
+	implicit = xcalloc(nr, 1);
+	if (line_implicit_file_rows(data, size, off, di->big, implicit, nr) != (long)nr) {
+		free(implicit);
+		return NULL;
+	}
+	return implicit;
+}
+
 static void load_lines(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
 {
 	Dwarf_Line_Context ctx = NULL;
@@ -1142,6 +1280,7 @@ static void load_lines(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
 	Dwarf_Line *lines = NULL;
 	Dwarf_Signed nr = 0, i;
 	Dwarf_Error err = NULL;
+	uint8_t *implicit = NULL;
 	size_t alloc_rows = 0, alloc_seqs = 0, seq_start = 0;
 	int in_seq = 0;
 
@@ -1152,6 +1291,8 @@ static void load_lines(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
 	load_files(di, cu, ctx, (int)version);
 	if (tables != 1 || dwarf_srclines_from_linecontext(ctx, &lines, &nr, &err) != DW_DLV_OK)
 		goto out;
+	if (version == 5 && nr > 0)
+		implicit = implicit_file_rows(di, cu_die, (size_t)nr);
 	for (i = 0; i < nr; i++) {
 		Dwarf_Addr addr = 0;
 		Dwarf_Unsigned line = 0, file = 0;
@@ -1162,6 +1303,8 @@ static void load_lines(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
 		    dwarf_lineno(lines[i], &line, &err) != DW_DLV_OK ||
 		    dwarf_line_srcfileno(lines[i], &file, &err) != DW_DLV_OK)
 			break;
+		if (implicit && implicit[i])
+			file = 1; /* the initial value (line_implicit_file_rows) */
 		if (!in_seq) {
 			seq_start = cu->nr_rows;
 			in_seq = 1;
@@ -1199,6 +1342,7 @@ static void load_lines(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
 	if (cu->nr_seqs > 1)
 		qsort(cu->seqs, cu->nr_seqs, sizeof(*cu->seqs), seq_cmp);
 out:
+	free(implicit);
 	drop_err(di, err);
 	dwarf_srclines_dealloc_b(ctx);
 }
@@ -1269,16 +1413,6 @@ static struct di_cu *cu_for_addr(struct debuginfo *di, uint64_t addr)
 	cu_scan_all(di);
 	i = range_find(di->cu_ranges, di->nr_cu_ranges, addr);
 	return i >= 0 ? di->cus[di->cu_ranges[i].idx] : NULL;
-}
-
-static uint64_t read_uint(const uint8_t *p, unsigned int size, int big)
-{
-	uint64_t v = 0;
-	unsigned int i;
-
-	for (i = 0; i < size; i++)
-		v |= (uint64_t)p[big ? size - 1 - i : i] << (8 * i);
-	return v;
 }
 
 /* .debug_aranges (DWARF 5 section 6.1.2), one set per CU:
@@ -1672,6 +1806,7 @@ static struct debuginfo *open_group(const char *path, unsigned int group)
 	di = xcalloc(1, sizeof(*di));
 	di->tag = 'p';
 	di->fd = fd;
+	di->dwo = group == DW_GROUPNUMBER_DWO;
 	ret = sections_read(di);
 	if (!ret)
 		ret = check_sections(di, group == DW_GROUPNUMBER_DWO ? ".debug_info.dwo"
