@@ -12,14 +12,15 @@ set -eu
 # chromium (headless: the flame graphs load and render) for the consumer checks; clang-14 and
 # libclang-rt-14-dev (libFuzzer: make fuzz), valgrind (make check-valgrind); gcc-12-multilib and
 # libc6-dev-i386 (the 32-bit x86 targets; not gcc-multilib: it conflicts with gcc-aarch64-linux-gnu);
-# libc6-dbg (glibc's own DWARF 5, tail calls and line tables: check_debuginfo.c)
+# libc6-dbg (glibc's own DWARF 5, tail calls and line tables: check_debuginfo.c); rustc
+# (Debian's: Rust legacy and v0 symbol names, check_symbolize.c)
 PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
 libreadline-dev check liblzma-dev zlib1g-dev libzstd-dev libiberty-dev elfutils gdb binutils xz-utils
 util-linux g++ dmtracedump protobuf-compiler python3 python3-jsonschema
 libsmali-java dexdump zipalign
 golang-go chromium
 clang-14 libclang-rt-14-dev valgrind nodejs
-gcc-12-multilib libc6-dev-i386 libc6-dbg"
+gcc-12-multilib libc6-dev-i386 libc6-dbg rustc"
 
 missing=""
 for p in $PKGS; do

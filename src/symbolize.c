@@ -129,7 +129,9 @@ static const char *intern(struct symbolizer *s, const char *str)
 
 char *symbolize_demangle(const char *name)
 {
-	if (!name || strncmp(name, "_Z", 2))
+	/* "_Z": C++ (Itanium) and Rust's legacy mangling ("_ZN...17h<hash>E"; libiberty tries
+	 * Rust first and drops the hash, as rustc-demangle's "{:#}" does); "_R": Rust v0 */
+	if (!name || (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2)))
 		return NULL;
 	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
 }

@@ -1,6 +1,6 @@
 /* Address -> function, file:line and inlined callers, for a code address inside an ELF file.
  * Names come from DWARF (debuginfo.c), .symtab/.dynsym, MiniDebugInfo (.gnu_debugdata) and
- * separate debug files (build-id, .gnu_debuglink). C++ names are demangled.
+ * separate debug files (build-id, .gnu_debuglink). C++ and Rust names are demangled.
  * Results are cached per (build-id, address), in memory and, for DWARF results, on disk
  * (symcache.h). No ptrace in here: it works on files. */
 #ifndef PERCH_SYMBOLIZE_H
@@ -40,7 +40,8 @@ int symbolizer_lookup(struct symbolizer *s, const struct elffile *ef, uint64_t v
  * on-disk cache of symcache.h, or not asked about). */
 int symbolizer_modules_loaded(const struct symbolizer *s);
 
-/* Demangle a C++ (Itanium ABI) name. Returns a malloc'ed string, or NULL when @name is not a
+/* Demangle a C++ (Itanium ABI) or Rust (legacy "_ZN...17h<hash>E" without its hash, or v0
+ * "_R...") name, with libiberty. Returns a malloc'ed string, or NULL when @name is not a
  * mangled name. */
 char *symbolize_demangle(const char *name);
 
