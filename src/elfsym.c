@@ -483,6 +483,31 @@ const struct elfsym *elfsym_table_find(const struct elfsym_table *t, uint64_t ad
 	return NULL;
 }
 
+uint64_t elfsym_table_gap_start(const struct elfsym_table *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->nr, i, g;
+	uint64_t start = 0;
+
+	if (!t->sorted || elfsym_table_find(t, addr))
+		return 0; /* named */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo, g = 0; i > 0 && g < ELFSYM_SCAN_BACK; i--, g++) {
+		const struct elfsym *s = &t->syms[i - 1];
+
+		if (s->size && addr < s->sec_end && s->addr + s->size > start &&
+		    s->addr + s->size <= addr)
+			start = s->addr + s->size;
+	}
+	return start;
+}
+
 const struct elfsym *elfsym_table_find_name(const struct elfsym_table *t, const char *name)
 {
 	for (size_t i = 0; i < t->nr; i++)

@@ -248,6 +248,20 @@ static uint32_t perfmap_location(struct resolver *r, const struct modules_map *m
 	return loc != UINT32_MAX ? loc : profile_intern_location(r->p, f.module, addr, &f, 1);
 }
 
+/* The name of a frame in @mm's module at ELF vaddr @addr that no symbol names:
+ * "libfoo.so+0x1a20" with the offset of its function's start (symbolizer_func_start()), so
+ * that a stripped function is one frame, not one per pc; the pc's own offset when nothing
+ * bounds the function. */
+static void unknown_name(struct resolver *r, const struct modules_map *mm, const struct elffile *ef,
+			 uint64_t addr, char *buf, size_t size)
+{
+	uint64_t start = addr;
+
+	if (symbolizer_func_start(r->sym, ef, addr, modules_cfi(r->ms, mm), &start) < 0)
+		start = addr;
+	snprintf(buf, size, "%s+0x%llx", base_name(mm->mod->path), (unsigned long long)start);
+}
+
 /* The profile location for one pc (@lookup is already pc - 1 for return addresses). */
 static uint32_t locate(struct resolver *r, uint64_t lookup)
 {
@@ -287,8 +301,7 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 		if (sf[i].func) {
 			pf[i].name = profile_intern_str(r->p, sf[i].func);
 		} else {
-			snprintf(name, sizeof(name), "%s+0x%llx", base_name(mm->mod->path),
-				 (unsigned long long)addr);
+			unknown_name(r, mm, ef, addr, name, sizeof(name));
 			pf[i].name = profile_intern_str(r->p, name);
 		}
 		pf[i].file = sf[i].file ? profile_intern_str(r->p, sf[i].file) : 0;
@@ -302,8 +315,7 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 	}
 	if (n == 0) {
 		if (ef)
-			snprintf(name, sizeof(name), "%s+0x%llx", base_name(mm->mod->path),
-				 (unsigned long long)addr);
+			unknown_name(r, mm, ef, addr, name, sizeof(name));
 		else if (mm && mm->name[0])
 			snprintf(name, sizeof(name), "%s+0x%llx", base_name(mm->name),
 				 (unsigned long long)(lookup - mm->start + mm->offset));

@@ -8,6 +8,7 @@
 #include <demangle.h>
 #undef ARRAY_SIZE /* libiberty.h's; perch/xalloc.h has its own */
 
+#include "perch/cfi.h"
 #include "perch/debugfile.h"
 #include "perch/debuginfo.h"
 #include "perch/elffile.h"
@@ -429,6 +430,30 @@ static void cache_load(struct symbolizer *s, struct symmod *m, const struct elff
 			return; /* do not grow it */
 	}
 	m->cache_path = xstrdup(path);
+}
+
+int symbolizer_func_start(struct symbolizer *s, const struct elffile *ef, uint64_t vaddr,
+			  const struct cfi_table *cfi, uint64_t *start)
+{
+	struct cfi_row row;
+	struct symmod *m;
+	uint64_t gap;
+
+	if (!s || !ef)
+		return -ENOENT;
+	if (cfi && cfi_row_find(cfi, vaddr, &row) == 0 && row.fde_start <= vaddr &&
+	    vaddr < row.fde_end) {
+		*start = row.fde_start;
+		return 0;
+	}
+	m = module_get(s, ef);
+	if (!m->loaded)
+		module_load(s, m, ef);
+	if (m->syms && (gap = elfsym_table_gap_start(m->syms, vaddr)) != 0) {
+		*start = gap;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 int symbolizer_modules_loaded(const struct symbolizer *s)

@@ -55,6 +55,11 @@ void elfsym_table_finish(struct elfsym_table *t);
  * Borrowed, valid until elfsym_table_free(); NULL when nothing fits. O(log n). */
 const struct elfsym *elfsym_table_find(const struct elfsym_table *t, uint64_t addr);
 
+/* For an address elfsym_table_find() does not name: where the gap it lies in begins, i.e. the
+ * end (st_value + st_size) of the nearest sized symbol below it in the same executable
+ * section. 0 when @addr is named or has no sized symbol below it in its section. */
+uint64_t elfsym_table_gap_start(const struct elfsym_table *t, uint64_t addr);
+
 /* First symbol named exactly @name (linear; for tests and tools), or NULL. */
 const struct elfsym *elfsym_table_find_name(const struct elfsym_table *t, const char *name);
 

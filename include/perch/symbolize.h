@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+struct cfi_table;
 struct elffile;
 
 /* One source-level frame. A pc can give several: inlined functions first, then the function
@@ -35,6 +36,15 @@ void symbolizer_free(struct symbolizer *s);
  * Strings are borrowed and stay valid until symbolizer_free(). */
 int symbolizer_lookup(struct symbolizer *s, const struct elffile *ef, uint64_t vaddr,
 		      struct sym_frame *out, int max);
+
+/* Where the function holding @vaddr starts, for code no symbol names (a stripped region):
+ * the initial location of the FDE that covers @vaddr in @cfi (the module's CFI index, may be
+ * NULL), else the end of the nearest symbol below it in its section (the gap between
+ * symbols). 0 with *@start set, or -ENOENT when neither bounds it. Lets a profile show one
+ * frame per unnamed function ("libfoo.so+0x1a20", the start's offset) instead of one per
+ * pc. */
+int symbolizer_func_start(struct symbolizer *s, const struct elffile *ef, uint64_t vaddr,
+			  const struct cfi_table *cfi, uint64_t *start);
 
 /* How many modules had their symbol tables or DWARF read (the rest were answered from the
  * on-disk cache of symcache.h, or not asked about). */

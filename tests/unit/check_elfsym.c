@@ -85,6 +85,64 @@ START_TEST(test_symtab)
 }
 END_TEST
 
+/* A function whose symbol is gone (objcopy --strip-symbol): not named, and the gap it lies
+ * in starts where the nearest sized symbol below ends, as `nm -S` of that copy says. */
+START_TEST(test_gap_start)
+{
+	char *copy = testutil_tmp_path("prog.gap"), *cmd, *out, *line, *save = NULL;
+	uint64_t ends[64], lo = UINT64_MAX, hi = 0, a;
+	size_t nr_ends = 0, unnamed = 0;
+	struct elfsym_table *t;
+	int st;
+
+	cmd = xasprintf("objcopy --strip-symbol=sym_local_second %s %s && nm -S --defined-only %s",
+			SYMFIX_DIR "prog", copy, copy);
+	out = testutil_run(cmd, &st);
+	ck_assert_msg(st == 0, "%s", out);
+	/* "0000000000001139 0000000000000029 t sym_local_helper": sized .text symbols */
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long addr, size;
+		char type;
+
+		if (sscanf(line, "%llx %llx %c", &addr, &size, &type) != 3 ||
+		    (type != 't' && type != 'T') || !size)
+			continue;
+		ck_assert_uint_lt(nr_ends, ARRAY_SIZE(ends));
+		ends[nr_ends++] = addr + size;
+		lo = addr < lo ? addr : lo;
+		hi = addr + size > hi ? addr + size : hi;
+	}
+	ck_assert_uint_gt(nr_ends, 3);
+	t = load_fixture(copy, ELFSYM_SYMTAB, 4);
+	ck_assert_ptr_null(elfsym_table_find_name(t, "sym_local_second"));
+	for (a = lo; a < hi; a++) {
+		uint64_t want = 0;
+
+		if (elfsym_table_find(t, a)) {
+			ck_assert_uint_eq(elfsym_table_gap_start(t, a), 0);
+			continue;
+		}
+		for (size_t i = 0; i < nr_ends; i++)
+			if (ends[i] <= a && ends[i] > want)
+				want = ends[i];
+		ck_assert_msg(elfsym_table_gap_start(t, a) == want, "%#llx: gap from %#llx, want %#llx",
+			      (unsigned long long)a, (unsigned long long)elfsym_table_gap_start(t, a),
+			      (unsigned long long)want);
+		unnamed++;
+	}
+	/* sym_local_second's bytes at least */
+	ck_assert_uint_ge(unnamed, symfix_nm_addr(SYMFIX_DIR "prog.nm", "sym_global_foo") -
+				       symfix_nm_addr(SYMFIX_DIR "prog.nm", "sym_local_second"));
+	ck_assert_uint_eq(elfsym_table_gap_start(t, symfix_nm_addr(SYMFIX_DIR "prog.nm",
+								     "sym_local_second")),
+			  symfix_nm_addr(SYMFIX_DIR "prog.nm", "sym_local_second"));
+	elfsym_table_free(t);
+	free(out);
+	free(cmd);
+	free(copy);
+}
+END_TEST
+
 START_TEST(test_dynsym_only)
 {
 	struct elfsym_table *t = load_fixture(SYMFIX_DIR "prog.stripped", ELFSYM_SYMTAB, -ENOENT);
@@ -500,8 +558,10 @@ Suite *elfsym_suite(void)
 	Suite *s = suite_create("elfsym");
 	TCase *tc = tcase_create("fixtures");
 
+	tcase_add_checked_fixture(tc, testutil_tmp_setup, testutil_tmp_teardown);
 	tcase_add_test(tc, test_symtab);
 	tcase_add_test(tc, test_dynsym_only);
+	tcase_add_test(tc, test_gap_start);
 	tcase_add_test(tc, test_minidebuginfo);
 	tcase_add_test(tc, test_corrupt_xz);
 	suite_add_tcase(s, tc);
