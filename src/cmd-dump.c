@@ -49,7 +49,7 @@ static void print_stack(struct profile *p, struct resolver *r, struct dump_threa
 	size_t nlocs, n = 0;
 	const uint32_t *locs = profile_stack(p, stack, &nlocs);
 	int npcs;
-	const uint64_t *pcs = resolver_last_pcs(r, &npcs);
+	const uint64_t *pcs = resolver_last_loc_pcs(r, &npcs);
 
 	for (size_t i = 0; i < nlocs; i++) {
 		const struct profile_location *loc = profile_location(p, locs[i]);
@@ -67,6 +67,8 @@ static void print_stack(struct profile *p, struct resolver *r, struct dump_threa
 				printf(" at %s:%u", profile_str(p, f->file), f->line);
 			if (f->inlined)
 				printf(" [inlined]");
+			if (f->tailcall) /* gdb shows these as plain frames; perch says so */
+				printf(" (tail call)");
 			putchar('\n');
 		}
 	}

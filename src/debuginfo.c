@@ -21,6 +21,7 @@
 #define DI_MAX_ORIGIN_HOPS 16	      /* abstract_origin/specification chain length */
 #define DI_MAX_NODES	   (1u << 22) /* functions + inlined subroutines per CU */
 #define DI_MAX_RANGES	   (1u << 22) /* address ranges per CU */
+#define DI_MAX_CALLS	   (1u << 22) /* call sites per CU */
 #define DI_MAX_CUS	   (1u << 20)
 #define DI_MAX_SCOPES	   (1u << 22) /* C++ scopes and scoped functions, all CUs together */
 #define DI_MAX_PATH	   4096	      /* longest source path we build */
@@ -56,6 +57,10 @@ struct di_node {
 	uint32_t end;
 	uint32_t range_first, nr_ranges; /* into di_cu.node_ranges */
 	int inlined;
+	/* subprograms: their call sites are calls[call_first .. + nr_calls) (their inlined
+	 * subroutines' included); tail calls in tails[tail_first .. + nr_tails) when all_calls */
+	int all_calls; /* DW_AT_call_all_calls or _all_tail_calls (or the GNU forms) */
+	uint32_t call_first, nr_calls, tail_first, nr_tails;
 };
 
 /* A C++ scope (DW_TAG_namespace, class, struct, union) seen while walking a CU. */
@@ -98,6 +103,17 @@ struct di_cu {
 	size_t nr_node_ranges, alloc_node_ranges;
 	struct di_range *roots; /* ranges of subprogram nodes, sorted by lo */
 	size_t nr_roots;
+
+	/* DW_TAG_call_site / DW_TAG_GNU_call_site, in DIE order; call_addr_first[i] indexes
+	 * call_addrs until the load ends and calls[i].addrs points there */
+	struct debuginfo_call *calls;
+	size_t nr_calls, alloc_calls;
+	uint32_t *call_addr_first;
+	uint64_t *call_addrs;
+	size_t nr_call_addrs, alloc_call_addrs;
+	uint32_t *call_by_pc; /* indexes into calls, sorted by pc (DIE order among equals) */
+	struct debuginfo_call *tails; /* the tail calls of each subprogram, grouped */
+	size_t nr_tails;
 };
 
 /* One CU named by .debug_aranges, by the offset of its unit header in .debug_info. */
@@ -245,6 +261,41 @@ static int die_udata(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at, Dwarf_U
 	drop_err(di, err);
 	dwarf_dealloc_attribute(attr);
 	return ret == DW_DLV_OK ? 0 : -1;
+}
+
+/* Is flag attribute @at present and true (DW_FORM_flag_present, or flag 1)? */
+static int die_flag(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Error err = NULL;
+	Dwarf_Bool b = 0;
+	int ret;
+
+	if (die_attr(di, die, at, &attr))
+		return 0;
+	ret = dwarf_formflag(attr, &b, &err);
+	drop_err(di, err);
+	dwarf_dealloc_attribute(attr);
+	return ret == DW_DLV_OK && b;
+}
+
+/* An address attribute (DW_FORM_addr, addrx...). */
+static int die_addr(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at, uint64_t *out)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Error err = NULL;
+	Dwarf_Addr a = 0;
+	int ret;
+
+	if (die_attr(di, die, at, &attr))
+		return -1;
+	ret = dwarf_formaddr(attr, &a, &err);
+	drop_err(di, err);
+	dwarf_dealloc_attribute(attr);
+	if (ret != DW_DLV_OK)
+		return -1;
+	*out = a;
+	return 0;
 }
 
 static const char *die_string(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at)
@@ -545,9 +596,10 @@ struct pending {
 
 static void add_node_tree(struct debuginfo *di, struct di_cu *cu, Dwarf_Die die, int depth,
 			  struct pending *pend);
+static void call_site_add(struct debuginfo *di, struct di_cu *cu, Dwarf_Die die);
 
 /* Walk the children of @parent: inlined subroutines become nodes below the current node,
- * lexical blocks are looked through, nested subprograms are queued. */
+ * lexical blocks are looked through, nested subprograms are queued, call sites recorded. */
 static void walk_scope(struct debuginfo *di, struct di_cu *cu, Dwarf_Die parent, int depth,
 		       struct pending *pend)
 {
@@ -566,6 +618,10 @@ static void walk_scope(struct debuginfo *di, struct di_cu *cu, Dwarf_Die parent,
 		case DW_TAG_try_block:
 		case DW_TAG_catch_block:
 			walk_scope(di, cu, child, depth + 1, pend);
+			break;
+		case DW_TAG_call_site:
+		case DW_TAG_GNU_call_site:
+			call_site_add(di, cu, child);
 			break;
 		case DW_TAG_subprogram:
 			if (pend->nr >= DI_MAX_NODES)
@@ -614,9 +670,139 @@ static void add_node_tree(struct debuginfo *di, struct di_cu *cu, Dwarf_Die die,
 			n->call_file = (uint32_t)v;
 		if (!die_udata(di, die, DW_AT_call_line, &v) && v <= UINT32_MAX)
 			n->call_line = (uint32_t)v;
+	} else {
+		n->all_calls = die_flag(di, die, DW_AT_call_all_calls) ||
+			       die_flag(di, die, DW_AT_call_all_tail_calls) ||
+			       die_flag(di, die, DW_AT_GNU_all_call_sites) ||
+			       die_flag(di, die, DW_AT_GNU_all_tail_call_sites);
+		n->call_first = (uint32_t)cu->nr_calls;
 	}
 	walk_scope(di, cu, die, depth, pend);
 	cu->nodes[idx].end = (uint32_t)cu->nr_nodes;
+	if (!inlined) /* nested subprograms are queued, so this subprogram's calls are contiguous */
+		cu->nodes[idx].nr_calls = (uint32_t)cu->nr_calls - cu->nodes[idx].call_first;
+}
+
+static struct di_cu *cu_of_offset(struct debuginfo *di, Dwarf_Off off);
+
+static int die_has(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at)
+{
+	Dwarf_Error err = NULL;
+	Dwarf_Bool b = 0;
+	int ret = dwarf_hasattr(die, at, &b, &err);
+
+	drop_err(di, err);
+	return ret == DW_DLV_OK && b;
+}
+
+/* Where a call site's DW_AT_call_origin (DW_AT_abstract_origin in DW_TAG_GNU_call_site) leads,
+ * read as gdb reads it (dwarf2/read.c, read_call_site_scope): a declaration by its name (the
+ * linkage name, else DW_AT_name), looked up in the symbol tables later; a function with code
+ * by the start of each of its ranges, in DWARF order; anything else (an abstract instance
+ * without code) is no target. */
+static void call_target(struct debuginfo *di, Dwarf_Off off, struct di_cu *cu,
+			struct debuginfo_call *c)
+{
+	struct di_range *r = NULL;
+	size_t nr = 0, alloc = 0, i;
+	struct di_cu *tcu;
+	Dwarf_Off spec;
+	Dwarf_Die t = die_at(di, off);
+
+	if (!t)
+		return;
+	if (die_flag(di, t, DW_AT_declaration) && die_ref(di, t, DW_AT_specification, &spec)) {
+		c->name = die_string(di, t, DW_AT_linkage_name);
+		if (!c->name)
+			c->name = die_string(di, t, DW_AT_MIPS_linkage_name);
+		if (!c->name)
+			c->name = die_string(di, t, DW_AT_name);
+		if (c->name)
+			c->kind = DEBUGINFO_TARGET_NAME;
+	} else if ((tcu = cu_of_offset(di, off))) {
+		die_ranges(di, t, tcu->version, tcu->base, &r, &nr, &alloc, 0);
+		for (i = 0; i < nr && cu->nr_call_addrs < DI_MAX_RANGES; i++) {
+			ALLOC_GROW(cu->call_addrs, cu->nr_call_addrs + 1, cu->alloc_call_addrs);
+			cu->call_addrs[cu->nr_call_addrs++] = r[i].lo;
+			c->nr_addrs++;
+		}
+		if (c->nr_addrs)
+			c->kind = DEBUGINFO_TARGET_ADDRS;
+		free(r);
+	}
+	dwarf_dealloc_die(t);
+}
+
+/* Record the call site @die (DW_TAG_call_site or DW_TAG_GNU_call_site). */
+static void call_site_add(struct debuginfo *di, struct di_cu *cu, Dwarf_Die die)
+{
+	struct debuginfo_call c = { .kind = DEBUGINFO_TARGET_NONE };
+	size_t idx = cu->nr_calls, alloc = cu->alloc_calls;
+	Dwarf_Off off;
+
+	if (idx >= DI_MAX_CALLS || (die_addr(di, die, DW_AT_call_return_pc, &c.pc) &&
+				    die_addr(di, die, DW_AT_low_pc, &c.pc)))
+		return;
+	c.tail = die_flag(di, die, DW_AT_call_tail_call) || die_flag(di, die, DW_AT_GNU_tail_call);
+	ALLOC_GROW(cu->calls, idx + 1, cu->alloc_calls);
+	if (cu->alloc_calls != alloc)
+		cu->call_addr_first =
+		    xrealloc(cu->call_addr_first, cu->alloc_calls * sizeof(*cu->call_addr_first));
+	cu->call_addr_first[idx] = (uint32_t)cu->nr_call_addrs;
+	/* gdb takes the first of these: a DWARF expression (DW_AT_call_target) needs the
+	 * caller's registers, which a tail-call frame does not have, so it is no target */
+	if (!die_has(di, die, DW_AT_call_target) && !die_has(di, die, DW_AT_GNU_call_site_target) &&
+	    (!die_ref(di, die, DW_AT_call_origin, &off) ||
+	     !die_ref(di, die, DW_AT_abstract_origin, &off)))
+		call_target(di, off, cu, &c);
+	cu->calls[idx] = c;
+	cu->nr_calls++;
+}
+
+static int call_pc_cmp(const void *a, const void *b, void *arg)
+{
+	const struct di_cu *cu = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (cu->calls[x].pc != cu->calls[y].pc)
+		return cu->calls[x].pc < cu->calls[y].pc ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* After the walk: address arrays in place, the index by pc, each subprogram's tail calls. */
+static void calls_finish(struct di_cu *cu)
+{
+	size_t i, k;
+
+	for (i = 0; i < cu->nr_calls; i++)
+		cu->calls[i].addrs = cu->calls[i].nr_addrs ? cu->call_addrs + cu->call_addr_first[i]
+							    : NULL;
+	cu->call_by_pc = xcalloc(cu->nr_calls ? cu->nr_calls : 1, sizeof(*cu->call_by_pc));
+	for (i = 0; i < cu->nr_calls; i++)
+		cu->call_by_pc[i] = (uint32_t)i;
+	if (cu->nr_calls > 1)
+		qsort_r(cu->call_by_pc, cu->nr_calls, sizeof(*cu->call_by_pc), call_pc_cmp, cu);
+	for (i = 0; i < cu->nr_nodes; i++) {
+		const struct di_node *n = &cu->nodes[i];
+
+		if (n->inlined || !n->all_calls)
+			continue;
+		for (k = n->call_first; k < n->call_first + n->nr_calls; k++)
+			cu->nr_tails += cu->calls[k].tail;
+	}
+	cu->tails = xcalloc(cu->nr_tails ? cu->nr_tails : 1, sizeof(*cu->tails));
+	cu->nr_tails = 0;
+	for (i = 0; i < cu->nr_nodes; i++) {
+		struct di_node *n = &cu->nodes[i];
+
+		if (n->inlined || !n->all_calls)
+			continue;
+		n->tail_first = (uint32_t)cu->nr_tails;
+		for (k = n->call_first; k < n->call_first + n->nr_calls; k++)
+			if (cu->calls[k].tail)
+				cu->tails[cu->nr_tails++] = cu->calls[k];
+		n->nr_tails = (uint32_t)cu->nr_tails - n->tail_first;
+	}
 }
 
 #define DI_NO_SCOPE UINT32_MAX /* a scope we could not record: record nothing below it */
@@ -1048,6 +1234,7 @@ static void load_functions(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_
 	}
 	if (cu->nr_roots > 1)
 		qsort(cu->roots, cu->nr_roots, sizeof(*cu->roots), range_cmp);
+	calls_finish(cu);
 }
 
 static int seq_cmp(const void *a, const void *b)
@@ -1849,6 +2036,11 @@ static void cu_release(struct di_cu *cu)
 	free(cu->node_ranges);
 	free(cu->roots);
 	free(cu->ranges);
+	free(cu->calls);
+	free(cu->call_addr_first);
+	free(cu->call_addrs);
+	free(cu->call_by_pc);
+	free(cu->tails);
 	free(cu);
 }
 
@@ -1997,4 +2189,66 @@ int debuginfo_lookup(struct debuginfo *di, uint64_t vaddr, struct sym_frame *out
 		}
 	}
 	return n;
+}
+
+/* The subprogram whose code holds @vaddr in @cu (loaded), or NULL. */
+static const struct di_node *root_at(const struct di_cu *cu, uint64_t vaddr)
+{
+	long i = range_find(cu->roots, cu->nr_roots, vaddr);
+
+	return i >= 0 ? &cu->nodes[cu->roots[i].idx] : NULL;
+}
+
+/* gdb's entry pc of a function: the start of its first range (in DWARF order). */
+static uint64_t node_entry(const struct di_cu *cu, const struct di_node *n)
+{
+	return cu->node_ranges[n->range_first].lo;
+}
+
+int debuginfo_func_entry(struct debuginfo *di, uint64_t vaddr, uint64_t *entry)
+{
+	struct di_cu *cu = di ? cu_for_addr(di, vaddr) : NULL;
+	const struct di_node *n;
+
+	if (!cu || cu_load(di, cu) < 0 || !(n = root_at(cu, vaddr)) || !n->nr_ranges)
+		return -ENOENT;
+	*entry = node_entry(cu, n);
+	return 0;
+}
+
+int debuginfo_call_site(struct debuginfo *di, uint64_t pc, struct debuginfo_call *out)
+{
+	struct di_cu *cu = di && pc ? cu_for_addr(di, pc - 1) : NULL;
+	size_t lo = 0, hi;
+
+	/* the CU of the call instruction, which ends at @pc */
+	if (!cu || cu_load(di, cu) < 0)
+		return -ENOENT;
+	hi = cu->nr_calls;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cu->calls[cu->call_by_pc[mid]].pc < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= cu->nr_calls || cu->calls[cu->call_by_pc[lo]].pc != pc)
+		return -ENOENT;
+	*out = cu->calls[cu->call_by_pc[lo]]; /* of several at one pc, the first (as gdb) */
+	return 0;
+}
+
+int debuginfo_tail_calls(struct debuginfo *di, uint64_t entry, const struct debuginfo_call **calls,
+			 size_t *n)
+{
+	struct di_cu *cu = di ? cu_for_addr(di, entry) : NULL;
+	const struct di_node *node;
+
+	if (!cu || cu_load(di, cu) < 0 || !(node = root_at(cu, entry)) || !node->nr_ranges ||
+	    node_entry(cu, node) != entry)
+		return -ENOENT;
+	*calls = cu->tails + node->tail_first;
+	*n = node->nr_tails;
+	return 0;
 }

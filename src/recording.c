@@ -251,7 +251,7 @@ static void write_locations(struct recording_writer *w, const struct profile *p)
 			put_varint(&w->body, f->line);
 			put_varint(&w->body, f->module);
 			strbuf_addch(&w->body, f->kind);
-			strbuf_addch(&w->body, f->inlined);
+			strbuf_addch(&w->body, (char)(f->inlined | f->tailcall << 1));
 		}
 		add_record(w, REC_LOCATION);
 	}
@@ -551,14 +551,15 @@ static int rd_location(struct reader *r, struct cur *c)
 		int64_t fmod = str_id(r, c);
 		uint8_t kind = get_u8(c), inl = get_u8(c);
 
-		if (c->bad || line > UINT32_MAX || kind > PROFILE_FRAME_AOT || inl > 1)
+		if (c->bad || line > UINT32_MAX || kind > PROFILE_FRAME_AOT || inl > 3)
 			return fail(r, "bad frame in location record");
 		f->name = (uint32_t)name;
 		f->file = (uint32_t)file;
 		f->line = (uint32_t)line;
 		f->module = (uint32_t)fmod;
 		f->kind = kind;
-		f->inlined = inl;
+		f->inlined = inl & 1;
+		f->tailcall = inl >> 1;
 	}
 	ALLOC_GROW(r->locs, r->nr_locs + 1, r->alloc_locs);
 	r->locs[r->nr_locs++] =

@@ -1,4 +1,5 @@
 /* Snapshot -> unwound and symbolized stack of profile locations. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,14 @@
 #include "perch/profile.h"
 #include "perch/resolve.h"
 #include "perch/symbolize.h"
+#include "perch/tailcall.h"
 #include "perch/tracee.h"
 #include "perch/unwind.h"
 #include "perch/xalloc.h"
+
+/* Locations of one stack: the unwound frames, a Java frame after each interpreter frame, and
+ * tail-call frames between them. */
+#define RESOLVE_MAX_LOCS (4 * UNWIND_MAX_FRAMES)
 
 struct resolver {
 	pid_t pid;
@@ -30,7 +36,13 @@ struct resolver {
 	/* pcs and locations with room for a Java frame after each interpreter frame */
 	uint64_t pcs[2 * UNWIND_MAX_FRAMES];
 	uint8_t is_dex[2 * UNWIND_MAX_FRAMES]; /* pcs[i] is a dex pc (an interpreted frame) */
-	uint32_t locs[2 * UNWIND_MAX_FRAMES + 1];
+	uint32_t locs[RESOLVE_MAX_LOCS + 1];
+	/* the last stack with its tail-call frames (tailcall.h): locations and their pcs */
+	uint32_t out_locs[RESOLVE_MAX_LOCS];
+	uint64_t out_pcs[RESOLVE_MAX_LOCS];
+	int nr_out;
+	struct tailcall *tc;
+	unsigned int tc_generation; /* of r->ms when the tail-call cache was last valid */
 	struct art_proc *art;   /* ART's JIT and dex lists (and GDB JIT interfaces) */
 	uint32_t jit_module, dex_module; /* string id + 1 of "[jit]", "[dex]" */
 	uint32_t pseudo_module; /* string id + 1 of the pseudo-module of perch's own frames */
@@ -60,6 +72,22 @@ static const struct cfi_table *jit_cfi(void *arg, uint64_t pc, uint64_t time_ns)
 	return cfi;
 }
 
+static const struct modules_map *find_map(struct resolver *r, uint64_t addr);
+
+/* tailcall.h's view of the process: the ELF module holding @addr and its bias. */
+static int tail_locate(void *arg, uint64_t addr, const struct elffile **ef, uint64_t *bias)
+{
+	struct resolver *r = arg;
+	const struct modules_map *mm = find_map(r, addr);
+	struct elffile *e = mm ? modules_elf(r->ms, mm) : NULL;
+
+	if (!e)
+		return -ENOENT;
+	*ef = e;
+	*bias = mm->bias;
+	return 0;
+}
+
 struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,
 			      struct symbolizer *sym)
 {
@@ -78,6 +106,7 @@ struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct p
 	r->art = art_proc_new(pid);
 	r->perfmap = perfmap_new(pid);
 	unwinder_set_jit(r->u, jit_cfi, r);
+	r->tc = tailcall_new(sym, tail_locate, r);
 	return r;
 }
 
@@ -86,6 +115,7 @@ void resolver_free(struct resolver *r)
 	if (!r)
 		return;
 	unwinder_free(r->u);
+	tailcall_free(r->tc);
 	art_proc_free(r->art);
 	perfmap_free(r->perfmap);
 	modules_free(r->ms);
@@ -96,6 +126,7 @@ void resolver_reload(struct resolver *r)
 {
 	modules_reload(r->ms);
 	unwinder_flush(r->u);
+	tailcall_flush(r->tc);
 }
 
 const struct resolve_stats *resolver_stats(struct resolver *r)
@@ -108,6 +139,12 @@ const uint64_t *resolver_last_pcs(const struct resolver *r, int *n)
 {
 	*n = r->nr_pcs;
 	return r->pcs;
+}
+
+const uint64_t *resolver_last_loc_pcs(const struct resolver *r, int *n)
+{
+	*n = r->nr_out;
+	return r->out_pcs;
 }
 
 int resolve_is_root_name(const char *name)
@@ -262,8 +299,11 @@ static void unknown_name(struct resolver *r, const struct modules_map *mm, const
 	snprintf(buf, size, "%s+0x%llx", base_name(mm->mod->path), (unsigned long long)start);
 }
 
-/* The profile location for one pc (@lookup is already pc - 1 for return addresses). */
-static uint32_t locate(struct resolver *r, uint64_t lookup)
+/* The profile location for one pc (@lookup is already pc - 1 for return addresses); with
+ * @tail, of a tail-call frame (its frames are marked so). A tail-call frame's lookup address
+ * lies inside a jump instruction, a real frame's at the start of an instruction (a leaf) or
+ * inside a call: they never share a location. */
+static uint32_t locate(struct resolver *r, uint64_t lookup, int tail)
 {
 	struct sym_frame sf[SYM_MAX_INLINE];
 	struct profile_frame pf[SYM_MAX_INLINE];
@@ -312,6 +352,7 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 		pf[i].kind = mapkind_is_aot(mapkind_classify(mm->mod->path, 1, 0, NULL))
 				     ? PROFILE_FRAME_AOT
 				     : PROFILE_FRAME_NATIVE;
+		pf[i].tailcall = (uint8_t)!!tail;
 	}
 	if (n == 0) {
 		if (ef)
@@ -324,9 +365,42 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 		pf[0].name = profile_intern_str(r->p, name);
 		pf[0].module = module;
 		pf[0].kind = PROFILE_FRAME_NATIVE;
+		pf[0].tailcall = (uint8_t)!!tail;
 		n = 1;
 	}
 	return profile_intern_location(r->p, module, addr, pf, (size_t)n);
+}
+
+/* r->out_locs/out_pcs: the @n located frames of r->locs with the tail-call frames between
+ * each frame and its caller (tailcall.h), as gdb shows them; never below the leaf, so they
+ * get no self time. Not between Java frames: ART's frames have no DWARF call sites. */
+static void add_tail_calls(struct resolver *r, int n)
+{
+	uint64_t f[TAILCALL_MAX];
+	int k = 0;
+
+	if (r->ms->generation != r->tc_generation) { /* mappings changed: addresses too */
+		tailcall_flush(r->tc);
+		r->tc_generation = r->ms->generation;
+	}
+	for (int i = 0; i < n; i++) {
+		int dex = art_proc_active(r->art) && (r->is_dex[i] || (i + 1 < n && r->is_dex[i + 1]));
+		int nt = 0;
+
+		r->out_locs[k] = r->locs[i];
+		r->out_pcs[k++] = r->pcs[i];
+		if (i + 1 < n && !dex && RESOLVE_MAX_LOCS - k > n - i) {
+			int room = RESOLVE_MAX_LOCS - k - (n - i);
+
+			nt = tailcall_frames(r->tc, r->pcs[i + 1], i ? r->pcs[i] - 1 : r->pcs[i], f,
+					     room < TAILCALL_MAX ? room : TAILCALL_MAX);
+		}
+		for (int j = 0; j < nt; j++) {
+			r->out_locs[k] = locate(r, f[j] - 1, 1);
+			r->out_pcs[k++] = f[j];
+		}
+	}
+	r->nr_out = k;
 }
 
 static int ends_at_root(struct resolver *r, uint32_t loc)
@@ -357,8 +431,8 @@ uint32_t resolver_add_leaf(struct resolver *r, uint32_t stack, const char *text)
 	size_t n;
 	const uint32_t *locs = profile_stack(r->p, stack, &n);
 
-	if (n > UNWIND_MAX_FRAMES)
-		n = UNWIND_MAX_FRAMES;
+	if (n > RESOLVE_MAX_LOCS)
+		n = RESOLVE_MAX_LOCS;
 	memmove(r->locs + 1, locs, n * sizeof(r->locs[0]));
 	r->locs[0] = pseudo_location(r, text);
 	return profile_intern_stack(r->p, r->locs, n + 1);
@@ -393,11 +467,12 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 		if (art_proc_active(r->art) && r->is_dex[i])
 			r->locs[i] = dex_location(r, r->pcs[i]);
 		else
-			r->locs[i] = locate(r, i == 0 ? r->pcs[i] : r->pcs[i] - 1);
+			r->locs[i] = locate(r, i == 0 ? r->pcs[i] : r->pcs[i] - 1, 0);
 	}
 	/* the unwinder saw the outermost frame, or it has a root's name (a walk that ended
 	 * otherwise, e.g. on frame pointers, at _start or clone) */
 	if (n && ((flags & UNWIND_AT_ROOT) || ends_at_root(r, r->locs[n - 1])))
 		r->st.to_root++;
-	return profile_intern_stack(r->p, r->locs, (size_t)n);
+	add_tail_calls(r, n);
+	return profile_intern_stack(r->p, r->out_locs, (size_t)r->nr_out);
 }

@@ -432,6 +432,16 @@ static void cache_load(struct symbolizer *s, struct symmod *m, const struct elff
 	m->cache_path = xstrdup(path);
 }
 
+/* The module record of @ef with its tables read. */
+static struct symmod *module_ready(struct symbolizer *s, const struct elffile *ef)
+{
+	struct symmod *m = module_get(s, ef);
+
+	if (!m->loaded)
+		module_load(s, m, ef);
+	return m;
+}
+
 int symbolizer_func_start(struct symbolizer *s, const struct elffile *ef, uint64_t vaddr,
 			  const struct cfi_table *cfi, uint64_t *start)
 {
@@ -446,14 +456,57 @@ int symbolizer_func_start(struct symbolizer *s, const struct elffile *ef, uint64
 		*start = row.fde_start;
 		return 0;
 	}
-	m = module_get(s, ef);
-	if (!m->loaded)
-		module_load(s, m, ef);
+	m = module_ready(s, ef);
 	if (m->syms && (gap = elfsym_table_gap_start(m->syms, vaddr)) != 0) {
 		*start = gap;
 		return 0;
 	}
 	return -ENOENT;
+}
+
+int symbolizer_call_site(struct symbolizer *s, const struct elffile *ef, uint64_t pc,
+			 struct debuginfo_call *out)
+{
+	struct symmod *m = s && ef ? module_ready(s, ef) : NULL;
+
+	return m && m->di ? debuginfo_call_site(m->di, pc, out) : -ENOENT;
+}
+
+int symbolizer_tail_calls(struct symbolizer *s, const struct elffile *ef, uint64_t entry,
+			  const struct debuginfo_call **calls, size_t *n)
+{
+	struct symmod *m = s && ef ? module_ready(s, ef) : NULL;
+
+	return m && m->di ? debuginfo_tail_calls(m->di, entry, calls, n) : -ENOENT;
+}
+
+int symbolizer_func_entry(struct symbolizer *s, const struct elffile *ef, uint64_t vaddr,
+			  uint64_t *entry)
+{
+	struct symmod *m = s && ef ? module_ready(s, ef) : NULL;
+	const struct elfsym *sym;
+
+	if (!m)
+		return -ENOENT;
+	if (m->di && debuginfo_func_entry(m->di, vaddr, entry) == 0)
+		return 0;
+	if (m->syms && (sym = elfsym_table_find(m->syms, vaddr))) {
+		*entry = sym->addr;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int symbolizer_find_function(struct symbolizer *s, const struct elffile *ef, const char *name,
+			     uint64_t *vaddr)
+{
+	struct symmod *m = s && ef ? module_ready(s, ef) : NULL;
+	const struct elfsym *sym;
+
+	if (!m || !m->syms || !(sym = elfsym_table_find_function(m->syms, name)))
+		return -ENOENT;
+	*vaddr = sym->addr;
+	return 0;
 }
 
 int symbolizer_modules_loaded(const struct symbolizer *s)

@@ -1,5 +1,5 @@
 /* Turns a snapshot into a stack in the profile: unwind, then name every pc (module, function,
- * file:line, inlined frames). Maps are re-read when a pc falls outside every known mapping
+ * file:line, inlined frames) and add the tail-call frames between them (tailcall.h). Maps are re-read when a pc falls outside every known mapping
  * (see modules_find_fresh) and after exec. */
 #ifndef PERCH_RESOLVE_H
 #define PERCH_RESOLVE_H
@@ -37,8 +37,11 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap);
  * leaf; returns the new stack's id. */
 uint32_t resolver_add_leaf(struct resolver *r, uint32_t stack, const char *text);
 const struct resolve_stats *resolver_stats(struct resolver *r);
-/* The raw pcs of the last resolver_stack() call (same order as its locations). */
+/* The raw pcs the unwinder gave for the last resolver_stack() call, leaf first. */
 const uint64_t *resolver_last_pcs(const struct resolver *r, int *n);
+/* The pc of each location of the last resolver_stack() stack (same order): the unwound
+ * frames' pcs and, for a tail-call frame, the address after its jump. */
+const uint64_t *resolver_last_loc_pcs(const struct resolver *r, int *n);
 
 /* Is @name a function where a thread's stack legitimately ends? */
 int resolve_is_root_name(const char *name);

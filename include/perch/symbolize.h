@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 struct cfi_table;
+struct debuginfo_call;
 struct elffile;
 
 /* One source-level frame. A pc can give several: inlined functions first, then the function
@@ -45,6 +46,23 @@ int symbolizer_lookup(struct symbolizer *s, const struct elffile *ef, uint64_t v
  * pc. */
 int symbolizer_func_start(struct symbolizer *s, const struct elffile *ef, uint64_t vaddr,
 			  const struct cfi_table *cfi, uint64_t *start);
+
+/* For tail-call frames (tailcall.h), on the module's DWARF (see debuginfo.h for what they
+ * return; -ENOENT as well when the module has no DWARF): the call site whose return address
+ * is @pc; the tail calls of the function whose entry is @entry. Borrowed until
+ * symbolizer_free(). */
+int symbolizer_call_site(struct symbolizer *s, const struct elffile *ef, uint64_t pc,
+			 struct debuginfo_call *out);
+int symbolizer_tail_calls(struct symbolizer *s, const struct elffile *ef, uint64_t entry,
+			  const struct debuginfo_call **calls, size_t *n);
+/* The entry of the function holding @vaddr: from DWARF (the concrete subprogram, inlined
+ * code included), else the symbol that names it. 0 or -ENOENT. */
+int symbolizer_func_entry(struct symbolizer *s, const struct elffile *ef, uint64_t vaddr,
+			  uint64_t *entry);
+/* The address of the function @name binds to in @ef (elfsym_table_find_function()). 0 or
+ * -ENOENT. */
+int symbolizer_find_function(struct symbolizer *s, const struct elffile *ef, const char *name,
+			     uint64_t *vaddr);
 
 /* How many modules had their symbol tables or DWARF read (the rest were answered from the
  * on-disk cache of symcache.h, or not asked about). */
