@@ -85,6 +85,7 @@ struct di_cu {
 	int version;		    /* CU version */
 	int state;		    /* 0: not loaded, 1: loaded, -1: failed */
 	int cxx;		    /* DW_AT_language is C++: qualify names with their scopes */
+	int skeleton;		    /* split DWARF: the DIEs are in a .dwo or .dwp (split_cu_die) */
 	int scoped;		    /* its C++ scopes are in debuginfo.scopes / fnscopes */
 
 	struct di_range *ranges; /* the CU DIE's address ranges, sorted by lo */
@@ -135,9 +136,39 @@ struct di_sec {
 	uint8_t *data;
 };
 
+/* A .dwo or .dwp file split DWARF names (gcc/clang -gsplit-dwarf), opened on first use. */
+struct di_split {
+	char *path;
+	struct debuginfo *di; /* NULL: it cannot be opened */
+	/* split units by dwo_id, for a .dwo (a .dwp has an index libdwarf reads) */
+	uint64_t *ids;
+	Dwarf_Off *offs;
+	size_t nr;
+};
+
+/* While the DIEs of a split unit are read: where its indexed addresses and its range lists
+ * are, which libdwarf 20210528 cannot follow across files for range lists ("rnglists table
+ * index ... is unusable unless it is in a tied file"). */
+struct di_splitctx {
+	const uint8_t *addr; /* the program's .debug_addr from the skeleton's DW_AT_addr_base */
+	size_t addr_size;
+	const uint8_t *rng; /* this unit's .debug_rnglists.dwo (its contribution in a .dwp) */
+	size_t rng_size;
+	const uint8_t *ranges; /* DWARF 4 (GNU): the program's .debug_ranges from
+				* DW_AT_GNU_ranges_base */
+	size_t ranges_size;
+	uint64_t base; /* the skeleton's DW_AT_low_pc */
+	unsigned int asz;
+	int big;
+};
+
 struct debuginfo {
 	char tag; /* 'p': see debuginfo_free() */
+	const struct di_splitctx *split; /* set while a split unit is read (cu_load) */
 	int fd;
+	char *path;
+	struct di_split *splits;
+	size_t nr_splits;
 	int is_64, big; /* ELFCLASS64, ELFDATA2MSB */
 	int dwo;	/* split DWARF: the .dwo sections of a .dwo or .dwp file */
 	struct di_sec *secs;
@@ -279,17 +310,32 @@ static int die_flag(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at)
 	return ret == DW_DLV_OK && b;
 }
 
-/* An address attribute (DW_FORM_addr, addrx...). */
+static int split_addr(const struct di_splitctx *x, uint64_t index, uint64_t *out);
+
+/* An address attribute (DW_FORM_addr, addrx...). In a split unit an indexed address is read
+ * from the program's .debug_addr by perch (split_addr(), see split_open()). */
 static int die_addr(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at, uint64_t *out)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Error err = NULL;
+	Dwarf_Unsigned index = 0;
+	Dwarf_Half form = 0;
 	Dwarf_Addr a = 0;
+	uint64_t v = 0;
 	int ret;
 
 	if (die_attr(di, die, at, &attr))
 		return -1;
-	ret = dwarf_formaddr(attr, &a, &err);
+	if (di->split && dwarf_whatform(attr, &form, &err) == DW_DLV_OK &&
+	    dwarf_addr_form_is_indexed(form)) {
+		ret = dwarf_get_debug_addr_index(attr, &index, &err) == DW_DLV_OK &&
+			      !split_addr(di->split, index, &v)
+			  ? DW_DLV_OK
+			  : DW_DLV_ERROR;
+		a = v;
+	} else {
+		ret = dwarf_formaddr(attr, &a, &err);
+	}
 	drop_err(di, err);
 	dwarf_dealloc_attribute(attr);
 	if (ret != DW_DLV_OK)
@@ -500,6 +546,134 @@ out:
 	drop_err(di, err);
 }
 
+/* Entry @index of the program's address table, for a split unit. 0 or -1. */
+static int split_addr(const struct di_splitctx *x, uint64_t index, uint64_t *out)
+{
+	if (index >= x->addr_size / x->asz)
+		return -1;
+	*out = read_uint(x->addr + index * x->asz, x->asz, x->big);
+	return 0;
+}
+
+/* A split unit's DW_AT_ranges: DWARF 5 (DW_FORM_rnglistx, an index into the offsets that
+ * follow the .debug_rnglists.dwo header, section 7.28; entries as in section 2.17.3) or the
+ * GNU extension to DWARF 4 (an offset into the program's .debug_ranges: begin/end pairs
+ * relative to the base, (0, 0) ends, (max, addr) sets the base). */
+static void split_ranges(struct debuginfo *di, Dwarf_Attribute attr, struct di_range **r,
+			 size_t *nr, size_t *alloc, uint32_t idx)
+{
+	const struct di_splitctx *x = di->split;
+	struct ehframe_cursor c = { 0 };
+	Dwarf_Unsigned v = 0;
+	Dwarf_Error err = NULL;
+	Dwarf_Half form = 0;
+	Dwarf_Off off = 0;
+	uint64_t base = x->base, a, b, maxa = x->asz == 8 ? UINT64_MAX : UINT32_MAX;
+	unsigned int steps = 0;
+
+	if (dwarf_whatform(attr, &form, &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		return;
+	}
+	if (form != DW_FORM_rnglistx) { /* DWARF 4 GNU split: .debug_ranges */
+		if (dwarf_global_formref(attr, &off, &err) != DW_DLV_OK) {
+			drop_err(di, err);
+			err = NULL;
+			if (dwarf_formudata(attr, &v, &err) != DW_DLV_OK) {
+				drop_err(di, err);
+				return;
+			}
+			off = v;
+		}
+		for (; off < x->ranges_size && x->ranges_size - off >= 2u * x->asz;
+		     off += 2u * x->asz) {
+			a = read_uint(x->ranges + off, x->asz, x->big);
+			b = read_uint(x->ranges + off + x->asz, x->asz, x->big);
+			if (!a && !b)
+				break;
+			if (a == maxa)
+				base = b;
+			else
+				push_range(r, nr, alloc, base + a, base + b, idx);
+		}
+		return;
+	}
+	if (dwarf_formudata(attr, &v, &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		return;
+	}
+	/* the header: unit_length(4|12) version(2) address_size(1) seg(1) count(4) offsets */
+	if (x->rng_size < 12 || read_uint(x->rng, 4, x->big) >= 0xfffffff0u)
+		return; /* no list, or 64-bit DWARF (no compiler emits it for split units) */
+	if (v >= read_uint(x->rng + 8, 4, x->big) || 12 + (v + 1) * 4 > x->rng_size)
+		return;
+	c.base = x->rng;
+	c.end = x->rng_size;
+	c.pos = 12 + read_uint(x->rng + 12 + v * 4, 4, x->big);
+	while (c.pos < c.end && !c.bad && steps++ < DI_MAX_RANGES) {
+		unsigned int code = x->rng[c.pos++];
+
+		if (code == DW_RLE_end_of_list)
+			break;
+		switch (code) {
+		case DW_RLE_base_addressx:
+			if (split_addr(x, ehframe_read_uleb(&c), &base) < 0)
+				return;
+			break;
+		case DW_RLE_startx_endx:
+			if (split_addr(x, ehframe_read_uleb(&c), &a) < 0 ||
+			    split_addr(x, ehframe_read_uleb(&c), &b) < 0)
+				return;
+			push_range(r, nr, alloc, a, b, idx);
+			break;
+		case DW_RLE_startx_length:
+			if (split_addr(x, ehframe_read_uleb(&c), &a) < 0)
+				return;
+			b = ehframe_read_uleb(&c);
+			push_range(r, nr, alloc, a, a + b, idx);
+			break;
+		case DW_RLE_offset_pair:
+			a = ehframe_read_uleb(&c);
+			b = ehframe_read_uleb(&c);
+			push_range(r, nr, alloc, base + a, base + b, idx);
+			break;
+		case DW_RLE_base_address:
+			base = ehframe_read_le(&c, x->asz);
+			break;
+		case DW_RLE_start_end:
+			a = ehframe_read_le(&c, x->asz);
+			b = ehframe_read_le(&c, x->asz);
+			push_range(r, nr, alloc, a, b, idx);
+			break;
+		case DW_RLE_start_length:
+			a = ehframe_read_le(&c, x->asz);
+			b = ehframe_read_uleb(&c);
+			push_range(r, nr, alloc, a, a + b, idx);
+			break;
+		default:
+			return; /* an entry this reader does not know: the rest cannot be read */
+		}
+	}
+}
+
+/* DW_AT_low_pc of @die: libdwarf's, or in a split unit perch's (die_addr()). 0 or -1. */
+static int die_low_pc(struct debuginfo *di, Dwarf_Die die, Dwarf_Addr *lo)
+{
+	Dwarf_Error err = NULL;
+	uint64_t v;
+
+	if (di->split) {
+		if (die_addr(di, die, DW_AT_low_pc, &v))
+			return -1;
+		*lo = v;
+		return 0;
+	}
+	if (dwarf_lowpc(die, lo, &err) == DW_DLV_OK)
+		return 0;
+	drop_err(di, err);
+	return -1;
+}
+
 /* Append the address ranges of @die (low/high pc or DW_AT_ranges). */
 static void die_ranges(struct debuginfo *di, Dwarf_Die die, int version, uint64_t base,
 		       struct di_range **r, size_t *nr, size_t *alloc, uint32_t idx)
@@ -510,7 +684,7 @@ static void die_ranges(struct debuginfo *di, Dwarf_Die die, int version, uint64_
 	Dwarf_Error err = NULL;
 	Dwarf_Attribute attr;
 
-	if (dwarf_lowpc(die, &lo, &err) == DW_DLV_OK) {
+	if (die_low_pc(di, die, &lo) == 0) {
 		if (dwarf_highpc_b(die, &hi, &form, &cls, &err) == DW_DLV_OK) {
 			if (cls == DW_FORM_CLASS_CONSTANT)
 				hi += lo;
@@ -521,7 +695,9 @@ static void die_ranges(struct debuginfo *di, Dwarf_Die die, int version, uint64_
 	drop_err(di, err);
 	if (die_attr(di, die, DW_AT_ranges, &attr))
 		return;
-	if (version >= 5)
+	if (di->split)
+		split_ranges(di, attr, r, nr, alloc, idx);
+	else if (version >= 5)
 		rnglists_ranges(di, attr, r, nr, alloc, idx);
 	else
 		debug_ranges(di, die, attr, base, r, nr, alloc, idx);
@@ -947,7 +1123,7 @@ static struct di_cu *cu_get(struct debuginfo *di, Dwarf_Die cu_die, int sorted)
 	size_t pos, alloc = 0;
 	int tag = die_tag(di, cu_die);
 
-	if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
+	if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit && tag != DW_TAG_skeleton_unit)
 		return NULL;
 	if (dwarf_dieoffset(cu_die, &off, &err) != DW_DLV_OK ||
 	    dwarf_die_CU_offset_range(cu_die, &hdr, &len, &err) != DW_DLV_OK) {
@@ -973,6 +1149,8 @@ static struct di_cu *cu_get(struct debuginfo *di, Dwarf_Die cu_die, int sorted)
 	if (dwarf_srclang(cu_die, &lang, &err) == DW_DLV_OK)
 		cu->cxx = lang_is_cxx(lang);
 	drop_err(di, err);
+	cu->skeleton = !di->dwo && (tag == DW_TAG_skeleton_unit ||
+				    die_string(di, cu_die, DW_AT_GNU_dwo_name) != NULL);
 	die_ranges(di, cu_die, version, cu->base, &cu->ranges, &cu->nr_ranges, &alloc, cu->idx);
 	if (cu->nr_ranges > 1)
 		qsort(cu->ranges, cu->nr_ranges, sizeof(*cu->ranges), range_cmp);
@@ -1534,9 +1712,179 @@ out:
 	dwarf_srclines_dealloc_b(ctx);
 }
 
+static struct debuginfo *open_group(const char *path, unsigned int group);
+
+/* The dwo_id of a skeleton or split unit: the unit header's (DWARF 5) or DW_AT_GNU_dwo_id
+ * (the GNU extension to DWARF 4), as the 8 bytes read as a little-endian number. 0, -1. */
+static int unit_dwo_id(struct debuginfo *di, Dwarf_Die cu_die, uint64_t *id)
+{
+	Dwarf_Half version = 0, off_size = 0, addr_size = 0, ext_size = 0;
+	Dwarf_Bool is_info = 0, is_dwo = 0;
+	Dwarf_Sig8 *sig = NULL;
+	Dwarf_Off len_off = 0;
+	Dwarf_Unsigned total = 0, v;
+	Dwarf_Error err = NULL;
+	int i;
+
+	if (dwarf_cu_header_basics(cu_die, &version, &is_info, &is_dwo, &off_size, &addr_size,
+				   &ext_size, &sig, &len_off, &total, &err) == DW_DLV_OK &&
+	    version >= 5 && sig) {
+		for (*id = 0, i = 7; i >= 0; i--)
+			*id = *id << 8 | (uint8_t)sig->signature[i];
+		return 0;
+	}
+	drop_err(di, err);
+	if (die_udata(di, cu_die, DW_AT_GNU_dwo_id, &v))
+		return -1;
+	*id = v;
+	return 0;
+}
+
+/* @path opened as split DWARF, once; a .dwo's units are indexed by dwo_id. NULL when it
+ * cannot be read. It is not tied to @di with dwarf_set_tied_dbg(): libdwarf 20210528 then
+ * takes the skeleton's DW_AT_str_offsets_base for the split unit's strings of every unit but
+ * the first; perch reads the split unit's indexed addresses and range lists itself
+ * (split_context()), nothing else needs @di. */
+static struct di_split *split_open(struct debuginfo *di, const char *path)
+{
+	struct di_split *sp;
+	size_t alloc = 0;
+
+	for (size_t i = 0; i < di->nr_splits; i++)
+		if (!strcmp(di->splits[i].path, path))
+			return di->splits[i].di ? &di->splits[i] : NULL;
+	if (di->nr_splits >= 256)
+		return NULL;
+	di->splits = xrealloc(di->splits, (di->nr_splits + 1) * sizeof(*di->splits));
+	sp = &di->splits[di->nr_splits++];
+	memset(sp, 0, sizeof(*sp));
+	sp->path = xstrdup(path);
+	sp->di = open_group(path, DW_GROUPNUMBER_DWO);
+	if (!sp->di)
+		return NULL;
+	while (sp->nr < DI_MAX_CUS && !next_cu_header(sp->di)) {
+		Dwarf_Die d = walk_cu_die(sp->di);
+		uint64_t id;
+
+		if (!d)
+			continue;
+		if (!unit_dwo_id(sp->di, d, &id)) {
+			ALLOC_GROW(sp->ids, sp->nr + 1, alloc);
+			sp->offs = xrealloc(sp->offs, alloc * sizeof(*sp->offs));
+			sp->ids[sp->nr] = id;
+			sp->offs[sp->nr++] = die_offset(sp->di, d);
+		}
+		dwarf_dealloc_die(d);
+	}
+	return sp;
+}
+
+/* The split unit @id in @sp: by the index of a .dwp, else by the units of a .dwo. */
+static Dwarf_Die split_find(struct di_split *sp, uint64_t id)
+{
+	Dwarf_Error err = NULL;
+	Dwarf_Die die = NULL;
+	Dwarf_Sig8 sig;
+
+	for (int i = 0; i < 8; i++)
+		sig.signature[i] = (char)(id >> (8 * i));
+	if (dwarf_die_from_hash_signature(sp->di->dbg, &sig, "cu", &die, &err) == DW_DLV_OK)
+		return die;
+	drop_err(sp->di, err);
+	for (size_t i = 0; i < sp->nr; i++)
+		if (sp->ids[i] == id)
+			return die_at(sp->di, sp->offs[i]);
+	return NULL;
+}
+
+/* The split unit of skeleton @skel, in the .dwo it names (absolute; under DW_AT_comp_dir;
+ * next to this file) or in the .dwp next to this file (<file>.dwp), as gdb looks for them:
+ * its DIE, with the debuginfo that reads it in *@sdi. NULL when none has it. */
+static Dwarf_Die split_cu_die(struct debuginfo *di, Dwarf_Die skel, struct debuginfo **sdi)
+{
+	const char *name = die_string(di, skel, DW_AT_dwo_name), *dir, *base, *slash;
+	char *paths[5] = { NULL };
+	struct di_split *sp;
+	Dwarf_Die die = NULL;
+	size_t n = 0, i;
+	uint64_t id;
+
+	if (!name)
+		name = die_string(di, skel, DW_AT_GNU_dwo_name);
+	if (unit_dwo_id(di, skel, &id))
+		return NULL;
+	dir = die_string(di, skel, DW_AT_comp_dir);
+	slash = strrchr(di->path, '/');
+	if (name && name[0] == '/') {
+		paths[n++] = xstrdup(name);
+	} else if (name) {
+		if (dir)
+			paths[n++] = path_join(dir, name);
+		paths[n++] = slash ? xasprintf("%.*s/%s", (int)(slash - di->path), di->path, name)
+				   : xstrdup(name);
+	}
+	if (name && (base = strrchr(name, '/')))
+		paths[n++] = slash ? xasprintf("%.*s%s", (int)(slash - di->path), di->path, base)
+				   : xstrdup(base + 1);
+	paths[n++] = xasprintf("%s.dwp", di->path);
+	for (i = 0; i < n && !die; i++)
+		if (paths[i] && (sp = split_open(di, paths[i])) && (die = split_find(sp, id)))
+			*sdi = sp->di;
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	return die;
+}
+
+/* What split_ranges() needs for the split unit @split (read by @sdi) of skeleton @skel. */
+static void split_context(struct debuginfo *di, const struct di_cu *cu, Dwarf_Die skel,
+			  struct debuginfo *sdi, Dwarf_Die split, struct di_splitctx *x)
+{
+	Dwarf_Debug_Fission_Per_CU fission;
+	Dwarf_Error err = NULL;
+	const uint8_t *data;
+	size_t size;
+	Dwarf_Off off;
+
+	memset(x, 0, sizeof(*x));
+	x->asz = di->is_64 ? 8 : 4;
+	x->big = di->big;
+	x->base = cu->base;
+	if ((!die_sec_offset(di, skel, DW_AT_addr_base, &off) ||
+	     !die_sec_offset(di, skel, DW_AT_GNU_addr_base, &off)) &&
+	    !sec_get(di, ".debug_addr", &data, &size) && off <= size) {
+		x->addr = data + off;
+		x->addr_size = size - (size_t)off;
+	}
+	if (!sec_get(di, ".debug_ranges", &data, &size)) {
+		off = 0;
+		if (die_sec_offset(di, skel, DW_AT_GNU_ranges_base, &off) || off > size)
+			off = 0;
+		x->ranges = data + off;
+		x->ranges_size = size - (size_t)off;
+	}
+	if (!sec_get(sdi, ".debug_rnglists.dwo", &data, &size)) {
+		x->rng = data;
+		x->rng_size = size;
+		memset(&fission, 0, sizeof(fission));
+		/* in a .dwp, this unit's part of the section (DWARF 5 package index) */
+		if (dwarf_get_debugfission_for_die(split, &fission, &err) == DW_DLV_OK &&
+		    fission.pcu_size[DW_SECT_RNGLISTS] &&
+		    fission.pcu_offset[DW_SECT_RNGLISTS] <= size &&
+		    fission.pcu_size[DW_SECT_RNGLISTS] <= size - fission.pcu_offset[DW_SECT_RNGLISTS]) {
+			x->rng = data + fission.pcu_offset[DW_SECT_RNGLISTS];
+			x->rng_size = (size_t)fission.pcu_size[DW_SECT_RNGLISTS];
+		}
+		drop_err(sdi, err);
+	}
+}
+
 static int cu_load(struct debuginfo *di, struct di_cu *cu)
 {
-	Dwarf_Die cu_die;
+	struct di_splitctx ctx;
+	struct debuginfo *sdi = NULL;
+	Dwarf_Die cu_die, split = NULL;
+	Dwarf_Unsigned lang = 0;
+	Dwarf_Error err = NULL;
 
 	if (cu->state)
 		return cu->state;
@@ -1544,8 +1892,21 @@ static int cu_load(struct debuginfo *di, struct di_cu *cu)
 	cu_die = die_at(di, cu->die_off);
 	if (!cu_die)
 		return -1;
-	load_lines(di, cu, cu_die);
-	load_functions(di, cu, cu_die);
+	load_lines(di, cu, cu_die); /* a skeleton keeps the line table */
+	if (cu->skeleton && (split = split_cu_die(di, cu_die, &sdi))) {
+		/* the functions are in the split unit; its addresses are in our .debug_addr
+		 * (split_context) */
+		if (dwarf_srclang(split, &lang, &err) == DW_DLV_OK)
+			cu->cxx = lang_is_cxx(lang);
+		drop_err(sdi, err);
+		split_context(di, cu, cu_die, sdi, split, &ctx);
+		sdi->split = &ctx;
+		load_functions(sdi, cu, split);
+		sdi->split = NULL;
+		dwarf_dealloc_die(split);
+	} else {
+		load_functions(di, cu, cu_die);
+	}
 	dwarf_dealloc_die(cu_die);
 	cu->state = 1;
 	return 1;
@@ -1993,6 +2354,7 @@ static struct debuginfo *open_group(const char *path, unsigned int group)
 	di = xcalloc(1, sizeof(*di));
 	di->tag = 'p';
 	di->fd = fd;
+	di->path = xstrdup(path);
 	di->dwo = group == DW_GROUPNUMBER_DWO;
 	ret = sections_read(di);
 	if (!ret)
@@ -2051,6 +2413,14 @@ void debuginfo_free(struct debuginfo *di)
 
 	if (!di)
 		return;
+	/* the split files first: they are tied to this one's libdwarf handle */
+	for (i = 0; i < di->nr_splits; i++) {
+		debuginfo_free(di->splits[i].di);
+		free(di->splits[i].path);
+		free(di->splits[i].ids);
+		free(di->splits[i].offs);
+	}
+	free(di->splits);
 	for (i = 0; i < di->nr_cus; i++)
 		cu_release(di->cus[i]);
 	free(di->cus);
@@ -2074,6 +2444,7 @@ void debuginfo_free(struct debuginfo *di)
 	free(di->secs);
 	if (di->fd >= 0)
 		close(di->fd);
+	free(di->path);
 	free(di);
 }
 
