@@ -217,6 +217,54 @@ START_TEST(test_rust)
 }
 END_TEST
 
+/* DWARF whose sections are compressed (zlib, GNU .zdebug_*, zstd: objcopy) names and places
+ * lines_mid() like the plain build: the module is seen to have DWARF under either section
+ * name. */
+START_TEST(test_compressed_dwarf)
+{
+	static const char *const kinds[] = { "none", "zlib", "zlib-gnu", "zstd" };
+	char *src = testutil_fixture_path("elf/lines"), *cmd, *out;
+	uint64_t a;
+	int st;
+
+	if (!testutil_have_tool("gcc") || !testutil_have_tool("objcopy"))
+		return;
+	cmd = xasprintf("gcc -O2 -g -o %s/plain %s/lines.c %s/lines2.c && nm %s/plain | "
+			"awk '/ lines_mid$/ { print $1 }'",
+			testutil_tmp, src, src, testutil_tmp);
+	out = testutil_run(cmd, &st);
+	ck_assert_msg(st == 0, "%s: %s", cmd, out);
+	a = strtoull(out, NULL, 16);
+	ck_assert_uint_ne(a, 0);
+	free(out);
+	free(cmd);
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+		struct symbolizer *s = symbolizer_new(testutil_tmp, NULL);
+		struct sym_frame f[SYM_MAX_INLINE];
+		struct elffile *ef;
+		int n;
+
+		cmd = xasprintf("objcopy --compress-debug-sections=%s %s/plain %s/%s", kinds[k],
+				testutil_tmp, testutil_tmp, kinds[k]);
+		out = testutil_run(cmd, &st);
+		ck_assert_msg(st == 0, "%s: %s", cmd, out);
+		free(out);
+		free(cmd);
+		cmd = xasprintf("%s/%s", testutil_tmp, kinds[k]);
+		ef = open_ok(cmd);
+		n = symbolizer_lookup(s, ef, a + 4, f, SYM_MAX_INLINE);
+		ck_assert_int_ge(n, 1);
+		ck_assert_str_eq(f[n - 1].func, "lines_mid");
+		ck_assert_msg(f[n - 1].file && strstr(f[n - 1].file, "lines.c"), "%s: file %s",
+			      kinds[k], f[n - 1].file ? f[n - 1].file : "(null)");
+		elffile_free(ef);
+		symbolizer_free(s);
+		free(cmd);
+	}
+	free(src);
+}
+END_TEST
+
 START_TEST(test_symtab)
 {
 	struct elffile *ef = open_ok(SYMFIX_DIR "prog");
@@ -531,9 +579,10 @@ Suite *symbolize_suite(void)
 	tcase_add_test(tc, test_no_build_id);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("rust");
+	tc = tcase_create("built"); /* programs built by the test */
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_rust);
+	tcase_add_test(tc, test_compressed_dwarf);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 
