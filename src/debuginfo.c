@@ -2340,13 +2340,17 @@ static struct debuginfo *open_group(const char *path, unsigned int group)
 	struct debuginfo *di;
 	Dwarf_Error err = NULL;
 	unsigned char magic[4];
+	struct stat st;
 	int fd, ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a split unit's file name comes from the DWARF, and a FIFO there must not
+	 * hang perch; only regular files are read */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
 	/* libdwarf also reads Mach-O and PE; perch wants ELF only */
-	if (pread(fd, magic, sizeof(magic), 0) != sizeof(magic) || memcmp(magic, "\177ELF", 4)) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    pread(fd, magic, sizeof(magic), 0) != sizeof(magic) || memcmp(magic, "\177ELF", 4)) {
 		close(fd);
 		errno = ENOEXEC;
 		return NULL;

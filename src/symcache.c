@@ -45,7 +45,7 @@ int symcache_path(const uint8_t *id, size_t id_len, char *buf, size_t size)
 	if (ret < 0)
 		return ret;
 	len = strlen(buf);
-	/* "/symbols-v1/xx/" + the rest in hex + NUL */
+	/* "/symbols-v2/xx/" + the rest in hex + NUL */
 	if (len + strlen(SYMCACHE_DIR) + 5 + 2 * id_len > size)
 		return -ENAMETOOLONG;
 	len += (size_t)sprintf(buf + len, "/" SYMCACHE_DIR "/%02x/", id[0]);

@@ -331,7 +331,7 @@ START_TEST(dump_cache)
 			 harness_proc_exit_code(perch[i]));
 		text[i] = names_only(perch[i]->out.buf);
 	}
-	H_ASSERT(access(harness_fmt("%s/symbols-v1", harness_tmpfile("cache")), F_OK) == 0,
+	H_ASSERT(access(harness_fmt("%s/symbols-v2", harness_tmpfile("cache")), F_OK) == 0,
 		 "no cache directory after a dump");
 	H_ASSERT(strstr(text[0], " at ") != NULL, "the first dump has no file:line");
 	if (strcmp(text[0], text[1]))
