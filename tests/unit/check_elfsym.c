@@ -4,6 +4,7 @@
 #include <check.h>
 #include <elf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,6 +177,55 @@ static uint8_t *debugdata(const char *path, size_t *size)
 	elffile_free(ef);
 	return copy;
 }
+
+/* A call to a name binds to its default version: for every function of the C library's
+ * .dynsym with a "@@" version in `nm -D --with-symbol-versions`, elfsym_table_find_function()
+ * gives that address (pthread_cond_wait@@GLIBC_2.3.2, not @GLIBC_2.2.5; memcpy@@GLIBC_2.14,
+ * an IFUNC, not the old memcpy@GLIBC_2.2.5). */
+START_TEST(test_find_function_versions)
+{
+	char *cmd, *out, *line, *save = NULL, *lib;
+	struct elfsym_table *t;
+	size_t checked = 0;
+	int st;
+
+	out = testutil_run("ldd /bin/true | sed -n 's/.*=> \\(.*libc\\.so[^ ]*\\).*/\\1/p'", &st);
+	ck_assert_int_eq(st, 0);
+	lib = xstrndup(out, strcspn(out, "\n"));
+	free(out);
+	if (!*lib) {
+		printf("SKIP: no C library found by ldd\n");
+		free(lib);
+		return;
+	}
+	t = load_fixture(lib, ELFSYM_DYNSYM, 100);
+	cmd = xasprintf("nm -D --defined-only --with-symbol-versions %s", lib);
+	out = testutil_run(cmd, &st);
+	ck_assert_int_eq(st, 0);
+	/* "00000000000883f0 T pthread_cond_wait@@GLIBC_2.3.2" */
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a;
+		char type, name[256];
+		const struct elfsym *sym;
+		char *at;
+
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 ||
+		    !strchr("TtWiI", type) || !(at = strstr(name, "@@")))
+			continue;
+		*at = 0;
+		sym = elfsym_table_find_function(t, name);
+		ck_assert_msg(sym && sym->addr == a, "%s: got %#llx, nm has %#llx", name,
+			      sym ? (unsigned long long)sym->addr : 0ULL, a);
+		checked++;
+	}
+	ck_assert_uint_gt(checked, 500);
+	ck_assert_ptr_null(elfsym_table_find_function(t, "no_such_function_in_libc"));
+	elfsym_table_free(t);
+	free(out);
+	free(cmd);
+	free(lib);
+}
+END_TEST
 
 START_TEST(test_minidebuginfo)
 {
@@ -562,6 +612,7 @@ Suite *elfsym_suite(void)
 	tcase_add_test(tc, test_symtab);
 	tcase_add_test(tc, test_dynsym_only);
 	tcase_add_test(tc, test_gap_start);
+	tcase_add_test(tc, test_find_function_versions);
 	tcase_add_test(tc, test_minidebuginfo);
 	tcase_add_test(tc, test_corrupt_xz);
 	suite_add_tcase(s, tc);
