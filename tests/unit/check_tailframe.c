@@ -1,8 +1,8 @@
 /* Unit tests for tail-call frames in the outputs (profile.h's tailcall flag): a synthetic
  * profile where main calls sem_wait's slow path through two tail calls. Folded, pprof and
  * speedscope names carry "_[t]" (pprof's system_name does not; go tool pprof shows the frame
- * in its place), text says "(tail call)", a .perch recording keeps the flag, and the frame
- * never has self time (it is never a leaf). */
+ * in its place), and so do the flame graph and the Chrome trace; text says "(tail call)", a
+ * .perch recording keeps the flag, and the frame never has self time (it is never a leaf). */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +33,8 @@ static struct profile *build(void)
 	};
 	uint32_t locs[6], stack, t = profile_thread(p, 4242, "prog");
 
+	profile_keep_samples(p, 1); /* the Chrome trace is made of them */
+
 	for (int i = 0; i < 6; i++) {
 		struct profile_frame f = { .name = profile_intern_str(p, fr[i].name),
 					   .module = fr[i].module,
@@ -43,12 +45,12 @@ static struct profile *build(void)
 	}
 	stack = profile_intern_stack(p, locs, 5);
 	for (int i = 0; i < 10; i++)
-		profile_add_sample(p, t, stack, 1000 + (uint64_t)i, 'S');
+		profile_add_sample(p, t, stack, 1000000 * (uint64_t)(i + 1), 'S');
 	locs[0] = locs[5];
 	locs[1] = locs[4];
 	stack = profile_intern_stack(p, locs, 2);
 	for (int i = 0; i < 5; i++)
-		profile_add_sample(p, t, stack, 2000 + (uint64_t)i, 'R');
+		profile_add_sample(p, t, stack, 20000000 + 1000000 * (uint64_t)i, 'R');
 	profile_set_meta(p, "pid", "4242");
 	return p;
 }
@@ -66,6 +68,24 @@ START_TEST(test_folded_text)
 	ck_assert_ptr_nonnull(strstr(out, "do_futex_wait (libc.so.6) (tail call)"));
 	ck_assert_ptr_nonnull(strstr(out, "__new_sem_wait (libc.so.6) (tail call)"));
 	ck_assert_ptr_null(strstr(out, "main (prog) (tail call)"));
+	free(out);
+	profile_free(p);
+}
+END_TEST
+
+/* The flame graph and the Chrome trace show the same name; the flame graph keeps the frame
+ * apart from a real frame of that function. */
+START_TEST(test_flamegraph_chrome)
+{
+	struct profile *p = build();
+	char *out = testutil_render(out_flamegraph_write, p, NULL, NULL);
+
+	ck_assert_ptr_nonnull(strstr(out, "do_futex_wait_[t]"));
+	ck_assert_ptr_nonnull(strstr(out, "__new_sem_wait_[t]"));
+	free(out);
+	out = testutil_render(out_chrome_write, p, NULL, NULL);
+	ck_assert_ptr_nonnull(strstr(out, "\"do_futex_wait_[t]\""));
+	ck_assert_ptr_nonnull(strstr(out, "\"__new_sem_wait_slow64\""));
 	free(out);
 	profile_free(p);
 }
@@ -160,6 +180,7 @@ Suite *tailframe_suite(void)
 	tcase_add_checked_fixture(tc, testutil_tmp_setup, testutil_tmp_teardown);
 	tcase_add_test(tc, test_folded_text);
 	tcase_add_test(tc, test_speedscope);
+	tcase_add_test(tc, test_flamegraph_chrome);
 	tcase_add_test(tc, test_pprof_go);
 	tcase_add_test(tc, test_recording);
 	tcase_set_timeout(tc, 120);
