@@ -528,7 +528,8 @@ static void cache_calls(void *arg, char kind, uint64_t key, int found,
 			copy[i] = c[i];
 			copy[i].name = intern(s, c[i].name);
 			copy[i].addrs = c[i].nr_addrs ? a : NULL;
-			memcpy(a, c[i].addrs, c[i].nr_addrs * sizeof(*a));
+			if (c[i].nr_addrs)
+				memcpy(a, c[i].addrs, c[i].nr_addrs * sizeof(*a));
 			a += c[i].nr_addrs;
 		}
 		ALLOC_GROW(s->blocks, s->nr_blocks + 1, s->alloc_blocks);

@@ -105,8 +105,10 @@ static void cache_put(struct tailcall *tc, uint64_t caller, uint64_t callee, con
 		tc->cap = cap;
 	}
 	i = slot_of(tc->slots, tc->cap, caller, callee);
-	ALLOC_GROW(tc->pool, tc->nr_pool + (size_t)n, tc->alloc_pool);
-	memcpy(tc->pool + tc->nr_pool, f, (size_t)n * sizeof(*f));
+	if (n) {
+		ALLOC_GROW(tc->pool, tc->nr_pool + (size_t)n, tc->alloc_pool);
+		memcpy(tc->pool + tc->nr_pool, f, (size_t)n * sizeof(*f));
+	}
 	tc->slots[i] = (struct tc_entry){
 		.caller = caller, .callee = callee, .first = (uint32_t)tc->nr_pool, .n = (uint8_t)n};
 	tc->nr_pool += (size_t)n;
@@ -260,7 +262,8 @@ int tailcall_frames(struct tailcall *tc, uint64_t caller_ret, uint64_t callee_pc
 		i = slot_of(tc->slots, tc->cap, caller_ret, callee_pc);
 		if (tc->slots[i].caller) {
 			n = tc->slots[i].n < max ? tc->slots[i].n : max;
-			memcpy(out, tc->pool + tc->slots[i].first, (size_t)n * sizeof(*out));
+			if (n)
+				memcpy(out, tc->pool + tc->slots[i].first, (size_t)n * sizeof(*out));
 			return n;
 		}
 	}
@@ -268,6 +271,7 @@ int tailcall_frames(struct tailcall *tc, uint64_t caller_ret, uint64_t callee_pc
 	cache_put(tc, caller_ret, callee_pc, f, n);
 	if (n > max)
 		n = max;
-	memcpy(out, f, (size_t)n * sizeof(*out));
+	if (n)
+		memcpy(out, f, (size_t)n * sizeof(*out));
 	return n;
 }

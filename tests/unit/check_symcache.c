@@ -215,7 +215,11 @@ START_TEST(test_hostile)
 	ck_assert_uint_eq(g.entry[1], 0x1f);
 	ck_assert_str_eq(g.file[1], "(null)");
 	/* a version 1 file is not read */
-	testutil_write_file(path, "perch-symcache 1\n10\t1\tok\t/f.c\t3\t0\n", 36);
+	{
+		static const char v1[] = "perch-symcache 1\n10\t1\tok\t/f.c\t3\t0\n";
+
+		testutil_write_file(path, v1, sizeof(v1) - 1);
+	}
 	ck_assert_int_eq(symcache_read(path, collect, &g), -EINVAL);
 	/* no header: not a cache file */
 	testutil_write_file(path, "10\t1\tok\t/f.c\t3\t0\n", 18);
