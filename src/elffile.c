@@ -73,6 +73,7 @@ static int read_headers(struct elffile *ef)
 			l->memsz = ph.p_memsz;
 			l->offset = ph.p_offset;
 			l->filesz = in_image(ef, ph.p_offset, ph.p_filesz) ? ph.p_filesz : 0;
+			l->align = ph.p_align;
 			l->flags = ph.p_flags;
 		} else if (ph.p_type == PT_GNU_EH_FRAME) {
 			ef->eh_frame_hdr_vaddr = ph.p_vaddr;
@@ -272,16 +273,58 @@ const uint8_t *elffile_vaddr_ptr(const struct elffile *ef, uint64_t vaddr, size_
 	return NULL;
 }
 
-const struct elffile_load *elffile_load_at_offset(const struct elffile *ef, uint64_t offset)
+/* The lowest file offset a mapping of @l can start at: p_offset rounded down to the largest
+ * page size the segment allows (its p_align, at least 4 KiB, at most 64 KiB). */
+static uint64_t load_window_start(const struct elffile_load *l)
 {
-	for (size_t i = 0; i < ef->nr_loads; i++) {
-		const struct elffile_load *l = &ef->loads[i];
-		uint64_t start = l->offset & ~0xfffULL;
+	uint64_t page = 4096;
 
-		if (offset >= start && offset < l->offset + (l->filesz ? l->filesz : 1))
-			return l;
+	while (page < 65536 && page * 2 <= l->align)
+		page *= 2;
+	return l->offset & ~(page - 1);
+}
+
+/* How well segment flags @flags fit a mapping with flags @pf: higher is better. */
+static int load_score(uint32_t flags, uint32_t pf)
+{
+	int score = 0;
+
+	if ((flags & PF_X) == (pf & PF_X))
+		score += 8;
+	if ((flags & PF_W) == (pf & PF_W))
+		score += 4;
+	else if (flags & PF_W)
+		score += 2; /* RELRO: a writable segment made read-only after relocation */
+	if ((flags & PF_R) == (pf & PF_R))
+		score += 1;
+	return score;
+}
+
+size_t elffile_load_candidates(const struct elffile *ef, uint64_t offset, uint32_t pf,
+			       const struct elffile_load **out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ef->nr_loads && n < max; i++) {
+		const struct elffile_load *l = &ef->loads[i];
+		size_t k;
+
+		if (!l->filesz || offset < load_window_start(l) ||
+		    (offset >= l->offset && offset - l->offset >= l->filesz))
+			continue;
+		/* insertion by score; equal scores keep file order */
+		for (k = n; k > 0 && load_score(out[k - 1]->flags, pf) < load_score(l->flags, pf);
+		     k--)
+			out[k] = out[k - 1];
+		out[k] = l;
+		n++;
 	}
-	return NULL;
+	return n;
+}
+
+uint64_t elffile_load_bias(const struct elffile_load *l, uint64_t start, uint64_t offset)
+{
+	return start - offset + l->offset - l->vaddr;
 }
 
 const char *elffile_build_id_hex(const struct elffile *ef, char *buf)

@@ -27,10 +27,13 @@ struct resolver {
 	struct modules *ms;
 	struct unwinder *u;
 	struct resolve_stats st;
-	/* pcs and locations with room for a Java frame after each interpreter frame */
-	uint64_t pcs[2 * UNWIND_MAX_FRAMES];
-	uint8_t is_dex[2 * UNWIND_MAX_FRAMES]; /* pcs[i] is a dex pc (an interpreted frame) */
-	uint32_t locs[2 * UNWIND_MAX_FRAMES + 1];
+	/* pcs and locations with room for a Java frame after each interpreter frame, and for
+	 * a pseudo-frame at each end ("[truncated]", resolver_add_leaf()) */
+	int max_frames;
+	uint64_t *pcs;
+	uint8_t *is_dex; /* pcs[i] is a dex pc (an interpreted frame) */
+	uint32_t *locs;
+	uint32_t truncated_loc; /* location + 1 of the "[truncated]" pseudo-frame */
 	struct art_proc *art;   /* ART's JIT and dex lists (and GDB JIT interfaces) */
 	uint32_t jit_module, dex_module; /* string id + 1 of "[jit]", "[dex]" */
 	uint32_t pseudo_module; /* string id + 1 of the pseudo-module of perch's own frames */
@@ -78,7 +81,21 @@ struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct p
 	r->art = art_proc_new(pid);
 	r->perfmap = perfmap_new(pid);
 	unwinder_set_jit(r->u, jit_cfi, r);
+	resolver_set_max_frames(r, UNWIND_DEFAULT_FRAMES);
 	return r;
+}
+
+void resolver_set_max_frames(struct resolver *r, int max)
+{
+	size_t n;
+
+	if (max < 1)
+		max = 1;
+	r->max_frames = max;
+	n = 2 * (size_t)max + 2;
+	r->pcs = xrealloc(r->pcs, n * sizeof(*r->pcs));
+	r->is_dex = xrealloc(r->is_dex, n * sizeof(*r->is_dex));
+	r->locs = xrealloc(r->locs, n * sizeof(*r->locs));
 }
 
 void resolver_free(struct resolver *r)
@@ -89,6 +106,9 @@ void resolver_free(struct resolver *r)
 	art_proc_free(r->art);
 	perfmap_free(r->perfmap);
 	modules_free(r->ms);
+	free(r->pcs);
+	free(r->is_dex);
+	free(r->locs);
 	free(r);
 }
 
@@ -345,8 +365,8 @@ uint32_t resolver_add_leaf(struct resolver *r, uint32_t stack, const char *text)
 	size_t n;
 	const uint32_t *locs = profile_stack(r->p, stack, &n);
 
-	if (n > UNWIND_MAX_FRAMES)
-		n = UNWIND_MAX_FRAMES;
+	if (n > 2 * (size_t)r->max_frames + 1)
+		n = 2 * (size_t)r->max_frames + 1;
 	memmove(r->locs + 1, locs, n * sizeof(r->locs[0]));
 	r->locs[0] = pseudo_location(r, text);
 	return profile_intern_stack(r->p, r->locs, n + 1);
@@ -354,16 +374,16 @@ uint32_t resolver_add_leaf(struct resolver *r, uint32_t stack, const char *text)
 
 uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 {
-	unsigned int flags = 0;
+	struct unwind_result res;
 	uint64_t t0;
-	int n;
+	int n, at_root;
 
 	r->snap_ns = snap->time_ns;
 	/* the JIT and dex lists: found once, re-read at most once per batch when they changed */
 	art_proc_locate(r->art, r->ms);
 	art_proc_update(r->art, snap->time_ns);
 	t0 = tracee_now_ns();
-	n = unwinder_unwind(r->u, snap, r->pcs, UNWIND_MAX_FRAMES, &flags);
+	n = unwinder_unwind(r->u, snap, r->pcs, r->max_frames, &res);
 	if (n > 0 && art_proc_active(r->art))
 		n = insert_dex_frames(r, n);
 
@@ -371,11 +391,10 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	r->nr_pcs = n;
 	r->st.stacks++;
 	r->st.frames += (uint64_t)n;
-	if (flags & UNWIND_FP_USED)
+	r->st.fp_frames += (uint64_t)res.fp_frames;
+	if (res.flags & UNWIND_FP_USED)
 		r->st.fp_used++;
-	if (flags & UNWIND_CFI_FAILED)
-		r->st.cfi_failed++;
-	if (flags & UNWIND_TRUNCATED)
+	if (res.flags & UNWIND_TRUNCATED)
 		r->st.truncated++;
 	for (int i = 0; i < n; i++) {
 		if (art_proc_active(r->art) && r->is_dex[i])
@@ -385,7 +404,16 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	}
 	/* the unwinder saw the outermost frame, or it has a root's name (a walk that ended
 	 * otherwise, e.g. on frame pointers, at _start or clone) */
-	if (n && ((flags & UNWIND_AT_ROOT) || ends_at_root(r, r->locs[n - 1])))
+	at_root = n && ((res.flags & UNWIND_AT_ROOT) || ends_at_root(r, r->locs[n - 1]));
+	if (at_root)
 		r->st.to_root++;
+	else if (res.flags & UNWIND_STOPPED_EARLY)
+		r->st.stopped[res.stop]++;
+	/* a stack cut at the frame limit says so at its root end, in every output */
+	if (res.flags & UNWIND_TRUNCATED) {
+		if (!r->truncated_loc)
+			r->truncated_loc = pseudo_location(r, "[truncated]") + 1;
+		r->locs[n++] = r->truncated_loc - 1;
+	}
 	return profile_intern_stack(r->p, r->locs, (size_t)n);
 }

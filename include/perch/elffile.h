@@ -11,6 +11,7 @@
 struct elffile_load {   /* one PT_LOAD program header */
 	uint64_t vaddr, memsz;
 	uint64_t offset, filesz;
+	uint64_t align;       /* p_align */
 	uint32_t flags;       /* PF_R | PF_W | PF_X */
 };
 
@@ -64,8 +65,22 @@ int elffile_section(const struct elffile *ef, const char *name, struct elffile_s
  * by the file (inside one PT_LOAD's filesz); NULL otherwise. */
 const uint8_t *elffile_vaddr_ptr(const struct elffile *ef, uint64_t vaddr, size_t len);
 
-/* The PT_LOAD that holds file offset @offset (a mapping's offset from /proc/PID/maps), or NULL. */
-const struct elffile_load *elffile_load_at_offset(const struct elffile *ef, uint64_t offset);
+/* The PT_LOADs a loader can have mapped as a mapping that starts at file offset @offset with
+ * permissions @pf (PF_R | PF_W | PF_X, from /proc/PID/maps), best first; up to @max of them
+ * into @out, returns how many. A loader maps a segment from its offset rounded down to the page
+ * size, which may be anything from 4 KiB to the segment's p_align (at most 64 KiB), and
+ * mprotect() may split the mapping later, so every segment with file bytes in
+ * [offset rounded down that way, p_offset + p_filesz) holding @offset is a candidate. lld puts
+ * the end of one segment and the start of the next in the same file page: several segments
+ * then hold the offset. Order: the execute bit equal to the mapping's first (loaders never
+ * change it), then the write bit equal (a read-only mapping of a writable segment is RELRO,
+ * second best), then the read bit, then file order. Which one is right can need the other
+ * mappings of the same load (module.c). */
+size_t elffile_load_candidates(const struct elffile *ef, uint64_t offset, uint32_t pf,
+			       const struct elffile_load **out, size_t max);
+/* Load bias of a mapping at address @start and file offset @offset made from segment @l:
+ * run-time address = ELF vaddr + bias. */
+uint64_t elffile_load_bias(const struct elffile_load *l, uint64_t start, uint64_t offset);
 
 /* Build-id as lower-case hex into @buf (at least 129 bytes); "" when there is none. */
 const char *elffile_build_id_hex(const struct elffile *ef, char *buf);

@@ -44,6 +44,7 @@ struct modules_map {
 	const char *name;        /* mapping name ("" anonymous, "[stack]", path) */
 	struct module *mod;      /* NULL when not backed by a file perch could read */
 	uint64_t bias;           /* runtime address = ELF vaddr + bias (valid when mod->ef) */
+	int bias_state;          /* 0 not computed yet, 1 @bias known, -1 no PT_LOAD fits */
 };
 
 #define MODULES_MAX_RELOADS 50
