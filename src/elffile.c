@@ -10,10 +10,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "perch/elfcompress.h"
 #include "perch/elffile.h"
 #include "perch/xalloc.h"
 
 #define ELFFILE_MAX_PHDRS 256
+#define ELFFILE_MAX_MDI (64u << 20) /* decompressed .gnu_debugdata limit */
+
+/* A section decompressed by elffile_section_data(). */
+struct elffile_unpacked {
+	char *name;   /* as asked for */
+	uint8_t *data;
+	size_t size;
+	int err;      /* decompressing failed with this: do not retry */
+};
 
 static int in_image(const struct elffile *ef, uint64_t off, uint64_t len)
 {
@@ -223,6 +233,13 @@ void elffile_free(struct elffile *ef)
 	if (!ef)
 		return;
 	elf_end(ef->elf);
+	for (size_t i = 0; i < ef->nr_unpacked_; i++) {
+		free(ef->unpacked_[i].name);
+		free(ef->unpacked_[i].data);
+	}
+	free(ef->unpacked_);
+	elffile_free(ef->mdi_);
+	free(ef->mdi_image_);
 	if (ef->owns_map_ && ef->map_base_)
 		munmap(ef->map_base_, ef->map_len_);
 	else if (ef->owns_map_)
@@ -252,6 +269,7 @@ int elffile_section(const struct elffile *ef, const char *name, struct elffile_s
 			return -ENOENT;
 		out->name = n;
 		out->type = sh.sh_type;
+		out->flags = sh.sh_flags;
 		out->vaddr = sh.sh_addr;
 		out->offset = sh.sh_offset;
 		out->size = sh.sh_size;
@@ -259,6 +277,76 @@ int elffile_section(const struct elffile *ef, const char *name, struct elffile_s
 		return 0;
 	}
 	return -ENOENT;
+}
+
+/* The memo of a decompressed section @name, a new one when there is none. */
+static struct elffile_unpacked *unpacked_slot(struct elffile *ef, const char *name, int *fresh)
+{
+	for (size_t i = 0; i < ef->nr_unpacked_; i++) {
+		if (!strcmp(ef->unpacked_[i].name, name)) {
+			*fresh = 0;
+			return &ef->unpacked_[i];
+		}
+	}
+	ef->unpacked_ = xrealloc(ef->unpacked_, (ef->nr_unpacked_ + 1) * sizeof(*ef->unpacked_));
+	memset(&ef->unpacked_[ef->nr_unpacked_], 0, sizeof(*ef->unpacked_));
+	ef->unpacked_[ef->nr_unpacked_].name = xstrdup(name);
+	*fresh = 1;
+	return &ef->unpacked_[ef->nr_unpacked_++];
+}
+
+int elffile_section_data(const struct elffile *cef, const char *name, struct elffile_section *out)
+{
+	struct elffile *ef = (struct elffile *)cef; /* the memo is not part of the value */
+	enum elfcompress_kind kind;
+	struct elffile_unpacked *u;
+	int fresh;
+
+	if (elffile_section(ef, name, out) < 0) {
+		char z[128];
+
+		if (strncmp(name, ".debug_", 7) || strlen(name) + 2 > sizeof(z))
+			return -ENOENT;
+		snprintf(z, sizeof(z), ".zdebug_%s", name + 7);
+		if (elffile_section(ef, z, out) < 0)
+			return -ENOENT;
+	}
+	kind = out->data ? elfcompress_kind_of(out->name, out->flags, out->data, out->size)
+			 : ELFCOMPRESS_NONE;
+	if (kind == ELFCOMPRESS_NONE)
+		return 0;
+	u = unpacked_slot(ef, out->name, &fresh);
+	if (fresh)
+		u->err = elfcompress_section(kind, out->data, out->size, ef->is_64,
+					     ef->image[EI_DATA] == ELFDATA2MSB, ELFFILE_MAX_SECTION,
+					     &u->data, &u->size);
+	if (u->err < 0)
+		return u->err;
+	out->data = u->data;
+	out->size = u->size;
+	return 0;
+}
+
+struct elffile *elffile_minidebuginfo(const struct elffile *cef)
+{
+	struct elffile *ef = (struct elffile *)cef; /* the memo is not part of the value */
+	struct elffile_section sec;
+	size_t size;
+
+	if (ef->mdi_state_)
+		return ef->mdi_;
+	ef->mdi_state_ = -1;
+	if (elffile_section(ef, ".gnu_debugdata", &sec) < 0 || !sec.data ||
+	    elfcompress_xz(sec.data, sec.size, ELFFILE_MAX_MDI, &ef->mdi_image_, &size) < 0)
+		return NULL;
+	ef->mdi_ = elffile_open_memory(ef->mdi_image_, size, ef->path);
+	if (!ef->mdi_) {
+		free(ef->mdi_image_);
+		ef->mdi_image_ = NULL;
+		return NULL;
+	}
+	ef->mdi_state_ = 1;
+	return ef->mdi_;
 }
 
 const uint8_t *elffile_vaddr_ptr(const struct elffile *ef, uint64_t vaddr, size_t len)

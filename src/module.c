@@ -165,7 +165,9 @@ const struct modules_map *modules_find_fresh(struct modules *ms, uint64_t addr, 
 	struct timespec ts;
 	uint64_t now;
 
-	if (mm || snap_ns <= ms->last_reload_ns)
+	/* code runs only in executable mappings: one that is not was replaced since (dlopen
+	 * maps a library where it had just unmapped /etc/ld.so.cache) */
+	if ((mm && (mm->prot & PROC_MAPS_PROT_EXEC)) || snap_ns <= ms->last_reload_ns)
 		return mm;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
@@ -174,10 +176,10 @@ const struct modules_map *modules_find_fresh(struct modules *ms, uint64_t addr, 
 		ms->window_reloads = 0;
 	}
 	if (ms->window_reloads >= MODULES_MAX_RELOADS)
-		return NULL;
+		return mm;
 	ms->window_reloads++;
 	if (modules_reload(ms) < 0)
-		return NULL;
+		return mm; /* the table was left as it was */
 	return modules_find(ms, addr);
 }
 

@@ -18,6 +18,7 @@ struct elffile_load {   /* one PT_LOAD program header */
 struct elffile_section {
 	const char *name;
 	uint32_t type;        /* SHT_* */
+	uint64_t flags;       /* sh_flags */
 	uint64_t vaddr;       /* sh_addr (0 when not allocated) */
 	uint64_t offset, size;
 	const uint8_t *data;  /* into the file image; NULL for SHT_NOBITS */
@@ -42,6 +43,12 @@ struct elffile {
 	uint64_t debug_frame_offset, debug_frame_size;
 	int has_symtab;        /* a non-empty .symtab */
 	int has_debug_info;    /* a non-empty .debug_info */
+	/* private: sections decompressed by elffile_section_data(), and MiniDebugInfo */
+	struct elffile_unpacked *unpacked_;
+	size_t nr_unpacked_;
+	uint8_t *mdi_image_;
+	struct elffile *mdi_;
+	int mdi_state_;        /* 0 not looked at, 1 opened, -1 none or unusable */
 	int owns_map_;         /* private: the image is our mmap */
 	void *map_base_;       /* private: that mmap when the image starts inside it, else NULL */
 	size_t map_len_;
@@ -58,8 +65,24 @@ struct elffile *elffile_open_range(const char *path, uint64_t offset, uint64_t s
 struct elffile *elffile_open_memory(const void *image, size_t size, const char *name);
 void elffile_free(struct elffile *ef);
 
-/* Find a section by name. 0 or -ENOENT. @out->data is borrowed from the image. */
+/* Find a section by name. 0 or -ENOENT. @out->data is borrowed from the image, as stored
+ * (compressed sections too: see elffile_section_data()). */
 int elffile_section(const struct elffile *ef, const char *name, struct elffile_section *out);
+
+#define ELFFILE_MAX_SECTION (1u << 30) /* decompressed size elffile_section_data() accepts */
+
+/* The contents of section @name, decompressed when the file stores it compressed
+ * (SHF_COMPRESSED with zlib or zstd, elfcompress.h); a ".debug_*" name also finds the old
+ * GNU ".zdebug_*" form. A decompressed section is kept with @ef (first use decompresses it;
+ * an elffile is used by one thread at a time), @out->data borrowed until elffile_free(); then
+ * @out->size is the decompressed size and @out->offset the stored section's. 0, -ENOENT, or
+ * elfcompress_section()'s errors for a section perch cannot decompress. */
+int elffile_section_data(const struct elffile *ef, const char *name, struct elffile_section *out);
+
+/* The ELF file inside @ef's .gnu_debugdata (MiniDebugInfo: an xz-compressed ELF with .symtab
+ * and often .debug_frame, the same addresses as @ef), decompressed and opened on first use and
+ * kept with @ef; NULL when there is none or it is unusable. Borrowed until elffile_free(). */
+struct elffile *elffile_minidebuginfo(const struct elffile *ef);
 
 /* Pointer into the file image for @len bytes at ELF virtual address @vaddr, if they are backed
  * by the file (inside one PT_LOAD's filesz); NULL otherwise. */
