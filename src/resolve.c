@@ -32,6 +32,7 @@ struct resolver {
 	int max_frames;
 	uint64_t *pcs;
 	uint8_t *is_dex; /* pcs[i] is a dex pc (an interpreted frame) */
+	uint8_t *exact;  /* pcs[i] is no return address: named as it is, not pcs[i] - 1 */
 	uint32_t *locs;
 	uint32_t truncated_loc; /* location + 1 of the "[truncated]" pseudo-frame */
 	struct art_proc *art;   /* ART's JIT and dex lists (and GDB JIT interfaces) */
@@ -95,6 +96,7 @@ void resolver_set_max_frames(struct resolver *r, int max)
 	n = 2 * (size_t)max + 2;
 	r->pcs = xrealloc(r->pcs, n * sizeof(*r->pcs));
 	r->is_dex = xrealloc(r->is_dex, n * sizeof(*r->is_dex));
+	r->exact = xrealloc(r->exact, n * sizeof(*r->exact));
 	r->locs = xrealloc(r->locs, n * sizeof(*r->locs));
 }
 
@@ -108,6 +110,7 @@ void resolver_free(struct resolver *r)
 	modules_free(r->ms);
 	free(r->pcs);
 	free(r->is_dex);
+	free(r->exact);
 	free(r->locs);
 	free(r);
 }
@@ -232,6 +235,7 @@ static uint32_t dex_location(struct resolver *r, uint64_t dex_pc)
 static int insert_dex_frames(struct resolver *r, int n)
 {
 	const uint64_t *dex = unwinder_dex_pcs(r->u);
+	const uint8_t *exact = unwinder_exact_pcs(r->u);
 	int extra = 0, k;
 
 	for (int i = 0; i < n; i++)
@@ -244,6 +248,7 @@ static int insert_dex_frames(struct resolver *r, int n)
 			r->is_dex[k] = 1;
 		}
 		r->pcs[--k] = r->pcs[i];
+		r->exact[k] = exact[i];
 	}
 	return n + extra;
 }
@@ -386,6 +391,8 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	n = unwinder_unwind(r->u, snap, r->pcs, r->max_frames, &res);
 	if (n > 0 && art_proc_active(r->art))
 		n = insert_dex_frames(r, n);
+	else if (n > 0)
+		memcpy(r->exact, unwinder_exact_pcs(r->u), (size_t)n);
 
 	r->st.unwind_ns += tracee_now_ns() - t0;
 	r->nr_pcs = n;
@@ -400,7 +407,7 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 		if (art_proc_active(r->art) && r->is_dex[i])
 			r->locs[i] = dex_location(r, r->pcs[i]);
 		else
-			r->locs[i] = locate(r, i == 0 ? r->pcs[i] : r->pcs[i] - 1);
+			r->locs[i] = locate(r, r->exact[i] ? r->pcs[i] : r->pcs[i] - 1);
 	}
 	/* the unwinder saw the outermost frame, or it has a root's name (a walk that ended
 	 * otherwise, e.g. on frame pointers, at _start or clone) */

@@ -47,7 +47,8 @@ struct unwinder {
 	unwind_jit_cfi_fn *jit_cfi; /* CFI of code without a module (JIT), or NULL */
 	void *jit_arg;
 	uint64_t *dex_pcs;     /* ART's DEX PC marker per frame (0: none) */
-	size_t dex_cap;
+	uint8_t *exact;        /* per frame: its pc is not a return address */
+	size_t frames_cap;     /* entries of both */
 };
 
 /* Copy the stack of @tid from @addr up to @end into @buf, page by page (a copy that runs off
@@ -462,6 +463,7 @@ void unwinder_free(struct unwinder *u)
 		return;
 	unw_destroy_addr_space(u->as);
 	free(u->dex_pcs);
+	free(u->exact);
 	free(u);
 }
 
@@ -480,6 +482,11 @@ void unwinder_set_jit(struct unwinder *u, unwind_jit_cfi_fn *fn, void *arg)
 const uint64_t *unwinder_dex_pcs(const struct unwinder *u)
 {
 	return u->dex_pcs;
+}
+
+const uint8_t *unwinder_exact_pcs(const struct unwinder *u)
+{
+	return u->exact;
 }
 
 /* The JIT CFI covering @lookup (run-time addresses), or NULL. */
@@ -643,7 +650,7 @@ static void frame_regs(struct unwinder *u, struct walk *w, const uint64_t *pcs, 
 /* One libunwind step where it has CFI. 1 with the caller's *@ip, *@sp; 0 at the outermost
  * frame; -1 when libunwind cannot step this frame (let perch's CFI or the frame pointers). */
 static int libunwind_step(struct unwinder *u, struct walk *w, uint64_t cur_pc, uint64_t *ip,
-			  uint64_t *sp)
+			  uint64_t *sp, int *sigframe)
 {
 	unw_proc_info_t pi;
 	unw_word_t v_ip, v_sp;
@@ -659,6 +666,7 @@ static int libunwind_step(struct unwinder *u, struct walk *w, uint64_t cur_pc, u
 	if (unw_get_proc_info(&w->c, &pi) < 0 || pi.format == UNW_INFO_FORMAT_DYNAMIC)
 		return -1;
 	have_pi = pi.end_ip > pi.start_ip;
+	*sigframe = unw_is_signal_frame(&w->c) > 0;
 	if (unw_step(&w->c) <= 0 || unw_get_reg(&w->c, UNW_REG_IP, &v_ip) < 0 ||
 	    unw_get_reg(&w->c, UNW_REG_SP, &v_sp) < 0)
 		return -1; /* 1.6.2 also ends on CFI it cannot read (aarch64 PAC): perch's may */
@@ -715,13 +723,15 @@ static int fallback_step(struct unwinder *u, struct walk *w, struct perch_regs *
 	return 1;
 }
 
-static void dex_pcs_prepare(struct unwinder *u, int max)
+static void frames_prepare(struct unwinder *u, int max)
 {
-	if ((size_t)max > u->dex_cap) {
+	if ((size_t)max > u->frames_cap) {
 		u->dex_pcs = xrealloc(u->dex_pcs, (size_t)max * sizeof(*u->dex_pcs));
-		u->dex_cap = (size_t)max;
+		u->exact = xrealloc(u->exact, (size_t)max * sizeof(*u->exact));
+		u->frames_cap = (size_t)max;
 	}
 	memset(u->dex_pcs, 0, (size_t)max * sizeof(*u->dex_pcs));
+	memset(u->exact, 0, (size_t)max * sizeof(*u->exact));
 }
 
 int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint64_t *pcs,
@@ -739,17 +749,20 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 	u->snap = snap;
 	u->cur = snap->regs;
 	u->page_ok = 0;
-	dex_pcs_prepare(u, max);
+	frames_prepare(u, max);
+	u->exact[n] = 1;
 	pcs[n++] = perch_regs_pc(a, &snap->regs);
 	w.prev_sp = perch_regs_sp(a, &snap->regs);
 
 	for (;;) {
 		struct perch_regs r, next;
 		uint64_t ip, sp;
-		int ret, in_jit, by_fp = 0, by_unw;
+		int ret, in_jit, by_fp = 0, by_unw, sigframe = 0;
 
 		frame_regs(u, &w, pcs, n, &r, &in_jit);
-		ret = w.cursor_ok && !in_jit ? libunwind_step(u, &w, pcs[n - 1], &ip, &sp) : -1;
+		ret = w.cursor_ok && !in_jit
+			      ? libunwind_step(u, &w, pcs[n - 1], &ip, &sp, &sigframe)
+			      : -1;
 		by_unw = ret > 0;
 		if (ret == 0) {
 			res->flags |= UNWIND_AT_ROOT;
@@ -771,6 +784,7 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 				break;
 			}
 			by_fp = ret == 1;
+			sigframe = w.exact; /* the row was a signal frame's ('S') */
 			ip = perch_regs_pc(a, &next) & ~snap->pac_mask;
 			sp = perch_regs_sp(a, &next);
 			/* equal SP only for the caller of a leaf (link register), never the same
@@ -790,6 +804,11 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 			res->flags |= UNWIND_TRUNCATED;
 			break;
 		}
+		/* a signal trampoline's pc is where the handler returns to, the first byte of
+		 * the trampoline, and the frame it interrupted was stopped at its pc: neither
+		 * follows a call (gdb's get_frame_address_in_block() does the same) */
+		if (sigframe)
+			u->exact[n - 1] = u->exact[n] = 1;
 		pcs[n++] = ip;
 		w.prev_sp = sp;
 		if (by_fp) {

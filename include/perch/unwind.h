@@ -89,6 +89,11 @@ void unwinder_set_jit(struct unwinder *u, unwind_jit_cfi_fn *fn, void *arg);
  * and pcs[i + 1]. As many entries as the unwind's @max, valid until the next unwind. */
 const uint64_t *unwinder_dex_pcs(const struct unwinder *u);
 
+/* After unwinder_unwind(): exact[i] != 0 when pcs[i] is not a return address and names its
+ * function as it is (the interrupted pc, a signal trampoline's, the pc a signal interrupted);
+ * otherwise pcs[i] - 1 does. As many entries as the unwind's @max, valid until the next. */
+const uint8_t *unwinder_exact_pcs(const struct unwinder *u);
+
 /* Unwind @snap into @pcs (room for @max): pcs[0] is the interrupted pc, then return
  * addresses (not yet adjusted by -1). Returns the number of pcs (>= 1 when the pc is known);
  * @res says how the walk ended. A caller's pc outside executable code ends the walk
