@@ -12,7 +12,7 @@ set -eu
 # chromium (headless: the flame graphs load and render) for the consumer checks; clang-14 and
 # libclang-rt-14-dev (libFuzzer: make fuzz), valgrind (make check-valgrind); gcc-12-multilib and
 # libc6-dev-i386 (the 32-bit x86 targets; not gcc-multilib: it conflicts with gcc-aarch64-linux-gnu);
-# libzstd-dev (zstd-compressed debug sections); lld (the module and unwind tests link with it)
+# lld (the module and toolchain tests link with it)
 PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
 libreadline-dev check liblzma-dev zlib1g-dev libzstd-dev libiberty-dev elfutils gdb binutils xz-utils
 util-linux g++ dmtracedump protobuf-compiler python3 python3-jsonschema

@@ -10,7 +10,6 @@
 
 #include "perch/art.h"
 #include "perch/cfi.h"
-#include "perch/elfcompress.h"
 #include "perch/elfsym.h"
 #include "perch/xalloc.h"
 
@@ -183,7 +182,7 @@ struct art_symfile *art_symfile_new(const uint8_t *data, size_t size, unsigned i
 	elfsym_table_load(s->tab, s->image, size, ELFSYM_SYMTAB);
 	s->cfi = raw_cfi(&outer);
 	if (raw_section(&outer, ".gnu_debugdata", &gd) == 0) {
-		int ret = elfcompress_xz(s->image + gd.offset, gd.size, ART_MAX_SYMFILE,
+		int ret = elfsym_xz_decode(s->image + gd.offset, gd.size, ART_MAX_SYMFILE,
 					   &s->inner, &inner_size);
 
 		if (ret < 0 || raw_open(&inner, s->inner, inner_size) < 0 ||

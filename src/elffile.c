@@ -10,19 +10,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perch/elfcompress.h"
 #include "perch/elffile.h"
+#include "perch/elfsection.h"
+#include "perch/elfsym.h"
 #include "perch/xalloc.h"
 
 #define ELFFILE_MAX_PHDRS 256
 #define ELFFILE_MAX_MDI (64u << 20) /* decompressed .gnu_debugdata limit */
 
-/* A section decompressed by elffile_section_data(). */
+/* A section looked up by elffile_section_data(). */
 struct elffile_unpacked {
 	char *name;   /* as asked for */
-	uint8_t *data;
-	size_t size;
-	int err;      /* decompressing failed with this: do not retry */
+	struct elfsection_buf buf;
+	int err;      /* the look-up failed with this: do not retry */
 };
 
 static int in_image(const struct elffile *ef, uint64_t off, uint64_t len)
@@ -235,7 +235,7 @@ void elffile_free(struct elffile *ef)
 	elf_end(ef->elf);
 	for (size_t i = 0; i < ef->nr_unpacked_; i++) {
 		free(ef->unpacked_[i].name);
-		free(ef->unpacked_[i].data);
+		elfsection_buf_release(&ef->unpacked_[i].buf);
 	}
 	free(ef->unpacked_);
 	elffile_free(ef->mdi_);
@@ -298,32 +298,27 @@ static struct elffile_unpacked *unpacked_slot(struct elffile *ef, const char *na
 int elffile_section_data(const struct elffile *cef, const char *name, struct elffile_section *out)
 {
 	struct elffile *ef = (struct elffile *)cef; /* the memo is not part of the value */
-	enum elfcompress_kind kind;
 	struct elffile_unpacked *u;
-	int fresh;
+	int fresh, ret;
 
-	if (elffile_section(ef, name, out) < 0) {
-		char z[128];
-
-		if (strncmp(name, ".debug_", 7) || strlen(name) + 2 > sizeof(z))
-			return -ENOENT;
-		snprintf(z, sizeof(z), ".zdebug_%s", name + 7);
-		if (elffile_section(ef, z, out) < 0)
-			return -ENOENT;
-	}
-	kind = out->data ? elfcompress_kind_of(out->name, out->flags, out->data, out->size)
-			 : ELFCOMPRESS_NONE;
-	if (kind == ELFCOMPRESS_NONE)
-		return 0;
-	u = unpacked_slot(ef, out->name, &fresh);
+	ret = elffile_section(ef, name, out);
+	if (ret == 0 && !(out->flags & SHF_COMPRESSED))
+		return 0; /* stored plain: borrowed from the image */
+	/* compressed, or only in the GNU ".zdebug_" form: decompressed once (elfsection.c) */
+	u = unpacked_slot(ef, name, &fresh);
 	if (fresh)
-		u->err = elfcompress_section(kind, out->data, out->size, ef->is_64,
-					     ef->image[EI_DATA] == ELFDATA2MSB, ELFFILE_MAX_SECTION,
-					     &u->data, &u->size);
+		u->err = elfsection_get(ef, name, ELFFILE_MAX_SECTION, &u->buf);
 	if (u->err < 0)
 		return u->err;
-	out->data = u->data;
-	out->size = u->size;
+	if (ret < 0) {
+		char z[128];
+
+		snprintf(z, sizeof(z), ".zdebug_%s", name + 7); /* elfsection_get() found it */
+		if (elffile_section(ef, z, out) < 0)
+			memset(out, 0, sizeof(*out));
+	}
+	out->data = u->buf.data;
+	out->size = u->buf.size;
 	return 0;
 }
 
@@ -337,7 +332,7 @@ struct elffile *elffile_minidebuginfo(const struct elffile *cef)
 		return ef->mdi_;
 	ef->mdi_state_ = -1;
 	if (elffile_section(ef, ".gnu_debugdata", &sec) < 0 || !sec.data ||
-	    elfcompress_xz(sec.data, sec.size, ELFFILE_MAX_MDI, &ef->mdi_image_, &size) < 0)
+	    elfsym_xz_decode(sec.data, sec.size, ELFFILE_MAX_MDI, &ef->mdi_image_, &size) < 0)
 		return NULL;
 	ef->mdi_ = elffile_open_memory(ef->mdi_image_, size, ef->path);
 	if (!ef->mdi_) {

@@ -1,11 +1,11 @@
 /* ELF symbol tables: raw parsing of .symtab/.dynsym (both classes, both byte orders) into a
- * sorted address -> function table, and MiniDebugInfo (.gnu_debugdata, xz: elfcompress.c). */
+ * sorted address -> function table, and MiniDebugInfo (.gnu_debugdata, xz) through liblzma. */
 #include <elf.h>
 #include <errno.h>
+#include <lzma.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/elfcompress.h"
 #include "perch/elfsym.h"
 #include "perch/log.h"
 #include "perch/strarena.h"
@@ -329,13 +329,66 @@ int elfsym_table_load(struct elfsym_table *t, const uint8_t *image, size_t size,
 	return found ? added : -ENOENT;
 }
 
+int elfsym_xz_decode(const uint8_t *in, size_t size, size_t limit, uint8_t **out, size_t *out_size)
+{
+	lzma_stream strm = LZMA_STREAM_INIT;
+	uint8_t *buf = NULL;
+	size_t alloc = 0, cap = limit + 1; /* one byte more tells "too big" from "exactly limit" */
+	lzma_ret lr;
+	int ret;
+
+	*out = NULL;
+	*out_size = 0;
+	if (lzma_stream_decoder(&strm, 256u << 20, 0) != LZMA_OK)
+		return -ENOMEM;
+	strm.next_in = in;
+	strm.avail_in = size;
+	for (;;) {
+		if (strm.avail_out == 0) {
+			size_t used = alloc;
+
+			if (alloc >= cap) {
+				ret = -E2BIG;
+				goto out;
+			}
+			alloc = alloc ? alloc * 2 : (size * 4 > 4096 ? size * 4 : 4096);
+			if (alloc > cap)
+				alloc = cap;
+			buf = xrealloc(buf, alloc);
+			strm.next_out = buf + used;
+			strm.avail_out = alloc - used;
+		}
+		lr = lzma_code(&strm, LZMA_FINISH);
+		if (lr == LZMA_STREAM_END)
+			break;
+		if (lr == LZMA_OK)
+			continue;
+		ret = lr == LZMA_MEM_ERROR	  ? -ENOMEM
+		      : lr == LZMA_MEMLIMIT_ERROR ? -E2BIG
+						  : -EBADMSG;
+		goto out;
+	}
+	if (strm.total_out > limit) {
+		ret = -E2BIG;
+		goto out;
+	}
+	*out = buf;
+	*out_size = strm.total_out;
+	buf = NULL;
+	ret = 0;
+out:
+	lzma_end(&strm);
+	free(buf);
+	return ret;
+}
+
 int elfsym_table_load_xz(struct elfsym_table *t, const uint8_t *xz, size_t size)
 {
 	uint8_t *img;
 	size_t img_size;
 	int ret;
 
-	ret = elfcompress_xz(xz, size, ELFSYM_MAX_XZ_SIZE, &img, &img_size);
+	ret = elfsym_xz_decode(xz, size, ELFSYM_MAX_XZ_SIZE, &img, &img_size);
 	if (ret < 0)
 		return ret;
 	ret = elfsym_table_load(t, img, img_size, ELFSYM_SYMTAB);

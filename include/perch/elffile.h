@@ -72,11 +72,11 @@ int elffile_section(const struct elffile *ef, const char *name, struct elffile_s
 #define ELFFILE_MAX_SECTION (1u << 30) /* decompressed size elffile_section_data() accepts */
 
 /* The contents of section @name, decompressed when the file stores it compressed
- * (SHF_COMPRESSED with zlib or zstd, elfcompress.h); a ".debug_*" name also finds the old
- * GNU ".zdebug_*" form. A decompressed section is kept with @ef (first use decompresses it;
- * an elffile is used by one thread at a time), @out->data borrowed until elffile_free(); then
- * @out->size is the decompressed size and @out->offset the stored section's. 0, -ENOENT, or
- * elfcompress_section()'s errors for a section perch cannot decompress. */
+ * (SHF_COMPRESSED with zlib or zstd: elfsection.h); a ".debug_*" name also finds the old GNU
+ * ".zdebug_*" form. A decompressed section is kept with @ef (the first look-up decompresses
+ * it; an elffile is used by one thread at a time), @out->data borrowed until elffile_free();
+ * @out->size is then the decompressed size, the other fields the stored section's. 0, -ENOENT,
+ * or elfsection_get()'s errors for a section perch cannot decompress. */
 int elffile_section_data(const struct elffile *ef, const char *name, struct elffile_section *out);
 
 /* The ELF file inside @ef's .gnu_debugdata (MiniDebugInfo: an xz-compressed ELF with .symtab

@@ -62,4 +62,9 @@ const struct elfsym *elfsym_table_find_name(const struct elfsym_table *t, const 
 size_t elfsym_table_count(const struct elfsym_table *t);
 const struct elfsym *elfsym_table_get(const struct elfsym_table *t, size_t i);
 
+/* Decompress a whole xz stream into a malloc'ed buffer of at most @limit bytes.
+ * 0 with *@out and *@out_size set, -EBADMSG for a corrupt or truncated stream, -E2BIG when the
+ * output would exceed @limit, -ENOMEM. */
+int elfsym_xz_decode(const uint8_t *in, size_t size, size_t limit, uint8_t **out, size_t *out_size);
+
 #endif

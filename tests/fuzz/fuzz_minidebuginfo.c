@@ -1,7 +1,6 @@
 /* Fuzz MiniDebugInfo (src/elfsym.c): a .gnu_debugdata section is an xz stream holding an ELF
  * image with a .symtab; both layers come from the target's files. */
 #include "fuzz.h"
-#include "perch/elfcompress.h"
 #include "perch/elfsym.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -16,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)strlen(elfsym_table_get(t, i)->name);
 	elfsym_table_free(t);
 	/* a small limit: the E2BIG path */
-	if (elfcompress_xz(data, size, 4096, &out, &out_size) == 0) {
+	if (elfsym_xz_decode(data, size, 4096, &out, &out_size) == 0) {
 		FUZZ_CHECK(out_size <= 4096);
 		free(out);
 	}

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "perch/elffile.h"
-#include "perch/elfcompress.h"
 #include "perch/elfsym.h"
 #include "perch/xalloc.h"
 #include "sym-fixture.h"
@@ -138,13 +137,13 @@ START_TEST(test_minidebuginfo)
 	elfsym_table_free(t);
 
 	/* the decompressed image is an ELF file, and the size limit holds */
-	ck_assert_int_eq(elfcompress_xz(xz, size, ELFSYM_MAX_XZ_SIZE, &out, &out_size), 0);
+	ck_assert_int_eq(elfsym_xz_decode(xz, size, ELFSYM_MAX_XZ_SIZE, &out, &out_size), 0);
 	ck_assert_uint_gt(out_size, 64);
 	ck_assert_int_eq(memcmp(out, ELFMAG, SELFMAG), 0);
 	free(out);
-	ck_assert_int_eq(elfcompress_xz(xz, size, out_size, &out, &size), 0);
+	ck_assert_int_eq(elfsym_xz_decode(xz, size, out_size, &out, &size), 0);
 	free(out);
-	ck_assert_int_eq(elfcompress_xz(xz, size, out_size - 1, &out, &size), -E2BIG);
+	ck_assert_int_eq(elfsym_xz_decode(xz, size, out_size - 1, &out, &size), -E2BIG);
 	ck_assert_ptr_null(out);
 	free(xz);
 }
@@ -163,8 +162,8 @@ START_TEST(test_corrupt_xz)
 	/* garbage, and an empty input */
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (uint8_t)(i * 37 + 11);
-	ck_assert_int_eq(elfcompress_xz(junk, sizeof(junk), 1 << 20, &out, &out_size), -EBADMSG);
-	ck_assert_int_eq(elfcompress_xz(junk, 0, 1 << 20, &out, &out_size), -EBADMSG);
+	ck_assert_int_eq(elfsym_xz_decode(junk, sizeof(junk), 1 << 20, &out, &out_size), -EBADMSG);
+	ck_assert_int_eq(elfsym_xz_decode(junk, 0, 1 << 20, &out, &out_size), -EBADMSG);
 	/* a good stream with a flipped byte in the middle: a CRC or format error */
 	xz = debugdata(SYMFIX_DIR "prog.mini", &size);
 	xz[size / 2] ^= 0x55;
