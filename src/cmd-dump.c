@@ -26,7 +26,6 @@
 /* A stopped thread's stack is copied whole, up to this (a 3000-frame recursion of 200-byte
  * frames takes 600 KiB; glibc's default thread stack is 8 MiB) */
 #define DUMP_STACK_MAX (64 * 1024 * 1024)
-#define DUMP_MAX_FRAMES 100000 /* --max-frames 0 */
 #define DUMP_STOP_TIMEOUT_MS 2000
 
 static const char dump_usage[] =
@@ -37,7 +36,7 @@ static const char dump_usage[] =
 	"  -p, --pid PID       the process\n"
 	"      --sysroot DIR   look for debug files under DIR/usr/lib/debug\n"
 	"      --symfs DIR     look for unstripped copies of modules under DIR first\n"
-	"  -n, --max-frames N  show at most N frames a thread (default 1024; 0: 100000); a\n"
+	"  -n, --max-frames N  show at most N frames a thread (default 1024; 0: 4000); a\n"
 	"                      longer stack ends in a [truncated] frame\n"
 	"  -v, --verbose       more messages\n";
 
@@ -165,12 +164,12 @@ static int dump_run(int argc, char **argv)
 			break;
 		case 'n':
 			v = strtol(optarg, &end, 10);
-			if (*end || !*optarg || v < 0 || v > DUMP_MAX_FRAMES) {
+			if (*end || !*optarg || v < 0 || v > UNWIND_MAX_FRAMES) {
 				log_err(0, "--max-frames wants 0 to %d frames (0: %d), not '%s'",
-					DUMP_MAX_FRAMES, DUMP_MAX_FRAMES, optarg);
+					UNWIND_MAX_FRAMES, UNWIND_MAX_FRAMES, optarg);
 				return PERCH_EXIT_USAGE;
 			}
-			max_frames = v ? (int)v : DUMP_MAX_FRAMES;
+			max_frames = v ? (int)v : UNWIND_MAX_FRAMES;
 			break;
 		case OPT_SYSROOT:
 			sysroot = optarg;

@@ -29,11 +29,11 @@ struct resolver {
 	struct resolve_stats st;
 	/* pcs and locations with room for a Java frame after each interpreter frame, and for
 	 * a pseudo-frame at each end ("[truncated]", resolver_add_leaf()) */
-	int max_frames;
-	uint64_t *pcs;
-	uint8_t *is_dex; /* pcs[i] is a dex pc (an interpreted frame) */
-	uint8_t *exact;  /* pcs[i] is no return address: named as it is, not pcs[i] - 1 */
-	uint32_t *locs;
+	uint64_t pcs[2 * UNWIND_MAX_FRAMES];
+	uint8_t is_dex[2 * UNWIND_MAX_FRAMES]; /* pcs[i] is a dex pc (an interpreted frame) */
+	uint8_t exact[2 * UNWIND_MAX_FRAMES];  /* pcs[i] is no return address: named as is */
+	uint32_t locs[2 * UNWIND_MAX_FRAMES + 2];
+	int max_frames;         /* resolver_set_max_frames() */
 	uint32_t truncated_loc; /* location + 1 of the "[truncated]" pseudo-frame */
 	struct art_proc *art;   /* ART's JIT and dex lists (and GDB JIT interfaces) */
 	uint32_t jit_module, dex_module; /* string id + 1 of "[jit]", "[dex]" */
@@ -82,22 +82,13 @@ struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct p
 	r->art = art_proc_new(pid);
 	r->perfmap = perfmap_new(pid);
 	unwinder_set_jit(r->u, jit_cfi, r);
-	resolver_set_max_frames(r, UNWIND_DEFAULT_FRAMES);
+	r->max_frames = UNWIND_DEFAULT_FRAMES;
 	return r;
 }
 
 void resolver_set_max_frames(struct resolver *r, int max)
 {
-	size_t n;
-
-	if (max < 1)
-		max = 1;
-	r->max_frames = max;
-	n = 2 * (size_t)max + 2;
-	r->pcs = xrealloc(r->pcs, n * sizeof(*r->pcs));
-	r->is_dex = xrealloc(r->is_dex, n * sizeof(*r->is_dex));
-	r->exact = xrealloc(r->exact, n * sizeof(*r->exact));
-	r->locs = xrealloc(r->locs, n * sizeof(*r->locs));
+	r->max_frames = max < 1 ? 1 : max > UNWIND_MAX_FRAMES ? UNWIND_MAX_FRAMES : max;
 }
 
 void resolver_free(struct resolver *r)
@@ -108,10 +99,6 @@ void resolver_free(struct resolver *r)
 	art_proc_free(r->art);
 	perfmap_free(r->perfmap);
 	modules_free(r->ms);
-	free(r->pcs);
-	free(r->is_dex);
-	free(r->exact);
-	free(r->locs);
 	free(r);
 }
 
@@ -370,8 +357,8 @@ uint32_t resolver_add_leaf(struct resolver *r, uint32_t stack, const char *text)
 	size_t n;
 	const uint32_t *locs = profile_stack(r->p, stack, &n);
 
-	if (n > 2 * (size_t)r->max_frames + 1)
-		n = 2 * (size_t)r->max_frames + 1;
+	if (n > UNWIND_MAX_FRAMES)
+		n = UNWIND_MAX_FRAMES;
 	memmove(r->locs + 1, locs, n * sizeof(r->locs[0]));
 	r->locs[0] = pseudo_location(r, text);
 	return profile_intern_stack(r->p, r->locs, n + 1);
