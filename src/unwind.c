@@ -683,9 +683,33 @@ static int libunwind_step(struct unwinder *u, struct walk *w, uint64_t cur_pc, u
 	return -1;
 }
 
+/* The caller from the link register of a frame without CFI whose pc is exact (the first frame,
+ * or one a signal interrupted): a leaf without a frame record (aarch64
+ * -momit-leaf-frame-pointer) or a function stopped in its prologue has its caller only there.
+ * Taken when LR is code, is not the pc, and differs from the return address in the frame record
+ * @fp_next (NULL: none), which otherwise gives the same caller with the right SP. libunwind
+ * 1.6.2's aarch64 fallback guessed the same way. 0 with @next, or -1. */
+static int lr_step(struct unwinder *u, const struct perch_regs *r, const struct perch_regs *fp_next,
+		   struct perch_regs *next)
+{
+	const struct perch_arch *a = u->arch;
+	uint64_t lr;
+
+	if (a->dw_lr < 0 || !(r->valid & (1ULL << a->dw_lr)))
+		return -1;
+	lr = r->r[a->dw_lr] & ~u->snap->pac_mask;
+	if (lr == 0 || lr == perch_regs_pc(a, r) ||
+	    (fp_next && lr == (perch_regs_pc(a, fp_next) & ~u->snap->pac_mask)) || !is_code(u, lr))
+		return -1;
+	*next = *r;
+	next->r[a->dw_pc] = lr;
+	next->valid &= ~(1ULL << a->dw_lr); /* used: the caller's own LR is not known */
+	return 0;
+}
+
 /* One step with perch's own CFI, else the frame pointers, from @r into @next. 0, 1 for a step
- * by the frame pointer, -ENOENT at the outermost frame, -EAGAIN to retry the frame with
- * libunwind, or a stop reason as -(UNWIND_STOP_* + 1000). */
+ * without CFI (frame pointer, link register), -ENOENT at the outermost frame, -EAGAIN to retry
+ * the frame with libunwind, or a stop reason as -(UNWIND_STOP_* + 1000). */
 #define STOP_RET(reason) (-(1000 + (int)(reason)))
 static int fallback_step(struct unwinder *u, struct walk *w, struct perch_regs *r,
 			 struct perch_regs *next)
@@ -693,11 +717,12 @@ static int fallback_step(struct unwinder *u, struct walk *w, struct perch_regs *
 	const struct perch_arch *a = u->arch;
 	struct perch_mem mem = { perch_mem_read, u };
 	unsigned int out_flags;
-	int ret, fret;
+	int ret, fret, exact;
 
 	if (w->cursor_ok)
 		w->exact = w->fresh && w->exact; /* a frame libunwind stepped to has a return address */
-	ret = own_cfi_step(u, r, w->exact, next, &out_flags);
+	exact = w->exact;
+	ret = own_cfi_step(u, r, exact, next, &out_flags);
 	if (ret == -ENOENT)
 		return -ENOENT;
 	if (ret == -ENODATA && w->own_only && u->libunwind) {
@@ -713,6 +738,13 @@ static int fallback_step(struct unwinder *u, struct walk *w, struct perch_regs *
 	if (ret == 0)
 		return perch_regs_pc(a, next) & ~u->snap->pac_mask ? 0 : -ENOENT; /* RA 0: root */
 	fret = a->fp_step(r, &mem, next);
+	if (exact && ret == -ENODATA && a->dw_lr >= 0) {
+		struct perch_regs fp_next = *next;
+
+		if (lr_step(u, r, fret == 0 ? &fp_next : NULL, next) == 0)
+			return 1;
+		*next = fp_next;
+	}
 	if (fret < 0) {
 		if (ret != -ENODATA)
 			return STOP_RET(UNWIND_STOP_BAD_CFI);
