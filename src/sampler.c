@@ -16,6 +16,7 @@
 #include "perch/arch.h"
 #include "perch/log.h"
 #include "perch/sampler.h"
+#include "perch/sampler-hold.h"
 #include "perch/tracee.h"
 #include "perch/unwind.h"
 #include "perch/unwind-ptrace.h"
@@ -489,73 +490,138 @@ static void follow_cpu(struct tracee_thread *const *stop, size_t n, struct sampl
 		st->migrations++;
 }
 
-/* One tick that stands for 1 + @missed ticks of the schedule (perch fell behind). For each
- * thread: read its state first (a thread we stop reads as 't'); a thread not running is
- * skipped in cpu mode, counted again without a stop when it is blocked where an earlier
- * sample was taken, and interrupted otherwise. */
-static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *o,
-		 uint64_t missed, struct sampler_stats *st)
+/* One thread at a tick: read its state first (a thread we stop reads as 't'); a thread not
+ * running is skipped in cpu mode, counted again without a stop when it is blocked where an
+ * earlier sample was taken. Returns 1 when it is to be interrupted. */
+static int tick_thread(struct tracee *t, struct worker *w, const struct sampler_opts *o,
+		       struct tracee_thread *th, uint64_t missed, struct sampler_stats *st)
+{
+	struct sthread *s = sthread_of(th);
+	int site;
+
+	/* ticks a thread could not be sampled at are credited to its next sample, in wall
+	 * mode only: in cpu mode, a thread waiting for a CPU does not count */
+	if (th->state == TRACEE_INTERRUPTING) {
+		st->late++;
+		if (!o->cpu_mode)
+			s->late_ticks += 1 + (uint32_t)missed;
+		return 0;
+	}
+	if (th->state != TRACEE_RUNNING || th->new_stop_pending)
+		return 0;
+	/* found blocked at a site before and not switched in since: still there (one
+	 * read instead of stat + syscall: hundreds of idle threads stay cheap) */
+	if (s->idle_known && !o->cpu_mode && !o->no_idle_reuse) {
+		uint64_t slices;
+
+		if (read_slices(t, th, s, &slices) == 0 && slices == s->idle_slices) {
+			s->late_ticks += (uint32_t)missed;
+			if (reuse(w, th, s, s->idle_sp, s->idle_pc, st) == 0)
+				return 0;
+			s->late_ticks -= (uint32_t)missed;
+		}
+		s->idle_known = 0;
+	}
+	s->state = read_state(t, th, s);
+	if (o->cpu_mode && s->state && s->state != 'R') {
+		s->late_ticks = 0;
+		st->skipped_idle++;
+		return 0;
+	}
+	if (!o->cpu_mode)
+		s->late_ticks += (uint32_t)missed;
+	s->has_syscall = s->state && s->state != 'R' &&
+			 read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall,
+					sizeof(s->syscall)) > 0;
+	site = o->no_idle_reuse ? -1 : blocked_site(s);
+	if (site >= 0 && reuse(w, th, s, s->sites[site].sp, s->sites[site].pc, st) == 0) {
+		s->idle_sp = s->sites[site].sp;
+		s->idle_pc = s->sites[site].pc;
+		s->idle_known = read_slices(t, th, s, &s->idle_slices) == 0;
+		return 0;
+	}
+	return 1;
+}
+
+/* The CPU holders of one tick (sampler-hold.h): NULL @h when they are off. */
+struct tick_hold {
+	struct sampler_hold *h;
+	uint64_t fire;     /* the tick being served */
+	uint64_t deadline; /* wait for a holder until then, then interrupt from afar */
+	int self;          /* the ptrace thread's CPU */
+	int released;      /* the holders were let go: no more waiting for them */
+	unsigned char running[SAMPLER_HOLD_MAX_CPUS]; /* CPUs with running threads */
+};
+
+/* Interrupt @th; a running thread only once its CPU is held (or the wait for that ran out). */
+static void interrupt(struct tracee *t, struct tracee_thread *th, struct tick_hold *hd,
+		      struct sampler_stats *st)
+{
+	const struct sthread *s = th->user;
+
+	if (hd->h && s->state == 'R') {
+		if (s->cpu >= 0 && s->cpu < SAMPLER_HOLD_MAX_CPUS)
+			hd->running[s->cpu] = 1;
+		if (hd->released ? s->cpu == hd->self
+				 : sampler_hold_wait(hd->h, s->cpu, hd->self, hd->fire, hd->deadline))
+			st->held++;
+		else
+			st->unheld++;
+	}
+	if (tracee_interrupt(t, th, tracee_now_ns()) == -ESRCH)
+		st->races++;
+}
+
+/* Visit the threads that ran at the last tick (@running 1) or the others (0), and interrupt
+ * the ones tick_thread() picks, all at once after the optional CPU move. */
+static void tick_pass(struct tracee *t, struct worker *w, const struct sampler_opts *o,
+		      uint64_t missed, struct tick_hold *hd, int running, struct sampler_stats *st)
 {
 	struct tracee_thread *stop[SAMPLER_MAX_BATCH];
 	size_t nr_stop = 0;
 
-	st->ticks++;
 	for (size_t i = 0; i < t->nr_threads; i++) {
 		struct tracee_thread *th = t->threads[i];
 		struct sthread *s = sthread_of(th);
-		int site;
 
-		/* ticks a thread could not be sampled at are credited to its next sample, in wall
-		 * mode only: in cpu mode, a thread waiting for a CPU does not count */
-		if (th->state == TRACEE_INTERRUPTING) {
-			st->late++;
-			if (!o->cpu_mode)
-				s->late_ticks += 1 + (uint32_t)missed;
+		if ((s->state == 'R' || !s->state) != running || !tick_thread(t, w, o, th, missed, st))
 			continue;
-		}
-		if (th->state != TRACEE_RUNNING || th->new_stop_pending)
-			continue;
-		/* found blocked at a site before and not switched in since: still there (one
-		 * read instead of stat + syscall: hundreds of idle threads stay cheap) */
-		if (s->idle_known && !o->cpu_mode && !o->no_idle_reuse) {
-			uint64_t slices;
-
-			if (read_slices(t, th, s, &slices) == 0 && slices == s->idle_slices) {
-				s->late_ticks += (uint32_t)missed;
-				if (reuse(w, th, s, s->idle_sp, s->idle_pc, st) == 0)
-					continue;
-				s->late_ticks -= (uint32_t)missed;
-			}
-			s->idle_known = 0;
-		}
-		s->state = read_state(t, th, s);
-		if (o->cpu_mode && s->state && s->state != 'R') {
-			s->late_ticks = 0;
-			st->skipped_idle++;
-			continue;
-		}
-		if (!o->cpu_mode)
-			s->late_ticks += (uint32_t)missed;
-		s->has_syscall = s->state && s->state != 'R' &&
-				 read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall,
-						sizeof(s->syscall)) > 0;
-		site = o->no_idle_reuse ? -1 : blocked_site(s);
-		if (site >= 0 && reuse(w, th, s, s->sites[site].sp, s->sites[site].pc, st) == 0) {
-			s->idle_sp = s->sites[site].sp;
-			s->idle_pc = s->sites[site].pc;
-			s->idle_known = read_slices(t, th, s, &s->idle_slices) == 0;
-			continue;
-		}
 		if (nr_stop < SAMPLER_MAX_BATCH)
 			stop[nr_stop++] = th;
-		else if (tracee_interrupt(t, th, tracee_now_ns()) == -ESRCH)
-			st->races++;
+		else
+			interrupt(t, th, hd, st);
 	}
 	if (o->follow_cpu)
 		follow_cpu(stop, nr_stop, st);
 	for (size_t i = 0; i < nr_stop; i++)
-		if (tracee_interrupt(t, stop[i], tracee_now_ns()) == -ESRCH)
-			st->races++;
+		interrupt(t, stop[i], hd, st);
+}
+
+/* One tick (scheduled at @fire) that stands for 1 + @missed ticks of the schedule (perch fell
+ * behind). The threads that were running go first, so that the CPU holders, which keep them
+ * where they were at @fire, are released soon; then the others. @next: the following tick. */
+static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *o,
+		 struct sampler_hold *h, uint64_t fire, uint64_t next, uint64_t missed,
+		 struct sampler_stats *st)
+{
+	struct tick_hold hd = { .h = h, .fire = fire };
+
+	st->ticks++;
+	if (h) {
+		uint64_t period = next > fire ? next - fire : 0;
+
+		sampler_hold_publish(h, next);
+		hd.self = sched_getcpu();
+		hd.deadline = tracee_now_ns() + (period / 8 < SAMPLER_HOLD_WAIT_NS ? period / 8
+										    : SAMPLER_HOLD_WAIT_NS);
+	}
+	tick_pass(t, w, o, missed, &hd, 1, st);
+	if (h)
+		sampler_hold_release(h, fire);
+	hd.released = 1;
+	tick_pass(t, w, o, missed, &hd, 0, st);
+	if (h)
+		sampler_hold_arm(h, hd.running, SAMPLER_HOLD_MAX_CPUS);
 }
 
 int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sampler_opts *o,
@@ -563,6 +629,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 {
 	uint64_t period = (uint64_t)(1e9 / o->hz), start, end, base, fire;
 	struct worker w = { .ops = ops, .arg = arg };
+	struct sampler_hold *hold = NULL;
 	sigset_t set;
 	int ret = 0;
 
@@ -584,11 +651,14 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	 * raise its priority when allowed (the worker keeps the default) */
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), SAMPLER_NICE) < 0)
 		log_debug("cannot raise the sampler's priority: %s", strerror(errno));
+	if (!o->no_hold && !o->follow_cpu)
+		hold = sampler_hold_new(SAMPLER_NICE / 2);
 	/* the clock starts once everything is set up: a short -d still gets its ticks */
 	start = base = fire = tracee_now_ns();
 	end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	srandom((unsigned int)start);
 	if (ret) {
+		sampler_hold_free(hold);
 		queue_release(&w.q);
 		return log_errno(-ret, "cannot start the worker thread");
 	}
@@ -604,6 +674,8 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			break;
 		}
 		if (now >= fire) {
+			uint64_t this_fire = fire;
+
 			/* ticks perch could not serve on time are not replayed in a burst: the
 			 * next sample of each thread stands for them (perch falls behind when the
 			 * CPUs are saturated, i.e. when the target is busiest: dropping them would
@@ -614,7 +686,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			st->missed_ticks += missed;
 			base += (behind ? behind : 1) * period;
 			fire = base + jitter_ns(period);
-			tick(t, &w, o, missed, st);
+			tick(t, &w, o, hold, this_fire, fire, missed, st);
 		}
 		ret = handle_events(t, arch, &w, st);
 		if (ret < 0) {
@@ -639,6 +711,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		}
 	}
 	st->elapsed_s = (double)(tracee_now_ns() - start) / 1e9;
+	sampler_hold_free(hold);
 	if (have_old_cpus && st->migrations)
 		sched_setaffinity(0, sizeof(old_cpus), &old_cpus);
 	for (size_t i = 0; i < t->nr_threads; i++)

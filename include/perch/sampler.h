@@ -37,6 +37,8 @@ struct sampler_opts {
 	                     * sampler_info.verify_pcs */
 	int no_idle_reuse;  /* interrupt blocked threads at every tick, as if nothing were known
 	                     * of them (to measure what reuse saves) */
+	int no_hold;        /* interrupt running threads from perch's CPU, without holding theirs
+	                     * first (sampler-hold.h; to measure the syscall bias it removes) */
 };
 
 #define SAMPLER_VERIFY_MAX 128 /* frames the --verify reference unwind keeps */
@@ -85,6 +87,10 @@ struct sampler_stats {
 	uint64_t skipped_idle;   /* cpu mode: threads not sampled because they were not running */
 	uint64_t races;          /* threads that exited under us (expected, not errors) */
 	uint64_t migrations;     /* CPU changes of the ptrace thread (follow_cpu) */
+	uint64_t held;           /* running threads interrupted while their CPU was held at the
+	                          * tick (they stop where they were then: sampler-hold.h) */
+	uint64_t unheld;         /* running threads interrupted from another CPU (no holder there
+	                          * in time): such a stop may land at a later system call's exit */
 	uint64_t stop_hist[SAMPLER_HIST_US + 1];
 	double elapsed_s;
 	enum sampler_stop stop_reason;
