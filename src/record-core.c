@@ -843,7 +843,8 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		"%s  stop window per sample: p50 %llu us, p99 %llu us\n"
 		"%s  unwound to root: %.1f%%  (frame-pointer fallback %.1f%%, stopped early "
 		"%.1f%%, cut at %d frames %.1f%%, %.1f frames, unwind %.1f us, symbolize %.1f us per "
-		"sample; maps read %llu times)\n"
+		"sample without loading; loading modules and maps %.1f ms in %llu calls; maps read "
+		"%llu times)\n"
 		"%s  errors: registers %llu, stack copy %llu, dropped (perch behind) %llu; "
 		"threads exited under perch %llu; signals passed through %llu\n",
 		prefix, (unsigned long long)total, (unsigned long long)st->samples,
@@ -856,7 +857,8 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		100.0 * (double)rs->cfi_failed / stacks, UNWIND_MAX_FRAMES,
 		100.0 * (double)rs->truncated / stacks, (double)rs->frames / stacks,
 		(double)rs->unwind_ns / 1e3 / stacks, (double)rs->symbolize_ns / 1e3 / stacks,
-		(unsigned long long)rs->reloads, prefix,
+		(double)(rs->unwind_load_ns + rs->symbolize_load_ns) / 1e6,
+		(unsigned long long)rs->loads, (unsigned long long)rs->reloads, prefix,
 		(unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
 		(unsigned long long)st->dropped, (unsigned long long)(st->races + ts->thread_races),
 		(unsigned long long)ts->signals);
