@@ -28,6 +28,7 @@
 #define SAMPLER_MAX_BATCH 1024 /* threads interrupted after the CPU move; more: at once */
 #define SAMPLER_MAX_CPUS 256   /* CPUs follow_cpu() counts threads on */
 #define SAMPLER_COMM 64 /* thread names are at most 15 bytes; room for longer kernels */
+#define SAMPLER_WAIT_PPM 2000 /* idle_check(): 0.2% of the time waiting for a CPU */
 #define ITEM_SAMPLE 0
 #define ITEM_REUSE (-1)
 
@@ -195,6 +196,13 @@ static void queue_push_free(struct queue *q, struct item *it)
 
 /* ---- the ptrace thread ---- */
 
+/* /proc/PID/task/TID/schedstat: "RUN_NS WAIT_NS SLICES": time on a CPU, time waiting on a
+ * run queue, times switched in. Updated by the scheduler when the thread is switched in or
+ * out (and at its ticks), so a thread waiting to run after a wakeup changes nothing here. */
+struct schedstat {
+	uint64_t run_ns, wait_ns, slices;
+};
+
 /* What the sampler keeps per thread (tracee_thread.user). */
 struct sthread {
 	uint32_t late_ticks;    /* ticks to credit to the next sample */
@@ -208,12 +216,15 @@ struct sthread {
 	/* places (user SP, PC) where samples of this thread were taken, newest first */
 	struct { uint64_t sp, pc; } sites[SAMPLER_SITES];
 	int nr_sites;
-	/* while the thread stays blocked at one site: that site, and the number of times the
-	 * thread has been switched in (.../schedstat, 3rd field) when it was found there; an
-	 * unchanged count means it has not run since, so it is still there */
+	/* while the thread stays blocked at one site: that site, and its .../schedstat when it
+	 * was found there (idle_check()) */
 	int schedstat_fd;
 	int idle_known;
-	uint64_t idle_sp, idle_pc, idle_slices;
+	uint64_t idle_sp, idle_pc;
+	struct schedstat idle_ss;
+	uint64_t idle_ns;          /* CLOCK_MONOTONIC of idle_ss */
+	uint32_t wait_ppm;         /* share of time it recently spent waiting for a CPU (ppm) */
+	int woken;                 /* found woken (runnable, not yet run) at this tick */
 };
 
 static struct sthread *sthread_of(struct tracee_thread *th)
@@ -268,20 +279,20 @@ static ssize_t read_task_file(struct tracee *t, struct tracee_thread *th, int *f
 	return n;
 }
 
-/* How many times the thread has been switched in (.../schedstat: "RUN_NS WAIT_NS SLICES").
- * 0 or -1 (unreadable: kernels without CONFIG_SCHED_INFO). */
-static int read_slices(struct tracee *t, struct tracee_thread *th, struct sthread *s,
-		       uint64_t *slices)
+/* The thread's .../schedstat. 0 or -1 (unreadable: kernels without CONFIG_SCHED_INFO). */
+static int read_schedstat(struct tracee *t, struct tracee_thread *th, struct sthread *s,
+			  struct schedstat *ss)
 {
-	char buf[128], *p;
+	char buf[128], *p, *end;
 
 	if (read_task_file(t, th, &s->schedstat_fd, "schedstat", buf, sizeof(buf)) < 0)
 		return -1;
-	p = strrchr(buf, ' ');
-	if (!p)
+	ss->run_ns = strtoull(buf, &p, 10);
+	ss->wait_ns = strtoull(p, &end, 10);
+	if (end == p)
 		return -1;
-	*slices = strtoull(p + 1, NULL, 10);
-	return 0;
+	ss->slices = strtoull(end, &p, 10);
+	return p == end ? -1 : 0;
 }
 
 /* The state letter, name and last CPU from .../stat ("1234 (comm) S ..."; comm may hold
@@ -326,6 +337,48 @@ static void remember_site(struct sthread *s, uint64_t sp, uint64_t pc)
 	s->sites[0].pc = pc;
 }
 
+
+enum { IDLE_GONE, IDLE_STILL, IDLE_WOKEN };
+
+/* A thread found blocked at a site at an earlier tick: is it still there? Not switched in
+ * since (schedstat's slice count unchanged) means it has not run, so its stack is the same:
+ * but it may be blocked, or woken and waiting for a CPU, which schedstat cannot tell apart (a
+ * woken thread changes nothing there until it runs). Where the thread's CPU is contended
+ * (its schedstat shows it waited for a CPU more than SAMPLER_WAIT_PPM of the time since it
+ * was last found blocked) its state is read as well, so a woken thread counts as running
+ * ('R'); elsewhere a wakeup is followed by running within microseconds, and the one cheap
+ * read per tick suffices. IDLE_STILL: still blocked there; IDLE_WOKEN: runnable, @s->state
+ * read; IDLE_GONE: it ran since (or schedstat cannot be read). */
+static int idle_check(struct tracee *t, struct tracee_thread *th, struct sthread *s,
+		      uint64_t now)
+{
+	struct schedstat ss;
+	char state;
+
+	if (read_schedstat(t, th, s, &ss) < 0)
+		return IDLE_GONE;
+	if (ss.slices != s->idle_ss.slices) {
+		uint64_t dt = now > s->idle_ns ? now - s->idle_ns : 0;
+
+		if (dt && ss.wait_ns >= s->idle_ss.wait_ns) {
+			uint64_t ppm = (ss.wait_ns - s->idle_ss.wait_ns) / (dt / 1000000 + 1);
+
+			/* a moving average over the thread's recent wakeups */
+			s->wait_ppm = (uint32_t)((s->wait_ppm + (ppm < 1000000 ? ppm : 1000000)) / 2);
+		}
+		return IDLE_GONE;
+	}
+	if (s->wait_ppm < SAMPLER_WAIT_PPM)
+		return IDLE_STILL;
+	state = read_state(t, th, s);
+	if (state == 'R') {
+		s->state = state;
+		return IDLE_WOKEN;
+	}
+	if (state)
+		s->state = state;
+	return IDLE_STILL;
+}
 
 /* Is the thread blocked in a system call at the SP and PC of one of its earlier samples?
  * @s->syscall holds /proc/PID/task/TID/syscall ("NR ARG1..ARG6 SP PC", "-1 SP PC" or
@@ -494,10 +547,11 @@ static void follow_cpu(struct tracee_thread *const *stop, size_t n, struct sampl
  * running is skipped in cpu mode, counted again without a stop when it is blocked where an
  * earlier sample was taken. Returns 1 when it is to be interrupted. */
 static int tick_thread(struct tracee *t, struct worker *w, const struct sampler_opts *o,
-		       struct tracee_thread *th, uint64_t missed, struct sampler_stats *st)
+		       struct tracee_thread *th, uint64_t missed, uint64_t now,
+		       struct sampler_stats *st)
 {
 	struct sthread *s = sthread_of(th);
-	int site;
+	int site, idle = IDLE_GONE;
 
 	/* ticks a thread could not be sampled at are credited to its next sample, in wall
 	 * mode only: in cpu mode, a thread waiting for a CPU does not count */
@@ -511,18 +565,20 @@ static int tick_thread(struct tracee *t, struct worker *w, const struct sampler_
 		return 0;
 	/* found blocked at a site before and not switched in since: still there (one
 	 * read instead of stat + syscall: hundreds of idle threads stay cheap) */
+	s->woken = 0;
 	if (s->idle_known && !o->cpu_mode && !o->no_idle_reuse) {
-		uint64_t slices;
-
-		if (read_slices(t, th, s, &slices) == 0 && slices == s->idle_slices) {
+		idle = idle_check(t, th, s, now);
+		if (idle == IDLE_STILL) {
 			s->late_ticks += (uint32_t)missed;
 			if (reuse(w, th, s, s->idle_sp, s->idle_pc, st) == 0)
 				return 0;
 			s->late_ticks -= (uint32_t)missed;
 		}
 		s->idle_known = 0;
+		s->woken = idle == IDLE_WOKEN;
 	}
-	s->state = read_state(t, th, s);
+	if (idle != IDLE_WOKEN)
+		s->state = read_state(t, th, s);
 	if (o->cpu_mode && s->state && s->state != 'R') {
 		s->late_ticks = 0;
 		st->skipped_idle++;
@@ -537,7 +593,8 @@ static int tick_thread(struct tracee *t, struct worker *w, const struct sampler_
 	if (site >= 0 && reuse(w, th, s, s->sites[site].sp, s->sites[site].pc, st) == 0) {
 		s->idle_sp = s->sites[site].sp;
 		s->idle_pc = s->sites[site].pc;
-		s->idle_known = read_slices(t, th, s, &s->idle_slices) == 0;
+		s->idle_known = read_schedstat(t, th, s, &s->idle_ss) == 0;
+		s->idle_ns = now;
 		return 0;
 	}
 	return 1;
@@ -559,7 +616,7 @@ static void interrupt(struct tracee *t, struct tracee_thread *th, struct tick_ho
 {
 	const struct sthread *s = th->user;
 
-	if (hd->h && s->state == 'R') {
+	if (hd->h && s->state == 'R' && !s->woken) {
 		if (s->cpu >= 0 && s->cpu < SAMPLER_HOLD_MAX_CPUS)
 			hd->running[s->cpu] = 1;
 		if (hd->released ? s->cpu == hd->self
@@ -577,6 +634,7 @@ static void interrupt(struct tracee *t, struct tracee_thread *th, struct tick_ho
 static void tick_pass(struct tracee *t, struct worker *w, const struct sampler_opts *o,
 		      uint64_t missed, struct tick_hold *hd, int running, struct sampler_stats *st)
 {
+	uint64_t now = tracee_now_ns();
 	struct tracee_thread *stop[SAMPLER_MAX_BATCH];
 	size_t nr_stop = 0;
 
@@ -584,7 +642,8 @@ static void tick_pass(struct tracee *t, struct worker *w, const struct sampler_o
 		struct tracee_thread *th = t->threads[i];
 		struct sthread *s = sthread_of(th);
 
-		if ((s->state == 'R' || !s->state) != running || !tick_thread(t, w, o, th, missed, st))
+		if ((s->state == 'R' || !s->state) != running ||
+		    !tick_thread(t, w, o, th, missed, now, st))
 			continue;
 		if (nr_stop < SAMPLER_MAX_BATCH)
 			stop[nr_stop++] = th;
