@@ -16,9 +16,15 @@ $(BENCH_BIN)/bench-%: $(B_DIR)/%_main.c $(B_DIR)/chain.c $(B_DIR)/bench.h
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(B_CFLAGS) -o $@ $(filter %.c,$^) -ldl
 
-# the wall-mode state target of the e2e suites (tests/targets/duty_main.c), same program
-$(BENCH_BIN)/bench-duty: tests/targets/duty_main.c tests/targets/target_common.c \
-		tests/targets/target_common.h
+# the e2e suites' truth-measuring targets (tests/targets/duty_main.c, sysbias_main.c), the same
+# programs: wall-mode states and the system-call bias
+$(BENCH_BIN)/bench-duty: tests/targets/duty_main.c \
+		tests/targets/target_common.c tests/targets/target_common.h
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(B_CFLAGS) -Itests/targets -o $@ $(filter %.c,$^)
+
+$(BENCH_BIN)/bench-syscall: tests/targets/sysbias_main.c \
+		tests/targets/target_common.c tests/targets/target_common.h
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(B_CFLAGS) -Itests/targets -o $@ $(filter %.c,$^)
 

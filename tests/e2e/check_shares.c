@@ -126,6 +126,25 @@ static void unknown_in(const char *module, size_t len, char *out, size_t size)
 		snprintf(out, size, "[unknown] (%.*s)", (int)(module + len - b), b);
 }
 
+/* A demangled template function carries its return type ("void std::sort<...>"), which perf
+ * leaves out: keep what follows the last space outside <> and (), unless it is "operator X". */
+static void strip_return_type(char *s, size_t n)
+{
+	int depth = 0;
+	size_t cut = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '<' || s[i] == '(')
+			depth++;
+		else if ((s[i] == '>' || s[i] == ')') && depth > 0)
+			depth--;
+		else if (s[i] == ' ' && !depth && !(i >= 8 && !strncmp(s + i - 8, "operator", 8)))
+			cut = i + 1;
+	}
+	if (cut && cut < n)
+		memmove(s, s + cut, n - cut + 1);
+}
+
 /* The comparison key of a frame name (see the top comment). */
 static void norm_name(const char *in, size_t len, char *out, size_t size)
 {
@@ -155,6 +174,10 @@ static void norm_name(const char *in, size_t len, char *out, size_t size)
 		unknown_in(mod, strlen(mod), out, size);
 		return;
 	}
+	/* GCC's clone suffixes: "f(int) [clone .constprop.0]" -> "f(int)" */
+	for (char *c; (c = strstr(out, " [clone ")) != NULL;)
+		*c = 0;
+	n = strlen(out);
 	/* a trailing parameter list and its qualifiers: "f(int) const" -> "f" */
 	while (again) {
 		again = 0;
@@ -178,8 +201,9 @@ static void norm_name(const char *in, size_t len, char *out, size_t size)
 		/* keep "operator()" itself */
 		if (depth == 0 && k > 0 && !(k >= 8 && !strncmp(out + k - 8, "operator", 8) &&
 					     k + 2 == n))
-			out[k] = 0;
+			out[n = k] = 0;
 	}
+	strip_return_type(out, n);
 }
 
 /* node --perf-basic-prof leaves /tmp/perf-PID.map behind: remove the one of @pid once that
