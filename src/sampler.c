@@ -225,6 +225,7 @@ struct sthread {
 	uint64_t idle_ns;          /* CLOCK_MONOTONIC of idle_ss */
 	uint32_t wait_ppm;         /* share of time it recently spent waiting for a CPU (ppm) */
 	int woken;                 /* found woken (runnable, not yet run) at this tick */
+	uint64_t tick;             /* the last tick that visited it (tick_pass()) */
 };
 
 static struct sthread *sthread_of(struct tracee_thread *th)
@@ -487,10 +488,15 @@ static int handle_events(struct tracee *t, const struct perch_arch *arch, struct
 	return ret;
 }
 
+/* Where in its period a tick fires: anywhere, uniformly. A tick at a fixed phase aliases with
+ * any target whose own period is a multiple of it (a thread that runs 5 ms of every 20 would
+ * be seen running at every other 100 Hz tick, or at none, depending on the phase alone: 50% or
+ * 0% instead of 25%); one uniformly random moment in each period (stratified sampling) sees
+ * every phase alike, so each share is estimated without bias whatever the target's rhythm.
+ * Ticks are then 0 to 2 periods apart, 1 on average. */
 static uint64_t jitter_ns(uint64_t period)
 {
-	/* up to 1/16 of the period, so a periodic target cannot stay phase-locked */
-	return period >= 16 ? (uint64_t)random() % (period / 16) : 0;
+	return period > 1 ? ((uint64_t)random() << 31 ^ (uint64_t)random()) % period : 0;
 }
 
 /* Count a blocked thread again at site (@sp, @pc) without stopping it. 0, or -ENOSPC when
@@ -642,8 +648,11 @@ static void tick_pass(struct tracee *t, struct worker *w, const struct sampler_o
 		struct tracee_thread *th = t->threads[i];
 		struct sthread *s = sthread_of(th);
 
-		if ((s->state == 'R' || !s->state) != running ||
-		    !tick_thread(t, w, o, th, missed, now, st))
+		/* once per tick: a thread read as blocked in the first pass is not seen again */
+		if (s->tick == st->ticks || (s->state == 'R' || !s->state) != running)
+			continue;
+		s->tick = st->ticks;
+		if (!tick_thread(t, w, o, th, missed, now, st))
 			continue;
 		if (nr_stop < SAMPLER_MAX_BATCH)
 			stop[nr_stop++] = th;

@@ -1,4 +1,5 @@
-/* The sampling loop: a fixed-rate tick on CLOCK_MONOTONIC (jittered), interrupt every running
+/* The sampling loop: one tick per period at a random moment of it (CLOCK_MONOTONIC; see
+ * jitter_ns() in sampler.c for why the whole period), interrupt every running
  * thread, collect stops as they arrive, copy registers and stack in the stop window, resume at
  * once. A thread blocked in a system call at the same user SP and PC as one of its last
  * TRACEE_SITES samples (from /proc/PID/task/TID/syscall) is not interrupted at all: that
