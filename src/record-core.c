@@ -540,15 +540,20 @@ static void on_sample(void *arg, const struct sampler_info *info,
 	uint64_t sp = perch_regs_sp(rc->arch, &snap->regs), pc = perch_regs_pc(rc->arch, &snap->regs);
 	uint32_t stack = resolver_stack(rc->r, snap);
 	struct record_sites *rs = sites_of(rc, thread);
-	struct record_site *site = site_find(rs, sp, pc);
+	struct record_site *site = NULL;
 
-	if (!site) {
-		site = &rs->s[rs->next++ % ARRAY_SIZE(rs->s)];
-		site->sp = sp;
-		site->pc = pc;
-		site->wait = 0;
+	/* only where the thread was found blocked (the sampler reuses no other site): running
+	 * samples must not push those out */
+	if (info->state && info->state != 'R') {
+		site = site_find(rs, sp, pc);
+		if (!site) {
+			site = &rs->s[rs->next++ % ARRAY_SIZE(rs->s)];
+			site->sp = sp;
+			site->pc = pc;
+			site->wait = 0;
+		}
+		site->stack = stack + 1;
 	}
-	site->stack = stack + 1;
 	if (rc->o.verify)
 		verify_sample(rc, info);
 	stack = with_wait_frame(rc, info, stack, site);

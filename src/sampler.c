@@ -444,8 +444,11 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 		struct sthread *s = sthread_of(th);
 
 		fill_item(it, ITEM_SAMPLE, th, s);
-		remember_site(s, perch_regs_sp(arch, &it->snap.regs),
-			      perch_regs_pc(arch, &it->snap.regs));
+		/* where it was found blocked: where it may be found blocked again (running
+		 * samples would only push those places out) */
+		if (it->state && it->state != 'R')
+			remember_site(s, perch_regs_sp(arch, &it->snap.regs),
+				      perch_regs_pc(arch, &it->snap.regs));
 		queue_push(&w->q, it);
 		return;
 	}
@@ -578,7 +581,10 @@ static int tick_thread(struct tracee *t, struct worker *w, const struct sampler_
 			s->late_ticks += (uint32_t)missed;
 			if (reuse(w, th, s, s->idle_sp, s->idle_pc, st) == 0)
 				return 0;
-			s->late_ticks -= (uint32_t)missed;
+			/* the worker is a whole queue behind: this tick is lost for every
+			 * thread alike (stopping the thread would not keep it) */
+			st->dropped++;
+			return 0;
 		}
 		s->idle_known = 0;
 		s->woken = idle == IDLE_WOKEN;
@@ -596,7 +602,11 @@ static int tick_thread(struct tracee *t, struct worker *w, const struct sampler_
 			 read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall,
 					sizeof(s->syscall)) > 0;
 	site = o->no_idle_reuse ? -1 : blocked_site(s);
-	if (site >= 0 && reuse(w, th, s, s->sites[site].sp, s->sites[site].pc, st) == 0) {
+	if (site >= 0 && reuse(w, th, s, s->sites[site].sp, s->sites[site].pc, st) < 0) {
+		st->dropped++; /* as above */
+		return 0;
+	}
+	if (site >= 0) {
 		s->idle_sp = s->sites[site].sp;
 		s->idle_pc = s->sites[site].pc;
 		s->idle_known = read_schedstat(t, th, s, &s->idle_ss) == 0;
@@ -676,7 +686,7 @@ static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *
 
 	st->ticks++;
 	if (h) {
-		uint64_t period = next > fire ? next - fire : 0;
+		uint64_t period = (uint64_t)(1e9 / o->hz); /* ticks themselves are 0-2 periods apart */
 
 		sampler_hold_publish(h, next);
 		hd.self = sched_getcpu();
