@@ -1,5 +1,7 @@
 /* The sampling loop: one tick per period at a random moment of it (CLOCK_MONOTONIC; see
- * jitter_ns() in sampler.c for why the whole period), interrupt every running
+ * jitter_ns() in sampler.c for why the whole period), hold the CPUs the running threads use
+ * (sampler-hold.h: so that a stop shows where a thread was at the tick, not the exit of a
+ * system call it entered after it), interrupt every running
  * thread, collect stops as they arrive, copy registers and stack in the stop window, resume at
  * once. A thread blocked in a system call at the same user SP and PC as one of its last
  * TRACEE_SITES samples (from /proc/PID/task/TID/syscall) is not interrupted at all: that

@@ -40,10 +40,10 @@
 #define SHARES_POINTS 3.0   /* the goal, in percentage points */
 #define SHARES_Z 2.0        /* standard errors of sampling noise allowed on top */
 #define SHARES_DEPTH 0.10   /* mean stack depth: relative difference allowed */
-#define SHARES_MIN_SAMPLES 1500 /* per tool, pooled: fewer means the machine starved the run */
+#define SHARES_MIN_SAMPLES 1000 /* per tool, pooled: fewer means the machine starved the run */
 #define SHARES_RANK_MIN 1.0     /* percent: rank condition only above this share */
 #define SHARES_PERF "/usr/bin/perf"
-#define SHARES_NAME_MAX 512
+#define SHARES_NAME_MAX 4096 /* C++ template names run past 1000 bytes */
 
 /* Self samples per function, and the frame count, of one tool's pooled runs. */
 struct tally {
