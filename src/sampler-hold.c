@@ -29,6 +29,8 @@ struct sampler_hold {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	int waiters;              /* holders blocked on @wake (under @lock) */
+	pthread_mutex_t qlock;    /* @qwake: holders sleeping until a tick, woken early to quit */
+	pthread_cond_t qwake;
 	atomic_uint_fast64_t fire;     /* the next tick */
 	atomic_uint_fast64_t released; /* the last tick whose interrupts were sent */
 	atomic_int tracer_cpu;    /* the ptrace thread's CPU at its last tick */
@@ -46,12 +48,17 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static void sleep_until(uint64_t ns)
+/* Sleep until CLOCK_MONOTONIC @ns, or until sampler_hold_free() (a tick may be seconds away
+ * at low rates). */
+static void sleep_until(struct sampler_hold *h, uint64_t ns)
 {
 	struct timespec ts = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
 
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
+	pthread_mutex_lock(&h->qlock);
+	while (!atomic_load(&h->quit) && tracee_now_ns() < ns)
+		if (pthread_cond_timedwait(&h->qwake, &h->qlock, &ts) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&h->qlock);
 }
 
 /* Keep this CPU busy for tick @fire until the ptrace thread released it (or for at most
@@ -106,7 +113,7 @@ static void *holder_main(void *p)
 			pthread_mutex_unlock(&h->lock);
 			continue;
 		}
-		sleep_until(fire);
+		sleep_until(h, fire);
 		if (atomic_load(&c->armed))
 			hold(c, fire);
 		done = fire;
@@ -117,9 +124,15 @@ static void *holder_main(void *p)
 struct sampler_hold *sampler_hold_new(int nice)
 {
 	struct sampler_hold *h = xcalloc(1, sizeof(*h));
+	pthread_condattr_t attr;
 
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->wake, NULL);
+	pthread_mutex_init(&h->qlock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->qwake, &attr);
+	pthread_condattr_destroy(&attr);
 	atomic_init(&h->tracer_cpu, -1);
 	h->nice = nice;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
@@ -139,6 +152,9 @@ void sampler_hold_free(struct sampler_hold *h)
 		return;
 	atomic_store(&h->quit, 1);
 	wake_all(h);
+	pthread_mutex_lock(&h->qlock);
+	pthread_cond_broadcast(&h->qwake);
+	pthread_mutex_unlock(&h->qlock);
 	for (int i = 0; i < SAMPLER_HOLD_MAX_CPUS; i++) {
 		if (!h->cpus[i])
 			continue;
@@ -147,6 +163,8 @@ void sampler_hold_free(struct sampler_hold *h)
 	}
 	pthread_mutex_destroy(&h->lock);
 	pthread_cond_destroy(&h->wake);
+	pthread_mutex_destroy(&h->qlock);
+	pthread_cond_destroy(&h->qwake);
 	free(h);
 }
 
