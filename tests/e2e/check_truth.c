@@ -13,7 +13,8 @@
  * an idle machine and beside a busy process, at 100 and 1000 Hz: each thread's R% in the
  * summary must be within STATE_POINTS of its truth plus the same noise allowance, plus the
  * share of ticks perch itself missed (its summary's "missed ticks": on a machine so busy that
- * perch cannot keep its own schedule, those ticks are guessed, not observed). */
+ * perch cannot keep its own schedule, those ticks are guessed, not observed). That allowance
+ * stops at MISSED_MAX points: a run where perch missed more fails, saying so. */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -27,6 +28,7 @@
 #define SYS_POINTS 2.0
 #define STATE_POINTS 3.0
 #define TRUTH_Z 2.0
+#define MISSED_MAX 5.0 /* percent of its ticks perch may miss before a run cannot be judged */
 #define TASKSET "/usr/bin/taskset"
 
 static int two_cpus(void)
@@ -202,6 +204,10 @@ static void states(const char *hz, double secs, int competitor, const char *cons
 		if (nt > 0 && m)
 			missed_pct = 100.0 * strtod(m + 14, NULL) / nt;
 	}
+	H_ASSERT(missed_pct <= MISSED_MAX,
+		 "perch missed %.1f%% of its ticks at %s Hz (more than %.0f%%: the machine is too busy "
+		 "for perch to keep its schedule, and the states of those ticks are guesses)",
+		 missed_pct, hz, MISSED_MAX);
 	for (int i = 0; i < nspecs; i++) {
 		const char *name = harness_fmt("d%d", i);
 		const char *line = strstr(t->out.buf, harness_fmt("truth %s ", name));
