@@ -553,7 +553,12 @@ START_TEST(shares_node)
 {
 	const char *script = harness_tmpfile("work.js");
 	FILE *f = fopen(script, "w");
-	struct workload w = { "node", HARNESS_ARGV("/usr/bin/node", "--perf-basic-prof", script),
+	/* --perf-basic-prof turns V8's log on: keep its isolate-*.log out of the work tree */
+	struct workload w = { "node",
+			      HARNESS_ARGV("/usr/bin/node", "--perf-basic-prof",
+					   "--no-logfile-per-isolate",
+					   harness_fmt("--logfile=%s", harness_tmpfile("v8.log")),
+					   script),
 			      1 };
 
 	H_ASSERT(f && fputs(node_code, f) >= 0 && fclose(f) == 0, "cannot write %s", script);
