@@ -29,8 +29,6 @@ struct art_proc {
 	struct perch_mem mem;
 	unsigned int generation;   /* of the modules last searched */
 	int searched;
-	const struct module **checked; /* modules already searched for a GDB descriptor */
-	size_t nr_checked, alloc_checked;
 	uint64_t jit_desc, dex_desc;
 	struct art_jit *jit;
 	struct art_dex *dex;
@@ -94,15 +92,22 @@ void art_proc_free(struct art_proc *a)
 	art_dex_free(a->dex);
 	if (a->mem_fd >= 0)
 		close(a->mem_fd);
-	free(a->checked);
 	free(a);
 }
 
-static int is_runtime_lib(const char *path)
+unsigned int art_module_flags(struct modules *ms, const struct modules_map *mm)
 {
-	const char *b = path_base(path);
+	struct elffile *ef;
 
-	return !strcmp(b, "libart.so") || !strcmp(b, "libartd.so");
+	if (!mm || !mm->mod)
+		return 0;
+	if (!mm->mod->art_flags) {
+		ef = modules_elf(ms, mm);
+		mm->mod->art_flags = ef ? art_elf_flags(ef->image, ef->size) : ART_MOD_CHECKED;
+		if (mm->mod->art_flags & ART_MOD_RUNTIME)
+			log_debug("art: %s is ART's runtime library", mm->mod->path);
+	}
+	return mm->mod->art_flags;
 }
 
 /* The run-time address of data symbol @name of the module behind @mm: through the file offset
@@ -146,16 +151,6 @@ static void use_descriptors(struct art_proc *a, uint64_t jit, uint64_t dex,
 	a->verified = 0; /* read them at the next update */
 }
 
-static int checked(struct art_proc *a, const struct module *m)
-{
-	for (size_t i = 0; i < a->nr_checked; i++)
-		if (a->checked[i] == m)
-			return 1;
-	ALLOC_GROW(a->checked, a->nr_checked + 1, a->alloc_checked);
-	a->checked[a->nr_checked++] = m;
-	return 0;
-}
-
 int art_proc_locate(struct art_proc *a, struct modules *ms)
 {
 	if (a->jit && a->dex)
@@ -164,12 +159,13 @@ int art_proc_locate(struct art_proc *a, struct modules *ms)
 		return a->jit || a->dex;
 	a->searched = 1;
 	a->generation = ms->generation;
-	/* libart.so first: both lists, and its descriptor wins over any GDB one */
+	/* ART's runtime first: both lists, and its descriptor wins over any GDB one */
 	for (size_t i = 0; i < ms->nr_map && !(a->jit && a->dex); i++) {
 		const struct modules_map *mm = &ms->map[i];
 		struct elffile *ef;
 
-		if (!mm->mod || mm->offset != 0 || !is_runtime_lib(mm->mod->path))
+		if (!mm->mod || !(mm->prot & PROC_MAPS_PROT_EXEC) ||
+		    !(art_module_flags(ms, mm) & ART_MOD_RUNTIME))
 			continue;
 		ef = modules_elf(ms, mm);
 		if (!ef)
@@ -185,7 +181,7 @@ int art_proc_locate(struct art_proc *a, struct modules *ms)
 		uint64_t jit;
 
 		if (!mm->mod || !(mm->prot & PROC_MAPS_PROT_EXEC) || mm->mod->path[0] != '/' ||
-		    checked(a, mm->mod))
+		    !(art_module_flags(ms, mm) & ART_MOD_JIT))
 			continue;
 		ef = modules_elf(ms, mm);
 		if (!ef)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "perch/art.h"
 #include "perch/cfi.h"
 #include "perch/ehframe.h"
 #include "perch/elffile.h"
@@ -488,14 +489,6 @@ static void cursor_regs_all(struct unwinder *u, unw_cursor_t *c, struct perch_re
 	cursor_pc(u, c, r);
 }
 
-static int is_art_runtime(const char *path)
-{
-	const char *b = strrchr(path, '/');
-
-	b = b ? b + 1 : path;
-	return !strcmp(b, "libart.so") || !strcmp(b, "libartd.so");
-}
-
 /* ART's DEX PC marker (android-art.md section 3) in the CFI row of a frame of the runtime
  * library at @lookup, evaluated with that frame's registers @r (@c: the cursor's frame when
  * @from_cursor, whose callee-saved registers libunwind knows). 0 when there is none. */
@@ -509,7 +502,7 @@ static uint64_t frame_dex_pc(struct unwinder *u, unw_cursor_t *c, int from_curso
 	struct cfi_row row;
 	uint64_t dex_pc;
 
-	if (!mm || !mm->mod || !is_art_runtime(mm->mod->path) || !(t = modules_cfi(u->ms, mm)))
+	if (!mm || !(art_module_flags(u->ms, mm) & ART_MOD_RUNTIME) || !(t = modules_cfi(u->ms, mm)))
 		return 0;
 	if (cfi_row_find(t, lookup - mm->bias, &row) < 0)
 		return 0;

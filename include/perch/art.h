@@ -17,6 +17,7 @@
 struct cfi_table;
 struct dex_method;
 struct modules;
+struct modules_map;
 
 /* Limits for hostile lists and symfiles. */
 #define ART_MAX_ENTRIES 100000     /* entries walked per snapshot of one list */
@@ -167,8 +168,8 @@ struct art_proc;
 struct art_proc *art_proc_new(pid_t pid);
 void art_proc_free(struct art_proc *a);
 /* Find the descriptors in the modules of @ms: `__jit_debug_descriptor` and
- * `__dex_debug_descriptor` of libart.so/libartd.so, else a GDB `__jit_debug_descriptor` in any
- * module. Cheap when @ms did not change since the last call. 1 when a JIT or dex list is
+ * `__dex_debug_descriptor` of ART's runtime library (art_module_flags(): by content, not by
+ * name), else a GDB `__jit_debug_descriptor` in any module. Cheap when @ms did not change since the last call. 1 when a JIT or dex list is
  * known, 0 when none. */
 int art_proc_locate(struct art_proc *a, struct modules *ms);
 /* Before naming a sample taken at @sample_ns: unless the lists were looked at after that time
@@ -186,6 +187,18 @@ int art_proc_active(const struct art_proc *a);
 /* Where the descriptors are (0 when not found), for tests and `perch dump`. */
 uint64_t art_proc_jit_descriptor(const struct art_proc *a);
 uint64_t art_proc_dex_descriptor(const struct art_proc *a);
+
+/* What a module is to ART, from its content whatever the file is called (libart.so,
+ * libart.so.0 in Debian, an APEX path, libartd.so): ART_MOD_RUNTIME when it exports
+ * `__dex_debug_descriptor` or its CFI carries the DEX PC marker (spec 3.1: DW_OP_const4u "DEX1",
+ * DW_OP_drop), ART_MOD_JIT when it exports `__jit_debug_descriptor` (ART, or any runtime with
+ * the GDB JIT interface). Looked at once per module (kept in module->art_flags). */
+#define ART_MOD_CHECKED 1u
+#define ART_MOD_RUNTIME 2u
+#define ART_MOD_JIT 4u
+unsigned int art_module_flags(struct modules *ms, const struct modules_map *mm);
+/* The same test on an ELF file image (for tests). */
+unsigned int art_elf_flags(const uint8_t *image, size_t size);
 
 /* Find the data symbol @name in the ELF image @image (.dynsym first, then .symtab) and turn its
  * vaddr into a file offset through the section holding it. 0 with *@vaddr, *@size and

@@ -536,6 +536,20 @@ START_TEST(test_debian_libart)
 			 -ENOENT);
 	ck_assert_int_eq(art_elf_data_symbol(img, 100, "__jit_debug_descriptor", &vaddr, &size,
 					     &off), -ENOEXEC);
+	/* recognised by content: Debian names it libart.so.0 */
+	ck_assert_uint_eq(art_elf_flags(img, len), ART_MOD_CHECKED | ART_MOD_RUNTIME | ART_MOD_JIT);
+	/* without the exported names, the DEX PC markers of its CFI still tell; without those
+	 * too, it is any library */
+	for (size_t i = 0; i + 22 <= len; i++)
+		if (!memcmp(img + i, "__dex_debug_descriptor", 22) ||
+		    !memcmp(img + i, "__jit_debug_descriptor", 22))
+			img[i + 2] = 'X';
+	ck_assert_uint_eq(art_elf_flags(img, len), ART_MOD_CHECKED | ART_MOD_RUNTIME);
+	for (size_t i = 0; i + 6 <= len; i++)
+		if (!memcmp(img + i, "\x0c" "DEX1\x13", 6))
+			img[i + 1] = 'X';
+	ck_assert_uint_eq(art_elf_flags(img, len), ART_MOD_CHECKED);
+	ck_assert_uint_eq(art_elf_flags(img, 10), ART_MOD_CHECKED);
 	free(img);
 }
 END_TEST
