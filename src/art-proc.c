@@ -18,10 +18,21 @@
 #include "perch/module.h"
 #include "perch/path.h"
 #include "perch/proc-maps.h"
+#include "perch/u64map.h"
+#include "perch/unwind.h"
 #include "perch/xalloc.h"
 
 #define ART_CHECK_NS 1000000ULL     /* a lookup miss re-reads a list at most once per ms */
 #define ART_FULL_NS 1000000000ULL   /* and the lists re-read every second regardless */
+#define ART_DEX_CACHE_MAX 65536     /* dex pcs whose method and line are kept */
+
+/* One dex pc looked up: its method and line, and whether it is the method's first
+ * instruction (the switch interpreter's marker; 0 unknown, 1 yes, -1 no). */
+struct dex_pc_entry {
+	struct dex_method m;
+	int ok;
+	int start;
+};
 
 struct art_proc {
 	pid_t pid;
@@ -32,6 +43,10 @@ struct art_proc {
 	uint64_t jit_desc, dex_desc;
 	struct art_jit *jit;
 	struct art_dex *dex;
+	int is_64;                 /* the runtime library's ELF class */
+	struct u64map pc_map;      /* dex pc -> index into pc_cache */
+	struct dex_pc_entry *pc_cache;
+	size_t nr_pc, alloc_pc;
 	uint64_t verified;         /* the lists are known as they were at this time */
 	uint64_t last_full, last_retry;
 };
@@ -90,6 +105,8 @@ void art_proc_free(struct art_proc *a)
 		return;
 	art_jit_free(a->jit);
 	art_dex_free(a->dex);
+	u64map_release(&a->pc_map);
+	free(a->pc_cache);
 	if (a->mem_fd >= 0)
 		close(a->mem_fd);
 	free(a);
@@ -143,6 +160,7 @@ static void use_descriptors(struct art_proc *a, uint64_t jit, uint64_t dex,
 			  (unsigned long long)jit);
 	}
 	if (dex && !a->dex) {
+		a->is_64 = ef->is_64;
 		a->dex_desc = dex;
 		a->dex = art_dex_new(&a->mem, dex, ef->machine, ef->is_64);
 		log_debug("art: __dex_debug_descriptor of %s at 0x%llx", path,
@@ -193,6 +211,8 @@ int art_proc_locate(struct art_proc *a, struct modules *ms)
 	return a->jit || a->dex;
 }
 
+static void dex_cache_clear(struct art_proc *a);
+
 void art_proc_update(struct art_proc *a, uint64_t sample_ns)
 {
 	uint64_t now;
@@ -206,8 +226,8 @@ void art_proc_update(struct art_proc *a, uint64_t sample_ns)
 		a->last_full = now;
 	if (a->jit)
 		art_jit_update(a->jit, now, force);
-	if (a->dex)
-		art_dex_update(a->dex, now, force);
+	if (a->dex && art_dex_update(a->dex, now, force) > 0)
+		dex_cache_clear(a);
 	a->verified = now;
 }
 
@@ -230,7 +250,16 @@ int art_proc_jit_find(struct art_proc *a, uint64_t pc, uint64_t time_ns, struct 
 	return art_jit_find(a->jit, pc, time_ns, out, cfi);
 }
 
-int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *out)
+/* The dex list changed (or was read for the first time): names cached by dex pc may be
+ * stale (a dex file unloaded and another registered at its address). */
+static void dex_cache_clear(struct art_proc *a)
+{
+	u64map_release(&a->pc_map);
+	a->pc_map = (struct u64map)U64MAP_INIT;
+	a->nr_pc = 0;
+}
+
+static int dex_lookup_uncached(struct art_proc *a, uint64_t dex_pc, struct dex_method *out)
 {
 	uint64_t now;
 
@@ -244,7 +273,82 @@ int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *
 	a->last_retry = now;
 	if (art_dex_update(a->dex, now, 0) <= 0)
 		return -ENOENT;
+	dex_cache_clear(a);
 	return art_dex_lookup(a->dex, dex_pc, out);
+}
+
+/* The cache entry of @dex_pc, looked up on first use; NULL when the pc is not named (misses
+ * are not cached: the dex file may be registered later). */
+static struct dex_pc_entry *dex_cached(struct art_proc *a, uint64_t dex_pc)
+{
+	struct dex_pc_entry e = { .start = 0 };
+	size_t slot;
+	uint32_t i = dex_pc == UINT64_MAX ? UINT32_MAX : u64map_find(&a->pc_map, dex_pc, &slot);
+
+	if (i != UINT32_MAX)
+		return &a->pc_cache[i];
+	if (dex_lookup_uncached(a, dex_pc, &e.m) < 0)
+		return NULL;
+	if (a->nr_pc >= ART_DEX_CACHE_MAX)
+		dex_cache_clear(a);
+	e.ok = 1;
+	ALLOC_GROW(a->pc_cache, a->nr_pc + 1, a->alloc_pc);
+	a->pc_cache[a->nr_pc] = e;
+	u64map_find(&a->pc_map, dex_pc, &slot); /* the clear above may have moved it */
+	u64map_set(&a->pc_map, slot, dex_pc, (uint32_t)a->nr_pc);
+	return &a->pc_cache[a->nr_pc++];
+}
+
+int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *out)
+{
+	const struct dex_pc_entry *e = dex_cached(a, dex_pc);
+
+	if (!e)
+		return -ENOENT;
+	*out = e->m;
+	return 0;
+}
+
+/* Reads for art_switch_dex_pc(): the stack snapshot, else the live process. */
+struct snap_mem {
+	const struct unwind_snapshot *snap;
+	struct art_proc *a;
+};
+
+static int snap_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct snap_mem *sm = ctx;
+	const struct unwind_snapshot *s = sm->snap;
+
+	if (addr >= s->stack_addr && addr - s->stack_addr <= s->stack_len &&
+	    len <= s->stack_len - (addr - s->stack_addr)) {
+		memcpy(buf, s->stack + (addr - s->stack_addr), len);
+		return 0;
+	}
+	return proc_read(sm->a, addr, buf, len);
+}
+
+uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct unwind_snapshot *snap,
+				uint64_t sp, uint64_t dex_pc)
+{
+	struct snap_mem sm = { snap, a };
+	struct perch_mem mem = { snap_read, &sm };
+	struct dex_pc_entry *e = dex_cached(a, dex_pc);
+	struct dex_method prev;
+	uint64_t pc;
+
+	if (!e)
+		return dex_pc;
+	/* only a method's first instruction can be a switch interpreter's marker: the
+	 * instruction before it is not in the same method (for standard dex, not in any) */
+	if (!e->start)
+		e->start = art_dex_lookup(a->dex, dex_pc - 2, &prev) < 0 ||
+				   strcmp(prev.name, e->m.name) || prev.code_offset != e->m.code_offset
+			   ? 1
+			   : -1;
+	if (e->start < 0 || art_switch_dex_pc(&mem, a->is_64, sp, dex_pc, &pc) < 0)
+		return dex_pc;
+	return pc;
 }
 
 int art_proc_active(const struct art_proc *a)

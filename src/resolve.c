@@ -208,10 +208,12 @@ static uint32_t dex_location(struct resolver *r, uint64_t dex_pc)
 }
 
 /* Put the Java frame of every interpreter frame after it (leaf first: between the
- * interpreter's native frame and its caller, as libunwindstack does). Returns the new count. */
-static int insert_dex_frames(struct resolver *r, int n)
+ * interpreter's native frame and its caller, as libunwindstack does); the switch
+ * interpreter's current instruction comes from its ShadowFrame (art.h). Returns the new
+ * count. */
+static int insert_dex_frames(struct resolver *r, const struct unwind_snapshot *snap, int n)
 {
-	const uint64_t *dex = unwinder_dex_pcs(r->u);
+	const uint64_t *dex = unwinder_dex_pcs(r->u), *sps = unwinder_dex_sps(r->u);
 	int extra = 0, k;
 
 	for (int i = 0; i < n; i++)
@@ -220,7 +222,7 @@ static int insert_dex_frames(struct resolver *r, int n)
 	k = n + extra;
 	for (int i = n - 1; i >= 0; i--) {
 		if (dex[i]) {
-			r->pcs[--k] = dex[i];
+			r->pcs[--k] = art_proc_interp_dex_pc(r->art, snap, sps[i], dex[i]);
 			r->is_dex[k] = 1;
 		}
 		r->pcs[--k] = r->pcs[i];
@@ -365,7 +367,7 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	t0 = tracee_now_ns();
 	n = unwinder_unwind(r->u, snap, r->pcs, UNWIND_MAX_FRAMES, &flags);
 	if (n > 0 && art_proc_active(r->art))
-		n = insert_dex_frames(r, n);
+		n = insert_dex_frames(r, snap, n);
 
 	r->st.unwind_ns += tracee_now_ns() - t0;
 	r->nr_pcs = n;

@@ -18,6 +18,7 @@ struct cfi_table;
 struct dex_method;
 struct modules;
 struct modules_map;
+struct unwind_snapshot;
 
 /* Limits for hostile lists and symfiles. */
 #define ART_MAX_ENTRIES 100000     /* entries walked per snapshot of one list */
@@ -181,7 +182,14 @@ void art_proc_update(struct art_proc *a, uint64_t sample_ns);
  * period) when nothing holds @pc. 0 or -ENOENT. */
 int art_proc_jit_find(struct art_proc *a, uint64_t pc, uint64_t time_ns, struct art_jit_sym *out,
 		      const struct cfi_table **cfi);
+/* Method and line of @dex_pc, cached per dex pc (dropped when the dex list changes). */
 int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *out);
+/* The dex pc to show for an interpreter frame whose CFI marker gave @dex_pc, its frame's stack
+ * pointer @sp in the stack of @snap: for the switch interpreter (whose marker is the method's
+ * first instruction) the current instruction from its ShadowFrame (art_switch_dex_pc()), else
+ * @dex_pc itself. */
+uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct unwind_snapshot *snap,
+				uint64_t sp, uint64_t dex_pc);
 /* Is any list known (so that JIT and dex lookups can succeed)? */
 int art_proc_active(const struct art_proc *a);
 /* Where the descriptors are (0 when not found), for tests and `perch dump`. */
@@ -199,6 +207,14 @@ uint64_t art_proc_dex_descriptor(const struct art_proc *a);
 unsigned int art_module_flags(struct modules *ms, const struct modules_map *mm);
 /* The same test on an ELF file image (for tests). */
 unsigned int art_elf_flags(const uint8_t *image, size_t size);
+
+/* The switch interpreter's current dex pc (src/art-interp.c has the layouts and their ART
+ * sources): @insns is the value of the DEX PC marker of an ExecuteSwitchImplAsm frame (the
+ * method's first instruction), @sp that frame's stack pointer; the SwitchImplContext is
+ * searched for on the stack above it, through @mem (pointers of @is_64 bits). 0 with *@dex_pc,
+ * -ENOENT when nothing matches every check, -EINVAL. */
+int art_switch_dex_pc(const struct perch_mem *mem, int is_64, uint64_t sp, uint64_t insns,
+		      uint64_t *dex_pc);
 
 /* Find the data symbol @name in the ELF image @image (.dynsym first, then .symtab) and turn its
  * vaddr into a file offset through the section holding it. 0 with *@vaddr, *@size and
