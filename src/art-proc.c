@@ -365,3 +365,19 @@ uint64_t art_proc_dex_descriptor(const struct art_proc *a)
 {
 	return a->dex_desc;
 }
+
+size_t art_hide_runtime_frames(const uint8_t *kind, size_t n, uint8_t *hide)
+{
+	size_t hidden = 0;
+
+	memset(hide, 0, n);
+	for (size_t i = 0; i < n; i++) {
+		if (kind[i] != ART_FRAME_JAVA)
+			continue;
+		for (size_t j = i; j > 0 && kind[j - 1] == ART_FRAME_RUNTIME; j--)
+			hidden += !hide[j - 1], hide[j - 1] = 1;
+		for (size_t j = i + 1; j < n && kind[j] == ART_FRAME_RUNTIME; j++)
+			hidden += !hide[j], hide[j] = 1;
+	}
+	return hidden;
+}

@@ -46,6 +46,7 @@ enum opt_id {
 	O_NO_REUSE,
 	O_SYSROOT,
 	O_SYMFS,
+	O_ART_FRAMES,
 	O_NR,
 };
 
@@ -71,12 +72,13 @@ static const struct opt_def {
 	[O_NO_REUSE] = { "no-idle-reuse", 0, 0 },
 	[O_SYSROOT] = { "sysroot", 1, 0 },
 	[O_SYMFS] = { "symfs", 1, 0 },
+	[O_ART_FRAMES] = { "show-art-frames", 0, 0 },
 };
 
 const char *const record_opts_names[] = {
 	"freq", "duration", "output", "format", "lines", "mode", "stack-size", "cpu-interval",
 	"mem-interval", "stall", "stall-thread", "top", "verify", "follow-cpu",
-	"no-idle-reuse", "sysroot", "symfs", NULL,
+	"no-idle-reuse", "sysroot", "symfs", "show-art-frames", NULL,
 };
 
 void record_opts_init(struct record_opts *o)
@@ -207,7 +209,8 @@ static int opt_apply(struct record_opts *o, enum opt_id id, const char *arg, con
 	case O_LINES:
 	case O_VERIFY:
 	case O_FOLLOW:
-	case O_NO_REUSE: {
+	case O_NO_REUSE:
+	case O_ART_FRAMES: {
 		int on = 1;
 
 		if (arg && !strcmp(arg, "off"))
@@ -217,6 +220,7 @@ static int opt_apply(struct record_opts *o, enum opt_id id, const char *arg, con
 		*(id == O_LINES	    ? &o->lines
 		  : id == O_VERIFY  ? &o->verify
 		  : id == O_FOLLOW ? &o->follow_cpu
+		  : id == O_ART_FRAMES ? &o->art_frames
 				      : &o->no_idle_reuse) = on;
 		break;
 	}
@@ -310,10 +314,12 @@ int record_opts_get(const struct record_opts *o, const char *name, char *buf, si
 	case O_VERIFY:
 	case O_FOLLOW:
 	case O_NO_REUSE:
+	case O_ART_FRAMES:
 		snprintf(buf, size, "%s",
 			 (id == O_LINES	     ? o->lines
 			  : id == O_VERIFY   ? o->verify
 			  : id == O_FOLLOW ? o->follow_cpu
+			  : id == O_ART_FRAMES ? o->art_frames
 					      : o->no_idle_reuse)
 				 ? "on"
 				 : "off");
@@ -689,6 +695,7 @@ int record_core_setup(struct record_core *rc, const struct tracee *t)
 	rc->start_realtime_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
 	rc->sym = symbolizer_new(rc->o.sysroot, rc->o.symfs);
 	rc->r = resolver_new(rc->pid, rc->arch, rc->p, rc->sym);
+	resolver_show_art_frames(rc->r, rc->o.art_frames);
 	for (size_t i = 0; i < t->nr_threads; i++)
 		name_thread(rc, t->threads[i]->tid);
 	/* the process's name now: it may be gone when the profile is written */

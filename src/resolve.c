@@ -31,6 +31,9 @@ struct resolver {
 	uint64_t pcs[2 * UNWIND_MAX_FRAMES];
 	uint8_t is_dex[2 * UNWIND_MAX_FRAMES]; /* pcs[i] is a dex pc (an interpreted frame) */
 	uint32_t locs[2 * UNWIND_MAX_FRAMES + 1];
+	uint8_t art_kind[2 * UNWIND_MAX_FRAMES]; /* art.h ART_FRAME_* of each location */
+	uint8_t art_hide[2 * UNWIND_MAX_FRAMES];
+	int show_art_frames;    /* keep ART's runtime frames between Java frames */
 	struct art_proc *art;   /* ART's JIT and dex lists (and GDB JIT interfaces) */
 	uint32_t jit_module, dex_module; /* string id + 1 of "[jit]", "[dex]" */
 	uint32_t pseudo_module; /* string id + 1 of the pseudo-module of perch's own frames */
@@ -90,6 +93,11 @@ void resolver_free(struct resolver *r)
 	perfmap_free(r->perfmap);
 	modules_free(r->ms);
 	free(r);
+}
+
+void resolver_show_art_frames(struct resolver *r, int on)
+{
+	r->show_art_frames = on;
 }
 
 void resolver_reload(struct resolver *r)
@@ -354,6 +362,41 @@ uint32_t resolver_add_leaf(struct resolver *r, uint32_t stack, const char *text)
 	return profile_intern_stack(r->p, r->locs, n + 1);
 }
 
+/* Drop the frames of ART's runtime library that sit next to Java frames (art.h): interpreted
+ * frames, JIT and AOT code count as Java, frames of the module ART's runtime is in (and JIT
+ * trampolines to JNI) as the runtime. Returns the new count; pcs and locations stay paired. */
+static int hide_art_frames(struct resolver *r, int n)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		const struct profile_frame *f;
+		size_t nf;
+		const uint32_t *fr = profile_location_frames(r->p, r->locs[i], &nf);
+
+		f = nf ? profile_frame(r->p, fr[0]) : NULL;
+		r->art_kind[i] = ART_FRAME_OTHER;
+		if (r->is_dex[i] || (f && f->kind == PROFILE_FRAME_AOT) ||
+		    (f && f->kind == PROFILE_FRAME_JIT &&
+		     strcmp(profile_str(r->p, f->name), "art_jni_trampoline")))
+			r->art_kind[i] = ART_FRAME_JAVA;
+		else if ((f && f->kind == PROFILE_FRAME_JIT) ||
+			 (art_module_flags(r->ms, find_map(r, i ? r->pcs[i] - 1 : r->pcs[i])) &
+			  ART_MOD_RUNTIME))
+			r->art_kind[i] = ART_FRAME_RUNTIME;
+	}
+	if (!art_hide_runtime_frames(r->art_kind, (size_t)n, r->art_hide))
+		return n;
+	for (int i = 0; i < n; i++) {
+		if (r->art_hide[i])
+			continue;
+		r->locs[k] = r->locs[i];
+		r->pcs[k] = r->pcs[i];
+		r->is_dex[k++] = r->is_dex[i];
+	}
+	return k;
+}
+
 uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 {
 	unsigned int flags = 0;
@@ -389,5 +432,8 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	 * otherwise, e.g. on frame pointers, at _start or clone) */
 	if (n && ((flags & UNWIND_AT_ROOT) || ends_at_root(r, r->locs[n - 1])))
 		r->st.to_root++;
+	if (n && !r->show_art_frames && art_proc_active(r->art))
+		n = hide_art_frames(r, n);
+	r->nr_pcs = n;
 	return profile_intern_stack(r->p, r->locs, (size_t)n);
 }

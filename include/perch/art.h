@@ -208,6 +208,13 @@ unsigned int art_module_flags(struct modules *ms, const struct modules_map *mm);
 /* The same test on an ELF file image (for tests). */
 unsigned int art_elf_flags(const uint8_t *image, size_t size);
 
+/* Which frames of a stack (leaf first, @n frames of kinds @kind) are ART's own between Java
+ * frames, as simpleperf hides them (report_utils.cpp MarkArtFrame): every run of consecutive
+ * ART_FRAME_RUNTIME frames next to an ART_FRAME_JAVA frame, on either side, gets @hide[i] = 1
+ * (others 0). Returns how many. */
+enum { ART_FRAME_OTHER, ART_FRAME_JAVA, ART_FRAME_RUNTIME };
+size_t art_hide_runtime_frames(const uint8_t *kind, size_t n, uint8_t *hide);
+
 /* The switch interpreter's current dex pc (src/art-interp.c has the layouts and their ART
  * sources): @insns is the value of the DEX PC marker of an ExecuteSwitchImplAsm frame (the
  * method's first instruction), @sp that frame's stack pointer; the SwitchImplContext is

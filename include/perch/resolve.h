@@ -29,6 +29,9 @@ struct resolver;
 struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,
 			      struct symbolizer *sym);
 void resolver_free(struct resolver *r);
+/* Show the frames of ART's runtime library between Java frames (hidden by default, as
+ * simpleperf does; art_hide_runtime_frames()). */
+void resolver_show_art_frames(struct resolver *r, int on);
 /* The process exec'd or its maps changed: re-read them now. */
 void resolver_reload(struct resolver *r);
 /* Unwind and name @snap; returns its stack id in the profile. */
