@@ -119,7 +119,10 @@ unsigned int art_module_flags(struct modules *ms, const struct modules_map *mm)
 	if (!mm || !mm->mod)
 		return 0;
 	if (!mm->mod->art_flags) {
-		ef = modules_elf(ms, mm);
+		/* the file, whichever mapping asks (one outside every PT_LOAD has no bias) */
+		ef = mm->mod->ef ? mm->mod->ef : modules_elf(ms, mm);
+		if (!ef && !mm->mod->ef && !mm->mod->load_failed)
+			return 0; /* look again from another mapping */
 		mm->mod->art_flags = ef ? art_elf_flags(ef->image, ef->size) : ART_MOD_CHECKED;
 		if (mm->mod->art_flags & ART_MOD_RUNTIME)
 			log_debug("art: %s is ART's runtime library", mm->mod->path);

@@ -1,5 +1,7 @@
 # A known time split: main() calls a() then b() over and over; both run the same loop, b()
-# three times as many iterations, so b() should get three quarters of the samples.
+# three times as many iterations, so b() should get three quarters of the samples. Each call is
+# short (under a millisecond in nterp) so that even a thread preempted often on a loaded
+# machine stops in a() and b() in proportion to their time.
 .class public Lperch/realart/Split;
 .super Ljava/lang/Object;
 .source "Split.java"
@@ -20,7 +22,7 @@
 .method public static a()I
     .registers 3
     .line 20
-    const v2, 100000
+    const v2, 30000
     const/4 v0, 0
     const/4 v1, 0
     :loop
@@ -38,7 +40,7 @@
 .method public static b()I
     .registers 3
     .line 30
-    const v2, 300000
+    const v2, 90000
     const/4 v0, 0
     const/4 v1, 0
     :loop
