@@ -44,14 +44,12 @@ $(RA_DIR)/%.jar: $(RA_DIR)/%.dex
 	$(call msg,ZIP,$@)rm -f $@ && cd $@.d && zip -q -X ../$(notdir $@) classes.dex
 	$(Q)rm -rf $@.d
 
-# libsigchain first (signal chaining), then libart and the libraries it needs but does not
-# name (it has no DT_NEEDED for them): libbase, liblog, libziparchive, libbacktrace,
+# jni.h is Android's own (android-libnativehelper-dev). libsigchain first (signal chaining),
+# then libart and the libraries it needs but does not name (it has no DT_NEEDED for them): libbase, liblog, libziparchive, libbacktrace,
 # libnativebridge, libnativeloader, liblz4, zlib
 $(RA_DIR)/realart-launcher: tests/realart/launcher.c
 	@mkdir -p $(dir $@)
-	$(call msg,CC,$@)$(CC) $(T_CFLAGS) -O1 -o $@ $< \
-		$(addprefix -I,$(dir $(firstword $(wildcard /usr/lib/jvm/*/include/jni.h))) \
-			$(addsuffix linux,$(dir $(firstword $(wildcard /usr/lib/jvm/*/include/jni.h))))) \
+	$(call msg,CC,$@)$(CC) $(T_CFLAGS) -O1 -o $@ $< -I/usr/include/android/nativehelper \
 		-L$(RA_ANDROID) -Wl,-rpath,$(RA_ANDROID) -Wl,--no-as-needed \
 		-l:libsigchain.so.0 -l:libart.so.0 -l:libbase.so.0 -l:liblog.so.0 \
 		-l:libziparchive.so.0 -l:libbacktrace.so.0 -l:libnativebridge.so.0 \

@@ -20,7 +20,7 @@
  *            holds forever: Java code that enters it sleeps with its stack still, for perch
  *            dump and gdb to compare.
  * libart.so.0 has no DT_NEEDED entries for the Android libraries it uses; the Makefile links
- * them here (mk/realart.mk). OpenJDK's jni.h declares the same JNI ABI. */
+ * them here (mk/realart.mk), with Android's jni.h (android-libnativehelper-dev). */
 #include <jni.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -68,7 +68,7 @@ static void *holder(void *arg)
 	jfieldID fid;
 	jobject lock;
 
-	if ((*vm)->AttachCurrentThread(vm, (void **)&env, &aa) != JNI_OK) {
+	if ((*vm)->AttachCurrentThread(vm, &env, &aa) != JNI_OK) {
 		set_held(0);
 		return NULL;
 	}
@@ -129,7 +129,7 @@ int main(int argc, char **argv)
 	args.nOptions = n;
 	args.options = opts;
 	args.ignoreUnrecognized = JNI_FALSE;
-	if (JNI_CreateJavaVM(&vm, (void **)&env, &args) != JNI_OK)
+	if (JNI_CreateJavaVM(&vm, &env, &args) != JNI_OK)
 		return fail(NULL, "JNI_CreateJavaVM failed");
 	native = (*env)->FindClass(env, "perch/realart/Native");
 	if (!native || (*env)->RegisterNatives(env, native, natives, 2) != JNI_OK)
