@@ -312,30 +312,26 @@ int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *
 	return 0;
 }
 
-/* Reads for art_switch_dex_pc(): the stack snapshot, else the live process. */
-struct snap_mem {
-	const struct unwind_snapshot *snap;
-	struct art_proc *a;
-};
-
+/* Reads for art_switch_dex_pc(): the stack snapshot only. ART keeps the SwitchImplContext, the
+ * accessor and the ShadowFrame of an interpreted call on the native stack (allocas and locals
+ * of interpreter.cc, interpreter_common.cc, quick_trampoline_entrypoints.cc); a heap
+ * ShadowFrame (deoptimization) or a stack deeper than the copy gives no answer, and the search
+ * costs no system call. */
 static int snap_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	const struct snap_mem *sm = ctx;
-	const struct unwind_snapshot *s = sm->snap;
+	const struct unwind_snapshot *s = ctx;
 
-	if (addr >= s->stack_addr && addr - s->stack_addr <= s->stack_len &&
-	    len <= s->stack_len - (addr - s->stack_addr)) {
-		memcpy(buf, s->stack + (addr - s->stack_addr), len);
-		return 0;
-	}
-	return proc_read(sm->a, addr, buf, len);
+	if (addr < s->stack_addr || addr - s->stack_addr > s->stack_len ||
+	    len > s->stack_len - (addr - s->stack_addr))
+		return -EFAULT;
+	memcpy(buf, s->stack + (addr - s->stack_addr), len);
+	return 0;
 }
 
 uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct unwind_snapshot *snap,
 				uint64_t sp, uint64_t dex_pc)
 {
-	struct snap_mem sm = { snap, a };
-	struct perch_mem mem = { snap_read, &sm };
+	struct perch_mem mem = { snap_read, (void *)snap };
 	struct dex_pc_entry *e = dex_cached(a, dex_pc);
 	struct dex_method prev;
 	uint64_t pc;

@@ -837,6 +837,10 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		(unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
 		(unsigned long long)st->dropped, (unsigned long long)(st->races + ts->thread_races),
 		(unsigned long long)ts->signals);
+	if (rs->java_frames)
+		fprintf(f, "%s  Java frames (interpreted): %.1f per sample, named in %.1f us per "
+			   "sample\n",
+			prefix, (double)rs->java_frames / stacks, (double)rs->java_ns / 1e3 / stacks);
 	if (rc->o.verify)
 		fprintf(f, "%s  verify: %llu of %llu samples differ from libunwind-ptrace's "
 			   "unwind in the stop\n",

@@ -400,7 +400,7 @@ static int hide_art_frames(struct resolver *r, int n)
 uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 {
 	unsigned int flags = 0;
-	uint64_t t0;
+	uint64_t t0, java_ns;
 	int n;
 
 	r->snap_ns = snap->time_ns;
@@ -409,10 +409,11 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	art_proc_update(r->art, snap->time_ns);
 	t0 = tracee_now_ns();
 	n = unwinder_unwind(r->u, snap, r->pcs, UNWIND_MAX_FRAMES, &flags);
+	r->st.unwind_ns += tracee_now_ns() - t0;
+	t0 = tracee_now_ns();
 	if (n > 0 && art_proc_active(r->art))
 		n = insert_dex_frames(r, snap, n);
-
-	r->st.unwind_ns += tracee_now_ns() - t0;
+	java_ns = tracee_now_ns() - t0;
 	r->nr_pcs = n;
 	r->st.stacks++;
 	r->st.frames += (uint64_t)n;
@@ -423,17 +424,25 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	if (flags & UNWIND_TRUNCATED)
 		r->st.truncated++;
 	for (int i = 0; i < n; i++) {
-		if (art_proc_active(r->art) && r->is_dex[i])
+		if (art_proc_active(r->art) && r->is_dex[i]) {
+			t0 = tracee_now_ns();
 			r->locs[i] = dex_location(r, r->pcs[i]);
-		else
+			java_ns += tracee_now_ns() - t0;
+			r->st.java_frames++;
+		} else {
 			r->locs[i] = locate(r, i == 0 ? r->pcs[i] : r->pcs[i] - 1);
+		}
 	}
 	/* the unwinder saw the outermost frame, or it has a root's name (a walk that ended
 	 * otherwise, e.g. on frame pointers, at _start or clone) */
 	if (n && ((flags & UNWIND_AT_ROOT) || ends_at_root(r, r->locs[n - 1])))
 		r->st.to_root++;
-	if (n && !r->show_art_frames && art_proc_active(r->art))
+	if (n && !r->show_art_frames && art_proc_active(r->art)) {
+		t0 = tracee_now_ns();
 		n = hide_art_frames(r, n);
+		java_ns += tracee_now_ns() - t0;
+	}
+	r->st.java_ns += java_ns;
 	r->nr_pcs = n;
 	return profile_intern_stack(r->p, r->locs, (size_t)n);
 }

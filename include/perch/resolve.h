@@ -21,6 +21,9 @@ struct resolve_stats {
 	uint64_t frames;
 	uint64_t unwind_ns;   /* perch CPU time spent unwinding (wall clock of the calls) */
 	uint64_t symbolize_ns;
+	uint64_t java_frames; /* interpreted Java frames (ART) */
+	uint64_t java_ns;     /* naming them (current dex pc, method, line) and hiding ART's
+			       * frames next to them */
 	uint64_t reloads;
 };
 
