@@ -53,7 +53,7 @@ $(RA_DIR)/realart-launcher: tests/realart/launcher.c
 		-L$(RA_ANDROID) -Wl,-rpath,$(RA_ANDROID) -Wl,--no-as-needed \
 		-l:libsigchain.so.0 -l:libart.so.0 -l:libbase.so.0 -l:liblog.so.0 \
 		-l:libziparchive.so.0 -l:libbacktrace.so.0 -l:libnativebridge.so.0 \
-		-l:libnativeloader.so.0 -l:liblz4.so.1 -lz -lstdc++ -lpthread
+		-l:libnativeloader.so.0 -l:liblz4.so.1 -lz -lstdc++ -lpthread -ldl
 
 $(RA_DIR)/lib/%.so: tests/realart/jni-stub.c
 	@mkdir -p $(dir $@)

@@ -21,7 +21,10 @@
  *            dump and gdb to compare.
  * libart.so.0 has no DT_NEEDED entries for the Android libraries it uses; the Makefile links
  * them here (mk/realart.mk), with Android's jni.h (android-libnativehelper-dev). */
+#include <dlfcn.h>
+#include <errno.h>
 #include <jni.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +47,23 @@ static void block(JNIEnv *env, jclass cls)
 	ready(env, cls);
 	for (;;)
 		pause();
+}
+
+/* ART's runtime thread pool gives its workers 64 KiB stacks of its own (runtime.cc:1048
+ * kStackSize, thread_pool.cc:65): fine for bionic, but glibc's PTHREAD_STACK_MIN is 128 KiB on
+ * aarch64 and pthread_attr_setstack() refuses, which aborts Debian's arm64 libart.so.0 at start
+ * ("pthread_attr_setstack failed for new thread pool worker thread"). This definition interposes
+ * libart's call (the executable's symbol comes first): too small a stack becomes a stack of
+ * the minimum size that glibc allocates. On x86_64 (minimum 16 KiB) nothing changes. */
+int pthread_attr_setstack(pthread_attr_t *attr, void *addr, size_t size)
+{
+	static int (*real)(pthread_attr_t *, void *, size_t);
+
+	if (size < (size_t)PTHREAD_STACK_MIN)
+		return pthread_attr_setstacksize(attr, (size_t)PTHREAD_STACK_MIN);
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "pthread_attr_setstack");
+	return real ? real(attr, addr, size) : ENOSYS;
 }
 
 static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
