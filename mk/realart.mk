@@ -58,3 +58,48 @@ $(RA_DIR)/realart-launcher: tests/realart/launcher.c
 $(RA_DIR)/lib/%.so: tests/realart/jni-stub.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(T_CFLAGS) -O1 -shared -fPIC -o $@ $<
+
+# ---- the same in the arm64 VM (mk/arm64.mk, tests/arm64/e2e.sh section 9) ----
+# Debian's arm64 android-libart and its libraries come from the arm64 sysroot
+# (scripts/arm64-sysroot.sh); the launcher is cross-built against them, and everything it
+# loads goes into the VM's /t (LD_LIBRARY_PATH=/t there). The dex files are the host's (dex is
+# the same on every architecture); the expected lines come from the host's dexdump of app.dex.
+ifneq ($(O),$(ARM64_O))
+ifdef ARM64_TARGETS
+RA_A64 := $(ARM64_TARGETS)/realart
+RA_A64_LIB := $(ARM64_SYSROOT)/usr/lib/aarch64-linux-gnu
+RA_A64_ANDROID := libsigchain.so.0 libart.so.0 libbase.so.0 liblog.so.0 libziparchive.so.0 \
+	libbacktrace.so.0 libnativebridge.so.0 libnativeloader.so.0
+RA_A64_FILES := $(addprefix $(RA_A64)/,realart-launcher libicu_jni.so libjavacore.so \
+	libopenjdk.so libnativebridge.so app.dexdump) $(RA_DIR)/core.dex $(RA_DIR)/app.dex \
+	$(addprefix $(RA_A64_LIB)/android/,$(RA_A64_ANDROID)) \
+	$(addprefix $(RA_A64_LIB)/,liblz4.so.1 libz.so.1 libstdc++.so.6 libgcc_s.so.1) \
+	$(ARM64_SYSROOT)/usr/lib/p7zip/7z.so
+
+.PHONY: realart-arm64
+realart-arm64: $(RA_A64_FILES)
+check-arm64-e2e: realart-arm64
+A_DATA += $(RA_A64_FILES)
+
+$(RA_A64)/realart-launcher: tests/realart/launcher.c $(ARM64_STAMP)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(ARM64_CC) $(T_CFLAGS) -O1 -o $@ $< -I/usr/include/android/nativehelper \
+		-L$(RA_A64_LIB)/android -L$(RA_A64_LIB) -Wl,-rpath-link,$(RA_A64_LIB)/android \
+		-Wl,-rpath-link,$(RA_A64_LIB) -Wl,-rpath-link,$(ARM64_SYSROOT)/usr/lib/p7zip \
+		-Wl,--no-as-needed $(addprefix -l:,$(RA_A64_ANDROID)) -l:liblz4.so.1 -l:libz.so.1 \
+		-lpthread -ldl
+
+$(RA_A64)/lib%.so: tests/realart/jni-stub.c $(ARM64_STAMP)
+	@mkdir -p $(dir $@)
+	$(Q)$(ARM64_CC) $(T_CFLAGS) -O1 -shared -fPIC -o $@ $<
+
+# libnativeloader.so.0 needs it by this name
+$(RA_A64)/libnativebridge.so: $(ARM64_STAMP)
+	@mkdir -p $(dir $@)
+	$(Q)cp $(RA_A64_LIB)/android/libnativebridge.so.0 $@
+
+$(RA_A64)/app.dexdump: $(RA_DIR)/app.dex
+	@mkdir -p $(dir $@)
+	$(call msg,DEXDUMP,$@)dexdump -d $< > $@.tmp && mv $@.tmp $@
+endif
+endif
