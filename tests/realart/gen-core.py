@@ -111,7 +111,7 @@ def intrinsic_list(art):
     return out
 
 
-def build(art):
+def object_class():
     # 1. java.lang.Object: mirror::Object's two fields (mirror/object.h), and exactly
     #    Object::kVTableLength = 11 virtual methods (mirror/object.h:80): the 11 below, with the
     #    natives notify, notifyAll and wait(JI) virtual (native/java_lang_Object.cc).
@@ -131,6 +131,10 @@ def build(art):
     for name, proto in (("notify", "()V"), ("notifyAll", "()V"), ("wait", "(JI)V")):
         method(OBJECT, name, proto, "public final native")
 
+
+
+def union_classes():
+    """Returns the number of new virtual methods each hand-sized class must have."""
     # 2. Classes whose instances C++ reads ("Java/C++ union" classes): the instance fields of
     #    mirror::<X>, names and kinds as class_linker_test.cc ValidateFieldOrderOfJavaCppUnion-
     #    Classes (:567-837) lists them. LinkFields (class_linker.cc:8363) orders references,
@@ -243,6 +247,11 @@ def build(art):
     field("Ljava/lang/ref/Reference;", "slowPathEnabled", "Z", "public static")
     new_virtuals = {CLASS: 67, STRING: 54, "Ljava/lang/DexCache;": 0, "Ldalvik/system/ClassExt;": 0}
 
+    return new_virtuals
+
+
+def looked_up_classes():
+    """Returns the throwables (their constructors come in section 7)."""
     # 3. Classes looked up by name in InitWithoutImage / FinishInit (class_linker.cc:897-1038)
     for desc, sup, acc in (
             ("Ljava/lang/Cloneable;", OBJECT, "public abstract interface"),
@@ -294,11 +303,14 @@ def build(art):
             klass(d, sup)
             throwables.append(d)
 
+    return throwables
+
+
+def runtime_natives(art, intrinsics):
     # 4. Runtime natives: RegisterNatives fails hard (native/native_util.h CHECK_EQ) unless
     #    every method of every table exists and is native. An instance native is private (a
     #    direct method) unless it is a virtual intrinsic: private keeps the vtable counts of
     #    section 2 intact.
-    intrinsics = intrinsic_list(art)
     for jcls, name, proto, kind, static in native_tables(art):
         klass(jcls) if jcls not in classes else None
         annos = []
@@ -318,6 +330,9 @@ def build(art):
             acc = "private native"
         method(jcls, name, proto, acc, annos=annos)
 
+
+
+def intrinsic_methods(intrinsics):
     # 5. Intrinsics: InitializeIntrinsics (runtime_intrinsics.cc) LOG(FATAL)s unless each
     #    method exists with its invoke type (kPolymorphic: a native varargs method).
     kinds = {"kStatic": "public static", "kDirect": "private", "kInterface": "public abstract",
@@ -330,6 +345,10 @@ def build(art):
                 acc = "public final"
             method(jcls, name, proto, acc)
 
+
+
+def well_known(art):
+    lang = "Ljava/lang/%s;"
     # 6. WellKnownClasses::Init (well_known_classes.cc:327-499): classes, methods, fields, the
     #    String.<init> <-> StringFactory pairs (STRING_INIT_LIST, checked from FinishInit) and
     #    the boxing valueOf methods (LateInit).
@@ -381,6 +400,9 @@ def build(art):
                "invoke-direct {p0}, Ljava/lang/Object;-><init>()V\nreturn-void")
         method("Ljava/lang/StringFactory;", m.group(2), m.group(3), "public static")
 
+
+
+def startup_code(throwables):
     # 7. Java code Runtime::Start runs (runtime.cc:845-940), with real bodies:
     #    InitThreadGroups CHECKs ThreadGroup.systemThreadGroup/mainThreadGroup (runtime.cc:1934);
     #    CreateSystemClassLoader (runtime.cc:769) calls ClassLoader.getSystemClassLoader() and
@@ -437,6 +459,17 @@ def build(art):
                base + "iput-object p1, p0, Ljava/lang/Throwable;->cause:Ljava/lang/Throwable;\n"
                "return-void" if own else
                "invoke-direct {p0, p1}, %s-><init>(Ljava/lang/Throwable;)V\nreturn-void" % sup)
+
+
+def build(art):
+    object_class()
+    new_virtuals = union_classes()
+    throwables = looked_up_classes()
+    intrinsics = intrinsic_list(art)
+    runtime_natives(art, intrinsics)
+    intrinsic_methods(intrinsics)
+    well_known(art)
+    startup_code(throwables)
     return new_virtuals
 
 
