@@ -2,14 +2,16 @@
 # android-libart 11.0.0+r48 (libart.so.0, installed by scripts/install-deps.sh) started by
 # tests/realart/launcher.c on a stub boot class path that tests/realart/gen-core.py writes from
 # three files of the ART 11 sources. Those come from Debian's orig tarball, fetched once from
-# the mirror apt uses, checked against its sha256 and cached in $(RA_DIR). Built with `make
+# the mirror apt uses, checked against its sha256 and cached in $(RA_CACHE). Built with `make
 # targets` (so by `make check`); needs the network the first time only.
 RA_DIR := $(TARGETS_DIR)/realart
 RA_ARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 RA_ANDROID := /usr/lib/$(RA_ARCH)/android
 RA_TARBALL := android-platform-art_11.0.0+r48.orig.tar.xz
 RA_SHA256 := be2b422133c21f9b2686eb6d455348f22637d665515b9ad56610edb056931e5f
-RA_SRC := $(RA_DIR)/art-src
+# the tarball and its three files are shared by the normal and the sanitizer build
+RA_CACHE := $(patsubst %-san,%,$(O))/realart-src
+RA_SRC := $(RA_CACHE)/art-src
 RA_SRC_FILES := runtime/native runtime/intrinsics_list.h runtime/well_known_classes.cc
 RA_APP := $(wildcard tests/realart/app/*.smali)
 RA_JNI := $(addprefix $(RA_DIR)/lib/,libicu_jni.so libjavacore.so libopenjdk.so)
@@ -19,11 +21,11 @@ RA_OUT := $(addprefix $(RA_DIR)/,realart-launcher core.dex app.dex core.jar app.
 targets: realart
 realart: $(RA_OUT)
 
-$(RA_DIR)/$(RA_TARBALL):
+$(RA_CACHE)/$(RA_TARBALL):
 	@mkdir -p $(dir $@)
 	$(call msg,FETCH,$@)python3 tests/realart/fetch-src.py $(RA_TARBALL) $(RA_SHA256) $@
 
-$(RA_SRC)/.stamp: $(RA_DIR)/$(RA_TARBALL)
+$(RA_SRC)/.stamp: $(RA_CACHE)/$(RA_TARBALL)
 	$(Q)rm -rf $(RA_SRC) && mkdir -p $(RA_SRC)
 	$(Q)tar -xJf $< -C $(RA_SRC) --strip-components=1 \
 		$(addprefix android-platform-art-11.0.0+r48/,$(RA_SRC_FILES))
