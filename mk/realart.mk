@@ -75,7 +75,8 @@ RA_A64_ANDROID := libsigchain.so.0 libart.so.0 libbase.so.0 liblog.so.0 libzipar
 RA_A64_FILES := $(addprefix $(RA_A64)/,realart-launcher libicu_jni.so libjavacore.so \
 	libopenjdk.so libnativebridge.so app.dexdump) $(RA_DIR)/core.dex $(RA_DIR)/app.dex \
 	$(addprefix $(RA_A64_LIB)/android/,$(RA_A64_ANDROID)) \
-	$(addprefix $(RA_A64_LIB)/,liblz4.so.1 libz.so.1 libstdc++.so.6 libgcc_s.so.1) \
+	$(addprefix $(RA_A64_LIB)/,liblz4.so.1 libstdc++.so.6) \
+	$(addprefix $(ARM64_SYSROOT)/lib/aarch64-linux-gnu/,libz.so.1 libgcc_s.so.1) \
 	$(ARM64_SYSROOT)/usr/lib/p7zip/7z.so
 
 .PHONY: realart-arm64
