@@ -348,7 +348,9 @@ art_test() {
 		return
 	fi
 	ROUT=$W/$test.folded RERR=$W/$test.err
-	timeout 60 $PERCH record -F $ART_FREQ -d $ART_DUR --lines -o $ROUT -p $TPID 2>$RERR
+	# --show-art-frames: the sequence below has fakeart's interpreter frames in it
+	timeout 60 $PERCH record -F $ART_FREQ -d $ART_DUR --lines --show-art-frames -o $ROUT \
+		-p $TPID 2>$RERR
 	RRC=$?
 	alive=yes
 	kill -0 $TPID 2>/dev/null || alive=no
