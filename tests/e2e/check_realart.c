@@ -227,8 +227,10 @@ static struct harness_proc *start(const char *cls, int arg, enum interp it, int 
 static char main_state(pid_t pid)
 {
 	char buf[512], *p;
-	FILE *f = fopen(harness_fmt("/proc/%d/task/%d/stat", (int)pid, (int)pid), "r");
+	FILE *f;
 
+	snprintf(buf, sizeof(buf), "/proc/%d/task/%d/stat", (int)pid, (int)pid);
+	f = fopen(buf, "r");
 	if (!f)
 		return '?';
 	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
@@ -404,7 +406,10 @@ static int is_java(const char *frame)
  * for interpreted frames, "_[0]" */
 static int frame_eq(const char *frame, const struct java_frame *want)
 {
-	return !strcmp(frame, harness_fmt("%s (%s:%u)_[0]", want->name, want->file, want->line));
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s (%s:%u)_[0]", want->name, want->file, want->line);
+	return !strcmp(frame, buf);
 }
 
 /* Record @cls (mode @arg) for @secs and load the main thread's folded lines. */
