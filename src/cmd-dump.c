@@ -38,6 +38,7 @@ static const char dump_usage[] =
 	"      --symfs DIR     look for unstripped copies of modules under DIR first\n"
 	"  -n, --max-frames N  show at most N frames a thread (default 1024; 0: 4000); a\n"
 	"                      longer stack ends in a [truncated] frame\n"
+	"      --show-art-frames  keep the Android runtime's own frames between Java frames\n"
 	"  -v, --verbose       more messages\n";
 
 struct dump_thread {
@@ -126,13 +127,14 @@ static void collect(struct tracee *t, const struct perch_arch *arch, struct dump
 
 static int dump_run(int argc, char **argv)
 {
-	enum { OPT_SYSROOT = 256, OPT_SYMFS, OPT_HELP };
+	enum { OPT_SYSROOT = 256, OPT_SYMFS, OPT_ART_FRAMES, OPT_HELP };
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
 		{ "max-frames", required_argument, NULL, 'n' },
+		{ "show-art-frames", no_argument, NULL, OPT_ART_FRAMES },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ 0 },
 	};
@@ -145,7 +147,8 @@ static int dump_run(int argc, char **argv)
 	struct proc_stat ps;
 	struct tracee t;
 	pid_t pid = 0, *tids = NULL;
-	int c, n, code = PERCH_EXIT_OK, max_frames = UNWIND_DUMP_DEFAULT_FRAMES;
+	int c, n, code = PERCH_EXIT_OK, max_frames = UNWIND_DUMP_DEFAULT_FRAMES,
+	    art_frames = 0;
 	char *end;
 	long v;
 	size_t nr;
@@ -176,6 +179,9 @@ static int dump_run(int argc, char **argv)
 			break;
 		case OPT_SYMFS:
 			symfs = optarg;
+			break;
+		case OPT_ART_FRAMES:
+			art_frames = 1;
 			break;
 		case OPT_HELP:
 			fputs(dump_usage, stdout);
@@ -219,6 +225,7 @@ static int dump_run(int argc, char **argv)
 	sym = symbolizer_new(sysroot, symfs);
 	r = resolver_new(pid, arch, p, sym);
 	resolver_set_max_frames(r, max_frames);
+	resolver_show_art_frames(r, art_frames);
 	if (proc_stat_read(pid, 0, &ps) == 0)
 		printf("PID %d (%s)\n", pid, ps.comm);
 	else

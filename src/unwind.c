@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "perch/art.h"
 #include "perch/cfi.h"
 #include "perch/ehframe.h"
 #include "perch/elffile.h"
@@ -47,8 +48,9 @@ struct unwinder {
 	unwind_jit_cfi_fn *jit_cfi; /* CFI of code without a module (JIT), or NULL */
 	void *jit_arg;
 	uint64_t *dex_pcs;     /* ART's DEX PC marker per frame (0: none) */
+	uint64_t *dex_sps;     /* the stack pointer of those frames */
 	uint8_t *exact;        /* per frame: its pc is not a return address */
-	size_t frames_cap;     /* entries of both */
+	size_t frames_cap;     /* entries of the three */
 };
 
 /* Copy the stack of @tid from @addr up to @end into @buf, page by page (a copy that runs off
@@ -463,6 +465,7 @@ void unwinder_free(struct unwinder *u)
 		return;
 	unw_destroy_addr_space(u->as);
 	free(u->dex_pcs);
+	free(u->dex_sps);
 	free(u->exact);
 	free(u);
 }
@@ -487,6 +490,11 @@ const uint64_t *unwinder_dex_pcs(const struct unwinder *u)
 const uint8_t *unwinder_exact_pcs(const struct unwinder *u)
 {
 	return u->exact;
+}
+
+const uint64_t *unwinder_dex_sps(const struct unwinder *u)
+{
+	return u->dex_sps;
 }
 
 /* The JIT CFI covering @lookup (run-time addresses), or NULL. */
@@ -548,19 +556,11 @@ static void cursor_regs_all(struct unwinder *u, unw_cursor_t *c, struct perch_re
 	cursor_pc(u, c, r);
 }
 
-static int is_art_runtime(const char *path)
-{
-	const char *b = strrchr(path, '/');
-
-	b = b ? b + 1 : path;
-	return !strcmp(b, "libart.so") || !strcmp(b, "libartd.so");
-}
-
 /* ART's DEX PC marker (android-art.md section 3) in the CFI row of a frame of the runtime
  * library at @lookup, evaluated with that frame's registers @r (@c: the cursor's frame when
  * @from_cursor, whose callee-saved registers libunwind knows). 0 when there is none. */
 static uint64_t frame_dex_pc(struct unwinder *u, unw_cursor_t *c, int from_cursor,
-			     const struct perch_regs *r, uint64_t lookup)
+			     const struct perch_regs *r, uint64_t lookup, uint64_t *sp)
 {
 	struct perch_mem mem = { perch_mem_read, u };
 	const struct modules_map *mm = modules_find(u->ms, lookup);
@@ -569,7 +569,7 @@ static uint64_t frame_dex_pc(struct unwinder *u, unw_cursor_t *c, int from_curso
 	struct cfi_row row;
 	uint64_t dex_pc;
 
-	if (!mm || !mm->mod || !is_art_runtime(mm->mod->path) || !(t = modules_cfi(u->ms, mm)))
+	if (!mm || !(art_module_flags(u->ms, mm) & ART_MOD_RUNTIME) || !(t = modules_cfi(u->ms, mm)))
 		return 0;
 	if (cfi_row_find(t, lookup - mm->bias, &row) < 0)
 		return 0;
@@ -577,6 +577,7 @@ static uint64_t frame_dex_pc(struct unwinder *u, unw_cursor_t *c, int from_curso
 		cursor_regs_all(u, c, &all);
 	if (cfi_row_dex_pc(&row, from_cursor ? &all : r, &mem, &dex_pc) < 0)
 		return 0;
+	*sp = perch_regs_sp(u->arch, from_cursor ? &all : r);
 	return u->arch->e_machine == EM_AARCH64 ? dex_pc & ((1ULL << 56) - 1) : dex_pc;
 }
 
@@ -639,7 +640,8 @@ static void frame_regs(struct unwinder *u, struct walk *w, const uint64_t *pcs, 
 		int cur_exact = w->cursor_ok ? w->fresh && w->exact : w->exact;
 		uint64_t lookup = cur_exact ? pcs[n - 1] : pcs[n - 1] - 1;
 
-		u->dex_pcs[n - 1] = frame_dex_pc(u, &w->c, w->cursor_ok && !w->fresh, r, lookup);
+		u->dex_pcs[n - 1] = frame_dex_pc(u, &w->c, w->cursor_ok && !w->fresh, r, lookup,
+						 &u->dex_sps[n - 1]);
 		/* JIT code has no module for libunwind: perch's CFI steps it */
 		*in_jit = jit_cfi(u, lookup) != NULL;
 		if (*in_jit && w->cursor_ok && !w->fresh)
@@ -759,10 +761,12 @@ static void frames_prepare(struct unwinder *u, int max)
 {
 	if ((size_t)max > u->frames_cap) {
 		u->dex_pcs = xrealloc(u->dex_pcs, (size_t)max * sizeof(*u->dex_pcs));
+		u->dex_sps = xrealloc(u->dex_sps, (size_t)max * sizeof(*u->dex_sps));
 		u->exact = xrealloc(u->exact, (size_t)max * sizeof(*u->exact));
 		u->frames_cap = (size_t)max;
 	}
 	memset(u->dex_pcs, 0, (size_t)max * sizeof(*u->dex_pcs));
+	memset(u->dex_sps, 0, (size_t)max * sizeof(*u->dex_sps));
 	memset(u->exact, 0, (size_t)max * sizeof(*u->exact));
 }
 
