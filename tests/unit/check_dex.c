@@ -20,7 +20,8 @@
 
 /* One method as dexdump -d prints it. */
 struct dd_method {
-	char name[256]; /* Java notation, converted from dexdump's "Lx;.m:(sig)" below */
+	char name[256]; /* "pkg.Class.m", from dexdump's "pkg.Class.m:(sig)" below */
+	char full[512]; /* "<ret> pkg.Class.m(<params>)" in Java notation (ART's PrettyMethod) */
 	char file[128];
 	uint32_t code_off; /* "[0003a0]": the code item's offset (data-relative for cdex) */
 	uint32_t insns;	   /* "insns size : N 16-bit code units" */
@@ -106,8 +107,10 @@ static const char *pretty(const char *d, char *out, size_t size)
 	return end;
 }
 
-/* "com.example.Hello.mix:(JD[[I)V" -> "com.example.Hello.mix(long, double, int[][])" */
-static void java_name(const char *dd, char *out, size_t size)
+/* "com.example.Hello.mix:(JD[[I)V" -> @full "void com.example.Hello.mix(long, double, int[][])"
+ * (ART's PrettyMethod with signature, the form of JIT symbols with full debug info) and @name
+ * "com.example.Hello.mix" (what perch calls every Java frame: dex_java_name()). */
+static void java_name(const char *dd, char *name, size_t nsize, char *full, size_t size)
 {
 	const char *colon = strchr(dd, ':');
 	const char *p;
@@ -116,15 +119,21 @@ static void java_name(const char *dd, char *out, size_t size)
 
 	ck_assert_ptr_nonnull(colon);
 	ck_assert_int_eq(colon[1], '(');
-	snprintf(out, size, "%.*s(", (int)(colon - dd), dd);
+	snprintf(name, nsize, "%.*s", (int)(colon - dd), dd);
+	p = strchr(colon, ')');
+	ck_assert_ptr_nonnull(p);
+	pretty(p + 1, t, sizeof(t));
+	snprintf(full, size, "%s ", t);
+	append(full, size, name);
+	append(full, size, "(");
 	for (p = colon + 2; *p && *p != ')';) {
 		p = pretty(p, t, sizeof(t));
 		if (!first)
-			append(out, size, ", ");
-		append(out, size, t);
+			append(full, size, ", ");
+		append(full, size, t);
 		first = 0;
 	}
-	append(out, size, ")");
+	append(full, size, ")");
 }
 
 /* Parse `dexdump -d @path`: the methods with code, in dexdump's order. */
@@ -161,7 +170,8 @@ static struct dd_method *dexdump(const char *path, size_t *nr)
 			memset(cur, 0, sizeof(*cur));
 			cur->code_off = a;
 			cur->insns = pending_insns;
-			java_name(strchr(br, ']') + 2, cur->name, sizeof(cur->name));
+			java_name(strchr(br, ']') + 2, cur->name, sizeof(cur->name), cur->full,
+				  sizeof(cur->full));
 		} else if (strstr(line, "positions     :")) {
 			in_pos = cur != NULL;
 		} else if (sscanf(line, " source_file_idx : %d (", &idx) == 1) {
@@ -206,6 +216,7 @@ static size_t check_methods(struct dex_file *d, const struct dd_method *dd, size
 	struct dex_position rows[MAX_ROWS];
 	struct dex_method got;
 	size_t units = 0;
+	char jit[256];
 
 	for (size_t i = 0; i < nr; i++) {
 		const struct dd_method *m = &dd[i];
@@ -213,6 +224,8 @@ static size_t check_methods(struct dex_file *d, const struct dd_method *dd, size
 		int n;
 
 		ck_assert_uint_gt(m->insns, 0);
+		/* the JIT's full-debug-info name of the same method comes out the same */
+		ck_assert_str_eq(dex_java_name(m->full, jit, sizeof(jit)), m->name);
 		for (uint32_t u = 0; u < m->insns; u++) {
 			for (uint32_t byte = 0; byte < 2; byte++) {
 				ck_assert_int_eq(dex_lookup(d, insns + 2 * u + byte, &got), 0);
@@ -353,6 +366,136 @@ START_TEST(test_container)
 }
 END_TEST
 
+/* A dex source over a buffer (a target's memory in perch) that counts what is read. */
+struct buf_source {
+	const uint8_t *p;
+	uint64_t size, bytes;
+};
+
+static int buf_read(void *ctx, uint64_t off, void *out, size_t len)
+{
+	struct buf_source *b = ctx;
+
+	ck_assert_msg(off <= b->size && len <= b->size - off, "read outside the span");
+	memcpy(out, b->p + off, len);
+	b->bytes += len;
+	return 0;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Compact dex files as dex2oat puts them in a vdex (scripts/dex-convert.py vdex): main sections
+ * one after the other, then one data section they share, each file_size covering only the
+ * main section (what Android 10/11 registered), strings deduplicated into the first dex's part.
+ * The oracle is dexdump (ART 11's own reader) on the bytes from each header on: the same
+ * layout perch reads, shared data included. Each dex is read lazily through a source; what is
+ * read must stay well below the span (the other dex's 64 KiB owned part is never touched). */
+START_TEST(test_vdex_shared_data)
+{
+	struct dex_header_info info[2];
+	uint64_t hdr[2];
+	uint8_t *bytes;
+	size_t size, nr_hdr = 0;
+	char *path;
+
+	if (!have_fixtures())
+		return;
+	path = dex_path("shared.vdex");
+	bytes = testutil_read_file(path, &size);
+	/* the dex files follow a 16-byte stand-in for the vdex header, 4-byte aligned */
+	for (uint64_t h = 16; h + 0x88 <= size && !memcmp(bytes + h, "cdex001", 8);
+	     h = (h + rd32(bytes + h + 32) + 3) & ~3ULL) {
+		ck_assert_uint_lt(nr_hdr, 2);
+		hdr[nr_hdr] = h;
+		ck_assert_int_eq(dex_header_info(bytes + h, size - h, &info[nr_hdr]), 0);
+		nr_hdr++;
+	}
+	ck_assert_uint_eq(nr_hdr, 2);
+	for (size_t k = 0; k < 2; k++) {
+		const uint8_t *h = bytes + hdr[k];
+		uint32_t data_off = rd32(h + 108), data_size = rd32(h + 104);
+		struct buf_source src = { h, info[k].size, 0 };
+		struct dex_source ds = { buf_read, &src };
+		char *tmp = testutil_tmp_file("part.cdex", h, size - hdr[k]);
+		struct dd_method *dd;
+		struct dex_file *d;
+		size_t nr, shared = 0;
+
+		ck_assert_int_eq(info[k].kind, DEX_KIND_COMPACT);
+		ck_assert_uint_eq(info[k].back, 0);
+		/* the registered size of Android 10/11 (file_size) leaves the code out */
+		ck_assert_uint_le(rd32(h + 32), data_off);
+		ck_assert_uint_eq(info[k].size, (uint64_t)data_off + data_size);
+		ck_assert_uint_eq(info[k].code_start, data_off + rd32(h + 128));
+		ck_assert_uint_eq(info[k].code_end, data_off + rd32(h + 132));
+		dd = dexdump(tmp, &nr);
+		ck_assert_uint_gt(nr, 0);
+		ck_assert_int_eq(dex_open_source(&ds, info[k].size, &d), 0);
+		check_methods(d, dd, nr, data_off, 4);
+		for (size_t i = 0; i < nr; i++) {
+			uint64_t at = hdr[k] + data_off + dd[i].code_off; /* absolute */
+
+			/* in its own owned range, in no other's */
+			for (size_t j = 0; j < 2; j++)
+				ck_assert_int_eq(at >= hdr[j] + info[j].code_start &&
+							 at < hdr[j] + info[j].code_end,
+						 j == k);
+		}
+		/* names come from the other dex's part too: the layout shares data */
+		for (uint32_t i = 0; i < rd32(h + 56); i++)
+			shared += rd32(h + rd32(h + 60) + 4 * i) < rd32(h + 128);
+		ck_assert_uint_eq(shared > 0, k == 1);
+		ck_assert_uint_eq(dex_bytes_read(d), src.bytes);
+		ck_assert_msg(src.bytes * 2 < info[k].size, "read %llu of %llu bytes",
+			      (unsigned long long)src.bytes, (unsigned long long)info[k].size);
+		dex_close(d);
+		free(dd);
+		free(tmp);
+	}
+	free(bytes);
+	free(path);
+}
+END_TEST
+
+/* The one naming function on every form ART gives a method's name (android-art.md 1.8, 2.4,
+ * 4.2): JIT and AOT symbols with MiniDebugInfo (no signature) and with full debug info
+ * (ART's PrettyMethod with signature), dedup markers, and names that are not Java methods. The
+ * expected column is our reading of those forms. */
+START_TEST(test_java_name)
+{
+	static const char *const cases[][2] = {
+		{ "com.example.Main.fib", "com.example.Main.fib" },
+		{ "int com.example.Main.fib(int)", "com.example.Main.fib" },
+		{ "void Main.main(java.lang.String[])", "Main.main" },
+		{ "java.lang.String[] a.B.c(int[], java.util.List)", "a.B.c" },
+		{ "void a.B.<init>()", "a.B.<init>" },
+		{ "a.B$1.run", "a.B$1.run" },
+		{ "boolean a.B$$ExternalSyntheticLambda0.test(java.lang.Object)",
+		  "a.B$$ExternalSyntheticLambda0.test" },
+		{ "[DEDUPED] void a.B.c()", "[DEDUPED] a.B.c" },
+		{ "[DEDUPED] a.B.c", "[DEDUPED] a.B.c" },
+		{ "art_jni_trampoline", "art_jni_trampoline" },
+		{ "art_quick_invoke_stub", "art_quick_invoke_stub" },
+		{ "std::vector<int>::push_back(int const&)", "std::vector<int>::push_back(int const&)" },
+		{ "operator new(unsigned long)", "operator new(unsigned long)" },
+		{ "main.(*T).run", "main.(*T).run" },
+		{ "main", "main" },
+		{ "", "" },
+	};
+	char buf[256], tiny[6];
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		ck_assert_str_eq(dex_java_name(cases[i][0], buf, sizeof(buf)), cases[i][1]);
+	ck_assert_str_eq(dex_java_name("int a.Bcdef.g(int)", tiny, sizeof(tiny)), "a.Bcd");
+}
+END_TEST
+
 START_TEST(test_bad_headers)
 {
 	uint8_t h[0x70] = "dex\n035";
@@ -447,10 +590,14 @@ Suite *dex_suite(void)
 	Suite *s = suite_create("dex");
 	TCase *tc = tcase_create("dex");
 
+	tcase_add_checked_fixture(tc, testutil_tmp_setup, testutil_tmp_teardown);
+
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_standard_versions);
 	tcase_add_test(tc, test_compact);
 	tcase_add_test(tc, test_container);
+	tcase_add_test(tc, test_vdex_shared_data);
+	tcase_add_test(tc, test_java_name);
 	tcase_add_test(tc, test_bad_headers);
 	tcase_add_test(tc, test_hostile);
 	suite_add_tcase(s, tc);
