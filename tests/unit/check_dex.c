@@ -4,6 +4,7 @@
  * row of its position table, must come back from dex_lookup() at every code unit; nothing
  * expected is written by hand. Then hostile input: truncations and byte flips. */
 #include <check.h>
+#include <elf.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perch/art.h"
 #include "perch/dex.h"
 #include "perch/xalloc.h"
 #include "testutil.h"
@@ -463,6 +465,261 @@ START_TEST(test_vdex_shared_data)
 }
 END_TEST
 
+/* ---- the dex list (art-dex.c) over a fake target: ART's Android2 descriptor and entries for
+ * 64-bit (android-art.md 1.2/1.3), the dex bytes at fixed addresses ---- */
+
+#define FK_DESC 0x1000ULL
+#define FK_ENTRY(i) (0x2000ULL + 48ULL * (i))
+#define FK_VDEX 0x10000000ULL
+#define FK_CONT 0x20000000ULL
+
+static struct {
+	uint8_t meta[0x3000]; /* descriptor and entries */
+	const uint8_t *vdex, *cont;
+	size_t vdex_size, cont_size;
+	uint64_t bytes;	       /* read from the dex regions */
+	uint64_t forbid_lo, forbid_hi; /* reads overlapping this range are counted */
+	unsigned long forbidden;
+} fk;
+
+static int fk_copy(uint64_t base, const uint8_t *p, size_t size, uint64_t addr, void *buf,
+		   size_t len)
+{
+	if (!p || addr < base || addr - base > size || len > size - (addr - base))
+		return -EFAULT;
+	memcpy(buf, p + (addr - base), len);
+	if (base) {
+		fk.bytes += len;
+		fk.forbidden += addr < fk.forbid_hi && addr + len > fk.forbid_lo;
+	}
+	return 0;
+}
+
+static int fk_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx;
+	if (fk_copy(0, fk.meta, sizeof(fk.meta), addr, buf, len) == 0 ||
+	    fk_copy(FK_VDEX, fk.vdex, fk.vdex_size, addr, buf, len) == 0 ||
+	    fk_copy(FK_CONT, fk.cont, fk.cont_size, addr, buf, len) == 0)
+		return 0;
+	return -EFAULT;
+}
+
+static const struct perch_mem fk_mem = { fk_read, NULL };
+
+static void put64(uint64_t addr, uint64_t v)
+{
+	memcpy(fk.meta + addr, &v, 8);
+}
+
+/* The dex list holds these (symfile address, size) pairs, the first at the head. */
+static void fk_list(const uint64_t (*ents)[2], size_t n, uint32_t seqlock)
+{
+	uint32_t v;
+
+	memset(fk.meta, 0, sizeof(fk.meta));
+	v = 1;
+	memcpy(fk.meta + FK_DESC, &v, 4);
+	put64(FK_DESC + 16, n ? FK_ENTRY(0) : 0);
+	memcpy(fk.meta + FK_DESC + 24, "Android2", 8);
+	v = 56;
+	memcpy(fk.meta + FK_DESC + 36, &v, 4);
+	v = 48;
+	memcpy(fk.meta + FK_DESC + 40, &v, 4);
+	memcpy(fk.meta + FK_DESC + 44, &seqlock, 4);
+	put64(FK_DESC + 48, 1 + seqlock);
+	for (size_t i = 0; i < n; i++) {
+		put64(FK_ENTRY(i), i + 1 < n ? FK_ENTRY(i + 1) : 0);
+		put64(FK_ENTRY(i) + 8, i ? FK_ENTRY(i - 1) : 0);
+		put64(FK_ENTRY(i) + 16, ents[i][0]);
+		put64(FK_ENTRY(i) + 24, ents[i][1]);
+		put64(FK_ENTRY(i) + 32, 1 + i);
+	}
+}
+
+/* Every method dexdump lists (@dd), whose instructions start at @insns0 + code_off, comes out of
+ * the list with dexdump's name and line at its first, middle and last code unit. */
+static void check_list(struct art_dex *d, const struct dd_method *dd, size_t nr, uint64_t insns0)
+{
+	struct dex_method got;
+
+	for (size_t i = 0; i < nr; i++) {
+		uint32_t units[3] = { 0, dd[i].insns / 2, dd[i].insns - 1 };
+
+		for (int k = 0; k < 3; k++) {
+			uint64_t pc = insns0 + dd[i].code_off + 2ULL * units[k];
+
+			ck_assert_msg(art_dex_lookup(d, pc, &got) == 0, "%s unit %u not found",
+				      dd[i].name, units[k]);
+			ck_assert_str_eq(got.name, dd[i].name);
+			ck_assert_str_eq(got.file, dd[i].file);
+			ck_assert_uint_eq(got.line, expected_line(&dd[i], units[k]));
+		}
+	}
+}
+
+struct vdex_fixture {
+	uint8_t *bytes;
+	size_t size;
+	uint64_t hdr[2];	   /* offsets of the two compact dex headers */
+	uint32_t data_off[2], file_size[2], span[2];
+	uint64_t owned_lo[2], owned_hi[2]; /* absolute (at FK_VDEX) */
+	struct dd_method *dd[2];
+	size_t nr[2];
+};
+
+static void vdex_load(struct vdex_fixture *v)
+{
+	char *path = dex_path("shared.vdex");
+	uint64_t h = 16;
+
+	v->bytes = testutil_read_file(path, &v->size);
+	for (int k = 0; k < 2; k++) {
+		const uint8_t *p = v->bytes + h;
+		char *tmp;
+
+		ck_assert_mem_eq(p, "cdex001", 8);
+		v->hdr[k] = h;
+		v->file_size[k] = rd32(p + 32);
+		v->data_off[k] = rd32(p + 108);
+		v->span[k] = v->data_off[k] + rd32(p + 104);
+		v->owned_lo[k] = FK_VDEX + h + v->data_off[k] + rd32(p + 128);
+		v->owned_hi[k] = FK_VDEX + h + v->data_off[k] + rd32(p + 132);
+		tmp = testutil_tmp_file(k ? "b.cdex" : "a.cdex", p, v->size - h);
+		v->dd[k] = dexdump(tmp, &v->nr[k]);
+		free(tmp);
+		h = (h + v->file_size[k] + 3) & ~3ULL;
+	}
+	fk.vdex = v->bytes;
+	fk.vdex_size = v->size;
+	free(path);
+}
+
+static void vdex_release(struct vdex_fixture *v)
+{
+	fk.vdex = NULL;
+	free(v->dd[0]);
+	free(v->dd[1]);
+	free(v->bytes);
+}
+
+/* Android 10/11 registered a compact dex with the header's file_size: the code in the vdex's
+ * shared data section lies outside every entry, and is still named. */
+START_TEST(test_list_cdex_file_size)
+{
+	struct vdex_fixture v;
+	struct art_dex *d;
+	uint64_t ents[2][2];
+
+	if (!have_fixtures())
+		return;
+	vdex_load(&v);
+	for (int k = 0; k < 2; k++) {
+		ents[1 - k][0] = FK_VDEX + v.hdr[k];
+		ents[1 - k][1] = v.file_size[k];
+	}
+	fk_list(ents, 2, 2);
+	d = art_dex_new(&fk_mem, FK_DESC, EM_X86_64, 1);
+	ck_assert_int_eq(art_dex_update(d, 1, 1), 1);
+	ck_assert_uint_eq(art_dex_count(d), 2);
+	for (int k = 0; k < 2; k++) {
+		ck_assert_uint_gt(v.owned_lo[k], ents[1 - k][0] + ents[1 - k][1]); /* outside */
+		check_list(d, v.dd[k], v.nr[k], FK_VDEX + v.hdr[k] + v.data_off[k] + 4);
+	}
+	art_dex_free(d);
+	vdex_release(&v);
+}
+END_TEST
+
+/* Android 12-14 register up to the end of the data section: a pc of the first dex is inside
+ * both entries. Only its owner is opened (nothing of the other dex's owned part is read), and
+ * what is read stays well below the two spans (which hold 2 x 64 KiB of padding). */
+START_TEST(test_list_cdex_shared)
+{
+	struct vdex_fixture v;
+	struct art_dex *d;
+	uint64_t ents[2][2];
+
+	if (!have_fixtures())
+		return;
+	vdex_load(&v);
+	for (int k = 0; k < 2; k++) {
+		ents[1 - k][0] = FK_VDEX + v.hdr[k];
+		ents[1 - k][1] = v.span[k];
+	}
+	ck_assert_uint_le(v.owned_hi[0], ents[0][0] + ents[0][1]); /* dex 0's code in both */
+	fk_list(ents, 2, 2);
+	d = art_dex_new(&fk_mem, FK_DESC, EM_X86_64, 1);
+	ck_assert_int_eq(art_dex_update(d, 1, 1), 1);
+	fk.bytes = 0;
+	fk.forbidden = 0;
+	fk.forbid_lo = v.owned_lo[1];
+	fk.forbid_hi = v.owned_hi[1];
+	check_list(d, v.dd[0], v.nr[0], FK_VDEX + v.hdr[0] + v.data_off[0] + 4);
+	ck_assert_uint_eq(fk.forbidden, 0);
+	check_list(d, v.dd[1], v.nr[1], FK_VDEX + v.hdr[1] + v.data_off[1] + 4);
+	ck_assert_msg(fk.bytes * 2 < (uint64_t)v.span[0] + v.span[1], "read %llu bytes",
+		      (unsigned long long)fk.bytes);
+	/* the entry of dex 0 leaves the list: its code is no longer named */
+	fk_list(ents, 1, 4);
+	ck_assert_int_eq(art_dex_update(d, 2, 1), 1);
+	ck_assert_int_eq(art_dex_lookup(d, FK_VDEX + v.hdr[0] + v.data_off[0] + 4 +
+						   v.dd[0][0].code_off,
+					&(struct dex_method){ 0 }),
+			 -ENOENT);
+	check_list(d, v.dd[1], v.nr[1], FK_VDEX + v.hdr[1] + v.data_off[1] + 4);
+	art_dex_free(d);
+	vdex_release(&v);
+}
+END_TEST
+
+/* A dex 041 container registers each of its dex files with its own header and file_size
+ * (ART 15 AddNativeDebugInfoForDex); all offsets count from the container's start. Methods of
+ * both parts are named, as dexdump lists them in the original files. */
+START_TEST(test_list_container)
+{
+	char *path, *p1, *p2;
+	struct dd_method *dd1, *dd2;
+	struct art_dex *d;
+	uint8_t *bytes;
+	size_t nr1, nr2, size;
+	uint64_t ents[2][2];
+	uint32_t h2;
+
+	if (!have_fixtures())
+		return;
+	path = dex_path("container.dex");
+	p1 = dex_path("Hello.dex");
+	p2 = dex_path("multi.dex");
+	dd1 = dexdump(p1, &nr1);
+	dd2 = dexdump(p2, &nr2);
+	bytes = testutil_read_file(path, &size);
+	fk.cont = bytes;
+	fk.cont_size = size;
+	h2 = rd32(bytes + 32);
+	ents[0][0] = FK_CONT + h2;
+	ents[0][1] = rd32(bytes + h2 + 32);
+	ents[1][0] = FK_CONT;
+	ents[1][1] = h2;
+	fk_list(ents, 2, 2);
+	d = art_dex_new(&fk_mem, FK_DESC, EM_X86_64, 1);
+	ck_assert_int_eq(art_dex_update(d, 1, 1), 1);
+	fk.bytes = 0;
+	check_list(d, dd1, nr1, FK_CONT + 16);
+	check_list(d, dd2, nr2, FK_CONT + h2 + 16);
+	/* one container, opened once for both parts */
+	ck_assert_uint_le(fk.bytes, size + 2 * 0x88);
+	art_dex_free(d);
+	fk.cont = NULL;
+	free(bytes);
+	free(dd1);
+	free(dd2);
+	free(p1);
+	free(p2);
+	free(path);
+}
+END_TEST
+
 /* The one naming function on every form ART gives a method's name (android-art.md 1.8, 2.4,
  * 4.2): JIT and AOT symbols with MiniDebugInfo (no signature) and with full debug info
  * (ART's PrettyMethod with signature), dedup markers, and names that are not Java methods. The
@@ -598,6 +855,9 @@ Suite *dex_suite(void)
 	tcase_add_test(tc, test_container);
 	tcase_add_test(tc, test_vdex_shared_data);
 	tcase_add_test(tc, test_java_name);
+	tcase_add_test(tc, test_list_cdex_file_size);
+	tcase_add_test(tc, test_list_cdex_shared);
+	tcase_add_test(tc, test_list_container);
 	tcase_add_test(tc, test_bad_headers);
 	tcase_add_test(tc, test_hostile);
 	suite_add_tcase(s, tc);
