@@ -355,8 +355,8 @@ art_test() {
 	stop_target
 	grep -e 'samples:' -e 'unwound' "$RERR" | sed "s/^/    [$test] /"
 	P=com.example.fakeart
-	seq="worker;$P.Interp.outer(int) (Interp.java:$outer)_[0];fakeart_nterp;outer_body;"
-	seq="$seq$P.Interp.inner(int) (Interp.java:$inner)_[0];fakeart_switch_interp;inner_body;"
+	seq="worker;$P.Interp.outer (Interp.java:$outer)_[0];fakeart_nterp;outer_body;"
+	seq="$seq$P.Interp.inner (Interp.java:$inner)_[0];fakeart_switch_interp;inner_body;"
 	seq="${seq}jit_call;"
 	# spin named unnamed wrong ordered named-by-Jit/Packed/Compressed static-slots static-named
 	# worker

@@ -131,10 +131,10 @@ static void run_fakeart(const char *prog, const char *layout, int strict)
 	/* root first, as folded lines are: worker down to jit_call */
 	const char *seq[] = {
 		"worker",
-		harness_fmt("com.example.fakeart.Interp.outer(int) (Interp.java:%d)", outer),
+		harness_fmt("com.example.fakeart.Interp.outer (Interp.java:%d)", outer),
 		"fakeart_nterp",
 		"outer_body",
-		harness_fmt("com.example.fakeart.Interp.inner(int) (Interp.java:%d)", inner),
+		harness_fmt("com.example.fakeart.Interp.inner (Interp.java:%d)", inner),
 		"fakeart_switch_interp",
 		"inner_body",
 		"jit_call",

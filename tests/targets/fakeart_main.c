@@ -603,9 +603,9 @@ static void setup_dex(const char *path)
 
 		if (dex_method_get(df, i, &m, &len) < 0)
 			continue;
-		if (strstr(m.name, "Interp.outer("))
+		if (!strcmp(m.name, "com.example.fakeart.Interp.outer"))
 			outer_pc = dex + m.code_offset + 2; /* code unit 1: the invoke, line 18 */
-		else if (strstr(m.name, "Interp.inner("))
+		else if (!strcmp(m.name, "com.example.fakeart.Interp.inner"))
 			inner_pc = dex + m.code_offset;
 	}
 	dex_close(df);

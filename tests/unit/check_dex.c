@@ -18,6 +18,8 @@
 #include "perch/xalloc.h"
 #include "testutil.h"
 
+#include "../targets/fakeart_symfile.h"
+
 #define MAX_ROWS 64
 
 /* One method as dexdump -d prints it. */
@@ -473,8 +475,12 @@ END_TEST
 #define FK_VDEX 0x10000000ULL
 #define FK_CONT 0x20000000ULL
 
+#define FK_JIT_DESC 0x1800ULL
+#define FK_JIT_ENTRY(i) (0x2800ULL + 48ULL * (i))
+#define FK_SYMFILE 0x4000ULL
+
 static struct {
-	uint8_t meta[0x3000]; /* descriptor and entries */
+	uint8_t meta[0x8000]; /* descriptors, entries, a JIT symfile */
 	const uint8_t *vdex, *cont;
 	size_t vdex_size, cont_size;
 	uint64_t bytes;	       /* read from the dex regions */
@@ -512,29 +518,41 @@ static void put64(uint64_t addr, uint64_t v)
 	memcpy(fk.meta + addr, &v, 8);
 }
 
-/* The dex list holds these (symfile address, size) pairs, the first at the head. */
-static void fk_list(const uint64_t (*ents)[2], size_t n, uint32_t seqlock)
+/* The list of the descriptor at @desc holds these (symfile address, size) pairs, the first at
+ * the head, its entries from @entries on. */
+static void fk_list_at(uint64_t desc, uint64_t entries, const uint64_t (*ents)[2], size_t n,
+		       uint32_t seqlock)
 {
 	uint32_t v;
 
-	memset(fk.meta, 0, sizeof(fk.meta));
+	memset(fk.meta + desc, 0, 56);
 	v = 1;
-	memcpy(fk.meta + FK_DESC, &v, 4);
-	put64(FK_DESC + 16, n ? FK_ENTRY(0) : 0);
-	memcpy(fk.meta + FK_DESC + 24, "Android2", 8);
+	memcpy(fk.meta + desc, &v, 4);
+	put64(desc + 16, n ? entries : 0);
+	memcpy(fk.meta + desc + 24, "Android2", 8);
 	v = 56;
-	memcpy(fk.meta + FK_DESC + 36, &v, 4);
+	memcpy(fk.meta + desc + 36, &v, 4);
 	v = 48;
-	memcpy(fk.meta + FK_DESC + 40, &v, 4);
-	memcpy(fk.meta + FK_DESC + 44, &seqlock, 4);
-	put64(FK_DESC + 48, 1 + seqlock);
+	memcpy(fk.meta + desc + 40, &v, 4);
+	memcpy(fk.meta + desc + 44, &seqlock, 4);
+	put64(desc + 48, 1 + seqlock);
 	for (size_t i = 0; i < n; i++) {
-		put64(FK_ENTRY(i), i + 1 < n ? FK_ENTRY(i + 1) : 0);
-		put64(FK_ENTRY(i) + 8, i ? FK_ENTRY(i - 1) : 0);
-		put64(FK_ENTRY(i) + 16, ents[i][0]);
-		put64(FK_ENTRY(i) + 24, ents[i][1]);
-		put64(FK_ENTRY(i) + 32, 1 + i);
+		uint64_t e = entries + 48 * i;
+
+		memset(fk.meta + e, 0, 48);
+		put64(e, i + 1 < n ? e + 48 : 0);
+		put64(e + 8, i ? e - 48 : 0);
+		put64(e + 16, ents[i][0]);
+		put64(e + 24, ents[i][1]);
+		put64(e + 32, 1 + i);
 	}
+}
+
+/* The dex list (at FK_DESC) */
+static void fk_list(const uint64_t (*ents)[2], size_t n, uint32_t seqlock)
+{
+	memset(fk.meta, 0, sizeof(fk.meta));
+	fk_list_at(FK_DESC, FK_ENTRY(0), ents, n, seqlock);
 }
 
 /* Every method dexdump lists (@dd), whose instructions start at @insns0 + code_off, comes out of
@@ -720,6 +738,62 @@ START_TEST(test_list_container)
 }
 END_TEST
 
+/* The same method run by the JIT and by the interpreter gets one name: a JIT symbol with full
+ * debug info (ART's PrettyMethod with signature, here built from dexdump's listing) and one
+ * with MiniDebugInfo (no signature) both come out as the dex frame's name. */
+START_TEST(test_jit_dex_same_name)
+{
+	char *path;
+	struct dd_method *dd;
+	struct art_dex *d;
+	struct art_jit *j;
+	struct art_jit_sym y;
+	struct dex_method m;
+	uint8_t *bytes;
+	size_t nr, size;
+	uint64_t ents[1][2], code = 0x30000000;
+
+	(void)sf_compress; /* (fakeart_symfile.h's; not needed here) */
+	if (!have_fixtures())
+		return;
+	path = dex_path("Hello.dex");
+	dd = dexdump(path, &nr);
+	ck_assert_uint_gt(nr, 1);
+	bytes = testutil_read_file(path, &size);
+	fk.cont = bytes;
+	fk.cont_size = size;
+	ents[0][0] = FK_CONT;
+	ents[0][1] = size;
+	fk_list(ents, 1, 2);
+	d = art_dex_new(&fk_mem, FK_DESC, EM_X86_64, 1);
+	ck_assert_int_eq(art_dex_update(d, 1, 1), 1);
+	for (int form = 0; form < 2; form++) {
+		struct sf_method sm = { form ? dd[1].name : dd[1].full, code, 0x40, 4, 0x3c, 1 };
+		struct sf_buf b = { 0 };
+
+		sf_build(&b, &sm, 1, 1, EM_X86_64, 1);
+		ck_assert_uint_le(b.len, sizeof(fk.meta) - FK_SYMFILE);
+		memcpy(fk.meta + FK_SYMFILE, b.p, b.len);
+		ents[0][0] = FK_SYMFILE;
+		ents[0][1] = b.len;
+		fk_list_at(FK_JIT_DESC, FK_JIT_ENTRY(0), ents, 1, 2 + 2 * form);
+		j = art_jit_new(&fk_mem, FK_JIT_DESC, EM_X86_64, 1);
+		ck_assert_int_eq(art_jit_update(j, 100, 1), 1);
+		ck_assert_int_eq(art_jit_find(j, code + 8, 0, &y, NULL), 0);
+		ck_assert_int_eq(art_dex_lookup(d, FK_CONT + dd[1].code_off + 16, &m), 0);
+		ck_assert_str_eq(y.name, m.name);
+		ck_assert_str_eq(y.name, dd[1].name);
+		art_jit_free(j);
+		free(b.p);
+	}
+	art_dex_free(d);
+	fk.cont = NULL;
+	free(bytes);
+	free(dd);
+	free(path);
+}
+END_TEST
+
 /* The one naming function on every form ART gives a method's name (android-art.md 1.8, 2.4,
  * 4.2): JIT and AOT symbols with MiniDebugInfo (no signature) and with full debug info
  * (ART's PrettyMethod with signature), dedup markers, and names that are not Java methods. The
@@ -858,6 +932,7 @@ Suite *dex_suite(void)
 	tcase_add_test(tc, test_list_cdex_file_size);
 	tcase_add_test(tc, test_list_cdex_shared);
 	tcase_add_test(tc, test_list_container);
+	tcase_add_test(tc, test_jit_dex_same_name);
 	tcase_add_test(tc, test_bad_headers);
 	tcase_add_test(tc, test_hostile);
 	suite_add_tcase(s, tc);
