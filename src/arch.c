@@ -110,9 +110,12 @@ int perch_arch_auxv_class(const uint8_t *auxv, size_t len)
 			memcpy(&type, auxv + i, word); /* host byte order: the kernel's */
 			memcpy(&val, auxv + i + word, word);
 			if (type == AT_NULL) {
-				/* the vector ends here, with AT_PAGESZ (a power of two) seen */
-				ok[w] = i + 2 * word == len && pagesz >= 4096 &&
-					!(pagesz & (pagesz - 1));
+				/* the vector ends here, with AT_PAGESZ (a power of two) seen; a
+				 * compat process's file has zero padding after it (recorded on
+				 * arm64: 20 pairs of 32-bit words, then 16 zero bytes) */
+				ok[w] = pagesz >= 4096 && !(pagesz & (pagesz - 1));
+				for (size_t k = i; k < len; k++)
+					ok[w] &= auxv[k] == 0;
 				break;
 			}
 			if (type > 4096) /* AT_* values are small numbers */
