@@ -118,9 +118,9 @@ static void check_line(const struct harness_folded_line *l, const char *const *s
 		c->ordered += l->count;
 }
 
-static void run_fakeart(const char *prog, const char *layout, int strict)
+static void run_fakeart_dex(const char *prog, const char *layout, int strict, const char *dex)
 {
-	const char *out = harness_tmpfile(harness_fmt("art-%s-%s.folded", prog, layout));
+	const char *out = harness_tmpfile(harness_fmt("art-%s-%s-%s.folded", prog, layout, dex));
 	int inner = smali_line("inner", 0), outer = smali_line("outer", 1);
 	struct harness_proc *t, *perch;
 	struct harness_folded f;
@@ -140,8 +140,7 @@ static void run_fakeart(const char *prog, const char *layout, int strict)
 		"jit_call",
 	};
 
-	t = harness_spawn(prog, HARNESS_ARGV(harness_target(prog), layout,
-					     harness_target("fakeart-interp.dex")));
+	t = harness_spawn(prog, HARNESS_ARGV(harness_target(prog), layout, harness_target(dex)));
 	pid = harness_proc_wait_ready(t, 10);
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
 						    harness_fmt("%d", (int)pid), "-F", "1000", "-d",
@@ -174,6 +173,11 @@ static void run_fakeart(const char *prog, const char *layout, int strict)
 	harness_proc_kill(t, SIGKILL);
 }
 
+static void run_fakeart(const char *prog, const char *layout, int strict)
+{
+	run_fakeart_dex(prog, layout, strict, "fakeart-interp.dex");
+}
+
 START_TEST(art_android2)
 {
 	run_fakeart("fakeart", "android2", 1);
@@ -192,6 +196,23 @@ END_TEST
 START_TEST(art_gdb)
 {
 	run_fakeart("fakeart", "gdb", 0);
+}
+END_TEST
+
+/* Interp.dex as the second of two compact dex files sharing one data section (a vdex), each
+ * registered with its header's file_size as Android 10/11 did: the interpreted frames' dex
+ * pcs lie outside every entry, in the shared section, and are still named. */
+START_TEST(art_android2_vdex)
+{
+	run_fakeart_dex("fakeart", "android2", 1, "fakeart-interp.vdex");
+}
+END_TEST
+
+/* Interp.dex as the second dex of a dex 041 container, each dex registered on its own (ART
+ * 15): offsets count from the container's start. */
+START_TEST(art_android2_container)
+{
+	run_fakeart_dex("fakeart", "android2", 1, "fakeart-interp-041.dex");
 }
 END_TEST
 
@@ -224,6 +245,8 @@ Suite *e2e_art_suite(void)
 	tcase_add_test(tc, art_android2);
 	tcase_add_test(tc, art_android1);
 	tcase_add_test(tc, art_gdb);
+	tcase_add_test(tc, art_android2_vdex);
+	tcase_add_test(tc, art_android2_container);
 	/* fakeart32 is built on x86_64 hosts only (tests/targets/fakeart32.mk) */
 	if (uname(&u) == 0 && !strcmp(u.machine, "x86_64") &&
 	    harness_can_exec_target("fakeart32", "e2e-art (fakeart32)")) {
