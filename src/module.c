@@ -278,12 +278,10 @@ static struct elffile *open_file(struct modules *ms, struct module *m, const str
 	 * CAP_CHECKPOINT_RESTORE only: not under Android's run-as) */
 	snprintf(mapped, sizeof(mapped), "/proc/%d/map_files/%llx-%llx", ms->pid,
 		 (unsigned long long)mm->start, (unsigned long long)mm->end);
-	if (m->deleted)
-		ef = open_path(m, mapped);
-	if (!ef) {
-		snprintf(path, sizeof(path), "/proc/%d/root%s", ms->pid, file);
-		ef = open_checked(m, path, &mismatch);
-	}
+	if (m->deleted && (ef = open_path(m, mapped)))
+		return ef; /* named by that path, which DWARF readers reopen: the mapped file */
+	snprintf(path, sizeof(path), "/proc/%d/root%s", ms->pid, file);
+	ef = open_checked(m, path, &mismatch);
 	if (!ef && !m->deleted)
 		ef = open_path(m, mapped);
 	if (!ef)
