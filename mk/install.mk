@@ -2,13 +2,15 @@
 # man pages (docs/man/*.md, converted by go-md2man at install time: plain `make` does not need
 # it), the bash completion, scripts/perch-adb; `make deb` builds a Debian package from the tree
 # with dpkg-buildpackage (debian/). `make check` runs check-docs (man pages against --help,
-# completion, --version), check-install (an install into a scratch DESTDIR, run from there,
-# uninstalled) and check-deb (the .deb built, unpacked and run; not under SAN=).
+# completion, --version) and check-install (an install into a scratch DESTDIR, run from there,
+# uninstalled); check-deb (the .deb built, its dependencies resolved by apt, unpacked and run)
+# and check-deb-install (the same, then installed with apt, run and purged) are CI's.
 #   make install PREFIX=/usr DESTDIR=/tmp/root     stage an install
 #   make install-android                           + the static device builds perch-adb pushes
 #   make deb                                       $(O)/deb/perch_VERSION_ARCH.deb
-#   make check-deb-install                         (CI, root) installs the .deb with apt, runs it
-#                                                  from /usr/bin, removes it again
+#   make check-deb                                 the .deb built, unpacked and run
+#   make check-deb-install                         (CI, root) + installs it with apt, runs it
+#                                                  from /usr/bin, purges it again
 PERCH_VERSION := 0.1
 
 PREFIX ?= /usr/local
@@ -32,12 +34,9 @@ $(O)/src/version.o: P_CFLAGS += -DPERCH_VERSION='"$(PERCH_VERSION)"'
 $(O)/src/version.o: mk/install.mk
 
 # ---- man pages: Markdown (go-md2man's dialect) -> man(7), the version in the header ----
-$(O)/man/%: docs/man/%.md mk/install.mk
+$(O)/man/%: docs/man/%.md scripts/md2man.sh mk/install.mk
 	@mkdir -p $(dir $@)
-	@command -v $(GO_MD2MAN) >/dev/null || \
-		{ echo "man: $(GO_MD2MAN) not found: run 'make deps' (Debian package go-md2man)" >&2; \
-		  exit 1; }
-	$(call msg,MAN,$@)sed 's/@VERSION@/$(PERCH_VERSION)/g' $< | $(GO_MD2MAN) -out $@
+	$(call msg,MAN,$@)GO_MD2MAN=$(GO_MD2MAN) scripts/md2man.sh $(PERCH_VERSION) $< $@
 
 man: $(MAN_PAGES)
 
@@ -84,10 +83,9 @@ deb: deps
 	$(Q)test -f $(DEB_FILE) && echo "  $(DEB_FILE)"
 
 # ---- tests ----
+# (check-deb builds the package, about as long as a build of perch: CI runs it, with a real
+# install, as check-deb-install; `make check` does not)
 CHECK_EXTRA += check-docs check-install
-ifeq ($(SAN),)
-CHECK_EXTRA += check-deb
-endif
 
 check-docs: $(O)/perch $(MAN_PAGES) targets
 	$(Q)PERCH=$(CURDIR)/$(O)/perch MANDIR=$(CURDIR)/$(O)/man PERCH_VERSION=$(PERCH_VERSION) \
@@ -101,5 +99,5 @@ check-deb: targets
 	$(Q)TARGETS=$(CURDIR)/$(O)/targets tests/docs/check-deb.sh $(DEB_FILE)
 
 check-deb-install: targets
-	$(Q)test -f $(DEB_FILE) || $(MAKE) --no-print-directory deb
+	$(Q)$(MAKE) --no-print-directory deb
 	$(Q)TARGETS=$(CURDIR)/$(O)/targets tests/docs/check-deb.sh --install $(DEB_FILE)

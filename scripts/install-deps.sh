@@ -12,13 +12,16 @@ set -eu
 # chromium (headless: the flame graphs load and render) for the consumer checks; clang-14 and
 # libclang-rt-14-dev (libFuzzer: make fuzz), valgrind (make check-valgrind); gcc-12-multilib and
 # libc6-dev-i386 (the 32-bit x86 targets; not gcc-multilib: it conflicts with gcc-aarch64-linux-gnu)
+# go-md2man (the man pages, docs/man/*.md, for make install), groff-base, man-db and
+# bash-completion (check-docs, check-install), debhelper and dpkg-dev (make deb)
 PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
 libreadline-dev check liblzma-dev zlib1g-dev libiberty-dev elfutils gdb binutils xz-utils
 util-linux g++ dmtracedump protobuf-compiler python3 python3-jsonschema
 libsmali-java dexdump zipalign
 golang-go chromium
 clang-14 libclang-rt-14-dev valgrind nodejs
-gcc-12-multilib libc6-dev-i386"
+gcc-12-multilib libc6-dev-i386
+go-md2man groff-base man-db bash-completion debhelper dpkg-dev"
 
 missing=""
 for p in $PKGS; do
