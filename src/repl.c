@@ -1078,6 +1078,7 @@ static const char repl_usage[] =
 	"      --json          scripted mode: one JSON object per command\n"
 	"      --keep-going    scripted mode: run every command even after a failure (the exit\n"
 	"                      status is still the first failure's)\n"
+	"  -v, --verbose       more messages\n"
 	"\n"
 	"Type 'help' at the prompt for the commands.\n";
 
