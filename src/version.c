@@ -14,6 +14,7 @@
 #include <readline/readline.h>
 #include <zlib.h>
 
+#include "perch/arch.h"
 #include "perch/version.h"
 
 #ifndef PERCH_VERSION
@@ -100,11 +101,7 @@ void version_print(FILE *f)
 
 	fprintf(f, "perch %s\n", version_string());
 	fprintf(f, "build-id: %s\n", version_build_id(id, sizeof(id)) ? "none" : id);
-#if defined(__x86_64__)
-	fprintf(f, "arch: x86_64 (profiles x86_64 and i386 processes)\n");
-#elif defined(__aarch64__)
-	fprintf(f, "arch: aarch64 (profiles aarch64 processes)\n");
-#endif
+	fprintf(f, "arch: %s\n", perch_arch_host()->name);
 	fprintf(f, "built with:\n");
 	lib_line(f, "libunwind",
 		 STR(UNW_VERSION_MAJOR) "." STR(UNW_VERSION_MINOR) "." STR(UNW_VERSION_EXTRA), NULL);
