@@ -108,6 +108,17 @@ _perch_pids()
 	done
 }
 
+# file (or, with -d, directory) names: one per line, so that spaces survive; marked as file
+# names for readline (quoting, a / after a directory)
+_perch_files()
+{
+	local line
+	compopt -o filenames 2>/dev/null
+	while IFS= read -r line; do
+		COMPREPLY+=("$line")
+	done < <(compgen "$@")
+}
+
 # complete the argument $3 of option $2 (argument name $4) of the perch command line $1...
 _perch_complete_arg()
 {
@@ -125,7 +136,7 @@ _perch_complete_arg()
 		COMPREPLY=($(compgen -W "$(_perch_pids)" -- "$cur"))
 		;;
 	DIR)
-		COMPREPLY=($(compgen -d -- "$cur"))
+		_perch_files -d -- "$cur"
 		;;
 	NAME)
 		if [[ $opt == --format ]]; then
@@ -133,7 +144,7 @@ _perch_complete_arg()
 		fi
 		;;
 	FILE)
-		COMPREPLY=($(compgen -f -- "$cur"))
+		_perch_files -f -- "$cur"
 		if [[ $opt == -o || $opt == --output ]]; then
 			# the file usually does not exist yet: offer WORD.ENDING for every ending; after
 			# a '.' in the file name, the ending has begun (prof.pb -> prof.pb.gz)
@@ -212,7 +223,7 @@ _perch()
 			if ((j == COMP_CWORD - 1)); then
 				COMPREPLY=($(compgen -c -- "$cur"))
 			else
-				COMPREPLY=($(compgen -f -- "$cur"))
+				_perch_files -f -- "$cur"
 			fi
 			return
 		fi
@@ -238,11 +249,12 @@ _perch()
 		case $cmd in
 		report | annotate)
 			# the recording (annotate: after the function name)
-			COMPREPLY=($(compgen -d -- "$cur") $(compgen -f -X '!*.perch' -- "$cur"))
+			_perch_files -d -- "$cur"
+			_perch_files -f -X '!*.perch' -- "$cur"
 			;;
 		mem | maps | record | dump | stat | top | threads) ;;
 		*)
-			COMPREPLY=($(compgen -f -- "$cur"))
+			_perch_files -f -- "$cur"
 			;;
 		esac
 	fi
