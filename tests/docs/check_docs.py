@@ -11,12 +11,14 @@ the program itself.
     every command's options, --format names, --mode choices, pids for -p, WORD.ENDING for -o,
     .perch files for report, programs after --, perch-adb's actions and options. The expected
     words are read here from the help texts, with a parser of its own (not the completion's).
+  * the module map of docs/how-it-works.md names every src/*.c and arch/*/*.c, and only those.
   * --version: "perch VERSION" equal to the Makefile's and debian/changelog's version, the
     build-id equal to readelf's, each library version equal to the Debian -dev package the
     build used (dpkg-query).
 
 Environment: PERCH (the binary), MANDIR (rendered pages), PERCH_VERSION.
 """
+import glob
 import os
 import re
 import subprocess
@@ -260,6 +262,22 @@ def check_completion(commands):
     check(got == want, "completion: perch-adb -<TAB> gives its options", f"{got} vs {want}")
 
 
+# ---- the module map ----
+def check_module_map():
+    """docs/how-it-works.md names every source file (`name.c` in its module map) and no file
+    that is gone."""
+    text = open(os.path.join(ROOT, "docs/how-it-works.md")).read()
+    m = re.search(r"^## Module map\n(.*?)(?=^## )", text, re.M | re.S)
+    section = m.group(1) if m else ""
+    named = set(re.findall(r"`((?:arch/[\w-]+/)?[\w-]+\.c)`", section))
+    files = {os.path.basename(f) for f in glob.glob(os.path.join(ROOT, "src/*.c"))}
+    files |= {os.path.relpath(f, ROOT) for f in glob.glob(os.path.join(ROOT, "arch/*/*.c"))}
+    check(files <= named, "module map: docs/how-it-works.md names every source file",
+          f"missing: {sorted(files - named)}")
+    check(named <= files, "module map: every file it names exists",
+          f"gone: {sorted(named - files)}")
+
+
 # ---- --version ----
 def dpkg_version(pkg):
     r = run(["dpkg-query", "-W", "-f=${Version}", pkg])
@@ -300,6 +318,7 @@ def check_version():
 def main():
     commands = check_man_pages()
     check_completion(commands)
+    check_module_map()
     check_version()
     print(f"check-docs: {passed} passed, {len(failures)} failed")
     return 1 if failures else 0
