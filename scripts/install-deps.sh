@@ -11,14 +11,18 @@ set -eu
 # fixtures), dexdump (their oracle), zipalign (APK fixtures); golang-go (go tool pprof) and
 # chromium (headless: the flame graphs load and render) for the consumer checks; clang-14 and
 # libclang-rt-14-dev (libFuzzer: make fuzz), valgrind (make check-valgrind); gcc-12-multilib and
-# libc6-dev-i386 (the 32-bit x86 targets; not gcc-multilib: it conflicts with gcc-aarch64-linux-gnu)
+# libc6-dev-i386 (the 32-bit x86 targets; not gcc-multilib: it conflicts with gcc-aarch64-linux-gnu);
+# the oracle suite (tests/real, make check-real): clang and lld (clang, clang++, ld.lld), rustc
+# (Debian's 1.63), sqlite3 and perl (programs it profiles), libc6-dbg (glibc's DWARF: the names,
+# inline and tail-call frames both perch and gdb show in libc)
 PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
 libreadline-dev check liblzma-dev zlib1g-dev libiberty-dev elfutils gdb binutils xz-utils
 util-linux g++ dmtracedump protobuf-compiler python3 python3-jsonschema
 libsmali-java dexdump zipalign
 golang-go chromium
 clang-14 libclang-rt-14-dev valgrind nodejs
-gcc-12-multilib libc6-dev-i386"
+gcc-12-multilib libc6-dev-i386
+clang lld rustc sqlite3 perl libc6-dbg"
 
 missing=""
 for p in $PKGS; do
