@@ -167,7 +167,7 @@ def c_case(name, cc, ld, opt, fp=None, cfi=True, pie=True, dwarf=None, gz=None, 
     'debuglink' or 'buildid'."""
     cxx = {"gcc": "g++", "clang": "clang++"}[cc] if cpp else cc
     flags = ["-" + opt, "-pthread"]
-    words = [cxx, "+" + ld, "-" + opt]
+    words = ["%s + %s" % (cxx, {"bfd": "GNU ld", "lld": "lld", "gold": "gold"}[ld]), "-" + opt]
     if debug:
         flags.append("-g")
     if dwarf:

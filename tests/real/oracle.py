@@ -173,6 +173,7 @@ class CaseRun:
         self.oracle_frames = 0
         self.named = 0
         self.seen = set()         # causes recognised in its differences
+        self.used_waits = set()   # WAITS causes that explained a difference
 
 
 def start_program(case, env):
@@ -386,7 +387,9 @@ def run_case(case, args, log, env):
             if v0 and d.cause is None and not case_cause:
                 d.cause = "rust-v0"
             cause = d.cause if d.cause in C.PENDING else None
-            cause = cause or (case_cause if case_cause in C.PENDING else None)
+            if cause is None and case_cause in C.PENDING:
+                cause = case_cause
+                cr.used_waits.add(case_cause)
             if cause:
                 causes.add(cause)
             else:
@@ -493,6 +496,14 @@ def main():
     seen = set()
     for cr in runs:
         seen |= cr.seen
+    for cr in runs:
+        cause = None
+        for r, _ in cr.results:
+            cause = cause or C.waits_for(cr.case.name, r.name)
+        if cause in C.PENDING and cr.verdict in ("PASS", "XPASS", "XFAIL") and \
+                cause not in cr.used_waits:
+            log("oracle: %s no longer needs its WAITS entry (%s): remove it" %
+                (cr.case.name, cause))
     if not args.only:
         for c in sorted(C.PENDING - seen - {w[2] for w in C.WAITS}):
             log("oracle: cause %s (%s) no longer shows: remove it from cases.PENDING" %
@@ -521,6 +532,28 @@ def save_results(runs, args, total):
                         for r, o in cr.results]})
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(data, f, indent=1)
+    with open(os.path.join(args.out, "table.md"), "w") as f:
+        f.write(table(data))
+
+
+def table(data):
+    """The README's table: per case, how many of the oracle's frames perch has."""
+    out = ["Oracle suite, %s (%d s): per case, the oracle's frames (all threads) that perch "
+           "has, by name (gdb) or return address (eu-stack)." % (data["date"], data["seconds"]),
+           "",
+           "| case | built / run as | oracle | threads passing | frames perch has | "
+           "verdict | waits for |",
+           "|---|---|---|---|---|---|---|"]
+    for c in data["cases"]:
+        th = c["threads"]
+        oracles = sorted({t["oracle"] for t in th}) or ["-"]
+        npass = sum(1 for t in th if t["verdict"] in ("PASS", "XPASS"))
+        causes = sorted({x.strip() for t in th if t["cause"] and t["verdict"] == "XFAIL"
+                         for x in t["cause"].split(",")})
+        out.append("| %s | %s | %s | %d/%d | %d/%d | %s | %s |" % (
+            c["name"], c["desc"].replace("|", "/"), ", ".join(oracles), npass, len(th),
+            c["named"], c["oracle_frames"], c["verdict"], "; ".join(causes)))
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":
