@@ -30,6 +30,8 @@ CAUSES = {
                     "ends in garbage or early instead of at _start/clone3"),
     "compressed-dwarf": ("dwarf", "DWARF in zstd-compressed sections is not read (no "
                          "file:line, no inline frames)"),
+    "minidebuginfo-cfi": ("elf", "CFI in MiniDebugInfo (.gnu_debugdata's .debug_frame) is "
+                          "not used: stacks end after the first frame in such a module"),
     "go-leaf": ("elf", "Go (.debug_frame): the caller of a frameless assembly leaf is lost; "
                 "runtime.clone after runtime.mstart is missing"),
 }
@@ -38,7 +40,7 @@ CAUSES = {
 # for its case in WAITS) makes its thread XFAIL instead of FAIL; remove a cause here when its
 # fix is on main, and the suite fails wherever it still shows.
 PENDING = {"tailcall", "dwarf5-lines", "rust-v0", "frame-limit", "signal-pc", "lld",
-           "no-cfi-ends", "go-leaf", "compressed-dwarf"}
+           "no-cfi-ends", "go-leaf", "compressed-dwarf", "minidebuginfo-cfi"}
 
 # (case glob, thread glob, cause): every difference in those threads is put down to the cause.
 WAITS = [
@@ -49,6 +51,7 @@ WAITS = [
     ("chromium", "*", "no-cfi-ends"),
     ("go", "*", "go-leaf"),
     ("*-gz-zstd", "*", "compressed-dwarf"),
+    ("*-minidebuginfo", "*", "minidebuginfo-cfi"),
 ]
 
 
@@ -97,6 +100,7 @@ class Case:
         self.ready = ready          # the program prints "ready PID"
         self.env = env or {}
         self.timeout = timeout
+        self.deep = False           # a thread deeper than perch's default frame limit
         self.dir = None
         self.cmdline = None         # the build command(s), for the log
 
@@ -150,6 +154,14 @@ def _strip_cmds(exe, mode):
     only (gdb: debug-file-directory; perch: --sysroot)."""
     cmds = [["objcopy", "--only-keep-debug", exe, exe + ".debug"],
             ["strip", "--strip-all", "--remove-section=.comment", exe]]
+    if mode == "minidebuginfo":
+        # the symbol table and .debug_frame, xz-compressed into .gnu_debugdata (what Fedora
+        # ships for symbols, and Android's only CFI for many libraries)
+        return cmds + [["objcopy", "--strip-debug", "--keep-section=.debug_frame",
+                        exe + ".debug", "mini"],
+                       ["xz", "-f", "mini"],
+                       ["objcopy", "--add-section", ".gnu_debugdata=mini.xz", exe],
+                       ["rm", "-f", exe + ".debug", "mini.xz"]]
     if mode == "debuglink":
         cmds.append(["objcopy", "--add-gnu-debuglink=" + exe + ".debug", exe])
     else:
@@ -194,7 +206,9 @@ def c_case(name, cc, ld, opt, fp=None, cfi=True, pie=True, dwarf=None, gz=None, 
     flags += ["-fuse-ld=" + ld, "-Wl,--build-id"]
     if strip:
         words.append({"debuglink": "stripped, .gnu_debuglink",
-                      "buildid": "stripped, build-id debug file"}[strip])
+                      "buildid": "stripped, build-id debug file",
+                      "minidebuginfo": "stripped, MiniDebugInfo (.gnu_debugdata: symbols "
+                      "and .debug_frame, xz)"}[strip])
     if deep:
         words.append("%d-frame recursion" % deep)
     srcs = CPP_SRCS if cpp else C_SRCS
@@ -213,6 +227,7 @@ def c_case(name, cc, ld, opt, fp=None, cfi=True, pie=True, dwarf=None, gz=None, 
                                                               else []),
                 build=build, threads=4 if cpp else (8 + (1 if deep else 0)),
                 needs=(cxx, {"bfd": "ld.bfd", "lld": "ld.lld", "gold": "ld.gold"}[ld]))
+    case.deep = deep > 0
     if strip == "buildid":
         case.perch_args = ["--sysroot", "{dir}/sysroot"]
         case.gdb_args = ["-iex", "set debug-file-directory {dir}/sysroot/usr/lib/debug:"
@@ -235,6 +250,8 @@ def c_cases():
         C("gcc-bfd-O2-gz-zlib", "gcc", "bfd", "O2", gz="zlib"),
         C("gcc-bfd-O2-debuglink", "gcc", "bfd", "O2", strip="debuglink"),
         C("gcc-bfd-O2-buildid", "gcc", "bfd", "O2", strip="buildid"),
+        C("gcc-bfd-O2-nocfi-minidebuginfo", "gcc", "bfd", "O2", cfi=False,
+          strip="minidebuginfo"),
         # gcc with lld and gold
         C("gcc-lld-O0", "gcc", "lld", "O0"),
         C("gcc-lld-O2", "gcc", "lld", "O2"),

@@ -538,7 +538,8 @@ def compare_gdb(g, p, check_lines=True):
             reason = "perch goes past gdb's outermost frame"
         else:
             reason = "frame gdb does not have"
-        r.diffs.append(Diff("extra", pi, f, reason))
+        r.diffs.append(Diff("extra", pi, f, reason,
+                            "frame-limit" if f.name == "[truncated]" else None))
     return r
 
 

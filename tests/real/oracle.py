@@ -219,10 +219,24 @@ def wait_ready(p, deadline):
     raise RuntimeError("no ready line in time")
 
 
+_HELP = {}
+
+
+def perch_help(perch):
+    """`perch dump --help` (to pass options only a newer perch has)."""
+    if perch not in _HELP:
+        p = subprocess.run([perch, "dump", "--help"], capture_output=True, text=True)
+        _HELP[perch] = p.stdout + p.stderr
+    return _HELP[perch]
+
+
 def snapshot(case, pid, perch, env):
     """perch, then gdb (then eu-stack when the case needs it): never two tracers at once."""
     out = {}
-    p, err, t = run_tool([perch, "dump", "-p", str(pid)] +
+    extra = []
+    if case.deep and "--max-frames" in perch_help(perch):
+        extra = ["--max-frames", "0"]     # all frames: gdb prints all of them too
+    p, err, t = run_tool([perch, "dump", "-p", str(pid)] + extra +
                          [a.replace("{dir}", case.dir) for a in case.perch_args], 120, env)
     if err or p.returncode != 0:
         raise RuntimeError("perch dump failed: %s" % (err or (p.stderr.strip()[-2000:] or
