@@ -11,6 +11,7 @@ import fnmatch
 import os
 import shutil
 import subprocess
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -50,7 +51,7 @@ WAITS = [
     ("gcc-bfd-O0-fp-nocfi-nodebug", "*", "no-cfi-ends"),
     ("chromium", "*", "no-cfi-ends"),
     ("go", "*", "go-leaf"),
-    ("*-gz-zstd", "*", "compressed-dwarf"),
+    ("*-zstd", "*", "compressed-dwarf"),
     ("*-minidebuginfo", "*", "minidebuginfo-cfi"),
 ]
 
@@ -171,6 +172,17 @@ def _strip_cmds(exe, mode):
     return cmds
 
 
+def cc_takes(cc, flag):
+    """Whether the compiler accepts @flag (a tiny compile and link)."""
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "t.c")
+        with open(src, "w") as f:
+            f.write("int main(void) { return 0; }\n")
+        p = subprocess.run([cc, "-g", flag, "-o", os.path.join(d, "t"), src],
+                           capture_output=True)
+        return p.returncode == 0
+
+
 def c_case(name, cc, ld, opt, fp=None, cfi=True, pie=True, dwarf=None, gz=None, strip=None,
            debug=True, deep=0, cpp=False, group=None):
     """A build of the C (or C++) oracle program. @fp: True/False/None (compiler default);
@@ -203,6 +215,9 @@ def c_case(name, cc, ld, opt, fp=None, cfi=True, pie=True, dwarf=None, gz=None, 
     elif gz == "zstd":
         flags += ["-Wl,--compress-debug-sections=zstd"]
         words.append("--compress-debug-sections=zstd")
+    elif gz == "cc-zstd":
+        flags += ["-gz=zstd"]
+        words.append("-gz=zstd")
     flags += ["-fuse-ld=" + ld, "-Wl,--build-id"]
     if strip:
         words.append({"debuglink": "stripped, .gnu_debuglink",
@@ -215,6 +230,9 @@ def c_case(name, cc, ld, opt, fp=None, cfi=True, pie=True, dwarf=None, gz=None, 
     exe = "prog"
 
     def build(case):
+        if gz == "cc-zstd" and not cc_takes(cxx, "-gz=zstd"):
+            raise Skip("%s does not take -gz=zstd (gcc 13 and clang 16 do)" % cxx)
+
         def cmds():
             c = [[cxx] + flags + ["-I" + os.path.join(HERE, "c"), "-o", exe] + srcs]
             if strip:
@@ -258,6 +276,8 @@ def c_cases():
         C("gcc-lld-O3-nopie", "gcc", "lld", "O3", pie=False),
         C("gcc-gold-O0", "gcc", "gold", "O0"),
         C("gcc-gold-O2-gz-zstd", "gcc", "gold", "O2", gz="zstd"),
+        C("gcc-bfd-O2-cc-zstd", "gcc", "bfd", "O2", gz="cc-zstd"),
+        C("clang-lld-O2-cc-zstd", "clang", "lld", "O2", gz="cc-zstd"),
         C("gcc-gold-O2-dwarf4-nopie", "gcc", "gold", "O2", dwarf=4, pie=False),
         # clang with GNU ld, lld and gold
         C("clang-bfd-O0", "clang", "bfd", "O0"),

@@ -443,7 +443,7 @@ def report_case(cr, log):
     log("== %-28s %-5s perch has %d of gdb's %d frames, %.1f s  [%s]" % (
         c.name, cr.verdict, cr.named, cr.oracle_frames, cr.seconds, c.desc))
     if cr.note:
-        log("   " + cr.note, detail=True)
+        log("   " + cr.note, detail=cr.verdict != "SKIP")
     if cr.error:
         log("   error: " + cr.error)
     for r, oracle in cr.results:
