@@ -93,7 +93,9 @@ class Case:
         self.build = build
         self.threads = threads      # threads that must be asleep before the snapshot
         self.oracle = oracle        # "gdb", or "eu-stack" (return addresses)
-        self.needs = needs          # programs that must be on PATH
+        # programs that must be on PATH: the oracle's too
+        self.needs = tuple(needs) + (("gdb",) if oracle == "gdb" else ()) + \
+            (("eu-stack",) if oracle == "eu-stack" or settle == "most" else ())
         self.perch_args = list(perch_args)
         self.gdb_args = list(gdb_args)
         self.stdin_data = stdin_data

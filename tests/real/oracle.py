@@ -242,6 +242,7 @@ def snapshot(case, pid, perch, env):
         raise RuntimeError("perch dump failed: %s" % (err or (p.stderr.strip()[-2000:] or
                                                             "exit %d" % p.returncode)))
     out["perch"] = p.stdout
+    out["perch_err"] = p.stderr
     out["perch_s"] = t
     if case.oracle in ("gdb",):
         argv = ["gdb", "-q", "-batch", "-nx", "-iex", "set debuginfod enabled off",
@@ -377,7 +378,7 @@ def run_case(case, args, log, env):
         finally:
             pass
         stop_program(p)
-        for k in ("perch", "gdb", "eu"):
+        for k in ("perch", "perch_err", "gdb", "gdb_err", "eu"):
             if k in snap:
                 with open(os.path.join(case.dir, k + ".txt"), "w") as f:
                     f.write(snap[k])
