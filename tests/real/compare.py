@@ -35,7 +35,8 @@ NORMALISATIONS = [
     "inline frames: both tools show one frame per inlined call at the same pc; they are "
     "compared like any frame (perch marks them [inlined], gdb's frame type is INLINE)",
     "tail-call frames: gdb rebuilds them from DW_TAG_call_site (frame type TAILCALL); perch "
-    "must show them too; a perch marker after the name ('[tail call]', any '[...]') is dropped",
+    "must show them too (perch marks them '(tail call)' after the frame); marks after the "
+    "frame ('[inlined]', '(tail call)') are not part of the name",
     "Rust only: gdb names impl blocks '{impl#N}' (DWARF) where symbols say '<T as Trait>' or "
     "the type; only the function's own name and the closures in it are compared "
     "('<std::fs::File as std::io::Read>::read' and 'std::fs::{impl#5}::read' are 'read'); "
@@ -252,7 +253,7 @@ class Thread:
 
 
 _PERCH_FRAME = re.compile(r"^#(\d+)\s+0x([0-9a-f]+) (.*?) \(([^()]*)\)"
-                          r"(?: at (.*?):(\d+))?((?: \[[a-z -]+\])*)\s*$")
+                          r"(?: at (.*?):(\d+))?((?: \[[a-z -]+\]| \([a-z -]+\))*)\s*$")
 _PERCH_TID = re.compile(r'^TID (\d+) "(.*)" \((.)\)')
 
 

@@ -40,7 +40,7 @@ TID 10 "tail" (S)
 #0  0x00007f00000002ec __GI___libc_read (libc.so.6) at ./io/../sysdeps/unix/sysv/linux/read.c:26 [inlined]
 #1  0x00007f00000002ec __GI___libc_read (libc.so.6) at ./io/../sysdeps/unix/sysv/linux/read.c:24
 #2  0x0000005500000463 block_read_tail (prog) at /x/real_block.c:19
-#3  0x00000055000005af tail_b (prog) at /x/real_chain.c:80 [tail call]
+#3  0x00000055000005af tail_b (prog) at /x/real_chain.c:80 (tail call)
 #4  0x0000005500000649 tail_a (prog) at /x/real_chain.c:85
 #5  0x00007f00000001f5 start_thread (libc.so.6) at ./nptl/pthread_create.c:442
 #6  0x00007f00000008ec clone3 (libc.so.6) at ./misc/../sysdeps/unix/sysv/linux/x86_64/clone3.S:81
@@ -117,6 +117,11 @@ class Compare(unittest.TestCase):
         return compare.compare_gdb(g, p)
 
     def test_same_stack_passes(self):
+        p = compare.parse_perch(PERCH_TAIL_OK)[10]
+        self.assertEqual([f.kind for f in p.frames][:4], ["INLINE", "NORMAL", "NORMAL",
+                                                           "TAILCALL"])
+        self.assertEqual((p.frames[3].name, p.frames[3].module, p.frames[3].line),
+                         ("tail_b", "prog", 80))
         r = self.result(PERCH_TAIL_OK)
         self.assertTrue(r.ok, [d.show() for d in r.diffs])
         self.assertEqual(r.named, 7)
