@@ -32,6 +32,10 @@ NORMALISATIONS = [
     "namespaces are kept; '(anonymous namespace)' and '{anonymous}' are the same",
     "Rust: legacy hashes '::h0123456789abcdef' and v0 crate disambiguators '[0123abcd]' dropped; "
     "closures '{{closure}}' and '{closure#N}' are both '{closure}'",
+    "gdb does not expand inline frames in a tail-call frame: where the tail call sits in an "
+    "inlined function, gdb shows one tail-call frame named after the inlined function; perch "
+    "shows that frame and the function around it (same pc): the second is a 'note', not a "
+    "difference",
     "inline frames: both tools show one frame per inlined call at the same pc; they are "
     "compared like any frame (perch marks them [inlined], gdb's frame type is INLINE)",
     "tail-call frames: gdb rebuilds them from DW_TAG_call_site (frame type TAILCALL); perch "
@@ -220,9 +224,10 @@ def rustify(thread):
 # ---------------------------------------------------------------------------------- readers
 
 class Frame:
-    __slots__ = ("name", "pc", "kind", "module", "file", "line", "key")
+    __slots__ = ("name", "pc", "kind", "module", "file", "line", "key", "tail")
 
-    def __init__(self, name, pc, kind="NORMAL", module=None, file=None, line=None):
+    def __init__(self, name, pc, kind="NORMAL", module=None, file=None, line=None, tail=False):
+        self.tail = tail or kind == "TAILCALL"   # a tail-call frame (also when inlined)
         self.name = name
         self.pc = pc
         self.kind = kind
@@ -280,7 +285,8 @@ def parse_perch(text):
                 kind = "TAILCALL"
             name = m.group(3)
             cur.frames.append(Frame(name, int(m.group(2), 16), kind, m.group(4), m.group(5),
-                                    int(m.group(6)) if m.group(6) else None))
+                                    int(m.group(6)) if m.group(6) else None,
+                                    tail="tail" in marks))
         elif line.startswith("    (") or line.startswith("#"):
             cur.note = (cur.note + "; " if cur.note else "") + line.strip()
     return threads
@@ -385,7 +391,7 @@ class Diff:
 
     @property
     def failing(self):
-        return self.what in ("missing", "extra", "line")
+        return self.what in ("missing", "extra", "line")  # not "beyond", "note"
 
     def show(self):
         return "%-8s #%-4d %s -- %s%s" % (self.what, self.index, self.frame.show(), self.reason,
@@ -460,6 +466,7 @@ def compare_gdb(g, p, check_lines=True):
     pairs = align(gk, pk)
     gmap = dict(pairs)
     pmatched = {pi for _, pi in pairs}
+    pgmap = {pi: gi for gi, pi in pairs}
     last_p = max(pmatched) if pmatched else -1
     # unmatched perch frames by pc: what perch shows in place of a missing gdb frame
     by_pc = {}
@@ -529,6 +536,13 @@ def compare_gdb(g, p, check_lines=True):
         if pi in instead:
             r.diffs.append(Diff("extra", pi, f, "in place of gdb's #%d" % instead[pi],
                                 instead_cause.get(pi)))
+            continue
+        prev = p.frames[pi - 1] if pi > 0 else None
+        if f.tail and prev is not None and prev.pc == f.pc and prev.kind == "INLINE" and \
+                pi - 1 in pmatched and g.frames[pgmap[pi - 1]].kind == "TAILCALL":
+            r.diffs.append(Diff("note", pi, f, "gdb names a tail-call frame by the function "
+                                "inlined at the call site only; perch shows the function "
+                                "around it too"))
             continue
         if pi > last_p and g.stop and g.stop not in ("outermost", "no reason") \
                 and "backtrace limit" not in g.stop:

@@ -184,6 +184,24 @@ class Compare(unittest.TestCase):
         self.assertIn("frame-limit", {d.cause for d in r.diffs})
 
 
+    def test_tail_call_in_inlined_function(self):
+        # glibc's raise -> __pthread_kill (tail call from the inlined __pthread_kill_internal)
+        g = compare.Thread(1, "t")
+        for name, pc, kind in (("__pthread_kill_implementation", 0x10, "NORMAL"),
+                               ("__pthread_kill_internal", 0x20, "TAILCALL"),
+                               ("__GI_raise", 0x30, "NORMAL")):
+            g.frames.append(compare.Frame(name, pc, kind))
+        p = compare.parse_perch("""TID 1 "t" (S)
+#0  0x0000000000000010 __pthread_kill_implementation (libc.so.6)
+#1  0x0000000000000020 __pthread_kill_internal (libc.so.6) at ./nptl/pthread_kill.c:78 [inlined] (tail call)
+#2  0x0000000000000020 __GI___pthread_kill (libc.so.6) at ./nptl/pthread_kill.c:89 (tail call)
+#3  0x0000000000000030 __GI_raise (libc.so.6)
+""")[1]
+        r = compare.compare_gdb(g, p)
+        self.assertTrue(r.ok, [d.show() for d in r.diffs])
+        self.assertEqual([d.what for d in r.diffs], ["note"])
+
+
 class EuStack(unittest.TestCase):
     def test_by_address(self):
         eu = compare.parse_eu_stack("PID 5 - process\nTID 5:\n#0  0x0000000000001000 poll\n"
