@@ -312,7 +312,8 @@ def go_case():
         gocache = os.path.join(case.dir, "gocache")
 
         def cmds():
-            return [["env", "GOCACHE=" + gocache, "GO111MODULE=off", "GOFLAGS=", "CGO_ENABLED=1",
+            return [["env", "GOCACHE=" + gocache, "GOPATH=" + os.path.join(case.dir, "gopath"),
+                     "GO111MODULE=off", "GOFLAGS=",
                      "go", "build", "-o", "prog"] + GO_SRCS]
         cached_build(case, "prog", GO_SRCS, cmds)
 
