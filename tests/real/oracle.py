@@ -457,14 +457,16 @@ def report_case(cr, log):
         elif r.cause and r.verdict == "XPASS":
             head += "  [passes: remove %s from cases.WAITS]" % r.cause
         log(head, detail=r.verdict == "PASS")
+        # the console gets the differences of failing threads (the first few); the log
+        # file gets every difference of every thread
+        quiet = r.verdict != "FAIL"
         if r.note:
-            log("      " + r.note, detail=r.verdict == "PASS")
+            log("      " + r.note, detail=quiet)
         lines = group_diffs(r.diffs)
         for i, line in enumerate(lines):
-            # the console gets the first few; the log file gets all
-            log("      " + line, detail=r.verdict == "PASS" or i >= 6)
-        if len(lines) > 6 and not log.verbose and r.verdict != "PASS":
-            print("      ... %d more in the log" % (len(lines) - 6))
+            log("      " + line, detail=quiet or i >= 8)
+        if len(lines) > 8 and not log.verbose and not quiet:
+            print("      ... %d more in the log" % (len(lines) - 8))
 
 
 def main():
