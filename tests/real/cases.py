@@ -363,9 +363,23 @@ def rust_cases():
 
 # ------------------------------------------------------------------------ Debian's programs
 
-def prog_case(name, argv, threads, needs, oracle="gdb", settle="all", desc=None, group=None,
+def prog_version(argv):
+    """'name version' of an installed program, for the log and the table."""
+    out = tool_version(argv)
+    if not out:
+        return os.path.basename(argv[0])
+    words = out.replace("(", " ").split()
+    for w in words:
+        w = w.lstrip("v").rstrip(",")
+        if w[:1].isdigit() and "." in w:
+            return "%s %s" % (os.path.basename(argv[0]), w)
+    return os.path.basename(argv[0])
+
+
+def prog_case(name, argv, threads, needs, version_argv, oracle="gdb", settle="all", desc=None,
               stdin_data=None, env=None, timeout=60):
-    return Case(name, group or name, desc or " ".join(argv), "prog", argv=argv, threads=threads,
+    ver = prog_version(version_argv) if os.path.exists(version_argv[0]) else name
+    return Case(name, ver, "%s: %s" % (ver, desc), "prog", argv=argv, threads=threads,
                 oracle=oracle, needs=needs, settle=settle, ready=False, stdin_data=stdin_data,
                 env=env, timeout=timeout)
 
@@ -406,28 +420,29 @@ f(50);
 def prog_cases():
     cases = [
         prog_case("python3", ["/usr/bin/python3", "-c", PY_SCRIPT], 3, ("/usr/bin/python3",),
-                  desc="Debian's python3: a 50-deep Python recursion in os.read on a pipe, "
+                  ["/usr/bin/python3", "--version"], desc="a 50-deep Python recursion in os.read on a pipe, "
                   "threads in Lock.acquire and time.sleep"),
         prog_case("perl", ["/usr/bin/perl", "-e", PERL_SCRIPT], 1, ("/usr/bin/perl",),
-                  desc="Debian's perl: a 50-deep sub recursion in sysread on a pipe"),
+                  ["/usr/bin/perl", "-e", "print qq(perl $^V)"], desc="a 50-deep sub recursion in sysread on a pipe"),
         prog_case("bash", ["/usr/bin/bash", "-c", BASH_SCRIPT], 1, ("/usr/bin/bash",),
-                  desc="Debian's bash: a 30-deep shell function recursion in the read builtin"),
+                  ["/usr/bin/bash", "--version"], desc="a 30-deep shell function recursion in the read builtin"),
         prog_case("sqlite3", ["/usr/bin/sqlite3", ":memory:", ".read {dir}/a.sql"], 1,
-                  ("/usr/bin/sqlite3",),
-                  desc="Debian's sqlite3 shell: .read a.sql -> .read b.sql -> .read of a FIFO "
+                  ("/usr/bin/sqlite3",), ["/usr/bin/sqlite3", "--version"],
+                  desc="the shell's .read a.sql -> .read b.sql -> .read of a FIFO "
                   "nobody opens for writing (open blocks)"),
         prog_case("node", ["/usr/bin/node", "-e", NODE_SCRIPT], 1, ("/usr/bin/node",),
-                  settle="most",
-                  desc="Debian's node: a 50-deep JavaScript recursion in fs.readSync on a pipe; "
-                  "V8 and libuv threads idle. Threads whose stack runs through JIT code are "
-                  "compared with eu-stack by return address"),
+                  ["/usr/bin/node", "--version"], settle="most",
+                  desc="a 50-deep JavaScript recursion in fs.readSync on a pipe; "
+                  "V8 and libuv threads idle. The main thread runs through V8's generated code, "
+                  "where gdb prints garbage: it is compared with eu-stack by return address"),
         prog_case("chromium", ["/usr/bin/chromium", "--headless", "--no-sandbox",
                                "--disable-gpu", "--disable-background-networking",
                                "--disable-component-update", "--disable-sync",
                                "--no-first-run", "--user-data-dir={dir}/profile",
                                "--remote-debugging-port=0", "about:blank"], 10,
-                  ("/usr/bin/chromium",), oracle="eu-stack", settle="most", timeout=120,
-                  desc="Debian's headless chromium on about:blank, browser process; gdb "
+                  ("/usr/bin/chromium",), ["/usr/bin/chromium", "--version"],
+                  oracle="eu-stack", settle="most", timeout=120,
+                  desc="headless on about:blank, browser process; gdb "
                   "cannot unwind it, so eu-stack is the oracle, by return address"),
     ]
     return cases

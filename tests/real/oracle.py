@@ -133,8 +133,9 @@ def clean_env():
 
 
 def jit_thread(g, maps):
-    """True when gdb's stack for the thread has an unnamed frame in anonymous executable
-    memory (JIT code): gdb cannot unwind past it, eu-stack is the oracle there."""
+    """True when gdb's stack for the thread has an unnamed frame outside every file-backed
+    executable mapping: gdb went astray (after V8's builtins or JIT code, which have no CFI)
+    and eu-stack is the oracle for that thread."""
     for f in g.frames:
         if f.name is None and f.pc:
             for lo, hi, path in maps:
