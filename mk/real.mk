@@ -7,10 +7,12 @@
 #   make check-real REAL_ONLY='gcc-lld-*,go' some cases (comma-separated globs)
 #   make check-real REAL_V=1                 every thread's differences, passing ones too
 #   PERCH=/path/to/perch tests/real/oracle.py --out /tmp/x    against another perch build
+# The programs are built once for the normal and the sanitizer run (build/ and build-san/).
+REAL_PROGRAMS ?= $(patsubst %-san,%,$(O))/real-programs
 CHECK_EXTRA += check-real
 .PHONY: check-real
 
 check-real: $(O)/perch
 	$(Q)cd $(CURDIR) && python3 tests/real/test_compare.py -q
 	$(Q)cd $(CURDIR) && python3 tests/real/oracle.py --perch $(O)/perch --out $(O)/real \
-		$(if $(REAL_ONLY),--only '$(REAL_ONLY)') $(if $(REAL_V),-v)
+		--programs $(REAL_PROGRAMS) $(if $(REAL_ONLY),--only '$(REAL_ONLY)') $(if $(REAL_V),-v)

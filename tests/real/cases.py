@@ -104,7 +104,8 @@ class Case:
         self.env = env or {}
         self.timeout = timeout
         self.deep = False           # a thread deeper than perch's default frame limit
-        self.dir = None
+        self.dir = None             # where it is built and run
+        self.out = None             # where its dumps go
         self.cmdline = None         # the build command(s), for the log
 
 

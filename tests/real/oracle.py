@@ -15,7 +15,7 @@ inline frames included), with no frame gdb does not have, and the same file:line
 have one. A thread failing for a cause in cases.WAITS is XFAIL (the cause and its owner are
 printed); one that passes despite its WAITS entry is XPASS. The suite fails on any FAIL.
 
-  oracle.py [--perch PATH] [--out DIR] [--only GLOB[,GLOB]] [--list] [-j N] [-v]
+  oracle.py [--perch PATH] [--out DIR] [--programs DIR] [--only GLOB[,GLOB]] [--list] [-v]
   PERCH=/path/to/perch oracle.py      (the same as --perch)
 """
 import argparse
@@ -171,6 +171,7 @@ class CaseRun:
         self.error = None
         self.note = None
         self.seconds = 0.0
+        self.build_s = 0.0
         self.oracle_frames = 0
         self.named = 0
         self.seen = set()         # causes recognised in its differences
@@ -179,7 +180,7 @@ class CaseRun:
 
 def start_program(case, env):
     argv = [a.replace("{dir}", case.dir) for a in case.argv]
-    errf = open(os.path.join(case.dir, "stderr.txt"), "w")
+    errf = open(os.path.join(case.out, "stderr.txt"), "w")
     p = subprocess.Popen(argv, cwd=case.dir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=errf, preexec_fn=allow_ptrace, env=env)
     return p
@@ -342,8 +343,10 @@ def group_diffs(diffs):
 def run_case(case, args, log, env):
     cr = CaseRun(case)
     t0 = time.monotonic()
-    case.dir = os.path.join(args.out, case.name)
+    case.dir = os.path.join(args.programs, case.name)
+    case.out = os.path.join(args.out, case.name)
     os.makedirs(case.dir, exist_ok=True)
+    os.makedirs(case.out, exist_ok=True)
     missing = [n for n in case.needs if not C.which(n)]
     if missing:
         cr.verdict = "SKIP"
@@ -354,6 +357,7 @@ def run_case(case, args, log, env):
             case.build(case)
         else:
             C.prepare_prog(case)
+        cr.build_s = time.monotonic() - t0
     except C.Skip as e:
         cr.verdict = "SKIP"
         cr.note = str(e)
@@ -381,7 +385,7 @@ def run_case(case, args, log, env):
         stop_program(p)
         for k in ("perch", "perch_err", "gdb", "gdb_err", "eu"):
             if k in snap:
-                with open(os.path.join(case.dir, k + ".txt"), "w") as f:
+                with open(os.path.join(case.out, k + ".txt"), "w") as f:
                     f.write(snap[k])
         results = compare_case(case, snap)
         if not any(r.moved for r, _ in results) or attempt == attempts - 1:
@@ -442,8 +446,8 @@ def run_case(case, args, log, env):
 
 def report_case(cr, log):
     c = cr.case
-    log("== %-28s %-5s perch has %d of gdb's %d frames, %.1f s  [%s]" % (
-        c.name, cr.verdict, cr.named, cr.oracle_frames, cr.seconds, c.desc))
+    log("== %-28s %-5s perch has %d of gdb's %d frames, %.1f s (build %.1f)  [%s]" % (
+        c.name, cr.verdict, cr.named, cr.oracle_frames, cr.seconds, cr.build_s, c.desc))
     if cr.note:
         log("   " + cr.note, detail=cr.verdict != "SKIP")
     if cr.error:
@@ -473,7 +477,11 @@ def report_case(cr, log):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--perch", default=os.environ.get("PERCH", "build/perch"))
-    ap.add_argument("--out", default=os.environ.get("REAL_OUT", "build/real"))
+    ap.add_argument("--out", default=os.environ.get("REAL_OUT", "build/real"),
+                    help="the log, results and each case's dumps")
+    ap.add_argument("--programs", default=None,
+                    help="where the programs are built and run (default: --out); shared by "
+                    "runs with different perch builds")
     ap.add_argument("--only", default=os.environ.get("REAL_ONLY", ""),
                     help="comma-separated case name globs")
     ap.add_argument("--list", action="store_true")
@@ -481,6 +489,7 @@ def main():
     args = ap.parse_args()
     args.perch = os.path.abspath(args.perch)
     args.out = os.path.abspath(args.out)
+    args.programs = os.path.abspath(args.programs or args.out)
     os.makedirs(args.out, exist_ok=True)
 
     cases = C.all_cases()
