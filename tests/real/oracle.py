@@ -546,8 +546,10 @@ def main():
 
 
 def save_results(runs, args, total):
+    git = subprocess.run(["git", "-C", os.path.dirname(args.perch), "describe", "--always",
+                          "--dirty"], capture_output=True, text=True).stdout.strip()
     data = {"date": time.strftime("%Y-%m-%d"), "seconds": round(total),
-            "perch": args.perch, "cases": []}
+            "perch": args.perch, "perch_version": git or "?", "cases": []}
     for cr in runs:
         data["cases"].append({
             "name": cr.case.name, "group": cr.case.group, "desc": cr.case.desc,
@@ -565,21 +567,25 @@ def save_results(runs, args, total):
 
 def table(data):
     """The README's table: per case, how many of the oracle's frames perch has."""
-    out = ["Oracle suite, %s (%d s): per case, the oracle's frames (all threads) that perch "
-           "has, by name (gdb) or return address (eu-stack)." % (data["date"], data["seconds"]),
+    out = ["Oracle suite on %s (%d s; perch %s): per case, how many of the oracle's frames "
+           "(all threads) perch has, by name (gdb) or by return address (eu-stack), and the "
+           "threads whose stacks are the same in full." % (data["date"], data["seconds"],
+                                                          data.get("perch_version", "?")),
            "",
-           "| case | built / run as | oracle | threads passing | frames perch has | "
-           "verdict | waits for |",
-           "|---|---|---|---|---|---|---|"]
+           "| case | oracle | frames perch has | threads passing | verdict | open causes |",
+           "|---|---|---|---|---|---|"]
     for c in data["cases"]:
         th = c["threads"]
+        if c["verdict"] == "SKIP":
+            out.append("| %s | - | - | - | SKIP | %s |" % (c["name"], c["note"] or ""))
+            continue
         oracles = sorted({t["oracle"] for t in th}) or ["-"]
         npass = sum(1 for t in th if t["verdict"] in ("PASS", "XPASS"))
         causes = sorted({x.strip() for t in th if t["cause"] and t["verdict"] == "XFAIL"
                          for x in t["cause"].split(",")})
-        out.append("| %s | %s | %s | %d/%d | %d/%d | %s | %s |" % (
-            c["name"], c["desc"].replace("|", "/"), ", ".join(oracles), npass, len(th),
-            c["named"], c["oracle_frames"], c["verdict"], "; ".join(causes)))
+        out.append("| %s | %s | %d/%d | %d/%d | %s | %s |" % (
+            c["name"], ", ".join(oracles), c["named"], c["oracle_frames"], npass, len(th),
+            c["verdict"], "; ".join(causes)))
     return "\n".join(out) + "\n"
 
 
