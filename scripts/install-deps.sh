@@ -12,6 +12,7 @@ set -eu
 # chromium (headless: the flame graphs load and render) for the consumer checks; clang-14 and
 # libclang-rt-14-dev (libFuzzer: make fuzz), valgrind (make check-valgrind); gcc-12-multilib and
 # libc6-dev-i386 (the 32-bit x86 targets; not gcc-multilib: it conflicts with gcc-aarch64-linux-gnu);
+# linux-perf (the reference the shares suite compares perch with) and sqlite3 (one of its programs);
 # the oracle suite (tests/real, make check-real): clang and lld (clang, clang++, ld.lld), rustc
 # (Debian's 1.63), sqlite3 and perl (programs it profiles), libc6-dbg (glibc's DWARF: the names,
 # inline and tail-call frames both perch and gdb show in libc)
@@ -22,7 +23,8 @@ libsmali-java dexdump zipalign
 golang-go chromium
 clang-14 libclang-rt-14-dev valgrind nodejs
 gcc-12-multilib libc6-dev-i386
-clang lld rustc sqlite3 perl libc6-dbg"
+linux-perf sqlite3
+clang lld rustc perl libc6-dbg"
 
 missing=""
 for p in $PKGS; do

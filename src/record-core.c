@@ -44,6 +44,7 @@ enum opt_id {
 	O_VERIFY,
 	O_FOLLOW,
 	O_NO_REUSE,
+	O_NO_HOLD,
 	O_SYSROOT,
 	O_SYMFS,
 	O_NR,
@@ -69,6 +70,7 @@ static const struct opt_def {
 	[O_VERIFY] = { "verify", 0, 0 },
 	[O_FOLLOW] = { "follow-cpu", 0, 0 },
 	[O_NO_REUSE] = { "no-idle-reuse", 0, 0 },
+	[O_NO_HOLD] = { "no-cpu-hold", 0, 0 },
 	[O_SYSROOT] = { "sysroot", 1, 0 },
 	[O_SYMFS] = { "symfs", 1, 0 },
 };
@@ -76,7 +78,7 @@ static const struct opt_def {
 const char *const record_opts_names[] = {
 	"freq", "duration", "output", "format", "lines", "mode", "stack-size", "cpu-interval",
 	"mem-interval", "stall", "stall-thread", "top", "verify", "follow-cpu",
-	"no-idle-reuse", "sysroot", "symfs", NULL,
+	"no-idle-reuse", "no-cpu-hold", "sysroot", "symfs", NULL,
 };
 
 void record_opts_init(struct record_opts *o)
@@ -207,7 +209,8 @@ static int opt_apply(struct record_opts *o, enum opt_id id, const char *arg, con
 	case O_LINES:
 	case O_VERIFY:
 	case O_FOLLOW:
-	case O_NO_REUSE: {
+	case O_NO_REUSE:
+	case O_NO_HOLD: {
 		int on = 1;
 
 		if (arg && !strcmp(arg, "off"))
@@ -217,6 +220,7 @@ static int opt_apply(struct record_opts *o, enum opt_id id, const char *arg, con
 		*(id == O_LINES	    ? &o->lines
 		  : id == O_VERIFY  ? &o->verify
 		  : id == O_FOLLOW ? &o->follow_cpu
+		  : id == O_NO_HOLD ? &o->no_cpu_hold
 				      : &o->no_idle_reuse) = on;
 		break;
 	}
@@ -310,10 +314,12 @@ int record_opts_get(const struct record_opts *o, const char *name, char *buf, si
 	case O_VERIFY:
 	case O_FOLLOW:
 	case O_NO_REUSE:
+	case O_NO_HOLD:
 		snprintf(buf, size, "%s",
 			 (id == O_LINES	     ? o->lines
 			  : id == O_VERIFY   ? o->verify
 			  : id == O_FOLLOW ? o->follow_cpu
+			  : id == O_NO_HOLD ? o->no_cpu_hold
 					      : o->no_idle_reuse)
 				 ? "on"
 				 : "off");
@@ -534,15 +540,20 @@ static void on_sample(void *arg, const struct sampler_info *info,
 	uint64_t sp = perch_regs_sp(rc->arch, &snap->regs), pc = perch_regs_pc(rc->arch, &snap->regs);
 	uint32_t stack = resolver_stack(rc->r, snap);
 	struct record_sites *rs = sites_of(rc, thread);
-	struct record_site *site = site_find(rs, sp, pc);
+	struct record_site *site = NULL;
 
-	if (!site) {
-		site = &rs->s[rs->next++ % ARRAY_SIZE(rs->s)];
-		site->sp = sp;
-		site->pc = pc;
-		site->wait = 0;
+	/* only where the thread was found blocked (the sampler reuses no other site): running
+	 * samples must not push those out */
+	if (info->state && info->state != 'R') {
+		site = site_find(rs, sp, pc);
+		if (!site) {
+			site = &rs->s[rs->next++ % ARRAY_SIZE(rs->s)];
+			site->sp = sp;
+			site->pc = pc;
+			site->wait = 0;
+		}
+		site->stack = stack + 1;
 	}
-	site->stack = stack + 1;
 	if (rc->o.verify)
 		verify_sample(rc, info);
 	stack = with_wait_frame(rc, info, stack, site);
@@ -704,7 +715,8 @@ void record_core_sampler_opts(const struct record_core *rc, struct sampler_opts 
 	*so = (struct sampler_opts){ .hz = rc->o.hz, .duration = rc->o.duration,
 				     .stack_size = rc->o.stack_size, .cpu_mode = rc->o.cpu_mode,
 				     .follow_cpu = rc->o.follow_cpu, .verify = rc->o.verify,
-				     .no_idle_reuse = rc->o.no_idle_reuse };
+				     .no_idle_reuse = rc->o.no_idle_reuse,
+				     .no_hold = rc->o.no_cpu_hold };
 }
 
 static uint64_t mono_ns(void)
@@ -786,6 +798,29 @@ static void print_stalls(const struct record_core *rc, const char *prefix, FILE 
 	free(deeper);
 }
 
+/* How the running threads' samples were placed at their ticks (sampler-hold.h): the
+ * system-call bias correction, with its counts. */
+static void print_hold(const struct record_core *rc, const char *prefix, FILE *f)
+{
+	const struct sampler_stats *st = rc->st;
+	unsigned long long held = st->held, unheld = st->unheld, all = held + unheld;
+
+	if (rc->o.no_cpu_hold || rc->o.follow_cpu) {
+		fprintf(f, "%s  system-call bias: not corrected (%s): running threads were "
+			   "interrupted from perch's CPU, and such a stop lands at the exit of any "
+			   "system call entered meanwhile\n",
+			prefix, rc->o.follow_cpu ? "--follow-cpu" : "--no-cpu-hold");
+		return;
+	}
+	if (!all)
+		return;
+	fprintf(f, "%s  system-call bias: %llu of %llu running-thread samples (%.1f%%) taken with "
+		   "the thread's CPU held at the tick, so they show where it was then; %llu "
+		   "interrupted from another CPU (no holder there in time: such a stop may land "
+		   "at a later system call's exit)\n",
+		prefix, held, all, 100.0 * (double)held / (double)all, unheld);
+}
+
 void record_core_print_summary(const struct record_core *rc, const struct tracee_stats *ts,
 			       const char *prefix, int headline, FILE *f)
 {
@@ -813,7 +848,8 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		"%s  stop window per sample: p50 %llu us, p99 %llu us\n"
 		"%s  unwound to root: %.1f%%  (frame-pointer fallback %.1f%%, stopped early "
 		"%.1f%%, cut at %d frames %.1f%%, %.1f frames, unwind %.1f us, symbolize %.1f us per "
-		"sample; maps read %llu times)\n"
+		"sample without loading; loading modules and maps %.1f ms in %llu calls; maps read "
+		"%llu times)\n"
 		"%s  errors: registers %llu, stack copy %llu, dropped (perch behind) %llu; "
 		"threads exited under perch %llu; signals passed through %llu\n",
 		prefix, (unsigned long long)total, (unsigned long long)st->samples,
@@ -826,10 +862,12 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		100.0 * (double)rs->cfi_failed / stacks, UNWIND_MAX_FRAMES,
 		100.0 * (double)rs->truncated / stacks, (double)rs->frames / stacks,
 		(double)rs->unwind_ns / 1e3 / stacks, (double)rs->symbolize_ns / 1e3 / stacks,
-		(unsigned long long)rs->reloads, prefix,
+		(double)(rs->unwind_load_ns + rs->symbolize_load_ns) / 1e6,
+		(unsigned long long)rs->loads, (unsigned long long)rs->reloads, prefix,
 		(unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
 		(unsigned long long)st->dropped, (unsigned long long)(st->races + ts->thread_races),
 		(unsigned long long)ts->signals);
+	print_hold(rc, prefix, f);
 	if (rc->o.verify)
 		fprintf(f, "%s  verify: %llu of %llu samples differ from libunwind-ptrace's "
 			   "unwind in the stop\n",

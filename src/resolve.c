@@ -16,6 +16,7 @@
 #include "perch/resolve.h"
 #include "perch/symbolize.h"
 #include "perch/tracee.h"
+#include "perch/u64map.h"
 #include "perch/unwind.h"
 #include "perch/xalloc.h"
 
@@ -38,7 +39,34 @@ struct resolver {
 	uint32_t perfmap_module; /* string id + 1 of "[perf-map]" */
 	int nr_pcs;
 	uint64_t snap_ns;       /* time of the snapshot being resolved */
+	/* modules (struct module pointers) already unwound through / symbolized in: a call that
+	 * meets a new one paid its loading (resolve_stats) */
+	struct u64map seen_unwind, seen_sym;
 };
+
+/* Is @key new in @m (and now recorded)? */
+static int first_use(struct u64map *m, const void *key)
+{
+	size_t slot;
+
+	if (!key || u64map_find(m, (uint64_t)(uintptr_t)key, &slot) != UINT32_MAX)
+		return 0;
+	u64map_set(m, slot, (uint64_t)(uintptr_t)key, 1);
+	return 1;
+}
+
+/* Add @ns of a call to the per-sample figure @ns_sample, or to the loading one when the call
+ * loaded something (@loaded) or re-read the maps (their count moved from @reloads0). */
+static void account(struct resolver *r, uint64_t ns, int loaded, unsigned long long reloads0,
+		    uint64_t *ns_sample, uint64_t *ns_load)
+{
+	if (loaded || r->ms->reloads != reloads0) {
+		*ns_load += ns;
+		r->st.loads++;
+	} else {
+		*ns_sample += ns;
+	}
+}
 
 /* JIT code: executable, and no ELF file behind it (a memfd or anonymous JIT cache). */
 static int maybe_jit(struct resolver *r, const struct modules_map *mm)
@@ -89,6 +117,8 @@ void resolver_free(struct resolver *r)
 	art_proc_free(r->art);
 	perfmap_free(r->perfmap);
 	modules_free(r->ms);
+	u64map_release(&r->seen_unwind);
+	u64map_release(&r->seen_sym);
 	free(r);
 }
 
@@ -253,7 +283,10 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 {
 	struct sym_frame sf[SYM_MAX_INLINE];
 	struct profile_frame pf[SYM_MAX_INLINE];
+	unsigned long long reloads0 = r->ms->reloads;
+	uint64_t t0 = tracee_now_ns();
 	const struct modules_map *mm = find_map(r, lookup);
+	int fresh = mm && first_use(&r->seen_sym, mm->mod);
 	struct elffile *ef = mm ? modules_elf(r->ms, mm) : NULL;
 	uint32_t module = 0, loc;
 	uint64_t addr = lookup;
@@ -277,10 +310,12 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 		return loc;
 
 	if (ef) {
-		uint64_t t0 = tracee_now_ns();
+		int loaded0 = symbolizer_modules_loaded(r->sym);
 
 		n = symbolizer_lookup(r->sym, ef, addr, sf, SYM_MAX_INLINE);
-		r->st.symbolize_ns += tracee_now_ns() - t0;
+		account(r, tracee_now_ns() - t0,
+			fresh || symbolizer_modules_loaded(r->sym) != loaded0, reloads0,
+			&r->st.symbolize_ns, &r->st.symbolize_load_ns);
 	}
 	memset(pf, 0, sizeof(pf));
 	for (int i = 0; i < n; i++) {
@@ -355,19 +390,28 @@ uint32_t resolver_add_leaf(struct resolver *r, uint32_t stack, const char *text)
 uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 {
 	unsigned int flags = 0;
+	unsigned long long reloads0;
 	uint64_t t0;
-	int n;
+	int n, loaded = 0;
 
 	r->snap_ns = snap->time_ns;
 	/* the JIT and dex lists: found once, re-read at most once per batch when they changed */
 	art_proc_locate(r->art, r->ms);
 	art_proc_update(r->art, snap->time_ns);
+	reloads0 = r->ms->reloads;
 	t0 = tracee_now_ns();
 	n = unwinder_unwind(r->u, snap, r->pcs, UNWIND_MAX_FRAMES, &flags);
 	if (n > 0 && art_proc_active(r->art))
 		n = insert_dex_frames(r, n);
+	/* a frame in a module not unwound through before: its table was built in this call */
+	for (int i = 0; i < n; i++) {
+		const struct modules_map *mm = modules_find(r->ms, r->pcs[i]);
 
-	r->st.unwind_ns += tracee_now_ns() - t0;
+		if (mm && first_use(&r->seen_unwind, mm->mod))
+			loaded = 1;
+	}
+	account(r, tracee_now_ns() - t0, loaded, reloads0, &r->st.unwind_ns,
+		&r->st.unwind_load_ns);
 	r->nr_pcs = n;
 	r->st.stacks++;
 	r->st.frames += (uint64_t)n;

@@ -21,6 +21,10 @@ struct resolve_stats {
 	uint64_t frames;
 	uint64_t unwind_ns;   /* perch CPU time spent unwinding (wall clock of the calls) */
 	uint64_t symbolize_ns;
+	/* One-time costs, kept out of the two above: calls during which a module was used for the
+	 * first time (its ELF opened, unwind table built, symbols or DWARF read) or the maps were
+	 * re-read. @loads counts those calls. */
+	uint64_t unwind_load_ns, symbolize_load_ns, loads;
 	uint64_t reloads;
 };
 
