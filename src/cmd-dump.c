@@ -33,6 +33,7 @@ static const char dump_usage[] =
 	"  -p, --pid PID       the process\n"
 	"      --sysroot DIR   look for debug files under DIR/usr/lib/debug\n"
 	"      --symfs DIR     look for unstripped copies of modules under DIR first\n"
+	"      --show-art-frames  keep the Android runtime's own frames between Java frames\n"
 	"  -v, --verbose       more messages\n";
 
 struct dump_thread {
@@ -112,12 +113,13 @@ static void collect(struct tracee *t, const struct perch_arch *arch, struct dump
 
 static int dump_run(int argc, char **argv)
 {
-	enum { OPT_SYSROOT = 256, OPT_SYMFS, OPT_HELP };
+	enum { OPT_SYSROOT = 256, OPT_SYMFS, OPT_ART_FRAMES, OPT_HELP };
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "show-art-frames", no_argument, NULL, OPT_ART_FRAMES },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ 0 },
 	};
@@ -130,7 +132,7 @@ static int dump_run(int argc, char **argv)
 	struct proc_stat ps;
 	struct tracee t;
 	pid_t pid = 0, *tids = NULL;
-	int c, n, code = PERCH_EXIT_OK;
+	int c, n, code = PERCH_EXIT_OK, art_frames = 0;
 	size_t nr;
 	sigset_t old;
 
@@ -150,6 +152,9 @@ static int dump_run(int argc, char **argv)
 			break;
 		case OPT_SYMFS:
 			symfs = optarg;
+			break;
+		case OPT_ART_FRAMES:
+			art_frames = 1;
 			break;
 		case OPT_HELP:
 			fputs(dump_usage, stdout);
@@ -192,6 +197,7 @@ static int dump_run(int argc, char **argv)
 	p = profile_new();
 	sym = symbolizer_new(sysroot, symfs);
 	r = resolver_new(pid, arch, p, sym);
+	resolver_show_art_frames(r, art_frames);
 	if (proc_stat_read(pid, 0, &ps) == 0)
 		printf("PID %d (%s)\n", pid, ps.comm);
 	else

@@ -34,6 +34,7 @@ static const char record_usage[] =
 	"                         folded svg html pprof speedscope chrome sentry arttrace text\n"
 	"                         top perch\n"
 	"      --lines            add ' (file:line)' to folded frames when known\n"
+	"      --show-art-frames  keep the Android runtime's own frames between Java frames\n"
 	"      --mode wall|cpu    wall (default): every thread at every tick, a waiting thread's\n"
 	"                         stack ending in why it waits ([io read PATH], [lock futex],\n"
 	"                         [sleep nanosleep], [poll epoll_wait], ...); cpu: only threads\n"

@@ -47,6 +47,7 @@ enum opt_id {
 	O_NO_HOLD,
 	O_SYSROOT,
 	O_SYMFS,
+	O_ART_FRAMES,
 	O_NR,
 };
 
@@ -73,12 +74,13 @@ static const struct opt_def {
 	[O_NO_HOLD] = { "no-cpu-hold", 0, 0 },
 	[O_SYSROOT] = { "sysroot", 1, 0 },
 	[O_SYMFS] = { "symfs", 1, 0 },
+	[O_ART_FRAMES] = { "show-art-frames", 0, 0 },
 };
 
 const char *const record_opts_names[] = {
 	"freq", "duration", "output", "format", "lines", "mode", "stack-size", "cpu-interval",
 	"mem-interval", "stall", "stall-thread", "top", "verify", "follow-cpu",
-	"no-idle-reuse", "no-cpu-hold", "sysroot", "symfs", NULL,
+	"no-idle-reuse", "no-cpu-hold", "sysroot", "symfs", "show-art-frames", NULL,
 };
 
 void record_opts_init(struct record_opts *o)
@@ -210,7 +212,8 @@ static int opt_apply(struct record_opts *o, enum opt_id id, const char *arg, con
 	case O_VERIFY:
 	case O_FOLLOW:
 	case O_NO_REUSE:
-	case O_NO_HOLD: {
+	case O_NO_HOLD:
+	case O_ART_FRAMES: {
 		int on = 1;
 
 		if (arg && !strcmp(arg, "off"))
@@ -221,6 +224,7 @@ static int opt_apply(struct record_opts *o, enum opt_id id, const char *arg, con
 		  : id == O_VERIFY  ? &o->verify
 		  : id == O_FOLLOW ? &o->follow_cpu
 		  : id == O_NO_HOLD ? &o->no_cpu_hold
+		  : id == O_ART_FRAMES ? &o->art_frames
 				      : &o->no_idle_reuse) = on;
 		break;
 	}
@@ -315,11 +319,13 @@ int record_opts_get(const struct record_opts *o, const char *name, char *buf, si
 	case O_FOLLOW:
 	case O_NO_REUSE:
 	case O_NO_HOLD:
+	case O_ART_FRAMES:
 		snprintf(buf, size, "%s",
 			 (id == O_LINES	     ? o->lines
 			  : id == O_VERIFY   ? o->verify
 			  : id == O_FOLLOW ? o->follow_cpu
 			  : id == O_NO_HOLD ? o->no_cpu_hold
+			  : id == O_ART_FRAMES ? o->art_frames
 					      : o->no_idle_reuse)
 				 ? "on"
 				 : "off");
@@ -700,6 +706,7 @@ int record_core_setup(struct record_core *rc, const struct tracee *t)
 	rc->start_realtime_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
 	rc->sym = symbolizer_new(rc->o.sysroot, rc->o.symfs);
 	rc->r = resolver_new(rc->pid, rc->arch, rc->p, rc->sym);
+	resolver_show_art_frames(rc->r, rc->o.art_frames);
 	for (size_t i = 0; i < t->nr_threads; i++)
 		name_thread(rc, t->threads[i]->tid);
 	/* the process's name now: it may be gone when the profile is written */
@@ -868,6 +875,10 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		(unsigned long long)st->dropped, (unsigned long long)(st->races + ts->thread_races),
 		(unsigned long long)ts->signals);
 	print_hold(rc, prefix, f);
+	if (rs->java_frames)
+		fprintf(f, "%s  Java frames (interpreted): %.1f per sample, named in %.1f us per "
+			   "sample\n",
+			prefix, (double)rs->java_frames / stacks, (double)rs->java_ns / 1e3 / stacks);
 	if (rc->o.verify)
 		fprintf(f, "%s  verify: %llu of %llu samples differ from libunwind-ptrace's "
 			   "unwind in the stop\n",

@@ -35,6 +35,7 @@ struct module {
 	char *zip_path;
 	uint64_t zip_start, zip_size;
 	uint32_t profile_str;  /* free for the caller: e.g. a profile string id + 1 */
+	unsigned int art_flags; /* art_module_flags(): 0 not looked at yet */
 	struct module_unwind unwind;
 };
 

@@ -53,6 +53,7 @@ struct record_opts {
 	char *sysroot, *symfs, *stall_thread;
 	int lines, top, quiet, cpu_mode;
 	int verify, follow_cpu, no_idle_reuse, no_cpu_hold;
+	int art_frames;	    /* --show-art-frames: keep ART's runtime frames between Java frames */
 	unsigned int cpu_ms, mem_ms; /* timeline intervals, 0: off */
 	double stall_ms;	     /* 0: no stall detection */
 };

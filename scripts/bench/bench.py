@@ -185,6 +185,7 @@ SUMMARY_RES = {
                          r"([\d.]+)%,(?: cut at \d+ frames [\d.]+%,)? ([\d.]+) frames, "
                          r"unwind ([\d.]+) us, symbolize ([\d.]+) us"),
     "verify": re.compile(r"verify: (\d+) of (\d+) samples differ"),
+    "java": re.compile(r"Java frames \(interpreted\): ([\d.]+) per sample, named in ([\d.]+) us"),
     "errors": re.compile(r"errors: registers (\d+), stack copy (\d+), dropped \(perch behind\) "
                          r"(\d+)"),
 }
@@ -211,6 +212,9 @@ def parse_perch_summary(text):
     m = SUMMARY_RES["verify"].search(text)
     if m:
         s["verify_differ"], s["verify_samples"] = map(int, m.groups())
+    m = SUMMARY_RES["java"].search(text)
+    if m:
+        s["java_frames"], s["java_us"] = map(float, m.groups())
     m = SUMMARY_RES["errors"].search(text)
     if m:
         s["err_regs"], s["err_stack"], s["dropped"] = map(int, m.groups())
@@ -659,6 +663,52 @@ class Bench:
         log("verify: %s of %s samples differ" % (s.get("verify_differ"), s.get("verify_samples")))
         return {"hz": hz, "units": units, "perch": s}
 
+    def realart(self, runs, secs=3, hz=1000):
+        """perch record on the real Android 11 runtime (the e2e-realart fixture, mk/realart.mk):
+        tests/realart/app Deep in spin mode (main > run > down x 7 > spin) in each interpreter;
+        perch's summary says how long naming the Java frames took per sample."""
+        ra = self.a.realart
+        if not os.path.exists(os.path.join(ra, "realart-launcher")):
+            log("realart: no fixture in %s (make targets builds it); skipped" % ra)
+            return {}
+        rt = os.path.join(self.tmp, "realart")
+        env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(ra, "lib"))
+        for var, sub in (("ANDROID_ROOT", "root"), ("ANDROID_DATA", "data"),
+                         ("ANDROID_ART_ROOT", "art"), ("ANDROID_I18N_ROOT", "i18n"),
+                         ("ANDROID_TZDATA_ROOT", "tz")):
+            env[var] = os.path.join(rt, sub)
+            os.makedirs(env[var], exist_ok=True)
+        res = {}
+        for name, opts in (("nterp", []), ("mterp", ["-Xint"]),
+                           ("switch", ["-Xint", "-Xmethod-trace",
+                                       "-Xmethod-trace-file:" + os.path.join(rt, "trace.bin")])):
+            rows = []
+            for _ in range(runs):
+                idle_gate(self.gate_max())
+                t = Proc([os.path.join(ra, "realart-launcher"),
+                          "%s/core.dex:%s/app.dex" % (ra, ra), "perch/realart/Deep", "1",
+                          "-Ximage:" + os.path.join(rt, "none.art"), "-Xnoimage-dex2oat",
+                          "-Xusejit:false"] + opts, stderr=subprocess.DEVNULL, env=env)
+                try:
+                    if not t.p.stdout.readline().startswith(b"ready "):
+                        raise RuntimeError("realart target did not start")
+                    p = subprocess.run([self.perch, "record", "-p", str(t.pid), "-F", str(hz),
+                                        "-d", str(secs), "-o",
+                                        os.path.join(self.tmp, "realart.folded")],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                       timeout=120)
+                    rows.append(parse_perch_summary(p.stderr.decode(errors="replace")))
+                finally:
+                    t.kill()
+                    t.wait()
+            row = {k: med([r[k] for r in rows if k in r])
+                   for k in ("java_us", "java_frames", "unwind_us", "symbolize_us", "frames")}
+            row["java_us_all"] = [r.get("java_us") for r in rows]
+            res[name] = row
+            log("realart %-6s Java frames %s/sample named in %s us (runs %s)" % (
+                name, f(row["java_frames"]), f(row["java_us"]), row["java_us_all"]))
+        return res
+
     def idle(self, rounds, hz, deadline):
         configs = []
         for nidle in (self.a.idle_threads, 0):
@@ -913,6 +963,19 @@ def render(R):
                      V.get("stop_p99_us")))
     if "goals" in R:
         L.append("")
+    A = R.get("realart") or {}
+    if A:
+        L.append("")
+        L.append("Real Android runtime (Debian android-libart 11, libart.so.0): Deep in spin "
+                 "mode, perch record -F 1000 -d 3; median of runs")
+        L.append("  %-8s %12s %16s %10s %10s %8s" % ("interp", "Java frames", "naming Java/smp",
+                                                    "unwind", "symbol", "frames"))
+        for name, row in A.items():
+            L.append("  %-8s %12s %16s %10s %10s %8s" % (
+                name, f(row.get("java_frames")), f(row.get("java_us"), "%.1f us"),
+                f(row.get("unwind_us"), "%.1f us"), f(row.get("symbolize_us"), "%.1f us"),
+                f(row.get("frames"))))
+
         L.append("Issue 3 goals")
         for g in R["goals"]:
             L.append("  %-5s %-58s %s" % (g["verdict"], g["goal"], g["measured"]))
@@ -984,6 +1047,11 @@ def goals(R):
             add("wall-mode R share within 3 points of the truth (%d Hz, idle and beside a busy "
                 "process)" % hz, worst <= 3,
                 "worst %.1f points over %d threads" % (worst, len(rows)))
+    for name, row in (R.get("realart") or {}).items():
+        v = row.get("java_us")
+        add("naming Java frames < 30 us per sample (real ART, %s)" % name,
+            None if v is None else v < 30,
+            "%s us for %s Java frames" % (f(v), f(row.get("java_frames"))))
     M = R.get("memory")
     if M:
         e = M.get("extrapolated_10min_mb")
@@ -1112,7 +1180,10 @@ def main():
     ap.add_argument("--states-secs", type=int, default=6,
                     help="seconds per run of the wall-mode state target")
     ap.add_argument("--only",
-                    default="t1,t4,accuracy,syscall,states,dump,first,memory,idle,verify")
+                    default="t1,t4,accuracy,syscall,states,dump,first,memory,idle,verify,realart")
+    ap.add_argument("--realart", default=None,
+                    help="the real-ART fixture (default: targets/realart beside perch)")
+    ap.add_argument("--realart-runs", type=int, default=3)
     args = ap.parse_args()
     only = set(args.only.split(","))
 
@@ -1120,6 +1191,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     args.perch = os.path.abspath(args.perch)
     args.bin = os.path.abspath(args.bin)
+    if not args.realart:
+        args.realart = os.path.join(os.path.dirname(args.perch), "targets", "realart")
     B = Bench(args)
     R = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
          "machine": machine(), "versions": versions(),
@@ -1186,6 +1259,8 @@ def main():
             R["idle"] = {"rows": rows, "note": note}
         if "verify" in only:
             R["verify"] = B.verify(5)
+        if "realart" in only:
+            R["realart"] = B.realart(args.realart_runs)
         if "memory" in only:
             secs = int(min(args.mem_seconds, args.budget - elapsed() - 10))
             R["memory"] = B.memory(max(15, secs))

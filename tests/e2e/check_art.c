@@ -6,7 +6,9 @@
  *     (never a wrong name, whatever the JIT manager does meanwhile);
  *   - named stacks have the Java frames in place: jit_call below the JIT frame (only the JIT
  *     symfile's CFI finds it), then Interp.inner at its first line (switch interpreter), after
- *     fakeart_switch_interp, and Interp.outer at its current line (nterp) after fakeart_nterp.
+ *     fakeart_switch_interp, and Interp.outer at its current line (nterp) after fakeart_nterp;
+ *     those two frames of the runtime library are there with --show-art-frames, and hidden by
+ *     default (as simpleperf hides them: nothing else of the stack changes).
  * The expected lines come from the smali source of the dex file (fixtures/art/Interp.smali). */
 #include <ctype.h>
 #include <signal.h>
@@ -118,13 +120,33 @@ static void check_line(const struct harness_folded_line *l, const char *const *s
 		c->ordered += l->count;
 }
 
-static void run_fakeart(const char *prog, const char *layout, int strict)
+/* A frame of fakeart's runtime library next to a Java frame in @l (its count, or 0); such
+ * stacks go to the failure context. */
+static unsigned long runtime_between_java(const struct harness_folded_line *l)
 {
-	const char *out = harness_tmpfile(harness_fmt("art-%s-%s.folded", prog, layout));
+	for (size_t i = 0; i < l->nr_frames; i++) {
+		int java_next = (i > 0 && !strncmp(l->frames[i - 1], "com.example.", 12)) ||
+				(i + 1 < l->nr_frames && !strncmp(l->frames[i + 1], "com.example.", 12));
+
+		if (java_next && (harness_frame_is(l->frames[i], "fakeart_nterp") ||
+				  harness_frame_is(l->frames[i], "fakeart_switch_interp"))) {
+			harness_context_add("runtime frame %s next to a Java frame, stack of %zu frames "
+					    "(count %lu)\n", l->frames[i], l->nr_frames, l->count);
+			return l->count;
+		}
+	}
+	return 0;
+}
+
+static void run_fakeart(const char *prog, const char *layout, int strict, int art_frames)
+{
+	const char *out = harness_tmpfile(harness_fmt("art-%s-%s-%d.folded", prog, layout,
+						      art_frames));
 	int inner = smali_line("inner", 0), outer = smali_line("outer", 1);
 	struct harness_proc *t, *perch;
 	struct harness_folded f;
 	struct art_counts c = { 0 };
+	unsigned long between = 0;
 	pid_t pid;
 
 	H_ASSERT(inner > 0 && outer > 0, "no .line directives in fixtures/art/Interp.smali");
@@ -139,17 +161,26 @@ static void run_fakeart(const char *prog, const char *layout, int strict)
 		"inner_body",
 		"jit_call",
 	};
+	const char *hidden[] = { seq[0], seq[1], seq[3], seq[4], seq[6], seq[7] };
 
 	t = harness_spawn(prog, HARNESS_ARGV(harness_target(prog), layout,
 					     harness_target("fakeart-interp.dex")));
 	pid = harness_proc_wait_ready(t, 10);
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
 						    harness_fmt("%d", (int)pid), "-F", "1000", "-d",
-						    "4", "--lines", "-o", out));
+						    "4", "--lines", "-o", out,
+						    art_frames ? "--show-art-frames" : "--lines"));
 	H_ASSERT(harness_proc_wait(perch, 60) == 0, "perch did not finish");
 	H_CHECK_RECORD(perch, 0, out, &f);
-	for (size_t i = 0; i < f.nr; i++)
-		check_line(&f.lines[i], seq, sizeof(seq) / sizeof(seq[0]), &c);
+	for (size_t i = 0; i < f.nr; i++) {
+		if (art_frames)
+			check_line(&f.lines[i], seq, sizeof(seq) / sizeof(seq[0]), &c);
+		else
+			check_line(&f.lines[i], hidden, sizeof(hidden) / sizeof(hidden[0]), &c);
+		if (!art_frames)
+			between += runtime_between_java(&f.lines[i]);
+	}
+	H_ASSERT(between == 0, "%lu stacks with a runtime frame next to a Java frame", between);
 	harness_context_add("%s %s: worker %lu, in spin %lu: named %lu (Jit %lu, Packed %lu, "
 			    "Compressed %lu), unnamed %lu, wrong %lu, Java frames in order %lu\n",
 			    prog, layout, c.worker, c.spin, c.named, c.kinds[0], c.kinds[1],
@@ -176,13 +207,20 @@ static void run_fakeart(const char *prog, const char *layout, int strict)
 
 START_TEST(art_android2)
 {
-	run_fakeart("fakeart", "android2", 1);
+	run_fakeart("fakeart", "android2", 1, 1);
+}
+END_TEST
+
+/* The same without --show-art-frames: the runtime's frames between Java frames are gone. */
+START_TEST(art_android2_hidden)
+{
+	run_fakeart("fakeart", "android2", 1, 0);
 }
 END_TEST
 
 START_TEST(art_android1)
 {
-	run_fakeart("fakeart", "android1", 1);
+	run_fakeart("fakeart", "android1", 1, 1);
 }
 END_TEST
 
@@ -191,26 +229,26 @@ END_TEST
  * freedom from races. */
 START_TEST(art_gdb)
 {
-	run_fakeart("fakeart", "gdb", 0);
+	run_fakeart("fakeart", "gdb", 0, 1);
 }
 END_TEST
 
 /* The same checks on a 32-bit app (perch picks the layouts from libart.so's ELF class). */
 START_TEST(art_android2_32)
 {
-	run_fakeart("fakeart32", "android2", 1);
+	run_fakeart("fakeart32", "android2", 1, 1);
 }
 END_TEST
 
 START_TEST(art_android1_32)
 {
-	run_fakeart("fakeart32", "android1", 1);
+	run_fakeart("fakeart32", "android1", 1, 1);
 }
 END_TEST
 
 START_TEST(art_gdb_32)
 {
-	run_fakeart("fakeart32", "gdb", 0);
+	run_fakeart("fakeart32", "gdb", 0, 1);
 }
 END_TEST
 
@@ -222,6 +260,7 @@ Suite *e2e_art_suite(void)
 
 	harness_tcase_init(tc, 90);
 	tcase_add_test(tc, art_android2);
+	tcase_add_test(tc, art_android2_hidden);
 	tcase_add_test(tc, art_android1);
 	tcase_add_test(tc, art_gdb);
 	/* fakeart32 is built on x86_64 hosts only (tests/targets/fakeart32.mk) */
