@@ -24,7 +24,7 @@ CAUSES = {
                      "DW_LNS_set_file get file 0 (sem_wait.c:183 for sem_waitcommon.c:183)"),
     "rust-v0": ("dwarf", "Rust v0 symbols (_R...) are not demangled"),
     "frame-limit": ("elf", "stacks are cut at 256 frames without a marker"),
-    "signal-pc": ("unowned", "the signal trampoline is looked up at pc-1 (before __restore_rt) "
+    "signal-pc": ("elf", "the signal trampoline is looked up at pc-1 (before __restore_rt) "
                   "and the interrupted frame's line comes from pc-1"),
     "lld": ("elf", "lld-linked modules get the wrong load bias: wrong names, stacks astray"),
     "no-cfi-ends": ("elf", "after frame-pointer unwinding through code without CFI the stack "
