@@ -29,6 +29,10 @@ linux-perf sqlite3
 android-libart android-libbase android-liblog android-libziparchive android-libbacktrace
 android-libnativebridge android-libnativeloader android-libnativehelper-dev liblz4-1 zip
 go-md2man groff-base man-db bash-completion debhelper dpkg-dev"
+# the oracle suite (tests/real, make check-real): clang and lld (clang, clang++, ld.lld), rustc
+# (Debian's 1.63), sqlite3 and perl (programs it profiles), libc6-dbg (glibc's DWARF: the names,
+# inline and tail-call frames both perch and gdb show in libc)
+PKGS="$PKGS clang lld rustc sqlite3 perl libc6-dbg"
 
 missing=""
 for p in $PKGS; do
