@@ -341,8 +341,14 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 	}
 	memset(pf, 0, sizeof(pf));
 	for (int i = 0; i < n; i++) {
+		/* oat/odex code is AOT-compiled Java (names from its MiniDebugInfo) */
+		int aot = mapkind_is_aot(mapkind_classify(mm->mod->path, 1, 0, NULL));
+		char jn[256];
+
 		if (sf[i].func) {
-			pf[i].name = profile_intern_str(r->p, sf[i].func);
+			/* full debug info names it "void a.B.c(int)": one name per Java method */
+			pf[i].name = profile_intern_str(
+				r->p, aot ? dex_java_name(sf[i].func, jn, sizeof(jn)) : sf[i].func);
 		} else {
 			snprintf(name, sizeof(name), "%s+0x%llx", base_name(mm->mod->path),
 				 (unsigned long long)addr);
@@ -352,10 +358,7 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 		pf[i].line = sf[i].line;
 		pf[i].module = module;
 		pf[i].inlined = (uint8_t)sf[i].inlined;
-		/* oat/odex code is AOT-compiled Java (names from its MiniDebugInfo) */
-		pf[i].kind = mapkind_is_aot(mapkind_classify(mm->mod->path, 1, 0, NULL))
-				     ? PROFILE_FRAME_AOT
-				     : PROFILE_FRAME_NATIVE;
+		pf[i].kind = aot ? PROFILE_FRAME_AOT : PROFILE_FRAME_NATIVE;
 	}
 	if (n == 0) {
 		if (ef)
