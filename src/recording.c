@@ -265,8 +265,9 @@ static void write_stacks(struct recording_writer *w, const struct profile *p)
 		size_t n;
 		const uint32_t *locs = profile_stack(p, (uint32_t)w->stacks, &n);
 
-		/* perch's stacks are at most UNWIND_MAX_FRAMES + 1 long: never cut in practice,
-		 * and a reader would refuse a longer one */
+		/* perch's stacks are at most --max-frames (<= 4000) frames plus their tail-call,
+		 * Java and pseudo frames: cut (at the root end) only when those pass 4096, since a
+		 * reader would refuse a longer one */
 		if (n > RECORDING_MAX_STACK)
 			n = RECORDING_MAX_STACK;
 		put_varint(&w->body, n);

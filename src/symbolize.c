@@ -297,7 +297,7 @@ static struct symmod *module_get(struct symbolizer *s, const struct elffile *ef)
 static void module_load(struct symbolizer *s, struct symmod *m, const struct elffile *ef)
 {
 	struct elfsym_table *t = elfsym_table_new();
-	struct elffile *dbg = NULL;
+	struct elffile *dbg = NULL, *mdi;
 	struct elffile_section sec;
 	int ret;
 
@@ -315,11 +315,14 @@ static void module_load(struct symbolizer *s, struct symmod *m, const struct elf
 		elfsym_table_load(t, ef->image, ef->size, ELFSYM_SYMTAB);
 	} else if (dbg && dbg->has_symtab) {
 		elfsym_table_load(t, dbg->image, dbg->size, ELFSYM_SYMTAB);
-	} else if (elffile_section(ef, ".gnu_debugdata", &sec) == 0 && sec.data) {
-		ret = elfsym_table_load_xz(t, sec.data, sec.size);
+	} else if ((mdi = elffile_minidebuginfo(ef))) {
+		/* decompressed once for the unwinder (its .debug_frame) and the names */
+		ret = elfsym_table_load(t, mdi->image, mdi->size, ELFSYM_SYMTAB);
 		if (ret < 0)
 			log_debug("symbolize: %s: unusable .gnu_debugdata (%s)", ef->path,
 				  strerror(-ret));
+	} else if (elffile_section(ef, ".gnu_debugdata", &sec) == 0) {
+		log_debug("symbolize: %s: unusable .gnu_debugdata", ef->path);
 	}
 	elfsym_table_load(t, ef->image, ef->size, ELFSYM_DYNSYM);
 	elfsym_table_finish(t);

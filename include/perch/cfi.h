@@ -19,9 +19,11 @@ struct cfi_table;
 #define CFI_EXPR_MAX_STEPS 1024 /* DWARF expression operations executed (bra/skip can loop) */
 #define CFI_MAX_REGS PERCH_MAX_DWREGS /* columns kept; rules for higher ones are parsed, dropped */
 
-/* Build the FDE index of @ef: .eh_frame and .debug_frame (either may be missing; .eh_frame wins
- * where both cover a pc). Borrows @ef's image: free the table before the file. NULL with errno
- * ENOENT when neither section has a usable FDE. */
+/* Build the FDE index of @ef: .eh_frame, .debug_frame (decompressed when the file stores it
+ * compressed) and the .debug_frame of its MiniDebugInfo (.gnu_debugdata); any may be missing,
+ * an FDE in any counts, and where two cover a pc the first in that order wins. Borrows @ef's
+ * image and decompressed sections: free the table before the file. NULL with errno ENOENT
+ * when no section has a usable FDE. */
 struct cfi_table *cfi_table_new(const struct elffile *ef);
 /* The same over raw section bytes (fixtures, fuzzing): @eh at ELF vaddr @eh_vaddr and/or @dbg
  * (either may be NULL); @machine (EM_*) decides what DW_CFA 0x2d means; @is_64 the address
@@ -125,7 +127,7 @@ int cfi_step(const struct perch_arch *a, const struct cfi_table *t, uint64_t bia
 	     const struct perch_regs *in, unsigned int in_flags, const struct perch_mem *mem,
 	     uint64_t pac_mask, struct perch_regs *out, unsigned int *out_flags);
 
-/* ART's DEX PC marker (spec/android-art.md, section 3): if @row has a DW_CFA_val_expression
+/* ART's DEX PC marker (docs/design/android-art.md, section 3): if @row has a DW_CFA_val_expression
  * that starts with DW_OP_const4u "DEX1", DW_OP_drop, evaluate it over @regs (the frame's own
  * registers) into *@dex_pc. 0, -ENOENT when the row has no marker, or cfi_expr_eval's errors. */
 int cfi_row_dex_pc(const struct cfi_row *row, const struct perch_regs *regs,

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "perch/unwind.h"
+
 struct perch_arch;
 struct profile;
 struct symbolizer;
@@ -16,11 +18,19 @@ struct resolve_stats {
 	uint64_t stacks;
 	uint64_t to_root;     /* outermost frame is a thread root (_start, clone, ...) */
 	uint64_t fp_used;     /* stacks that needed the frame-pointer fallback */
-	uint64_t cfi_failed;  /* stacks where unwinding stopped early */
+	uint64_t fp_frames;   /* frames found by that fallback (no usable CFI) */
+	uint64_t stopped[UNWIND_STOP_NR]; /* stacks that ended before a root, by reason */
 	uint64_t truncated;   /* stacks cut at the frame limit */
 	uint64_t frames;
 	uint64_t unwind_ns;   /* perch CPU time spent unwinding (wall clock of the calls) */
 	uint64_t symbolize_ns;
+	/* One-time costs, kept out of the two above: calls during which a module was used for the
+	 * first time (its ELF opened, unwind table built, symbols or DWARF read) or the maps were
+	 * re-read. @loads counts those calls. */
+	uint64_t unwind_load_ns, symbolize_load_ns, loads;
+	uint64_t java_frames; /* interpreted Java frames (ART) */
+	uint64_t java_ns;     /* naming them (current dex pc, method, line) and hiding ART's
+			       * frames next to them */
 	uint64_t reloads;
 };
 
@@ -29,6 +39,21 @@ struct resolver;
 struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,
 			      struct symbolizer *sym);
 void resolver_free(struct resolver *r);
+/* Unwind at most @max frames a stack (UNWIND_DEFAULT_FRAMES until set); a stack cut there ends
+ * in a "[truncated]" pseudo-frame (module "[perch]") at its root end. */
+void resolver_set_max_frames(struct resolver *r, int max);
+/* Stacks that ended before a root, all reasons together. */
+static inline uint64_t resolve_stats_stopped(const struct resolve_stats *st)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < UNWIND_STOP_NR; i++)
+		n += st->stopped[i];
+	return n;
+}
+/* Show the frames of ART's runtime library between Java frames (hidden by default, as
+ * simpleperf does; art_hide_runtime_frames()). */
+void resolver_show_art_frames(struct resolver *r, int on);
 /* The process exec'd or its maps changed: re-read them now. */
 void resolver_reload(struct resolver *r);
 /* Unwind and name @snap; returns its stack id in the profile. */
