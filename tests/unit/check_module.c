@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "perch/elffile.h"
@@ -231,11 +233,17 @@ static int sim_load(struct sim *s, const char *path, uint64_t base, uint64_t pag
 	return 0;
 }
 
-/* /proc/PID/maps text for @s: file mappings of @path at @off_add + their offset. */
+/* /proc/PID/maps text for @s: file mappings of @path at @off_add + their offset, with the
+ * file's real device and inode (perch checks that the file is the one mapped). */
 static char *sim_maps_text(const struct sim *s, const char *path, uint64_t off_add)
 {
 	struct strbuf sb = STRBUF_INIT;
+	struct stat st;
+	char id[64];
 
+	ck_assert_int_eq(stat(path, &st), 0);
+	snprintf(id, sizeof(id), "%02x:%02x %llu", major(st.st_dev), minor(st.st_dev),
+		 (unsigned long long)st.st_ino);
 	for (size_t i = 0; i < s->nr; i++) {
 		const struct sim_map *e = &s->m[i];
 
@@ -243,7 +251,7 @@ static char *sim_maps_text(const struct sim *s, const char *path, uint64_t off_a
 			    (unsigned long long)e->end, e->prot & PF_R ? 'r' : '-',
 			    e->prot & PF_W ? 'w' : '-', e->prot & PF_X ? 'x' : '-',
 			    (unsigned long long)(e->file ? e->off + off_add : 0),
-			    e->file ? "fe:01 4242  " : "00:00 0", e->file ? path : "");
+			    e->file ? id : "00:00 0", e->file ? path : "");
 	}
 	return strbuf_detach(&sb, NULL);
 }

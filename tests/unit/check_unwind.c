@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "perch/arch.h"
 #include "perch/elffile.h"
@@ -123,16 +125,20 @@ static struct proc_maps *snap_maps(const struct snap *s, const char *path)
 	struct elffile *ef = elffile_open(path);
 	struct strbuf sb = STRBUF_INIT;
 	struct proc_maps *m;
+	struct stat st;
 
 	ck_assert_ptr_nonnull(ef);
+	/* the file's own device and inode: perch checks that the file is the one mapped */
+	ck_assert_int_eq(stat(path, &st), 0);
 	for (size_t i = 0; i < ef->nr_loads; i++) {
 		const struct elffile_load *l = &ef->loads[i];
 		uint64_t start = l->vaddr & ~0xfffULL, end = (l->vaddr + l->memsz + 0xfff) & ~0xfffULL;
 
-		strbuf_addf(&sb, "%llx-%llx %c%c%cp %08llx 08:01 77 %s\n", (unsigned long long)start,
-			    (unsigned long long)end, l->flags & PF_R ? 'r' : '-',
-			    l->flags & PF_W ? 'w' : '-', l->flags & PF_X ? 'x' : '-',
-			    (unsigned long long)(l->offset & ~0xfffULL), path);
+		strbuf_addf(&sb, "%llx-%llx %c%c%cp %08llx %02x:%02x %llu %s\n",
+			    (unsigned long long)start, (unsigned long long)end,
+			    l->flags & PF_R ? 'r' : '-', l->flags & PF_W ? 'w' : '-',
+			    l->flags & PF_X ? 'x' : '-', (unsigned long long)(l->offset & ~0xfffULL),
+			    major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino, path);
 	}
 	for (int i = 0; i < s->nr_frames; i++) {
 		uint64_t pc = s->frames[i];
