@@ -155,6 +155,9 @@ struct elffile *debugfile_find(const struct elffile *ef, const char *sysroot, co
 	}
 	if (!d)
 		d = try_build_id(ef, dbgroot);
+	/* a sysroot that lacks it: the host's, by build-id (gdb's debug-file-directory list) */
+	if (!d && rlen)
+		d = try_build_id(ef, "/usr/lib/debug");
 	if (!d && debugfile_debuglink(ef, link, sizeof(link), &crc) == 0) {
 		dir = xstrdup(ef->path);
 		slash = strrchr(dir, '/');

@@ -29,6 +29,7 @@ int debugfile_has_dwarf(const struct elffile *ef);
 /* Find and open the separate debug file of @ef. Tried in order:
  *   <symfs>/.build-id/xx/rest.debug, <symfs>/<ef->path>            (when @symfs is not NULL)
  *   <sysroot>/usr/lib/debug/.build-id/xx/rest.debug
+ *   /usr/lib/debug/.build-id/xx/rest.debug                           (with a @sysroot)
  *   .gnu_debuglink name in <dir>/, <dir>/.debug/, <sysroot>/usr/lib/debug/<dir>/
  * where <dir> is the directory of @ef->path (with a leading @sysroot removed for the last
  * one). @sysroot NULL means "/". A candidate is taken only when it has a .symtab or DWARF,
