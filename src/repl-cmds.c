@@ -1024,7 +1024,13 @@ const struct repl_cmd repl_cmds[] = {
 	  "Ctrl-C stops)",
 	  "    %Own and %Total: share of the samples of the last second with the function\n"
 	  "    innermost / anywhere in the stack; OwnTime and TotalTime: seconds since top\n"
-	  "    started (samples / rate, all threads together)\n",
+	  "    started (samples / rate, all threads together)\n"
+	  "    options as perch record's:\n"
+	  "    --mode wall|cpu\n"
+	  "    --stack-size BYTES\n"
+	  "    --follow-cpu, --no-idle-reuse, --no-cpu-hold, --show-art-frames\n"
+	  "    --sysroot DIR\n"
+	  "    --symfs DIR\n",
 	  NULL, top_opts, REPL_COMPLETE_NONE, 1, c_top },
 	{ "report", "[FORMAT] [FILE] | [options] FILE.perch", "render the last recording, or a "
 	  "recording file",
