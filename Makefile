@@ -9,7 +9,7 @@ endif
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-PKGS := libunwind-ptrace libunwind-generic libelf capstone liblzma zlib
+PKGS := libunwind-ptrace libunwind-generic libelf capstone liblzma zlib libzstd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

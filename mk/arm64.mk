@@ -23,7 +23,7 @@ ARM64_TARGETS := $(ARM64_O)/targets
 # -dev packages for amd64 and arm64; libunwind-generic is libunwind-<arch>.a.
 PERCH_STATIC_LDFLAGS := -static -Wl,--eh-frame-hdr
 PERCH_STATIC_LDLIBS := -ldwarf -lunwind-ptrace -lunwind-generic -lunwind -lelf -lcapstone \
-	-liberty -lreadline -ltinfo -llzma -lz -lm -lrt -lpthread -ldl
+	-liberty -lreadline -ltinfo -lzstd -llzma -lz -lm -lrt -lpthread -ldl
 
 ifeq ($(ARCH),aarch64)
 ifneq ($(HOST_ARCH),aarch64)

@@ -17,13 +17,14 @@ set -eu
 # Android libraries it uses without naming them, liblz4-1, Android's jni.h
 # (android-libnativehelper-dev), zip (its jars);
 # go-md2man (the man pages, docs/man/*.md, for make install), groff-base, man-db and
-# bash-completion (check-docs, check-install), debhelper and dpkg-dev (make deb)
+# bash-completion (check-docs, check-install), debhelper and dpkg-dev (make deb);
+# lld (the module and toolchain tests link with it), libzstd-dev (zstd sections)
 PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
-libreadline-dev check liblzma-dev zlib1g-dev libiberty-dev elfutils gdb binutils xz-utils
+libreadline-dev check liblzma-dev zlib1g-dev libzstd-dev libiberty-dev elfutils gdb binutils xz-utils
 util-linux g++ dmtracedump protobuf-compiler python3 python3-jsonschema
 libsmali-java dexdump zipalign
 golang-go chromium
-clang-14 libclang-rt-14-dev valgrind nodejs
+clang-14 libclang-rt-14-dev valgrind nodejs lld
 gcc-12-multilib libc6-dev-i386
 linux-perf sqlite3
 android-libart android-libbase android-liblog android-libziparchive android-libbacktrace
@@ -32,6 +33,8 @@ go-md2man groff-base man-db bash-completion debhelper dpkg-dev"
 # the oracle suite (tests/real, make check-real): clang and lld (clang, clang++, ld.lld), rustc
 # (Debian's 1.63), sqlite3 and perl (programs it profiles), libc6-dbg (glibc's DWARF: the names,
 # inline and tail-call frames both perch and gdb show in libc)
+# libc6-dbg is also the unit suites' glibc DWARF 5 (tail calls, line tables: check_debuginfo.c);
+# rustc their Rust legacy and v0 symbol names (check_symbolize.c)
 PKGS="$PKGS clang lld rustc sqlite3 perl libc6-dbg"
 
 missing=""

@@ -42,8 +42,10 @@ struct cfi_row_slot {
 	struct cfi_row row;
 };
 
+#define CFI_MAX_SECTIONS 3 /* .eh_frame, .debug_frame, MiniDebugInfo's .debug_frame */
+
 struct cfi_table {
-	struct cfi_section sec[2];
+	struct cfi_section sec[CFI_MAX_SECTIONS];
 	unsigned int nr_sec;
 	unsigned int machine;
 	int addr_size;
@@ -220,18 +222,17 @@ static int ent_cmp(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-struct cfi_table *cfi_table_new_raw(const uint8_t *eh, size_t eh_size, uint64_t eh_vaddr,
-				    const uint8_t *dbg, size_t dbg_size, unsigned int machine,
-				    int is_64)
+/* The table over @nr sections (borrowed); NULL with errno ENOENT when none has an FDE. */
+static struct cfi_table *table_new(const struct cfi_section *sec, unsigned int nr,
+				   unsigned int machine, int is_64)
 {
 	struct cfi_table *t = xcalloc(1, sizeof(*t));
 
 	t->machine = machine;
 	t->addr_size = is_64 ? 8 : 4;
-	if (eh && eh_size)
-		t->sec[t->nr_sec++] = (struct cfi_section){eh, eh_size, eh_vaddr, 1};
-	if (dbg && dbg_size)
-		t->sec[t->nr_sec++] = (struct cfi_section){dbg, dbg_size, 0, 0};
+	for (unsigned int i = 0; i < nr && t->nr_sec < CFI_MAX_SECTIONS; i++)
+		if (sec[i].data && sec[i].size)
+			t->sec[t->nr_sec++] = sec[i];
 	for (unsigned int i = 0; i < t->nr_sec; i++)
 		index_section(t, i);
 	if (!t->nr) {
@@ -243,20 +244,40 @@ struct cfi_table *cfi_table_new_raw(const uint8_t *eh, size_t eh_size, uint64_t 
 	return t;
 }
 
+struct cfi_table *cfi_table_new_raw(const uint8_t *eh, size_t eh_size, uint64_t eh_vaddr,
+				    const uint8_t *dbg, size_t dbg_size, unsigned int machine,
+				    int is_64)
+{
+	const struct cfi_section sec[] = {
+		{eh, eh_size, eh_vaddr, 1},
+		{dbg, dbg_size, 0, 0},
+	};
+
+	return table_new(sec, 2, machine, is_64);
+}
+
+/* The .debug_frame of @ef, decompressed when stored compressed; size 0 when unusable. */
+static struct cfi_section debug_frame_of(const struct elffile *ef)
+{
+	struct elffile_section s;
+
+	if (elffile_section_data(ef, ".debug_frame", &s) < 0 || !s.data)
+		return (struct cfi_section){NULL, 0, 0, 0};
+	return (struct cfi_section){s.data, (size_t)s.size, 0, 0};
+}
+
 struct cfi_table *cfi_table_new(const struct elffile *ef)
 {
-	struct elffile_section eh = {0}, dbg = {0};
+	struct cfi_section sec[CFI_MAX_SECTIONS] = {{0}};
+	struct elffile_section eh;
+	const struct elffile *mdi = elffile_minidebuginfo(ef);
 
-	if (elffile_section(ef, ".eh_frame", &eh) < 0 || !eh.data)
-		eh.size = 0;
-	if (elffile_section(ef, ".debug_frame", &dbg) < 0 || !dbg.data)
-		dbg.size = 0;
-	if (!eh.size && !dbg.size) {
-		errno = ENOENT;
-		return NULL;
-	}
-	return cfi_table_new_raw(eh.data, (size_t)eh.size, eh.vaddr, dbg.data, (size_t)dbg.size,
-				 ef->machine, ef->is_64);
+	if (elffile_section(ef, ".eh_frame", &eh) == 0 && eh.data)
+		sec[0] = (struct cfi_section){eh.data, (size_t)eh.size, eh.vaddr, 1};
+	sec[1] = debug_frame_of(ef);
+	if (mdi)
+		sec[2] = debug_frame_of(mdi);
+	return table_new(sec, CFI_MAX_SECTIONS, ef->machine, ef->is_64);
 }
 
 void cfi_table_free(struct cfi_table *t)

@@ -23,6 +23,9 @@
 #include "perch/xalloc.h"
 
 #define DUMP_STACK_SIZE (256 * 1024)
+/* A stopped thread's stack is copied whole, up to this (a 3000-frame recursion of 200-byte
+ * frames takes 600 KiB; glibc's default thread stack is 8 MiB) */
+#define DUMP_STACK_MAX (64 * 1024 * 1024)
 #define DUMP_STOP_TIMEOUT_MS 2000
 
 static const char dump_usage[] =
@@ -33,6 +36,8 @@ static const char dump_usage[] =
 	"  -p, --pid PID       the process\n"
 	"      --sysroot DIR   look for debug files under DIR/usr/lib/debug\n"
 	"      --symfs DIR     look for unstripped copies of modules under DIR first\n"
+	"  -n, --max-frames N  show at most N frames a thread (default 1024; 0: 4000); a\n"
+	"                      longer stack ends in a [truncated] frame\n"
 	"      --show-art-frames  keep the Android runtime's own frames between Java frames\n"
 	"  -v, --verbose       more messages\n";
 
@@ -44,13 +49,15 @@ struct dump_thread {
 	struct unwind_snapshot snap;
 };
 
-static void print_stack(struct profile *p, struct resolver *r, struct dump_thread *dt)
+static void print_stack(struct profile *p, struct resolver *r, struct dump_thread *dt,
+			int max_frames)
 {
+	uint64_t truncated = resolver_stats(r)->truncated;
 	uint32_t stack = resolver_stack(r, &dt->snap);
 	size_t nlocs, n = 0;
 	const uint32_t *locs = profile_stack(p, stack, &nlocs);
 	int npcs;
-	const uint64_t *pcs = resolver_last_pcs(r, &npcs);
+	const uint64_t *pcs = resolver_last_loc_pcs(r, &npcs);
 
 	for (size_t i = 0; i < nlocs; i++) {
 		const struct profile_location *loc = profile_location(p, locs[i]);
@@ -69,9 +76,14 @@ static void print_stack(struct profile *p, struct resolver *r, struct dump_threa
 				printf(" at %s:%u", profile_str(p, f->file), f->line);
 			if (f->inlined)
 				printf(" [inlined]");
+			if (f->tailcall) /* gdb shows these as plain frames; perch says so */
+				printf(" (tail call)");
 			putchar('\n');
 		}
 	}
+	if (resolver_stats(r)->truncated != truncated)
+		log_warn(0, "thread %d: stack cut at %d frames (--max-frames N shows more, 0 all)",
+			 dt->tid, max_frames);
 }
 
 /* Interrupt every thread and snapshot each as its stop arrives; threads stay stopped. */
@@ -106,6 +118,10 @@ static void collect(struct tracee *t, const struct perch_arch *arch, struct dump
 		for (size_t i = 0; i < nr; i++) {
 			if (dts[i].tid == ev.thread->tid) {
 				dts[i].taken = sampler_snapshot(t, arch, ev.thread, &dts[i].snap) == 0;
+				/* the thread waits for us: the whole stack, not the first part */
+				if (dts[i].taken)
+					unwind_snapshot_grow(ev.thread->tid, &dts[i].snap,
+							     DUMP_STACK_MAX);
 				break;
 			}
 		}
@@ -120,6 +136,7 @@ static int dump_run(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "max-frames", required_argument, NULL, 'n' },
 		{ "show-art-frames", no_argument, NULL, OPT_ART_FRAMES },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ 0 },
@@ -133,13 +150,16 @@ static int dump_run(int argc, char **argv)
 	struct proc_stat ps;
 	struct tracee t;
 	pid_t pid = 0, *tids = NULL;
-	int c, n, code = PERCH_EXIT_OK, art_frames = 0;
+	int c, n, code = PERCH_EXIT_OK, max_frames = UNWIND_DUMP_DEFAULT_FRAMES,
+	    art_frames = 0;
+	char *end;
+	long v;
 	size_t nr;
 	sigset_t old;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "p:v", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:vn:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (cmd_parse_pid(optarg, &pid) < 0)
@@ -147,6 +167,15 @@ static int dump_run(int argc, char **argv)
 			break;
 		case 'v':
 			log_level++;
+			break;
+		case 'n':
+			v = strtol(optarg, &end, 10);
+			if (*end || !*optarg || v < 0 || v > UNWIND_MAX_FRAMES) {
+				log_err(0, "--max-frames wants 0 to %d frames (0: %d), not '%s'",
+					UNWIND_MAX_FRAMES, UNWIND_MAX_FRAMES, optarg);
+				return PERCH_EXIT_USAGE;
+			}
+			max_frames = v ? (int)v : UNWIND_MAX_FRAMES;
 			break;
 		case OPT_SYSROOT:
 			sysroot = optarg;
@@ -198,6 +227,7 @@ static int dump_run(int argc, char **argv)
 	p = profile_new();
 	sym = symbolizer_new(sysroot, symfs);
 	r = resolver_new(pid, arch, p, sym);
+	resolver_set_max_frames(r, max_frames);
 	resolver_show_art_frames(r, art_frames);
 	if (proc_stat_read(pid, 0, &ps) == 0)
 		printf("PID %d (%s)\n", pid, ps.comm);
@@ -206,7 +236,7 @@ static int dump_run(int argc, char **argv)
 	for (size_t i = 0; i < nr; i++) {
 		printf("TID %d \"%s\" (%c)\n", dts[i].tid, dts[i].name, dts[i].state);
 		if (dts[i].taken)
-			print_stack(p, r, &dts[i]);
+			print_stack(p, r, &dts[i], max_frames);
 		else
 			printf("    (no stack: the thread did not stop in time or exited)\n");
 		if (i + 1 < nr)

@@ -40,6 +40,8 @@ static const char record_usage[] =
 	"                         [sleep nanosleep], [poll epoll_wait], ...); cpu: only threads\n"
 	"                         that are running\n"
 	"      --stack-size BYTES bytes of stack copied per sample (default 32768)\n"
+	"      --max-frames N     unwind at most N frames a stack (default 512, at most 4000);\n"
+	"                         a longer stack ends in a [truncated] frame at its root\n"
 	"      --cpu-interval MS  read process, thread and system CPU use from /proc every MS\n"
 	"                         ms (default 100; 0: off): summary and counter tracks\n"
 	"      --mem-interval MS  read RSS/PSS/USS/swap (smaps_rollup) and the meminfo\n"

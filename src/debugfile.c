@@ -77,6 +77,14 @@ static int same_inode(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
+int debugfile_has_dwarf(const struct elffile *ef)
+{
+	struct elffile_section sec;
+
+	return ef->has_debug_info ||
+	       (elffile_section(ef, ".zdebug_info", &sec) == 0 && sec.data && sec.size);
+}
+
 /* Open @path and keep it if it fits @ef (see debugfile_find()). @crc is checked when @check_crc. */
 static struct elffile *try_candidate(const struct elffile *ef, const char *path, int check_crc,
 				     uint32_t crc)
@@ -89,7 +97,7 @@ static struct elffile *try_candidate(const struct elffile *ef, const char *path,
 	d = elffile_open(path);
 	if (!d)
 		return NULL;
-	if (!d->has_symtab && !d->has_debug_info)
+	if (!d->has_symtab && !debugfile_has_dwarf(d))
 		why = "no symbols or DWARF";
 	else if (ef->build_id_len && d->build_id_len &&
 		 (ef->build_id_len != d->build_id_len ||
@@ -147,6 +155,9 @@ struct elffile *debugfile_find(const struct elffile *ef, const char *sysroot, co
 	}
 	if (!d)
 		d = try_build_id(ef, dbgroot);
+	/* a sysroot that lacks it: the host's, by build-id (gdb's debug-file-directory list) */
+	if (!d && rlen)
+		d = try_build_id(ef, "/usr/lib/debug");
 	if (!d && debugfile_debuglink(ef, link, sizeof(link), &crc) == 0) {
 		dir = xstrdup(ef->path);
 		slash = strrchr(dir, '/');

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <dwarf.h>
@@ -13,15 +14,19 @@
 
 #include "perch/debuginfo.h"
 #include "perch/ehframe.h"
+#include "perch/elfsection.h"
 #include "perch/xalloc.h"
 
 #define DI_MAX_DEPTH	   64	      /* DIE nesting we follow; deeper DIEs are ignored */
 #define DI_MAX_ORIGIN_HOPS 16	      /* abstract_origin/specification chain length */
 #define DI_MAX_NODES	   (1u << 22) /* functions + inlined subroutines per CU */
 #define DI_MAX_RANGES	   (1u << 22) /* address ranges per CU */
+#define DI_MAX_CALLS	   (1u << 22) /* call sites per CU */
 #define DI_MAX_CUS	   (1u << 20)
 #define DI_MAX_SCOPES	   (1u << 22) /* C++ scopes and scoped functions, all CUs together */
 #define DI_MAX_PATH	   4096	      /* longest source path we build */
+#define DI_MAX_SECTION	   ELFSECTION_MAX_SIZE /* largest uncompressed DWARF section */
+#define DI_MAX_SECTIONS	   0xffffu    /* libdwarf's section indexes are 16-bit */
 
 /* An address range [lo, hi) and what it belongs to (a CU or a function node). */
 struct di_range {
@@ -52,6 +57,10 @@ struct di_node {
 	uint32_t end;
 	uint32_t range_first, nr_ranges; /* into di_cu.node_ranges */
 	int inlined;
+	/* subprograms: their call sites are calls[call_first .. + nr_calls) (their inlined
+	 * subroutines' included); tail calls in tails[tail_first .. + nr_tails) when all_calls */
+	int all_calls; /* DW_AT_call_all_calls or _all_tail_calls (or the GNU forms) */
+	uint32_t call_first, nr_calls, tail_first, nr_tails;
 };
 
 /* A C++ scope (DW_TAG_namespace, class, struct, union) seen while walking a CU. */
@@ -76,6 +85,7 @@ struct di_cu {
 	int version;		    /* CU version */
 	int state;		    /* 0: not loaded, 1: loaded, -1: failed */
 	int cxx;		    /* DW_AT_language is C++: qualify names with their scopes */
+	int skeleton;		    /* split DWARF: the DIEs are in a .dwo or .dwp (split_cu_die) */
 	int scoped;		    /* its C++ scopes are in debuginfo.scopes / fnscopes */
 
 	struct di_range *ranges; /* the CU DIE's address ranges, sorted by lo */
@@ -94,6 +104,17 @@ struct di_cu {
 	size_t nr_node_ranges, alloc_node_ranges;
 	struct di_range *roots; /* ranges of subprogram nodes, sorted by lo */
 	size_t nr_roots;
+
+	/* DW_TAG_call_site / DW_TAG_GNU_call_site, in DIE order; call_addr_first[i] indexes
+	 * call_addrs until the load ends and calls[i].addrs points there */
+	struct debuginfo_call *calls;
+	size_t nr_calls, alloc_calls;
+	uint32_t *call_addr_first;
+	uint64_t *call_addrs;
+	size_t nr_call_addrs, alloc_call_addrs;
+	uint32_t *call_by_pc; /* indexes into calls, sorted by pc (DIE order among equals) */
+	struct debuginfo_call *tails; /* the tail calls of each subprogram, grouped */
+	size_t nr_tails;
 };
 
 /* One CU named by .debug_aranges, by the offset of its unit header in .debug_info. */
@@ -103,8 +124,56 @@ struct di_acu {
 	int state;   /* 0: not resolved yet, 1: resolved, -1: not a CU */
 };
 
+/* One ELF section as libdwarf sees it through perch's object access (obj_methods). */
+struct di_sec {
+	char *name;	/* for libdwarf: ".zdebug_x" is ".debug_x"; DI_HIDDEN to keep it out */
+	char *elf_name; /* as in the file */
+	uint64_t type, flags, addr, offset, link, info, entsize;
+	uint64_t raw_size; /* in the file */
+	uint64_t size;	   /* uncompressed */
+	int comp;	   /* enum elfsection_comp */
+	int state;	   /* 0: not read yet, 1: @data holds @size bytes, -1: unreadable */
+	uint8_t *data;
+};
+
+/* A .dwo or .dwp file split DWARF names (gcc/clang -gsplit-dwarf), opened on first use. */
+struct di_split {
+	char *path;
+	struct debuginfo *di; /* NULL: it cannot be opened */
+	/* split units by dwo_id, for a .dwo (a .dwp has an index libdwarf reads) */
+	uint64_t *ids;
+	Dwarf_Off *offs;
+	size_t nr;
+};
+
+/* While the DIEs of a split unit are read: where its indexed addresses and its range lists
+ * are, which libdwarf 20210528 cannot follow across files for range lists ("rnglists table
+ * index ... is unusable unless it is in a tied file"). */
+struct di_splitctx {
+	const uint8_t *addr; /* the program's .debug_addr from the skeleton's DW_AT_addr_base */
+	size_t addr_size;
+	const uint8_t *rng; /* this unit's .debug_rnglists.dwo (its contribution in a .dwp) */
+	size_t rng_size;
+	const uint8_t *ranges; /* DWARF 4 (GNU): the program's .debug_ranges from
+				* DW_AT_GNU_ranges_base */
+	size_t ranges_size;
+	uint64_t base; /* the skeleton's DW_AT_low_pc */
+	unsigned int asz;
+	int big;
+};
+
 struct debuginfo {
+	char tag; /* 'p': see debuginfo_free() */
+	const struct di_splitctx *split; /* set while a split unit is read (cu_load) */
 	int fd;
+	char *path;
+	struct di_split *splits;
+	size_t nr_splits;
+	int is_64, big; /* ELFCLASS64, ELFDATA2MSB */
+	int dwo;	/* split DWARF: the .dwo sections of a .dwo or .dwp file */
+	struct di_sec *secs;
+	size_t nr_secs;
+	Dwarf_Obj_Access_Interface iface;
 	Dwarf_Debug dbg;
 	uint64_t info_size; /* of .debug_info, uncompressed */
 	uint64_t die_steps; /* child/sibling steps taken by all walks (die_step_ok) */
@@ -131,10 +200,22 @@ struct debuginfo {
 	size_t nr_fnscopes, fnscopes_cap;
 };
 
+static int sec_get(struct debuginfo *di, const char *name, const uint8_t **data, size_t *size);
+
 static void drop_err(struct debuginfo *di, Dwarf_Error err)
 {
 	if (err)
 		dwarf_dealloc_error(di->dbg, err);
+}
+
+static uint64_t read_uint(const uint8_t *p, unsigned int size, int big)
+{
+	uint64_t v = 0;
+	unsigned int i;
+
+	for (i = 0; i < size; i++)
+		v |= (uint64_t)p[big ? size - 1 - i : i] << (8 * i);
+	return v;
 }
 
 static int range_cmp(const void *a, const void *b)
@@ -213,6 +294,56 @@ static int die_udata(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at, Dwarf_U
 	return ret == DW_DLV_OK ? 0 : -1;
 }
 
+/* Is flag attribute @at present and true (DW_FORM_flag_present, or flag 1)? */
+static int die_flag(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Error err = NULL;
+	Dwarf_Bool b = 0;
+	int ret;
+
+	if (die_attr(di, die, at, &attr))
+		return 0;
+	ret = dwarf_formflag(attr, &b, &err);
+	drop_err(di, err);
+	dwarf_dealloc_attribute(attr);
+	return ret == DW_DLV_OK && b;
+}
+
+static int split_addr(const struct di_splitctx *x, uint64_t index, uint64_t *out);
+
+/* An address attribute (DW_FORM_addr, addrx...). In a split unit an indexed address is read
+ * from the program's .debug_addr by perch (split_addr(), see split_open()). */
+static int die_addr(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at, uint64_t *out)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Error err = NULL;
+	Dwarf_Unsigned index = 0;
+	Dwarf_Half form = 0;
+	Dwarf_Addr a = 0;
+	uint64_t v = 0;
+	int ret;
+
+	if (die_attr(di, die, at, &attr))
+		return -1;
+	if (di->split && dwarf_whatform(attr, &form, &err) == DW_DLV_OK &&
+	    dwarf_addr_form_is_indexed(form)) {
+		ret = dwarf_get_debug_addr_index(attr, &index, &err) == DW_DLV_OK &&
+			      !split_addr(di->split, index, &v)
+			  ? DW_DLV_OK
+			  : DW_DLV_ERROR;
+		a = v;
+	} else {
+		ret = dwarf_formaddr(attr, &a, &err);
+	}
+	drop_err(di, err);
+	dwarf_dealloc_attribute(attr);
+	if (ret != DW_DLV_OK)
+		return -1;
+	*out = a;
+	return 0;
+}
+
 static const char *die_string(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at)
 {
 	Dwarf_Attribute attr;
@@ -241,6 +372,19 @@ static int die_ref(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at, Dwarf_Off
 	drop_err(di, err);
 	dwarf_dealloc_attribute(attr);
 	return ret == DW_DLV_OK ? 0 : -1;
+}
+
+/* A section offset attribute (DW_FORM_sec_offset, or data4/data8 before DWARF 4). */
+static int die_sec_offset(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at, Dwarf_Off *out)
+{
+	Dwarf_Unsigned v;
+
+	if (!die_ref(di, die, at, out))
+		return 0;
+	if (die_udata(di, die, at, &v))
+		return -1;
+	*out = v;
+	return 0;
 }
 
 static Dwarf_Die die_at(struct debuginfo *di, Dwarf_Off off)
@@ -402,6 +546,134 @@ out:
 	drop_err(di, err);
 }
 
+/* Entry @index of the program's address table, for a split unit. 0 or -1. */
+static int split_addr(const struct di_splitctx *x, uint64_t index, uint64_t *out)
+{
+	if (index >= x->addr_size / x->asz)
+		return -1;
+	*out = read_uint(x->addr + index * x->asz, x->asz, x->big);
+	return 0;
+}
+
+/* A split unit's DW_AT_ranges: DWARF 5 (DW_FORM_rnglistx, an index into the offsets that
+ * follow the .debug_rnglists.dwo header, section 7.28; entries as in section 2.17.3) or the
+ * GNU extension to DWARF 4 (an offset into the program's .debug_ranges: begin/end pairs
+ * relative to the base, (0, 0) ends, (max, addr) sets the base). */
+static void split_ranges(struct debuginfo *di, Dwarf_Attribute attr, struct di_range **r,
+			 size_t *nr, size_t *alloc, uint32_t idx)
+{
+	const struct di_splitctx *x = di->split;
+	struct ehframe_cursor c = { 0 };
+	Dwarf_Unsigned v = 0;
+	Dwarf_Error err = NULL;
+	Dwarf_Half form = 0;
+	Dwarf_Off off = 0;
+	uint64_t base = x->base, a, b, maxa = x->asz == 8 ? UINT64_MAX : UINT32_MAX;
+	unsigned int steps = 0;
+
+	if (dwarf_whatform(attr, &form, &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		return;
+	}
+	if (form != DW_FORM_rnglistx) { /* DWARF 4 GNU split: .debug_ranges */
+		if (dwarf_global_formref(attr, &off, &err) != DW_DLV_OK) {
+			drop_err(di, err);
+			err = NULL;
+			if (dwarf_formudata(attr, &v, &err) != DW_DLV_OK) {
+				drop_err(di, err);
+				return;
+			}
+			off = v;
+		}
+		for (; off < x->ranges_size && x->ranges_size - off >= 2u * x->asz;
+		     off += 2u * x->asz) {
+			a = read_uint(x->ranges + off, x->asz, x->big);
+			b = read_uint(x->ranges + off + x->asz, x->asz, x->big);
+			if (!a && !b)
+				break;
+			if (a == maxa)
+				base = b;
+			else
+				push_range(r, nr, alloc, base + a, base + b, idx);
+		}
+		return;
+	}
+	if (dwarf_formudata(attr, &v, &err) != DW_DLV_OK) {
+		drop_err(di, err);
+		return;
+	}
+	/* the header: unit_length(4|12) version(2) address_size(1) seg(1) count(4) offsets */
+	if (x->rng_size < 12 || read_uint(x->rng, 4, x->big) >= 0xfffffff0u)
+		return; /* no list, or 64-bit DWARF (no compiler emits it for split units) */
+	if (v >= read_uint(x->rng + 8, 4, x->big) || 12 + (v + 1) * 4 > x->rng_size)
+		return;
+	c.base = x->rng;
+	c.end = x->rng_size;
+	c.pos = 12 + read_uint(x->rng + 12 + v * 4, 4, x->big);
+	while (c.pos < c.end && !c.bad && steps++ < DI_MAX_RANGES) {
+		unsigned int code = x->rng[c.pos++];
+
+		if (code == DW_RLE_end_of_list)
+			break;
+		switch (code) {
+		case DW_RLE_base_addressx:
+			if (split_addr(x, ehframe_read_uleb(&c), &base) < 0)
+				return;
+			break;
+		case DW_RLE_startx_endx:
+			if (split_addr(x, ehframe_read_uleb(&c), &a) < 0 ||
+			    split_addr(x, ehframe_read_uleb(&c), &b) < 0)
+				return;
+			push_range(r, nr, alloc, a, b, idx);
+			break;
+		case DW_RLE_startx_length:
+			if (split_addr(x, ehframe_read_uleb(&c), &a) < 0)
+				return;
+			b = ehframe_read_uleb(&c);
+			push_range(r, nr, alloc, a, a + b, idx);
+			break;
+		case DW_RLE_offset_pair:
+			a = ehframe_read_uleb(&c);
+			b = ehframe_read_uleb(&c);
+			push_range(r, nr, alloc, base + a, base + b, idx);
+			break;
+		case DW_RLE_base_address:
+			base = ehframe_read_le(&c, x->asz);
+			break;
+		case DW_RLE_start_end:
+			a = ehframe_read_le(&c, x->asz);
+			b = ehframe_read_le(&c, x->asz);
+			push_range(r, nr, alloc, a, b, idx);
+			break;
+		case DW_RLE_start_length:
+			a = ehframe_read_le(&c, x->asz);
+			b = ehframe_read_uleb(&c);
+			push_range(r, nr, alloc, a, a + b, idx);
+			break;
+		default:
+			return; /* an entry this reader does not know: the rest cannot be read */
+		}
+	}
+}
+
+/* DW_AT_low_pc of @die: libdwarf's, or in a split unit perch's (die_addr()). 0 or -1. */
+static int die_low_pc(struct debuginfo *di, Dwarf_Die die, Dwarf_Addr *lo)
+{
+	Dwarf_Error err = NULL;
+	uint64_t v;
+
+	if (di->split) {
+		if (die_addr(di, die, DW_AT_low_pc, &v))
+			return -1;
+		*lo = v;
+		return 0;
+	}
+	if (dwarf_lowpc(die, lo, &err) == DW_DLV_OK)
+		return 0;
+	drop_err(di, err);
+	return -1;
+}
+
 /* Append the address ranges of @die (low/high pc or DW_AT_ranges). */
 static void die_ranges(struct debuginfo *di, Dwarf_Die die, int version, uint64_t base,
 		       struct di_range **r, size_t *nr, size_t *alloc, uint32_t idx)
@@ -412,7 +684,7 @@ static void die_ranges(struct debuginfo *di, Dwarf_Die die, int version, uint64_
 	Dwarf_Error err = NULL;
 	Dwarf_Attribute attr;
 
-	if (dwarf_lowpc(die, &lo, &err) == DW_DLV_OK) {
+	if (die_low_pc(di, die, &lo) == 0) {
 		if (dwarf_highpc_b(die, &hi, &form, &cls, &err) == DW_DLV_OK) {
 			if (cls == DW_FORM_CLASS_CONSTANT)
 				hi += lo;
@@ -423,7 +695,9 @@ static void die_ranges(struct debuginfo *di, Dwarf_Die die, int version, uint64_
 	drop_err(di, err);
 	if (die_attr(di, die, DW_AT_ranges, &attr))
 		return;
-	if (version >= 5)
+	if (di->split)
+		split_ranges(di, attr, r, nr, alloc, idx);
+	else if (version >= 5)
 		rnglists_ranges(di, attr, r, nr, alloc, idx);
 	else
 		debug_ranges(di, die, attr, base, r, nr, alloc, idx);
@@ -498,9 +772,10 @@ struct pending {
 
 static void add_node_tree(struct debuginfo *di, struct di_cu *cu, Dwarf_Die die, int depth,
 			  struct pending *pend);
+static void call_site_add(struct debuginfo *di, struct di_cu *cu, Dwarf_Die die);
 
 /* Walk the children of @parent: inlined subroutines become nodes below the current node,
- * lexical blocks are looked through, nested subprograms are queued. */
+ * lexical blocks are looked through, nested subprograms are queued, call sites recorded. */
 static void walk_scope(struct debuginfo *di, struct di_cu *cu, Dwarf_Die parent, int depth,
 		       struct pending *pend)
 {
@@ -519,6 +794,10 @@ static void walk_scope(struct debuginfo *di, struct di_cu *cu, Dwarf_Die parent,
 		case DW_TAG_try_block:
 		case DW_TAG_catch_block:
 			walk_scope(di, cu, child, depth + 1, pend);
+			break;
+		case DW_TAG_call_site:
+		case DW_TAG_GNU_call_site:
+			call_site_add(di, cu, child);
 			break;
 		case DW_TAG_subprogram:
 			if (pend->nr >= DI_MAX_NODES)
@@ -567,9 +846,139 @@ static void add_node_tree(struct debuginfo *di, struct di_cu *cu, Dwarf_Die die,
 			n->call_file = (uint32_t)v;
 		if (!die_udata(di, die, DW_AT_call_line, &v) && v <= UINT32_MAX)
 			n->call_line = (uint32_t)v;
+	} else {
+		n->all_calls = die_flag(di, die, DW_AT_call_all_calls) ||
+			       die_flag(di, die, DW_AT_call_all_tail_calls) ||
+			       die_flag(di, die, DW_AT_GNU_all_call_sites) ||
+			       die_flag(di, die, DW_AT_GNU_all_tail_call_sites);
+		n->call_first = (uint32_t)cu->nr_calls;
 	}
 	walk_scope(di, cu, die, depth, pend);
 	cu->nodes[idx].end = (uint32_t)cu->nr_nodes;
+	if (!inlined) /* nested subprograms are queued, so this subprogram's calls are contiguous */
+		cu->nodes[idx].nr_calls = (uint32_t)cu->nr_calls - cu->nodes[idx].call_first;
+}
+
+static struct di_cu *cu_of_offset(struct debuginfo *di, Dwarf_Off off);
+
+static int die_has(struct debuginfo *di, Dwarf_Die die, Dwarf_Half at)
+{
+	Dwarf_Error err = NULL;
+	Dwarf_Bool b = 0;
+	int ret = dwarf_hasattr(die, at, &b, &err);
+
+	drop_err(di, err);
+	return ret == DW_DLV_OK && b;
+}
+
+/* Where a call site's DW_AT_call_origin (DW_AT_abstract_origin in DW_TAG_GNU_call_site) leads,
+ * read as gdb reads it (dwarf2/read.c, read_call_site_scope): a declaration by its name (the
+ * linkage name, else DW_AT_name), looked up in the symbol tables later; a function with code
+ * by the start of each of its ranges, in DWARF order; anything else (an abstract instance
+ * without code) is no target. */
+static void call_target(struct debuginfo *di, Dwarf_Off off, struct di_cu *cu,
+			struct debuginfo_call *c)
+{
+	struct di_range *r = NULL;
+	size_t nr = 0, alloc = 0, i;
+	struct di_cu *tcu;
+	Dwarf_Off spec;
+	Dwarf_Die t = die_at(di, off);
+
+	if (!t)
+		return;
+	if (die_flag(di, t, DW_AT_declaration) && die_ref(di, t, DW_AT_specification, &spec)) {
+		c->name = die_string(di, t, DW_AT_linkage_name);
+		if (!c->name)
+			c->name = die_string(di, t, DW_AT_MIPS_linkage_name);
+		if (!c->name)
+			c->name = die_string(di, t, DW_AT_name);
+		if (c->name)
+			c->kind = DEBUGINFO_TARGET_NAME;
+	} else if ((tcu = cu_of_offset(di, off))) {
+		die_ranges(di, t, tcu->version, tcu->base, &r, &nr, &alloc, 0);
+		for (i = 0; i < nr && cu->nr_call_addrs < DI_MAX_RANGES; i++) {
+			ALLOC_GROW(cu->call_addrs, cu->nr_call_addrs + 1, cu->alloc_call_addrs);
+			cu->call_addrs[cu->nr_call_addrs++] = r[i].lo;
+			c->nr_addrs++;
+		}
+		if (c->nr_addrs)
+			c->kind = DEBUGINFO_TARGET_ADDRS;
+		free(r);
+	}
+	dwarf_dealloc_die(t);
+}
+
+/* Record the call site @die (DW_TAG_call_site or DW_TAG_GNU_call_site). */
+static void call_site_add(struct debuginfo *di, struct di_cu *cu, Dwarf_Die die)
+{
+	struct debuginfo_call c = { .kind = DEBUGINFO_TARGET_NONE };
+	size_t idx = cu->nr_calls, alloc = cu->alloc_calls;
+	Dwarf_Off off;
+
+	if (idx >= DI_MAX_CALLS || (die_addr(di, die, DW_AT_call_return_pc, &c.pc) &&
+				    die_addr(di, die, DW_AT_low_pc, &c.pc)))
+		return;
+	c.tail = die_flag(di, die, DW_AT_call_tail_call) || die_flag(di, die, DW_AT_GNU_tail_call);
+	ALLOC_GROW(cu->calls, idx + 1, cu->alloc_calls);
+	if (cu->alloc_calls != alloc)
+		cu->call_addr_first =
+		    xrealloc(cu->call_addr_first, cu->alloc_calls * sizeof(*cu->call_addr_first));
+	cu->call_addr_first[idx] = (uint32_t)cu->nr_call_addrs;
+	/* gdb takes the first of these: a DWARF expression (DW_AT_call_target) needs the
+	 * caller's registers, which a tail-call frame does not have, so it is no target */
+	if (!die_has(di, die, DW_AT_call_target) && !die_has(di, die, DW_AT_GNU_call_site_target) &&
+	    (!die_ref(di, die, DW_AT_call_origin, &off) ||
+	     !die_ref(di, die, DW_AT_abstract_origin, &off)))
+		call_target(di, off, cu, &c);
+	cu->calls[idx] = c;
+	cu->nr_calls++;
+}
+
+static int call_pc_cmp(const void *a, const void *b, void *arg)
+{
+	const struct di_cu *cu = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (cu->calls[x].pc != cu->calls[y].pc)
+		return cu->calls[x].pc < cu->calls[y].pc ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* After the walk: address arrays in place, the index by pc, each subprogram's tail calls. */
+static void calls_finish(struct di_cu *cu)
+{
+	size_t i, k;
+
+	for (i = 0; i < cu->nr_calls; i++)
+		cu->calls[i].addrs = cu->calls[i].nr_addrs ? cu->call_addrs + cu->call_addr_first[i]
+							    : NULL;
+	cu->call_by_pc = xcalloc(cu->nr_calls ? cu->nr_calls : 1, sizeof(*cu->call_by_pc));
+	for (i = 0; i < cu->nr_calls; i++)
+		cu->call_by_pc[i] = (uint32_t)i;
+	if (cu->nr_calls > 1)
+		qsort_r(cu->call_by_pc, cu->nr_calls, sizeof(*cu->call_by_pc), call_pc_cmp, cu);
+	for (i = 0; i < cu->nr_nodes; i++) {
+		const struct di_node *n = &cu->nodes[i];
+
+		if (n->inlined || !n->all_calls)
+			continue;
+		for (k = n->call_first; k < n->call_first + n->nr_calls; k++)
+			cu->nr_tails += cu->calls[k].tail;
+	}
+	cu->tails = xcalloc(cu->nr_tails ? cu->nr_tails : 1, sizeof(*cu->tails));
+	cu->nr_tails = 0;
+	for (i = 0; i < cu->nr_nodes; i++) {
+		struct di_node *n = &cu->nodes[i];
+
+		if (n->inlined || !n->all_calls)
+			continue;
+		n->tail_first = (uint32_t)cu->nr_tails;
+		for (k = n->call_first; k < n->call_first + n->nr_calls; k++)
+			if (cu->calls[k].tail)
+				cu->tails[cu->nr_tails++] = cu->calls[k];
+		n->nr_tails = (uint32_t)cu->nr_tails - n->tail_first;
+	}
 }
 
 #define DI_NO_SCOPE UINT32_MAX /* a scope we could not record: record nothing below it */
@@ -714,7 +1123,7 @@ static struct di_cu *cu_get(struct debuginfo *di, Dwarf_Die cu_die, int sorted)
 	size_t pos, alloc = 0;
 	int tag = die_tag(di, cu_die);
 
-	if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
+	if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit && tag != DW_TAG_skeleton_unit)
 		return NULL;
 	if (dwarf_dieoffset(cu_die, &off, &err) != DW_DLV_OK ||
 	    dwarf_die_CU_offset_range(cu_die, &hdr, &len, &err) != DW_DLV_OK) {
@@ -740,6 +1149,8 @@ static struct di_cu *cu_get(struct debuginfo *di, Dwarf_Die cu_die, int sorted)
 	if (dwarf_srclang(cu_die, &lang, &err) == DW_DLV_OK)
 		cu->cxx = lang_is_cxx(lang);
 	drop_err(di, err);
+	cu->skeleton = !di->dwo && (tag == DW_TAG_skeleton_unit ||
+				    die_string(di, cu_die, DW_AT_GNU_dwo_name) != NULL);
 	die_ranges(di, cu_die, version, cu->base, &cu->ranges, &cu->nr_ranges, &alloc, cu->idx);
 	if (cu->nr_ranges > 1)
 		qsort(cu->ranges, cu->nr_ranges, sizeof(*cu->ranges), range_cmp);
@@ -1001,6 +1412,7 @@ static void load_functions(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_
 	}
 	if (cu->nr_roots > 1)
 		qsort(cu->roots, cu->nr_roots, sizeof(*cu->roots), range_cmp);
+	calls_finish(cu);
 }
 
 static int seq_cmp(const void *a, const void *b)
@@ -1113,6 +1525,118 @@ static void load_files(struct debuginfo *di, struct di_cu *cu, Dwarf_Line_Contex
 	}
 }
 
+/* Which rows of a DWARF 5 line program come before the first DW_LNS_set_file of their
+ * sequence. DWARF 5 (section 6.2.2, table 6.4) starts the file register at 1, as 2-4 did, but
+ * libdwarf 20210528 starts it at 0 for version 5 tables (fixed in later releases): with gcc
+ * 11+, whose file 1 is the first file used and not always the CU's own (glibc's sem_wait.c CU
+ * begins with sem_waitcommon.c), those rows got the wrong file. Only opcodes are decoded, to
+ * count the rows in the order libdwarf lists them: one per special opcode, DW_LNS_copy and
+ * DW_LNE_end_sequence. Sets implicit[i] for such rows i < @nr; returns the number of rows
+ * the program has, or -1 when it does not parse. */
+static long line_implicit_file_rows(const uint8_t *p, size_t size, uint64_t off, int big,
+				    uint8_t *implicit, size_t nr)
+{
+	struct ehframe_cursor c = { .base = p, .end = size };
+	const uint8_t *lengths;
+	uint64_t len, hdr_len;
+	unsigned int off_size = 4, opcode_base;
+	size_t end, prog;
+	long rows = 0;
+	int set = 0;
+
+	if (off >= size || size - off < 4)
+		return -1;
+	c.pos = (size_t)off;
+	len = read_uint(p + c.pos, 4, big);
+	c.pos += 4;
+	if (len == 0xffffffffu) {
+		if (size - c.pos < 8)
+			return -1;
+		len = read_uint(p + c.pos, 8, big);
+		c.pos += 8;
+		off_size = 8;
+	}
+	/* version(2) address_size(1) seg_sel_size(1) header_length(off_size) then
+	 * min_inst(1) max_ops(1) default_is_stmt(1) line_base(1) line_range(1) opcode_base(1) */
+	if (len > size - c.pos || len < 4 + off_size + 6 || read_uint(p + c.pos, 2, big) != 5)
+		return -1;
+	end = c.pos + (size_t)len;
+	hdr_len = read_uint(p + c.pos + 4, off_size, big);
+	c.pos += 4 + off_size;
+	if (hdr_len > end - c.pos || hdr_len < 6)
+		return -1;
+	prog = c.pos + (size_t)hdr_len;
+	opcode_base = p[c.pos + 5];
+	lengths = p + c.pos + 6;
+	if (opcode_base == 0 || (size_t)(opcode_base - 1) > hdr_len - 6)
+		return -1;
+	c.pos = prog;
+	c.end = end;
+	while (c.pos < c.end && !c.bad) {
+		unsigned int op = p[c.pos++];
+		int row = 0;
+
+		if (op >= opcode_base) {
+			row = 1; /* special opcode */
+		} else if (op == 0) { /* extended: length, then the opcode and its operands */
+			uint64_t l = ehframe_read_uleb(&c);
+
+			if (c.bad || !l || l > c.end - c.pos)
+				return -1;
+			if (p[c.pos] == DW_LNE_end_sequence)
+				row = 2;
+			c.pos += (size_t)l;
+		} else if (op == DW_LNS_copy) {
+			row = 1;
+		} else if (op == DW_LNS_advance_line) {
+			ehframe_read_sleb(&c);
+		} else if (op == DW_LNS_set_file) {
+			ehframe_read_uleb(&c);
+			set = 1;
+		} else if (op == DW_LNS_fixed_advance_pc) {
+			if (c.end - c.pos < 2) /* a uhalf, not a LEB */
+				return -1;
+			c.pos += 2;
+		} else if (op == DW_LNS_advance_pc || op == DW_LNS_set_column ||
+			   op == DW_LNS_set_isa) {
+			ehframe_read_uleb(&c);
+		} else if (op != DW_LNS_negate_stmt && op != DW_LNS_set_basic_block &&
+			   op != DW_LNS_const_add_pc && op != DW_LNS_set_prologue_end &&
+			   op != DW_LNS_set_epilogue_begin) {
+			for (unsigned int k = 0; k < lengths[op - 1] && !c.bad; k++)
+				ehframe_read_uleb(&c); /* an opcode this reader does not know */
+		}
+		if (!row)
+			continue;
+		if (!set && (size_t)rows < nr)
+			implicit[rows] = 1;
+		rows++;
+		if (row == 2)
+			set = 0; /* the registers start again with the next sequence */
+	}
+	return c.bad ? -1 : rows;
+}
+
+/* line_implicit_file_rows() for @cu_die's line program of @nr rows: a malloc'ed flag per row,
+ * or NULL when the program cannot be read or its rows are not the @nr libdwarf listed. */
+static uint8_t *implicit_file_rows(struct debuginfo *di, Dwarf_Die cu_die, size_t nr)
+{
+	const uint8_t *data;
+	size_t size;
+	uint8_t *implicit;
+	Dwarf_Off off;
+
+	if (die_sec_offset(di, cu_die, DW_AT_stmt_list, &off) ||
+	    sec_get(di, di->dwo ? ".debug_line.dwo" : ".debug_line", &data, &size))
+		return NULL;
+	implicit = xcalloc(nr, 1);
+	if (line_implicit_file_rows(data, size, off, di->big, implicit, nr) != (long)nr) {
+		free(implicit);
+		return NULL;
+	}
+	return implicit;
+}
+
 static void load_lines(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
 {
 	Dwarf_Line_Context ctx = NULL;
@@ -1121,6 +1645,7 @@ static void load_lines(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
 	Dwarf_Line *lines = NULL;
 	Dwarf_Signed nr = 0, i;
 	Dwarf_Error err = NULL;
+	uint8_t *implicit = NULL;
 	size_t alloc_rows = 0, alloc_seqs = 0, seq_start = 0;
 	int in_seq = 0;
 
@@ -1131,6 +1656,8 @@ static void load_lines(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
 	load_files(di, cu, ctx, (int)version);
 	if (tables != 1 || dwarf_srclines_from_linecontext(ctx, &lines, &nr, &err) != DW_DLV_OK)
 		goto out;
+	if (version == 5 && nr > 0)
+		implicit = implicit_file_rows(di, cu_die, (size_t)nr);
 	for (i = 0; i < nr; i++) {
 		Dwarf_Addr addr = 0;
 		Dwarf_Unsigned line = 0, file = 0;
@@ -1141,6 +1668,8 @@ static void load_lines(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
 		    dwarf_lineno(lines[i], &line, &err) != DW_DLV_OK ||
 		    dwarf_line_srcfileno(lines[i], &file, &err) != DW_DLV_OK)
 			break;
+		if (implicit && implicit[i])
+			file = 1; /* the initial value (line_implicit_file_rows) */
 		if (!in_seq) {
 			seq_start = cu->nr_rows;
 			in_seq = 1;
@@ -1178,13 +1707,184 @@ static void load_lines(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
 	if (cu->nr_seqs > 1)
 		qsort(cu->seqs, cu->nr_seqs, sizeof(*cu->seqs), seq_cmp);
 out:
+	free(implicit);
 	drop_err(di, err);
 	dwarf_srclines_dealloc_b(ctx);
 }
 
+static struct debuginfo *open_group(const char *path, unsigned int group);
+
+/* The dwo_id of a skeleton or split unit: the unit header's (DWARF 5) or DW_AT_GNU_dwo_id
+ * (the GNU extension to DWARF 4), as the 8 bytes read as a little-endian number. 0, -1. */
+static int unit_dwo_id(struct debuginfo *di, Dwarf_Die cu_die, uint64_t *id)
+{
+	Dwarf_Half version = 0, off_size = 0, addr_size = 0, ext_size = 0;
+	Dwarf_Bool is_info = 0, is_dwo = 0;
+	Dwarf_Sig8 *sig = NULL;
+	Dwarf_Off len_off = 0;
+	Dwarf_Unsigned total = 0, v;
+	Dwarf_Error err = NULL;
+	int i;
+
+	if (dwarf_cu_header_basics(cu_die, &version, &is_info, &is_dwo, &off_size, &addr_size,
+				   &ext_size, &sig, &len_off, &total, &err) == DW_DLV_OK &&
+	    version >= 5 && sig) {
+		for (*id = 0, i = 7; i >= 0; i--)
+			*id = *id << 8 | (uint8_t)sig->signature[i];
+		return 0;
+	}
+	drop_err(di, err);
+	if (die_udata(di, cu_die, DW_AT_GNU_dwo_id, &v))
+		return -1;
+	*id = v;
+	return 0;
+}
+
+/* @path opened as split DWARF, once; a .dwo's units are indexed by dwo_id. NULL when it
+ * cannot be read. It is not tied to @di with dwarf_set_tied_dbg(): libdwarf 20210528 then
+ * takes the skeleton's DW_AT_str_offsets_base for the split unit's strings of every unit but
+ * the first; perch reads the split unit's indexed addresses and range lists itself
+ * (split_context()), nothing else needs @di. */
+static struct di_split *split_open(struct debuginfo *di, const char *path)
+{
+	struct di_split *sp;
+	size_t alloc = 0;
+
+	for (size_t i = 0; i < di->nr_splits; i++)
+		if (!strcmp(di->splits[i].path, path))
+			return di->splits[i].di ? &di->splits[i] : NULL;
+	if (di->nr_splits >= 256)
+		return NULL;
+	di->splits = xrealloc(di->splits, (di->nr_splits + 1) * sizeof(*di->splits));
+	sp = &di->splits[di->nr_splits++];
+	memset(sp, 0, sizeof(*sp));
+	sp->path = xstrdup(path);
+	sp->di = open_group(path, DW_GROUPNUMBER_DWO);
+	if (!sp->di)
+		return NULL;
+	while (sp->nr < DI_MAX_CUS && !next_cu_header(sp->di)) {
+		Dwarf_Die d = walk_cu_die(sp->di);
+		uint64_t id;
+
+		if (!d)
+			continue;
+		if (!unit_dwo_id(sp->di, d, &id)) {
+			ALLOC_GROW(sp->ids, sp->nr + 1, alloc);
+			sp->offs = xrealloc(sp->offs, alloc * sizeof(*sp->offs));
+			sp->ids[sp->nr] = id;
+			sp->offs[sp->nr++] = die_offset(sp->di, d);
+		}
+		dwarf_dealloc_die(d);
+	}
+	return sp;
+}
+
+/* The split unit @id in @sp: by the index of a .dwp, else by the units of a .dwo. */
+static Dwarf_Die split_find(struct di_split *sp, uint64_t id)
+{
+	Dwarf_Error err = NULL;
+	Dwarf_Die die = NULL;
+	Dwarf_Sig8 sig;
+
+	for (int i = 0; i < 8; i++)
+		sig.signature[i] = (char)(id >> (8 * i));
+	if (dwarf_die_from_hash_signature(sp->di->dbg, &sig, "cu", &die, &err) == DW_DLV_OK)
+		return die;
+	drop_err(sp->di, err);
+	for (size_t i = 0; i < sp->nr; i++)
+		if (sp->ids[i] == id)
+			return die_at(sp->di, sp->offs[i]);
+	return NULL;
+}
+
+/* The split unit of skeleton @skel, in the .dwo it names (absolute; under DW_AT_comp_dir;
+ * next to this file) or in the .dwp next to this file (<file>.dwp), as gdb looks for them:
+ * its DIE, with the debuginfo that reads it in *@sdi. NULL when none has it. */
+static Dwarf_Die split_cu_die(struct debuginfo *di, Dwarf_Die skel, struct debuginfo **sdi)
+{
+	const char *name = die_string(di, skel, DW_AT_dwo_name), *dir, *base, *slash;
+	char *paths[5] = { NULL };
+	struct di_split *sp;
+	Dwarf_Die die = NULL;
+	size_t n = 0, i;
+	uint64_t id;
+
+	if (!name)
+		name = die_string(di, skel, DW_AT_GNU_dwo_name);
+	if (unit_dwo_id(di, skel, &id))
+		return NULL;
+	dir = die_string(di, skel, DW_AT_comp_dir);
+	slash = strrchr(di->path, '/');
+	if (name && name[0] == '/') {
+		paths[n++] = xstrdup(name);
+	} else if (name) {
+		if (dir)
+			paths[n++] = path_join(dir, name);
+		paths[n++] = slash ? xasprintf("%.*s/%s", (int)(slash - di->path), di->path, name)
+				   : xstrdup(name);
+	}
+	if (name && (base = strrchr(name, '/')))
+		paths[n++] = slash ? xasprintf("%.*s%s", (int)(slash - di->path), di->path, base)
+				   : xstrdup(base + 1);
+	paths[n++] = xasprintf("%s.dwp", di->path);
+	for (i = 0; i < n && !die; i++)
+		if (paths[i] && (sp = split_open(di, paths[i])) && (die = split_find(sp, id)))
+			*sdi = sp->di;
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	return die;
+}
+
+/* What split_ranges() needs for the split unit @split (read by @sdi) of skeleton @skel. */
+static void split_context(struct debuginfo *di, const struct di_cu *cu, Dwarf_Die skel,
+			  struct debuginfo *sdi, Dwarf_Die split, struct di_splitctx *x)
+{
+	Dwarf_Debug_Fission_Per_CU fission;
+	Dwarf_Error err = NULL;
+	const uint8_t *data;
+	size_t size;
+	Dwarf_Off off;
+
+	memset(x, 0, sizeof(*x));
+	x->asz = di->is_64 ? 8 : 4;
+	x->big = di->big;
+	x->base = cu->base;
+	if ((!die_sec_offset(di, skel, DW_AT_addr_base, &off) ||
+	     !die_sec_offset(di, skel, DW_AT_GNU_addr_base, &off)) &&
+	    !sec_get(di, ".debug_addr", &data, &size) && off <= size) {
+		x->addr = data + off;
+		x->addr_size = size - (size_t)off;
+	}
+	if (!sec_get(di, ".debug_ranges", &data, &size)) {
+		off = 0;
+		if (die_sec_offset(di, skel, DW_AT_GNU_ranges_base, &off) || off > size)
+			off = 0;
+		x->ranges = data + off;
+		x->ranges_size = size - (size_t)off;
+	}
+	if (!sec_get(sdi, ".debug_rnglists.dwo", &data, &size)) {
+		x->rng = data;
+		x->rng_size = size;
+		memset(&fission, 0, sizeof(fission));
+		/* in a .dwp, this unit's part of the section (DWARF 5 package index) */
+		if (dwarf_get_debugfission_for_die(split, &fission, &err) == DW_DLV_OK &&
+		    fission.pcu_size[DW_SECT_RNGLISTS] &&
+		    fission.pcu_offset[DW_SECT_RNGLISTS] <= size &&
+		    fission.pcu_size[DW_SECT_RNGLISTS] <= size - fission.pcu_offset[DW_SECT_RNGLISTS]) {
+			x->rng = data + fission.pcu_offset[DW_SECT_RNGLISTS];
+			x->rng_size = (size_t)fission.pcu_size[DW_SECT_RNGLISTS];
+		}
+		drop_err(sdi, err);
+	}
+}
+
 static int cu_load(struct debuginfo *di, struct di_cu *cu)
 {
-	Dwarf_Die cu_die;
+	struct di_splitctx ctx;
+	struct debuginfo *sdi = NULL;
+	Dwarf_Die cu_die, split = NULL;
+	Dwarf_Unsigned lang = 0;
+	Dwarf_Error err = NULL;
 
 	if (cu->state)
 		return cu->state;
@@ -1192,8 +1892,21 @@ static int cu_load(struct debuginfo *di, struct di_cu *cu)
 	cu_die = die_at(di, cu->die_off);
 	if (!cu_die)
 		return -1;
-	load_lines(di, cu, cu_die);
-	load_functions(di, cu, cu_die);
+	load_lines(di, cu, cu_die); /* a skeleton keeps the line table */
+	if (cu->skeleton && (split = split_cu_die(di, cu_die, &sdi))) {
+		/* the functions are in the split unit; its addresses are in our .debug_addr
+		 * (split_context) */
+		if (dwarf_srclang(split, &lang, &err) == DW_DLV_OK)
+			cu->cxx = lang_is_cxx(lang);
+		drop_err(sdi, err);
+		split_context(di, cu, cu_die, sdi, split, &ctx);
+		sdi->split = &ctx;
+		load_functions(sdi, cu, split);
+		sdi->split = NULL;
+		dwarf_dealloc_die(split);
+	} else {
+		load_functions(di, cu, cu_die);
+	}
 	dwarf_dealloc_die(cu_die);
 	cu->state = 1;
 	return 1;
@@ -1248,16 +1961,6 @@ static struct di_cu *cu_for_addr(struct debuginfo *di, uint64_t addr)
 	cu_scan_all(di);
 	i = range_find(di->cu_ranges, di->nr_cu_ranges, addr);
 	return i >= 0 ? di->cus[di->cu_ranges[i].idx] : NULL;
-}
-
-static uint64_t read_uint(const uint8_t *p, unsigned int size, int big)
-{
-	uint64_t v = 0;
-	unsigned int i;
-
-	for (i = 0; i < size; i++)
-		v |= (uint64_t)p[big ? size - 1 - i : i] << (8 * i);
-	return v;
 }
 
 /* .debug_aranges (DWARF 5 section 6.1.2), one set per CU:
@@ -1380,136 +2083,295 @@ static int lists_section_sane(const uint8_t *p, size_t size)
 	return 1;
 }
 
-/* Uncompressed size of section @shdr: sh_size, or ch_size from its Elf32/64_Chdr. */
-static uint64_t section_size(int fd, const GElf_Shdr *shdr, int cls, int big)
-{
-	uint8_t chdr[24];
-	size_t need = cls == ELFCLASS64 ? 24 : 12;
+/* How libdwarf sees a section perch must not show it (a second copy of a DWARF section, one
+ * perch cannot read or decompress): a name libdwarf ignores. */
+#define DI_HIDDEN ".perch.hidden"
 
-	if (!(shdr->sh_flags & SHF_COMPRESSED))
-		return shdr->sh_size;
-	if (shdr->sh_size < need || shdr->sh_offset > INT64_MAX ||
-	    pread(fd, chdr, need, (off_t)shdr->sh_offset) != (ssize_t)need)
-		return 0;
-	return cls == ELFCLASS64 ? read_uint(chdr + 8, 8, big) : read_uint(chdr + 4, 4, big);
+static int is_dwarf_name(const char *name)
+{
+	return !strncmp(name, ".debug_", 7) || !strncmp(name, ".zdebug_", 8);
 }
 
-/* One pass over the section headers at open: the size of .debug_info (-ENOENT without one),
- * .debug_aranges into di->aranges, and a check that the DWARF 5 list sections are safe to
- * give to libdwarf (-ENOEXEC if not). No DIE is read. */
-static int read_sections(struct debuginfo *di, int fd)
+/* The index of the section libdwarf sees as @name, or -1. */
+static long sec_find(const struct debuginfo *di, const char *name)
 {
-	Elf_Scn *scn = NULL, *aranges = NULL;
-	Elf_Data *data;
-	size_t shstrndx;
+	for (size_t i = 0; i < di->nr_secs; i++)
+		if (!strcmp(di->secs[i].name, name))
+			return (long)i;
+	return -1;
+}
+
+/* Read (and decompress) section @i once. 0 or -errno; afterwards secs[i].data holds
+ * secs[i].size bytes. */
+static int sec_load(struct debuginfo *di, size_t i)
+{
+	struct di_sec *s = &di->secs[i];
+	uint8_t *raw, *out = NULL;
+	size_t out_size = 0;
+	int ret;
+
+	if (s->state)
+		return s->state > 0 ? 0 : -ENOEXEC;
+	s->state = -1;
+	raw = xmalloc(s->raw_size + 1);
+	if (pread(di->fd, raw, s->raw_size, (off_t)s->offset) != (ssize_t)s->raw_size) {
+		free(raw);
+		return -EIO;
+	}
+	if (s->comp == ELFSECTION_PLAIN) {
+		s->data = raw;
+	} else {
+		ret = elfsection_decompress(raw, s->raw_size, s->flags, s->elf_name, di->is_64,
+					    di->big, DI_MAX_SECTION, &out, &out_size);
+		free(raw);
+		if (ret < 0 || out_size != s->size) {
+			free(out);
+			return ret < 0 ? ret : -EBADMSG;
+		}
+		s->data = out;
+	}
+	s->state = 1;
+	return 0;
+}
+
+/* The contents of the section libdwarf sees as @name: 0 with *@data and *@size set, -ENOENT
+ * when there is none, or sec_load()'s error. */
+static int sec_get(struct debuginfo *di, const char *name, const uint8_t **data, size_t *size)
+{
+	long i = sec_find(di, name);
+	int ret;
+
+	if (i < 0)
+		return -ENOENT;
+	ret = sec_load(di, (size_t)i);
+	if (ret < 0)
+		return ret;
+	*data = di->secs[i].data;
+	*size = (size_t)di->secs[i].size;
+	return 0;
+}
+
+/* Record section @shdr (named @name) as libdwarf will see it: a DWARF section under its
+ * ".debug_*" name and its uncompressed size, or hidden. */
+static void sec_add(struct debuginfo *di, const GElf_Shdr *shdr, const char *name,
+		    uint64_t file_size)
+{
+	struct di_sec s = {
+		.type = shdr->sh_type,
+		.flags = shdr->sh_flags,
+		.addr = shdr->sh_addr,
+		.offset = shdr->sh_offset,
+		.raw_size = shdr->sh_size,
+		.size = shdr->sh_size,
+		.link = shdr->sh_link,
+		.info = shdr->sh_info,
+		.entsize = shdr->sh_entsize,
+	};
+	struct elfsection_info info;
+	uint8_t hdr[24];
+	size_t want = shdr->sh_size < sizeof(hdr) ? (size_t)shdr->sh_size : sizeof(hdr);
+
+	s.elf_name = xstrdup(name);
+	if (!is_dwarf_name(name)) {
+		s.name = xstrdup(name);
+	} else {
+		/* a DWARF section: libdwarf reads it through sec_load() only, so check it here */
+		s.name = name[1] == 'z' ? xasprintf(".%s", name + 2) : xstrdup(name);
+		if (shdr->sh_type == SHT_NOBITS || shdr->sh_offset > file_size ||
+		    shdr->sh_size > file_size - shdr->sh_offset || shdr->sh_size > SIZE_MAX - 1 ||
+		    sec_find(di, s.name) >= 0 ||
+		    pread(di->fd, hdr, want, (off_t)shdr->sh_offset) != (ssize_t)want ||
+		    elfsection_probe(hdr, want, shdr->sh_flags, name, di->is_64, di->big, &info) <
+			0 ||
+		    info.size > DI_MAX_SECTION) {
+			free(s.name);
+			s.name = xstrdup(DI_HIDDEN);
+		} else if (info.comp != ELFSECTION_PLAIN) {
+			s.comp = info.comp;
+			s.size = info.size;
+		}
+	}
+	di->secs[di->nr_secs++] = s;
+}
+
+/* The section table, through libelf: every section in ELF order (libdwarf asks by index). */
+static int sections_read(struct debuginfo *di)
+{
+	size_t shnum = 0, shstrndx, i;
+	struct stat st;
 	const char *ident;
 	Elf *elf;
-	int ret = 0, cls, big;
+	int ret = 0;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	if (elf_version(EV_CURRENT) == EV_NONE || fstat(di->fd, &st) < 0)
 		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ, NULL); /* read(), not mmap: no SIGBUS if the file shrinks */
+	elf = elf_begin(di->fd, ELF_C_READ, NULL); /* read(), not mmap: no SIGBUS */
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) ||
-	    !(ident = elf_getident(elf, NULL))) {
+	    elf_getshdrnum(elf, &shnum) || !(ident = elf_getident(elf, NULL))) {
 		ret = -ENOEXEC;
 		goto out;
 	}
-	cls = gelf_getclass(elf);
-	big = ident[EI_DATA] == ELFDATA2MSB;
-	while ((scn = elf_nextscn(elf, scn))) {
+	di->is_64 = gelf_getclass(elf) == ELFCLASS64;
+	di->big = ident[EI_DATA] == ELFDATA2MSB;
+	if (shnum > DI_MAX_SECTIONS) /* libdwarf numbers sections with a Dwarf_Half */
+		shnum = DI_MAX_SECTIONS;
+	di->secs = xcalloc(shnum ? shnum : 1, sizeof(*di->secs));
+	for (i = 0; i < shnum; i++) {
+		Elf_Scn *scn = elf_getscn(elf, i);
 		GElf_Shdr shdr;
-		const char *name;
+		const char *name = NULL;
 
-		if (!gelf_getshdr(scn, &shdr))
-			continue;
-		name = elf_strptr(elf, shstrndx, shdr.sh_name);
-		if (!name)
-			continue;
-		if (shdr.sh_type == SHT_NOBITS || !strncmp(name, ".zdebug_", 8) ||
-		    strstr(name, ".dwo")) {
-			/* libdwarf's own ELF reader loads list sections whatever their type, also
-			 * under these names; perch cannot check those bytes, so it does not use the
-			 * DWARF (a NOBITS .debug_rnglists made libdwarf free memory twice) */
-			if (shdr.sh_size && (strstr(name, "debug_rnglists") ||
-					     strstr(name, "debug_loclists"))) {
-				ret = -ENOEXEC;
-				goto out;
-			}
-			continue;
+		if (!scn || !gelf_getshdr(scn, &shdr)) {
+			memset(&shdr, 0, sizeof(shdr));
+			shdr.sh_type = SHT_NULL;
+		} else if (i) {
+			name = elf_strptr(elf, shstrndx, shdr.sh_name);
 		}
-		if (!strcmp(name, ".debug_info")) {
-			di->info_size = section_size(fd, &shdr, cls, big);
-			continue;
-		}
-		if (!strcmp(name, ".debug_abbrev")) {
-			if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) {
-				ret = -ENOEXEC;
-				goto out;
-			}
-			data = elf_getdata(scn, NULL);
-			if (!data || (data->d_size && !data->d_buf) ||
-			    !abbrev_forms_known(data->d_buf, data->d_size)) {
-				ret = -ENOEXEC;
-				goto out;
-			}
-			continue;
-		}
-		if (!strcmp(name, ".debug_aranges")) {
-			aranges = (shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0
-				      ? NULL /* no index: lookups walk the CUs */
-				      : scn;
-			continue;
-		}
-		if (strcmp(name, ".debug_rnglists") && strcmp(name, ".debug_loclists"))
-			continue;
-		if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) {
-			ret = -ENOEXEC;
-			goto out;
-		}
-		data = elf_getdata(scn, NULL);
-		if (!data || (data->d_size && !data->d_buf) ||
-		    !lists_section_sane(data->d_buf, data->d_size)) {
-			ret = -ENOEXEC;
-			goto out;
-		}
+		sec_add(di, &shdr, name ? name : "", (uint64_t)st.st_size);
 	}
-	if (!di->info_size) {
-		ret = -ENOENT;
-		goto out;
-	}
-	/* after the loop: its CU offsets are checked against the size of .debug_info */
-	if (aranges && (data = elf_getdata(aranges, NULL)) && data->d_buf)
-		parse_aranges(di, data->d_buf, data->d_size, big);
 out:
 	elf_end(elf);
 	return ret;
 }
 
-struct debuginfo *debuginfo_open(const char *path)
+/* libdwarf's object access (libdwarf.h, "libdwarf Object File Interface"): perch hands it the
+ * sections, decompressed. libdwarf 20210528 inflates zlib sections itself but knows no zstd,
+ * and its own ELF reader loads sections perch has not checked (see debuginfo_open). */
+static int obj_section_info(void *obj, Dwarf_Half i, Dwarf_Obj_Access_Section *out, int *err)
+{
+	struct debuginfo *di = obj;
+	const struct di_sec *s;
+
+	if (i >= di->nr_secs) {
+		*err = DW_DLE_SECTION_INDEX_BAD;
+		return DW_DLV_NO_ENTRY;
+	}
+	s = &di->secs[i];
+	memset(out, 0, sizeof(*out));
+	out->addr = s->addr;
+	out->type = s->comp != ELFSECTION_PLAIN ? SHT_PROGBITS : s->type;
+	out->size = s->size;
+	out->name = s->name;
+	out->link = s->link;
+	out->info = s->info;
+	out->entrysize = s->entsize;
+	return DW_DLV_OK;
+}
+
+static Dwarf_Endianness obj_byte_order(void *obj)
+{
+	return ((struct debuginfo *)obj)->big ? DW_OBJECT_MSB : DW_OBJECT_LSB;
+}
+
+static Dwarf_Small obj_addr_size(void *obj)
+{
+	return ((struct debuginfo *)obj)->is_64 ? 8 : 4;
+}
+
+static Dwarf_Unsigned obj_section_count(void *obj)
+{
+	return ((struct debuginfo *)obj)->nr_secs;
+}
+
+static int obj_load_section(void *obj, Dwarf_Half i, Dwarf_Small **data, int *err)
+{
+	struct debuginfo *di = obj;
+
+	if (i >= di->nr_secs || !strcmp(di->secs[i].name, DI_HIDDEN)) {
+		*err = DW_DLE_SECTION_INDEX_BAD;
+		return DW_DLV_NO_ENTRY;
+	}
+	if (di->secs[i].type == SHT_NOBITS || !di->secs[i].size)
+		return DW_DLV_NO_ENTRY;
+	if (sec_load(di, i) < 0) {
+		*err = DW_DLE_ELF_SECTION_ERROR;
+		return DW_DLV_ERROR;
+	}
+	*data = di->secs[i].data;
+	return DW_DLV_OK;
+}
+
+static const Dwarf_Obj_Access_Methods obj_methods = {
+	.get_section_info = obj_section_info,
+	.get_byte_order = obj_byte_order,
+	.get_length_size = obj_addr_size,
+	.get_pointer_size = obj_addr_size,
+	.get_section_count = obj_section_count,
+	.load_section = obj_load_section,
+	.relocate_a_section = NULL, /* executables, libraries and .dwo files need none */
+};
+
+/* What perch checks before libdwarf reads a byte: the size of .debug_info (-ENOENT without
+ * one), .debug_aranges into di->aranges, every form in the abbreviation tables known, the
+ * DWARF 5 list sections safe (-ENOEXEC if not). No DIE is read. */
+static int check_sections(struct debuginfo *di, const char *info_name)
+{
+	const uint8_t *data;
+	size_t size, i;
+	long idx = sec_find(di, info_name);
+
+	if (idx < 0 || !di->secs[idx].size)
+		return -ENOENT;
+	di->info_size = di->secs[idx].size;
+	for (i = 0; i < di->nr_secs; i++) {
+		const char *name = di->secs[i].name;
+		int abbrev = !strncmp(name, ".debug_abbrev", 13);
+
+		if (!abbrev && strncmp(name, ".debug_rnglists", 15) &&
+		    strncmp(name, ".debug_loclists", 15))
+			continue;
+		if (sec_load(di, i) < 0)
+			return -ENOEXEC;
+		data = di->secs[i].data;
+		size = (size_t)di->secs[i].size;
+		if (abbrev ? !abbrev_forms_known(data, size) : !lists_section_sane(data, size))
+			return -ENOEXEC;
+	}
+	/* after info_size is known: its CU offsets are checked against it */
+	if (!strcmp(info_name, ".debug_info") &&
+	    sec_get(di, ".debug_aranges", &data, &size) == 0)
+		parse_aranges(di, data, size, di->big);
+	return 0;
+}
+
+/* Open @path's DWARF of group @group (DW_GROUPNUMBER_BASE or _DWO). */
+static struct debuginfo *open_group(const char *path, unsigned int group)
 {
 	struct debuginfo *di;
 	Dwarf_Error err = NULL;
 	unsigned char magic[4];
+	struct stat st;
 	int fd, ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a split unit's file name comes from the DWARF, and a FIFO there must not
+	 * hang perch; only regular files are read */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
 	/* libdwarf also reads Mach-O and PE; perch wants ELF only */
-	if (pread(fd, magic, sizeof(magic), 0) != sizeof(magic) || memcmp(magic, "\177ELF", 4)) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    pread(fd, magic, sizeof(magic), 0) != sizeof(magic) || memcmp(magic, "\177ELF", 4)) {
 		close(fd);
 		errno = ENOEXEC;
 		return NULL;
 	}
 	di = xcalloc(1, sizeof(*di));
+	di->tag = 'p';
 	di->fd = fd;
-	ret = read_sections(di, fd);
+	di->path = xstrdup(path);
+	di->dwo = group == DW_GROUPNUMBER_DWO;
+	ret = sections_read(di);
+	if (!ret)
+		ret = check_sections(di, group == DW_GROUPNUMBER_DWO ? ".debug_info.dwo"
+								      : ".debug_info");
 	if (ret) {
 		debuginfo_free(di);
 		errno = -ret;
 		return NULL;
 	}
-	ret = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &di->dbg, &err);
+	di->iface.object = di;
+	di->iface.methods = &obj_methods;
+	ret = dwarf_object_init_b(&di->iface, NULL, NULL, group, &di->dbg, &err);
 	if (ret != DW_DLV_OK) {
 		if (err)
 			dwarf_dealloc_error(NULL, err);
@@ -1519,6 +2381,11 @@ struct debuginfo *debuginfo_open(const char *path)
 		return NULL;
 	}
 	return di;
+}
+
+struct debuginfo *debuginfo_open(const char *path)
+{
+	return open_group(path, DW_GROUPNUMBER_BASE);
 }
 
 /* Frees @cu itself too. */
@@ -1535,6 +2402,11 @@ static void cu_release(struct di_cu *cu)
 	free(cu->node_ranges);
 	free(cu->roots);
 	free(cu->ranges);
+	free(cu->calls);
+	free(cu->call_addr_first);
+	free(cu->call_addrs);
+	free(cu->call_by_pc);
+	free(cu->tails);
 	free(cu);
 }
 
@@ -1545,6 +2417,14 @@ void debuginfo_free(struct debuginfo *di)
 
 	if (!di)
 		return;
+	/* the split files first: they are tied to this one's libdwarf handle */
+	for (i = 0; i < di->nr_splits; i++) {
+		debuginfo_free(di->splits[i].di);
+		free(di->splits[i].path);
+		free(di->splits[i].ids);
+		free(di->splits[i].offs);
+	}
+	free(di->splits);
 	for (i = 0; i < di->nr_cus; i++)
 		cu_release(di->cus[i]);
 	free(di->cus);
@@ -1556,10 +2436,19 @@ void debuginfo_free(struct debuginfo *di)
 		free(di->fnscopes[i].qual);
 	free(di->fnscopes);
 	free(di->scopes);
+	/* dwarf_object_finish(), not dwarf_finish(): the latter takes the object for one of
+	 * libdwarf's own readers when its first byte is E, F, M or P (hence di->tag) */
 	if (di->dbg)
-		dwarf_finish(di->dbg, &err);
+		dwarf_object_finish(di->dbg, &err);
+	for (i = 0; i < di->nr_secs; i++) {
+		free(di->secs[i].name);
+		free(di->secs[i].elf_name);
+		free(di->secs[i].data);
+	}
+	free(di->secs);
 	if (di->fd >= 0)
 		close(di->fd);
+	free(di->path);
 	free(di);
 }
 
@@ -1675,4 +2564,66 @@ int debuginfo_lookup(struct debuginfo *di, uint64_t vaddr, struct sym_frame *out
 		}
 	}
 	return n;
+}
+
+/* The subprogram whose code holds @vaddr in @cu (loaded), or NULL. */
+static const struct di_node *root_at(const struct di_cu *cu, uint64_t vaddr)
+{
+	long i = range_find(cu->roots, cu->nr_roots, vaddr);
+
+	return i >= 0 ? &cu->nodes[cu->roots[i].idx] : NULL;
+}
+
+/* gdb's entry pc of a function: the start of its first range (in DWARF order). */
+static uint64_t node_entry(const struct di_cu *cu, const struct di_node *n)
+{
+	return cu->node_ranges[n->range_first].lo;
+}
+
+int debuginfo_func_entry(struct debuginfo *di, uint64_t vaddr, uint64_t *entry)
+{
+	struct di_cu *cu = di ? cu_for_addr(di, vaddr) : NULL;
+	const struct di_node *n;
+
+	if (!cu || cu_load(di, cu) < 0 || !(n = root_at(cu, vaddr)) || !n->nr_ranges)
+		return -ENOENT;
+	*entry = node_entry(cu, n);
+	return 0;
+}
+
+int debuginfo_call_site(struct debuginfo *di, uint64_t pc, struct debuginfo_call *out)
+{
+	struct di_cu *cu = di && pc ? cu_for_addr(di, pc - 1) : NULL;
+	size_t lo = 0, hi;
+
+	/* the CU of the call instruction, which ends at @pc */
+	if (!cu || cu_load(di, cu) < 0)
+		return -ENOENT;
+	hi = cu->nr_calls;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cu->calls[cu->call_by_pc[mid]].pc < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= cu->nr_calls || cu->calls[cu->call_by_pc[lo]].pc != pc)
+		return -ENOENT;
+	*out = cu->calls[cu->call_by_pc[lo]]; /* of several at one pc, the first (as gdb) */
+	return 0;
+}
+
+int debuginfo_tail_calls(struct debuginfo *di, uint64_t entry, const struct debuginfo_call **calls,
+			 size_t *n)
+{
+	struct di_cu *cu = di ? cu_for_addr(di, entry) : NULL;
+	const struct di_node *node;
+
+	if (!cu || cu_load(di, cu) < 0 || !(node = root_at(cu, entry)) || !node->nr_ranges ||
+	    node_entry(cu, node) != entry)
+		return -ENOENT;
+	*calls = cu->tails + node->tail_first;
+	*n = node->nr_tails;
+	return 0;
 }

@@ -11,9 +11,19 @@
 #include <unistd.h>
 
 #include "perch/elffile.h"
+#include "perch/elfsection.h"
+#include "perch/elfsym.h"
 #include "perch/xalloc.h"
 
 #define ELFFILE_MAX_PHDRS 256
+#define ELFFILE_MAX_MDI (64u << 20) /* decompressed .gnu_debugdata limit */
+
+/* A section looked up by elffile_section_data(). */
+struct elffile_unpacked {
+	char *name;   /* as asked for */
+	struct elfsection_buf buf;
+	int err;      /* the look-up failed with this: do not retry */
+};
 
 static int in_image(const struct elffile *ef, uint64_t off, uint64_t len)
 {
@@ -73,6 +83,7 @@ static int read_headers(struct elffile *ef)
 			l->memsz = ph.p_memsz;
 			l->offset = ph.p_offset;
 			l->filesz = in_image(ef, ph.p_offset, ph.p_filesz) ? ph.p_filesz : 0;
+			l->align = ph.p_align;
 			l->flags = ph.p_flags;
 		} else if (ph.p_type == PT_GNU_EH_FRAME) {
 			ef->eh_frame_hdr_vaddr = ph.p_vaddr;
@@ -222,6 +233,13 @@ void elffile_free(struct elffile *ef)
 	if (!ef)
 		return;
 	elf_end(ef->elf);
+	for (size_t i = 0; i < ef->nr_unpacked_; i++) {
+		free(ef->unpacked_[i].name);
+		elfsection_buf_release(&ef->unpacked_[i].buf);
+	}
+	free(ef->unpacked_);
+	elffile_free(ef->mdi_);
+	free(ef->mdi_image_);
 	if (ef->owns_map_ && ef->map_base_)
 		munmap(ef->map_base_, ef->map_len_);
 	else if (ef->owns_map_)
@@ -251,6 +269,7 @@ int elffile_section(const struct elffile *ef, const char *name, struct elffile_s
 			return -ENOENT;
 		out->name = n;
 		out->type = sh.sh_type;
+		out->flags = sh.sh_flags;
 		out->vaddr = sh.sh_addr;
 		out->offset = sh.sh_offset;
 		out->size = sh.sh_size;
@@ -258,6 +277,71 @@ int elffile_section(const struct elffile *ef, const char *name, struct elffile_s
 		return 0;
 	}
 	return -ENOENT;
+}
+
+/* The memo of a decompressed section @name, a new one when there is none. */
+static struct elffile_unpacked *unpacked_slot(struct elffile *ef, const char *name, int *fresh)
+{
+	for (size_t i = 0; i < ef->nr_unpacked_; i++) {
+		if (!strcmp(ef->unpacked_[i].name, name)) {
+			*fresh = 0;
+			return &ef->unpacked_[i];
+		}
+	}
+	ef->unpacked_ = xrealloc(ef->unpacked_, (ef->nr_unpacked_ + 1) * sizeof(*ef->unpacked_));
+	memset(&ef->unpacked_[ef->nr_unpacked_], 0, sizeof(*ef->unpacked_));
+	ef->unpacked_[ef->nr_unpacked_].name = xstrdup(name);
+	*fresh = 1;
+	return &ef->unpacked_[ef->nr_unpacked_++];
+}
+
+int elffile_section_data(const struct elffile *cef, const char *name, struct elffile_section *out)
+{
+	struct elffile *ef = (struct elffile *)cef; /* the memo is not part of the value */
+	struct elffile_unpacked *u;
+	int fresh, ret;
+
+	ret = elffile_section(ef, name, out);
+	if (ret == 0 && !(out->flags & SHF_COMPRESSED))
+		return 0; /* stored plain: borrowed from the image */
+	/* compressed, or only in the GNU ".zdebug_" form: decompressed once (elfsection.c) */
+	u = unpacked_slot(ef, name, &fresh);
+	if (fresh)
+		u->err = elfsection_get(ef, name, ELFFILE_MAX_SECTION, &u->buf);
+	if (u->err < 0)
+		return u->err;
+	if (ret < 0) {
+		char z[128];
+
+		snprintf(z, sizeof(z), ".zdebug_%s", name + 7); /* elfsection_get() found it */
+		if (elffile_section(ef, z, out) < 0)
+			memset(out, 0, sizeof(*out));
+	}
+	out->data = u->buf.data;
+	out->size = u->buf.size;
+	return 0;
+}
+
+struct elffile *elffile_minidebuginfo(const struct elffile *cef)
+{
+	struct elffile *ef = (struct elffile *)cef; /* the memo is not part of the value */
+	struct elffile_section sec;
+	size_t size;
+
+	if (ef->mdi_state_)
+		return ef->mdi_;
+	ef->mdi_state_ = -1;
+	if (elffile_section(ef, ".gnu_debugdata", &sec) < 0 || !sec.data ||
+	    elfsym_xz_decode(sec.data, sec.size, ELFFILE_MAX_MDI, &ef->mdi_image_, &size) < 0)
+		return NULL;
+	ef->mdi_ = elffile_open_memory(ef->mdi_image_, size, ef->path);
+	if (!ef->mdi_) {
+		free(ef->mdi_image_);
+		ef->mdi_image_ = NULL;
+		return NULL;
+	}
+	ef->mdi_state_ = 1;
+	return ef->mdi_;
 }
 
 const uint8_t *elffile_vaddr_ptr(const struct elffile *ef, uint64_t vaddr, size_t len)
@@ -272,16 +356,58 @@ const uint8_t *elffile_vaddr_ptr(const struct elffile *ef, uint64_t vaddr, size_
 	return NULL;
 }
 
-const struct elffile_load *elffile_load_at_offset(const struct elffile *ef, uint64_t offset)
+/* The lowest file offset a mapping of @l can start at: p_offset rounded down to the largest
+ * page size the segment allows (its p_align, at least 4 KiB, at most 64 KiB). */
+static uint64_t load_window_start(const struct elffile_load *l)
 {
-	for (size_t i = 0; i < ef->nr_loads; i++) {
-		const struct elffile_load *l = &ef->loads[i];
-		uint64_t start = l->offset & ~0xfffULL;
+	uint64_t page = 4096;
 
-		if (offset >= start && offset < l->offset + (l->filesz ? l->filesz : 1))
-			return l;
+	while (page < 65536 && page * 2 <= l->align)
+		page *= 2;
+	return l->offset & ~(page - 1);
+}
+
+/* How well segment flags @flags fit a mapping with flags @pf: higher is better. */
+static int load_score(uint32_t flags, uint32_t pf)
+{
+	int score = 0;
+
+	if ((flags & PF_X) == (pf & PF_X))
+		score += 8;
+	if ((flags & PF_W) == (pf & PF_W))
+		score += 4;
+	else if (flags & PF_W)
+		score += 2; /* RELRO: a writable segment made read-only after relocation */
+	if ((flags & PF_R) == (pf & PF_R))
+		score += 1;
+	return score;
+}
+
+size_t elffile_load_candidates(const struct elffile *ef, uint64_t offset, uint32_t pf,
+			       const struct elffile_load **out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ef->nr_loads && n < max; i++) {
+		const struct elffile_load *l = &ef->loads[i];
+		size_t k;
+
+		if (!l->filesz || offset < load_window_start(l) ||
+		    (offset >= l->offset && offset - l->offset >= l->filesz))
+			continue;
+		/* insertion by score; equal scores keep file order */
+		for (k = n; k > 0 && load_score(out[k - 1]->flags, pf) < load_score(l->flags, pf);
+		     k--)
+			out[k] = out[k - 1];
+		out[k] = l;
+		n++;
 	}
-	return NULL;
+	return n;
+}
+
+uint64_t elffile_load_bias(const struct elffile_load *l, uint64_t start, uint64_t offset)
+{
+	return start - offset + l->offset - l->vaddr;
 }
 
 const char *elffile_build_id_hex(const struct elffile *ef, char *buf)

@@ -17,6 +17,7 @@
 struct elfsym_table {
 	struct elfsym *syms;
 	size_t nr, alloc;
+	uint32_t *by_name; /* indexes into syms sorted by name, built by the first lookup */
 	struct strarena names;
 	int sorted;
 };
@@ -204,9 +205,29 @@ static int is_mapping_symbol(const char *name)
 	       (name[2] == '\0' || name[2] == '.');
 }
 
-static int load_one(struct elfsym_table *t, const struct elfimg *e, const struct rawshdr *sh,
-		    const struct exec_range *ex, size_t nr_ex)
+/* The SHT_GNU_versym section of the symbol table at section index @symtab (.gnu.version:
+ * one 16-bit version index per symbol, bit 15 set for a hidden, non-default version), or
+ * NULL; *@nr gets its entry count. */
+static uint64_t versym_of(const struct elfimg *e, uint32_t symtab, uint64_t *nr)
 {
+	for (uint32_t i = 1; i < e->shnum; i++) {
+		struct rawshdr sh;
+
+		if (read_shdr(e, i, &sh) < 0)
+			break;
+		if (sh.type == SHT_GNU_versym && sh.link == symtab && in_image(e, sh.offset, sh.size)) {
+			*nr = sh.size / 2;
+			return sh.offset;
+		}
+	}
+	*nr = 0;
+	return 0;
+}
+
+static int load_one(struct elfsym_table *t, const struct elfimg *e, const struct rawshdr *sh,
+		    uint32_t index, const struct exec_range *ex, size_t nr_ex)
+{
+	uint64_t nr_versym = 0, versym = sh->type == SHT_DYNSYM ? versym_of(e, index, &nr_versym) : 0;
 	size_t symsz = e->is_64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
 	struct rawshdr str;
 	uint64_t count;
@@ -283,6 +304,9 @@ static int load_one(struct elfsym_table *t, const struct elfimg *e, const struct
 		s->name = strarena_strndup(&t->names, name, len);
 		s->type = type;
 		s->bind = ELF64_ST_BIND(info);
+		/* "name@VER" (not "@@") in .symtab, the hidden bit in .gnu.version for .dynsym */
+		s->hidden = at ? at[1] != '@'
+			       : versym && i < nr_versym && (rd16(e, versym + 2 * i) & 0x8000);
 		added++;
 	}
 	return added;
@@ -299,6 +323,7 @@ void elfsym_table_free(struct elfsym_table *t)
 		return;
 	strarena_release(&t->names);
 	free(t->syms);
+	free(t->by_name);
 	free(t);
 }
 
@@ -322,7 +347,7 @@ int elfsym_table_load(struct elfsym_table *t, const uint8_t *image, size_t size,
 		      (sh.type == SHT_DYNSYM && (which & ELFSYM_DYNSYM))))
 			continue;
 		found = 1;
-		added += load_one(t, &e, &sh, ex, nr_ex);
+		added += load_one(t, &e, &sh, i, ex, nr_ex);
 	}
 	free(ex);
 	t->sorted = 0;
@@ -423,8 +448,10 @@ void elfsym_table_finish(struct elfsym_table *t)
 		qsort(t->syms, t->nr, sizeof(*t->syms), cmp_sym);
 	for (i = 0; i < t->nr; i++) {
 		if (n && t->syms[n - 1].addr == t->syms[i].addr &&
-		    !strcmp(t->syms[n - 1].name, t->syms[i].name))
+		    !strcmp(t->syms[n - 1].name, t->syms[i].name)) {
+			t->syms[n - 1].hidden &= t->syms[i].hidden;
 			continue;
+		}
 		t->syms[n++] = t->syms[i];
 	}
 	t->nr = n;
@@ -481,6 +508,80 @@ const struct elfsym *elfsym_table_find(const struct elfsym_table *t, uint64_t ad
 		if (!t->syms[g].size)
 			return &t->syms[g];
 	return NULL;
+}
+
+uint64_t elfsym_table_gap_start(const struct elfsym_table *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->nr, i, g;
+	uint64_t start = 0;
+
+	if (!t->sorted || elfsym_table_find(t, addr))
+		return 0; /* named */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo, g = 0; i > 0 && g < ELFSYM_SCAN_BACK; i--, g++) {
+		const struct elfsym *s = &t->syms[i - 1];
+
+		if (s->size && addr < s->sec_end && s->addr + s->size > start &&
+		    s->addr + s->size <= addr)
+			start = s->addr + s->size;
+	}
+	return start;
+}
+
+static int cmp_by_name(const void *a, const void *b, void *arg)
+{
+	const struct elfsym *syms = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int c = strcmp(syms[x].name, syms[y].name);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+/* How gdb's lookup_minimal_symbol() ranks symbols of one name: an external (global or weak)
+ * one first, then a file-local one; a non-default version ("name@VER") never matches. */
+static int name_rank(const struct elfsym *s)
+{
+	if (s->hidden || s->type != STT_FUNC)
+		return 0;
+	return s->bind == STB_LOCAL ? 1 : 2;
+}
+
+const struct elfsym *elfsym_table_find_function(struct elfsym_table *t, const char *name)
+{
+	const struct elfsym *best = NULL;
+	size_t lo = 0, hi;
+
+	if (!t->sorted || !name)
+		return NULL;
+	if (!t->by_name && t->nr) { /* built on the first lookup by name */
+		t->by_name = xcalloc(t->nr, sizeof(*t->by_name));
+		for (size_t i = 0; i < t->nr; i++)
+			t->by_name[i] = (uint32_t)i;
+		qsort_r(t->by_name, t->nr, sizeof(*t->by_name), cmp_by_name, t->syms);
+	}
+	hi = t->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(t->syms[t->by_name[mid]].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < t->nr && !strcmp(t->syms[t->by_name[lo]].name, name); lo++) {
+		const struct elfsym *s = &t->syms[t->by_name[lo]];
+
+		if (name_rank(s) > (best ? name_rank(best) : 0))
+			best = s;
+	}
+	return best;
 }
 
 const struct elfsym *elfsym_table_find_name(const struct elfsym_table *t, const char *name)

@@ -1,5 +1,6 @@
 /* Mappings of a traced process tied to their ELF files. Files are opened through
  * /proc/PID/root so that targets in other mount namespaces (containers) resolve right. */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -82,8 +83,10 @@ static struct module *module_add(struct modules *ms, const struct proc_map *pm, 
 }
 
 /* A code mapping of an APK at a non-zero offset runs the library stored in the entry holding
- * that offset (docs/design/android-art.md 5.2): one module per entry, named "<apk>!/<entry>". NULL
- * when no stored entry holds it (then the file is treated as any other). */
+ * that offset (docs/design/android-art.md 5.2): one module per entry, named "<apk>!/<entry>". The
+ * other segments of that library (read-only data, RELRO) are mapped from the same entry; other
+ * mappings of an APK (dex files, resources) are not libraries. NULL when no stored entry holds
+ * it (then the file is treated as any other). */
 static struct module *module_get_zip(struct modules *ms, const struct proc_map *pm)
 {
 	struct zip_entry ze;
@@ -104,6 +107,8 @@ static struct module *module_get_zip(struct modules *ms, const struct proc_map *
 	if (zip_find_stored_file(path, pm->offset, &ze) < 0 &&
 	    (pm->deleted || zip_find_stored_file(pm->path, pm->offset, &ze) < 0))
 		return NULL;
+	if (!(pm->prot & PROC_MAPS_PROT_EXEC) && !ends_with(ze.name, ".so"))
+		return NULL;
 	snprintf(path, sizeof(path), "%s!/%s", pm->path, ze.name);
 	m = module_add(ms, pm, path);
 	m->zip_path = xstrdup(pm->path);
@@ -116,8 +121,7 @@ static struct module *module_get(struct modules *ms, const struct proc_map *pm)
 {
 	struct module *m;
 
-	if (pm->offset && (pm->prot & PROC_MAPS_PROT_EXEC) && ends_with(pm->path, ".apk") &&
-	    (m = module_get_zip(ms, pm)))
+	if (pm->offset && ends_with(pm->path, ".apk") && (m = module_get_zip(ms, pm)))
 		return m;
 	for (size_t i = 0; i < ms->nr_mods; i++) {
 		m = ms->mods[i];
@@ -170,7 +174,9 @@ const struct modules_map *modules_find_fresh(struct modules *ms, uint64_t addr, 
 	struct timespec ts;
 	uint64_t now;
 
-	if (mm || snap_ns <= ms->last_reload_ns)
+	/* code runs only in executable mappings: one that is not was replaced since (dlopen
+	 * maps a library where it had just unmapped /etc/ld.so.cache) */
+	if ((mm && (mm->prot & PROC_MAPS_PROT_EXEC)) || snap_ns <= ms->last_reload_ns)
 		return mm;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
@@ -179,10 +185,10 @@ const struct modules_map *modules_find_fresh(struct modules *ms, uint64_t addr, 
 		ms->window_reloads = 0;
 	}
 	if (ms->window_reloads >= MODULES_MAX_RELOADS)
-		return NULL;
+		return mm;
 	ms->window_reloads++;
 	if (modules_reload(ms) < 0)
-		return NULL;
+		return mm; /* the table was left as it was */
 	return modules_find(ms, addr);
 }
 
@@ -299,13 +305,89 @@ static struct elffile *open_file(struct modules *ms, struct module *m, const str
 	return ef;
 }
 
+#define MODULES_MAX_CANDIDATES 8 /* PT_LOADs that can share one file page: a few */
+#define MODULES_LOAD_SCAN 16      /* mappings looked at on each side for the same load */
+
+static uint32_t map_pf(const struct modules_map *mm)
+{
+	return (mm->prot & PROC_MAPS_PROT_READ ? PF_R : 0) |
+	       (mm->prot & PROC_MAPS_PROT_WRITE ? PF_W : 0) |
+	       (mm->prot & PROC_MAPS_PROT_EXEC ? PF_X : 0);
+}
+
+/* The mapping's file offset inside its ELF file (a zip entry's offsets count from its start). */
+static uint64_t map_file_offset(const struct modules_map *mm)
+{
+	return mm->offset - mm->mod->zip_start;
+}
+
+/* The load bias an executable mapping gives beyond doubt: the only executable segment that can
+ * be behind it (loaders never add or remove the execute permission). 0 or -ENOENT. */
+static int anchor_bias(const struct modules_map *mm, uint64_t *bias)
+{
+	const struct elffile_load *c[MODULES_MAX_CANDIDATES];
+	size_t n = elffile_load_candidates(mm->mod->ef, map_file_offset(mm), map_pf(mm), c,
+					   ARRAY_SIZE(c));
+
+	if (!(mm->prot & PROC_MAPS_PROT_EXEC) || n == 0 || !(c[0]->flags & PF_X) ||
+	    (n > 1 && (c[1]->flags & PF_X)))
+		return -ENOENT;
+	*bias = elffile_load_bias(c[0], mm->start, map_file_offset(mm));
+	return 0;
+}
+
+/* The bias of the load @mm belongs to, from the nearest executable mapping of the same file
+ * around it (the loader maps one ELF file's segments next to each other; only anonymous
+ * mappings, .bss, come between them). 0 or -ENOENT. */
+static int load_anchor(const struct modules *ms, const struct modules_map *mm, uint64_t *bias)
+{
+	size_t i = (size_t)(mm - ms->map);
+
+	if (anchor_bias(mm, bias) == 0)
+		return 0;
+	for (size_t d = 1; d <= MODULES_LOAD_SCAN; d++) {
+		for (int side = -1; side <= 1; side += 2) {
+			const struct modules_map *o;
+
+			if ((side < 0 && d > i) || (side > 0 && i + d >= ms->nr_map))
+				continue;
+			o = &ms->map[side < 0 ? i - d : i + d];
+			if (o->mod == mm->mod && anchor_bias(o, bias) == 0)
+				return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Which PT_LOAD is behind @mm, as its load bias. Of the segments that can be behind it
+ * (elffile_load_candidates), the one that agrees with the load's executable mapping, else the
+ * best match by permissions. 0 or -ENOENT. */
+static int map_bias(const struct modules *ms, const struct modules_map *mm, uint64_t *bias)
+{
+	const struct elffile_load *c[MODULES_MAX_CANDIDATES];
+	uint64_t off = map_file_offset(mm), anchor;
+	size_t n = elffile_load_candidates(mm->mod->ef, off, map_pf(mm), c, ARRAY_SIZE(c));
+
+	if (n == 0)
+		return -ENOENT;
+	if (n > 1 && load_anchor(ms, mm, &anchor) == 0) {
+		for (size_t k = 0; k < n; k++) {
+			if (elffile_load_bias(c[k], mm->start, off) == anchor) {
+				*bias = anchor;
+				return 0;
+			}
+		}
+	}
+	*bias = elffile_load_bias(c[0], mm->start, off);
+	return 0;
+}
+
 struct elffile *modules_elf(struct modules *ms, const struct modules_map *cmm)
 {
 	struct modules_map *mm = (struct modules_map *)cmm;
 	struct module *m = mm->mod;
-	const struct elffile_load *l;
 
-	if (!m || m->load_failed)
+	if (!m || m->load_failed || mm->bias_state < 0)
 		return NULL;
 	if (!m->ef) {
 		m->ef = strcmp(m->path, "[vdso]") ? open_file(ms, m, mm) : open_vdso(ms, m, mm);
@@ -315,13 +397,9 @@ struct elffile *modules_elf(struct modules *ms, const struct modules_map *cmm)
 			return NULL;
 		}
 	}
-	/* runtime = vaddr + bias, where the mapping's file offset lies in PT_LOAD @l (offsets
-	 * inside a zip count from the entry's start) */
-	l = elffile_load_at_offset(m->ef, mm->offset - m->zip_start);
-	if (!l)
-		return NULL;
-	mm->bias = mm->start - (mm->offset - m->zip_start) + l->offset - l->vaddr;
-	return m->ef;
+	if (mm->bias_state == 0)
+		mm->bias_state = map_bias(ms, mm, &mm->bias) == 0 ? 1 : -1;
+	return mm->bias_state > 0 ? m->ef : NULL;
 }
 
 const struct cfi_table *modules_cfi(struct modules *ms, const struct modules_map *mm)

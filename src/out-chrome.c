@@ -22,6 +22,7 @@ struct item {
 	uint32_t loc;
 	uint8_t kind;
 	uint8_t frameless; /* a location without frames, named "module+0xaddr" */
+	uint8_t tailcall;  /* a tail-call frame: "_[t]" after the name, as in folded output */
 };
 
 struct items {
@@ -43,6 +44,7 @@ static const char *kind_name(uint8_t kind)
 static int item_eq(const struct item *a, const struct item *b)
 {
 	return a->name == b->name && a->kind == b->kind && a->frameless == b->frameless &&
+	       a->tailcall == b->tailcall &&
 	       (a->name || a->loc == b->loc);
 }
 
@@ -55,6 +57,12 @@ static void add_item_name(struct strbuf *sb, const struct profile *p, const stru
 	if (it->name || !it->frameless) {
 		const char *s = profile_str(p, it->name);
 
+		if (it->tailcall) {
+			name = xasprintf("%s_[t]", s && *s ? s : "[unknown]");
+			json_add_str(sb, name);
+			free(name);
+			return;
+		}
 		json_add_str(sb, s && *s ? s : "[unknown]");
 		return;
 	}
@@ -96,7 +104,8 @@ static void stack_items(const struct profile *p, uint32_t stack, struct items *o
 					  .line = f ? f->line : 0,
 					  .module = f ? f->module : 0,
 					  .loc = locs[i],
-					  .kind = f ? f->kind : PROFILE_FRAME_NATIVE};
+					  .kind = f ? f->kind : PROFILE_FRAME_NATIVE,
+					  .tailcall = f ? f->tailcall : 0};
 		}
 	}
 }

@@ -24,6 +24,7 @@
 /* node kinds beyond enum profile_frame_kind */
 #define FG_KIND_ROOT   100
 #define FG_KIND_THREAD 101
+#define FG_TAIL_LOC    UINT32_MAX /* key_loc of a named tail-call frame */
 
 struct fnode {
 	char *name;		      /* display name (raw text; escaped when written) */
@@ -48,7 +49,7 @@ static uint32_t fg_child(struct fg *g, uint32_t parent, uint32_t key_name, uint3
 
 	for (c = g->v[parent].child; c; c = g->v[c].next)
 		if (g->v[c].key_name == key_name && g->v[c].kind == kind &&
-		    (key_name || g->v[c].key_loc == key_loc))
+		    g->v[c].key_loc == key_loc)
 			return c;
 	ALLOC_GROW(g->v, g->nr + 1, g->alloc);
 	g->v[g->nr] =
@@ -106,12 +107,15 @@ static void add_count(uint32_t thread, uint32_t stack, uint64_t count, void *arg
 		for (j = nf; j-- > 0;) {
 			const struct profile_frame *f = profile_frame(p, fr[j]);
 			uint32_t nm = f ? f->name : 0;
+			char *tail = f && f->tailcall ? xasprintf("%s_[t]", profile_str(p, nm)) : NULL;
 
-			/* a nameless frame merges only with frames of the same location */
-			node = fg_child(g, node, nm, nm ? 0 : locs[i],
+			/* a nameless frame merges only with frames of the same location, a tail-call
+			 * frame ("_[t]", as in folded output) only with tail-call frames */
+			node = fg_child(g, node, nm, nm ? (tail ? FG_TAIL_LOC : 0) : locs[i],
 					f ? f->kind : PROFILE_FRAME_NATIVE,
-					nm ? profile_str(p, nm) : NULL);
+					tail ? tail : nm ? profile_str(p, nm) : NULL);
 			g->v[node].count += count;
+			free(tail);
 		}
 	}
 }

@@ -53,6 +53,9 @@ static void add_frame(struct folded *fo, const struct profile_frame *f)
 		add_clean(&fo->sb, path_base(file), 0);
 		strbuf_addf(&fo->sb, ":%" PRIu32 ")", f->line);
 	}
+	/* a tail-call frame (profile.h): "_[t]", the same in pprof and speedscope names */
+	if (f->tailcall)
+		strbuf_addstr(&fo->sb, "_[t]");
 	/* the palettes of flamegraph.pl look for these at the very end of a frame
 	 * (docs/design/formats.md 1.4): compiled managed code, JIT or AOT (oat), is "_[j]" so
 	 * --colors=java paints it as Java; interpreted code is async-profiler's "_[0]" ("_[i]"

@@ -119,20 +119,22 @@ static uint32_t str_idx(struct pprof *pp, const char *raw)
  * -show) by the method as in the other outputs, so one grep finds a frame in every format; the
  * Mapping ("[jit]", "[dex]", the oat file) tells JIT from AOT. Native names (kernel ones
  * included: their Mapping says so) get none. */
-static const char *kind_suffix(uint8_t kind)
+static const char *kind_suffix(uint8_t kind, int tailcall)
 {
+	/* a tail-call frame (profile.h) is "_[t]" before that, as in folded output */
 	if (kind == PROFILE_FRAME_JIT || kind == PROFILE_FRAME_AOT)
-		return "_[j]";
+		return tailcall ? "_[t]_[j]" : "_[j]";
 	if (kind == PROFILE_FRAME_INTERP)
-		return "_[0]";
-	return NULL;
+		return tailcall ? "_[t]_[0]" : "_[0]";
+	return tailcall ? "_[t]" : NULL;
 }
 
 /* The Function id of (@name + the suffix of @kind, @file), appending a Function message when
  * new; its system_name is @name without the suffix. */
-static uint32_t func_id(struct pprof *pp, const char *name, uint8_t kind, const char *file)
+static uint32_t func_id(struct pprof *pp, const char *name, uint8_t kind, int tailcall,
+		       const char *file)
 {
-	const char *suffix = kind_suffix(kind);
+	const char *suffix = kind_suffix(kind, tailcall);
 	uint32_t sys = str_idx(pp, name && *name ? name : "[unknown]"), n = sys;
 	uint32_t fl = str_idx(pp, file ? file : "");
 	uint64_t key;
@@ -350,7 +352,7 @@ static void encode(const struct profile *p, struct strbuf *out)
 
 			if (!f)
 				continue;
-			fid = func_id(&pp, profile_str(p, f->name), f->kind,
+			fid = func_id(&pp, profile_str(p, f->name), f->kind, f->tailcall,
 				      profile_str(p, f->file));
 			pb_uint(&pp.tmp, 1, fid);
 			pb_uint(&pp.tmp, 2, f->line);
@@ -368,7 +370,7 @@ static void encode(const struct profile *p, struct strbuf *out)
 		if (!n && !noloc_id) {
 			/* an empty stack still counts: one pseudo location to hold it */
 			noloc_id = (uint32_t)nr_locs + 1;
-			pb_uint(&pp.tmp, 1, func_id(&pp, "[no stack]", PROFILE_FRAME_PSEUDO, ""));
+			pb_uint(&pp.tmp, 1, func_id(&pp, "[no stack]", PROFILE_FRAME_PSEUDO, 0, ""));
 			pb_uint(&pp.tmp2, 1, noloc_id);
 			pb_msg(&pp.tmp2, 4, &pp.tmp);
 			pb_msg(&locations, 4, &pp.tmp2);

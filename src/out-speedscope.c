@@ -29,13 +29,14 @@ struct ss {
  * have no kind or colour field (it colours by name), and a suffix rather than a prefix keeps
  * the method first for its search box and in the same spelling as perch's folded output
  * imported into speedscope. Native names (kernel ones included) get none. */
-static const char *kind_suffix(uint8_t kind)
+static const char *kind_suffix(uint8_t kind, int tailcall)
 {
+	/* a tail-call frame (profile.h) is "_[t]" before that, as in folded output */
 	if (kind == PROFILE_FRAME_JIT || kind == PROFILE_FRAME_AOT)
-		return "_[j]";
+		return tailcall ? "_[t]_[j]" : "_[j]";
 	if (kind == PROFILE_FRAME_INTERP)
-		return "_[0]";
-	return NULL;
+		return tailcall ? "_[t]_[0]" : "_[0]";
+	return tailcall ? "_[t]" : NULL;
 }
 
 static uint32_t add_frame_json(struct ss *s, const char *name, const char *suffix,
@@ -69,7 +70,7 @@ static uint32_t frame_index(struct ss *s, uint32_t fid)
 	if (s->frame_idx[fid] == UINT32_MAX)
 		s->frame_idx[fid] =
 		    add_frame_json(s, f ? profile_str(s->p, f->name) : NULL,
-				   f ? kind_suffix(f->kind) : NULL,
+				   f ? kind_suffix(f->kind, f->tailcall) : NULL,
 				   f ? profile_str(s->p, f->file) : NULL, f ? f->line : 0);
 	return s->frame_idx[fid];
 }

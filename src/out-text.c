@@ -78,7 +78,8 @@ static void add_clean(struct strbuf *sb, const char *s)
 	}
 }
 
-/* "name (module)" the way out_top_write() shows a function; "[inlined]" for inlined frames. */
+/* "name (module)" the way out_top_write() shows a function; "[inlined]" for inlined frames,
+ * "(tail call)" for tail-call frames. */
 static char *frame_label(const struct profile *p, const struct profile_frame *f, uint32_t module)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -95,6 +96,8 @@ static char *frame_label(const struct profile *p, const struct profile_frame *f,
 	}
 	if (f && f->inlined)
 		strbuf_addstr(&sb, " [inlined]");
+	if (f && f->tailcall)
+		strbuf_addstr(&sb, " (tail call)");
 	return strbuf_detach(&sb, NULL);
 }
 

@@ -230,7 +230,8 @@ const char *profile_str(const struct profile *p, uint32_t id)
 
 static uint64_t frame_hash(const struct profile_frame *f)
 {
-	uint32_t v[5] = {f->name, f->file, f->line, f->module, (uint32_t)f->kind << 8 | f->inlined};
+	uint32_t v[5] = {f->name, f->file, f->line, f->module,
+			 (uint32_t)f->kind << 8 | (uint32_t)f->tailcall << 1 | f->inlined};
 
 	return hash_u32s(v, ARRAY_SIZE(v));
 }
@@ -246,7 +247,7 @@ static int frame_eq(const struct profile *p, uint32_t id, const void *key)
 
 	return a->name == b->name && a->file == b->file && a->line == b->line &&
 	       a->module == b->module && a->detail == b->detail && a->kind == b->kind &&
-	       a->inlined == b->inlined;
+	       a->inlined == b->inlined && a->tailcall == b->tailcall;
 }
 
 static uint32_t intern_frame(struct profile *p, const struct profile_frame *f)
@@ -263,6 +264,7 @@ static uint32_t intern_frame(struct profile *p, const struct profile_frame *f)
 	key.detail = f->detail;
 	key.kind = f->kind;
 	key.inlined = f->inlined;
+	key.tailcall = f->tailcall;
 	h = frame_hash(&key);
 	id = idtab_find(p, &p->frame_tab, h, frame_eq, &key);
 	if (id != UINT32_MAX)

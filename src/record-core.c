@@ -47,6 +47,7 @@ enum opt_id {
 	O_NO_HOLD,
 	O_SYSROOT,
 	O_SYMFS,
+	O_MAX_FRAMES,
 	O_ART_FRAMES,
 	O_NR,
 };
@@ -74,13 +75,15 @@ static const struct opt_def {
 	[O_NO_HOLD] = { "no-cpu-hold", 0, 0 },
 	[O_SYSROOT] = { "sysroot", 1, 0 },
 	[O_SYMFS] = { "symfs", 1, 0 },
+	[O_MAX_FRAMES] = { "max-frames", 1, 0 },
 	[O_ART_FRAMES] = { "show-art-frames", 0, 0 },
 };
 
 const char *const record_opts_names[] = {
 	"freq", "duration", "output", "format", "lines", "mode", "stack-size", "cpu-interval",
 	"mem-interval", "stall", "stall-thread", "top", "verify", "follow-cpu",
-	"no-idle-reuse", "no-cpu-hold", "sysroot", "symfs", "show-art-frames", NULL,
+	"no-idle-reuse", "no-cpu-hold", "sysroot", "symfs", "show-art-frames", "max-frames",
+	NULL,
 };
 
 void record_opts_init(struct record_opts *o)
@@ -88,6 +91,7 @@ void record_opts_init(struct record_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->hz = RECORD_DEFAULT_HZ;
 	o->stack_size = RECORD_DEFAULT_STACK;
+	o->max_frames = UNWIND_DEFAULT_FRAMES;
 	o->cpu_ms = TIMELINE_DEFAULT_CPU_MS;
 	o->mem_ms = TIMELINE_DEFAULT_MEM_MS;
 	o->stall_ms = STALL_DEFAULT_MS;
@@ -197,6 +201,15 @@ static int opt_apply(struct record_opts *o, enum opt_id id, const char *arg, con
 		o->stack_size = (size_t)v;
 		break;
 	}
+	case O_MAX_FRAMES: {
+		long v = strtol(arg, &end, 10);
+
+		if (*end || v < 1 || v > UNWIND_MAX_FRAMES)
+			return log_err(-EINVAL, "%s wants 1 to %d frames, not '%s'", what,
+				       UNWIND_MAX_FRAMES, arg);
+		o->max_frames = (int)v;
+		break;
+	}
 	case O_TOP:
 		if (atoi(arg) <= 0)
 			return log_err(-EINVAL, "%s wants a positive number, not '%s'", what, arg);
@@ -291,6 +304,9 @@ int record_opts_get(const struct record_opts *o, const char *name, char *buf, si
 		break;
 	case O_STACK:
 		snprintf(buf, size, "%zu", o->stack_size);
+		break;
+	case O_MAX_FRAMES:
+		snprintf(buf, size, "%d", o->max_frames);
 		break;
 	case O_CPU_INTERVAL:
 		snprintf(buf, size, "%u", o->cpu_ms);
@@ -706,6 +722,7 @@ int record_core_setup(struct record_core *rc, const struct tracee *t)
 	rc->start_realtime_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
 	rc->sym = symbolizer_new(rc->o.sysroot, rc->o.symfs);
 	rc->r = resolver_new(rc->pid, rc->arch, rc->p, rc->sym);
+	resolver_set_max_frames(rc->r, rc->o.max_frames);
 	resolver_show_art_frames(rc->r, rc->o.art_frames);
 	for (size_t i = 0; i < t->nr_threads; i++)
 		name_thread(rc, t->threads[i]->tid);
@@ -805,6 +822,23 @@ static void print_stalls(const struct record_core *rc, const char *prefix, FILE 
 	free(deeper);
 }
 
+/* "stopped early: return address not in code 1.2%, no unwind info 0.3%" (of @stacks). */
+static void print_stop_reasons(const struct resolve_stats *rs, double stacks, const char *prefix,
+			       FILE *f)
+{
+	const char *sep = "";
+
+	fprintf(f, "%s  stopped early:", prefix);
+	for (int i = 1; i < UNWIND_STOP_NR; i++) {
+		if (!rs->stopped[i])
+			continue;
+		fprintf(f, "%s %s %.1f%%", sep, unwind_stop_name((enum unwind_stop)i),
+			100.0 * (double)rs->stopped[i] / stacks);
+		sep = ",";
+	}
+	fputc('\n', f);
+}
+
 /* How the running threads' samples were placed at their ticks (sampler-hold.h): the
  * system-call bias correction, with its counts. */
 static void print_hold(const struct record_core *rc, const char *prefix, FILE *f)
@@ -853,7 +887,7 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		"for late stops and missed ticks)\n"
 		"%s  threads seen: %llu  ticks: %llu  missed ticks: %llu\n"
 		"%s  stop window per sample: p50 %llu us, p99 %llu us\n"
-		"%s  unwound to root: %.1f%%  (frame-pointer fallback %.1f%%, stopped early "
+		"%s  unwound to root: %.1f%%  (frame-pointer fallback %.1f%% of frames, stopped early "
 		"%.1f%%, cut at %d frames %.1f%%, %.1f frames, unwind %.1f us, symbolize %.1f us per "
 		"sample without loading; loading modules and maps %.1f ms in %llu calls; maps read "
 		"%llu times)\n"
@@ -865,8 +899,9 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		(unsigned long long)st->missed_ticks, prefix,
 		(unsigned long long)sampler_stop_percentile(st, 50),
 		(unsigned long long)sampler_stop_percentile(st, 99), prefix,
-		100.0 * (double)rs->to_root / stacks, 100.0 * (double)rs->fp_used / stacks,
-		100.0 * (double)rs->cfi_failed / stacks, UNWIND_MAX_FRAMES,
+		100.0 * (double)rs->to_root / stacks,
+		100.0 * (double)rs->fp_frames / (rs->frames ? (double)rs->frames : 1),
+		100.0 * (double)resolve_stats_stopped(rs) / stacks, rc->o.max_frames,
 		100.0 * (double)rs->truncated / stacks, (double)rs->frames / stacks,
 		(double)rs->unwind_ns / 1e3 / stacks, (double)rs->symbolize_ns / 1e3 / stacks,
 		(double)(rs->unwind_load_ns + rs->symbolize_load_ns) / 1e6,
@@ -874,6 +909,8 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		(unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
 		(unsigned long long)st->dropped, (unsigned long long)(st->races + ts->thread_races),
 		(unsigned long long)ts->signals);
+	if (resolve_stats_stopped(rs))
+		print_stop_reasons(rs, stacks, prefix, f);
 	print_hold(rc, prefix, f);
 	if (rs->java_frames)
 		fprintf(f, "%s  Java frames (interpreted): %.1f per sample, named in %.1f us per "

@@ -251,7 +251,7 @@ static void write_locations(struct recording_writer *w, const struct profile *p)
 			put_varint(&w->body, f->line);
 			put_varint(&w->body, f->module);
 			strbuf_addch(&w->body, f->kind);
-			strbuf_addch(&w->body, f->inlined);
+			strbuf_addch(&w->body, (char)(f->inlined | f->tailcall << 1));
 		}
 		add_record(w, REC_LOCATION);
 	}
@@ -265,8 +265,9 @@ static void write_stacks(struct recording_writer *w, const struct profile *p)
 		size_t n;
 		const uint32_t *locs = profile_stack(p, (uint32_t)w->stacks, &n);
 
-		/* perch's stacks are at most UNWIND_MAX_FRAMES + 1 long: never cut in practice,
-		 * and a reader would refuse a longer one */
+		/* perch's stacks are at most --max-frames (<= 4000) frames plus their tail-call,
+		 * Java and pseudo frames: cut (at the root end) only when those pass 4096, since a
+		 * reader would refuse a longer one */
 		if (n > RECORDING_MAX_STACK)
 			n = RECORDING_MAX_STACK;
 		put_varint(&w->body, n);
@@ -551,14 +552,15 @@ static int rd_location(struct reader *r, struct cur *c)
 		int64_t fmod = str_id(r, c);
 		uint8_t kind = get_u8(c), inl = get_u8(c);
 
-		if (c->bad || line > UINT32_MAX || kind > PROFILE_FRAME_AOT || inl > 1)
+		if (c->bad || line > UINT32_MAX || kind > PROFILE_FRAME_AOT || inl > 3)
 			return fail(r, "bad frame in location record");
 		f->name = (uint32_t)name;
 		f->file = (uint32_t)file;
 		f->line = (uint32_t)line;
 		f->module = (uint32_t)fmod;
 		f->kind = kind;
-		f->inlined = inl;
+		f->inlined = inl & 1;
+		f->tailcall = inl >> 1;
 	}
 	ALLOC_GROW(r->locs, r->nr_locs + 1, r->alloc_locs);
 	r->locs[r->nr_locs++] =

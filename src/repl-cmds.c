@@ -436,7 +436,7 @@ static void dump_print(struct repl *r, struct profile *p, struct resolver *res, 
 	size_t nlocs, n = 0;
 	const uint32_t *locs = profile_stack(p, stack, &nlocs);
 	int npcs;
-	const uint64_t *pcs = resolver_last_pcs(res, &npcs);
+	const uint64_t *pcs = resolver_last_loc_pcs(res, &npcs);
 
 	repl_array_begin(r, "frames");
 	for (size_t i = 0; i < nlocs; i++) {
@@ -459,12 +459,15 @@ static void dump_print(struct repl *r, struct profile *p, struct resolver *res, 
 				repl_field_str(r, "file", profile_str(p, f->file));
 				repl_field_int(r, "line", f->line);
 			}
+			if (f->tailcall)
+				repl_field_int(r, "tailcall", 1);
 			repl_object_end(r);
 			repl_printf(r, "#%zu  0x%016llx %s (%s)", n++, (unsigned long long)pc,
 				    profile_str(p, f->name), module);
 			if (f->file && f->line)
 				repl_printf(r, " at %s:%u", profile_str(p, f->file), f->line);
-			repl_printf(r, "%s\n", f->inlined ? " [inlined]" : "");
+			repl_printf(r, "%s%s\n", f->inlined ? " [inlined]" : "",
+				    f->tailcall ? " (tail call)" : "");
 		}
 	}
 	repl_array_end(r);

@@ -201,22 +201,30 @@ static uint32_t copy_location(const struct profile *src, uint32_t loc, struct pr
 		if (ef)
 			ns = symbolizer_lookup(rs->sym, ef, l->addr, sf, SYM_MAX_INLINE);
 	}
+	fr = profile_location_frames(src, loc, &n);
 	for (int i = 0; i < ns; i++) {
+		const struct profile_frame *f0 = n ? profile_frame(src, fr[0]) : NULL;
+		uint64_t start = l->addr;
 		char name[512];
 
-		if (!sf[i].func)
+		if (!sf[i].func) {
+			/* one name per function without a symbol (resolve.c does the same) */
+			if (symbolizer_func_start(rs->sym, report_symfs_elf(rs, src, module), l->addr,
+						  NULL, &start) < 0)
+				start = l->addr;
 			snprintf(name, sizeof(name), "%s+0x%llx", path_base(module),
-				 (unsigned long long)l->addr);
+				 (unsigned long long)start);
+		}
 		pf[i].name = profile_intern_str(dst, sf[i].func ? sf[i].func : name);
 		pf[i].file = sf[i].file ? profile_intern_str(dst, sf[i].file) : 0;
 		pf[i].line = sf[i].line;
 		pf[i].module = dmod;
 		pf[i].inlined = (uint8_t)sf[i].inlined;
 		pf[i].kind = PROFILE_FRAME_NATIVE;
+		pf[i].tailcall = f0 ? f0->tailcall : 0; /* a tail-call frame stays one */
 	}
 	if (ns > 0)
 		return profile_intern_location(dst, dmod, l->addr, pf, (size_t)ns);
-	fr = profile_location_frames(src, loc, &n);
 	if (n > SYM_MAX_INLINE)
 		n = SYM_MAX_INLINE;
 	for (size_t i = 0; i < n; i++) {

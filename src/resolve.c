@@ -1,4 +1,5 @@
 /* Snapshot -> unwound and symbolized stack of profile locations. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +16,15 @@
 #include "perch/profile.h"
 #include "perch/resolve.h"
 #include "perch/symbolize.h"
+#include "perch/tailcall.h"
 #include "perch/tracee.h"
 #include "perch/u64map.h"
 #include "perch/unwind.h"
 #include "perch/xalloc.h"
+
+/* Locations of one stack: the unwound frames, a Java frame after each interpreter frame, and
+ * tail-call frames between them. */
+#define RESOLVE_MAX_LOCS (4 * UNWIND_MAX_FRAMES)
 
 struct resolver {
 	pid_t pid;
@@ -28,13 +34,24 @@ struct resolver {
 	struct modules *ms;
 	struct unwinder *u;
 	struct resolve_stats st;
-	/* pcs and locations with room for a Java frame after each interpreter frame */
+	/* pcs and locations with room for a Java frame after each interpreter frame, and for
+	 * a pseudo-frame at each end ("[truncated]", resolver_add_leaf()) */
 	uint64_t pcs[2 * UNWIND_MAX_FRAMES];
 	uint8_t is_dex[2 * UNWIND_MAX_FRAMES]; /* pcs[i] is a dex pc (an interpreted frame) */
-	uint32_t locs[2 * UNWIND_MAX_FRAMES + 1];
+	uint8_t exact[2 * UNWIND_MAX_FRAMES];  /* pcs[i] is no return address: named as is */
+	uint32_t locs[RESOLVE_MAX_LOCS + 2];
+	/* the last stack with its tail-call frames (tailcall.h) and, when cut at the frame
+	 * limit, its "[truncated]" frame: locations and their pcs */
+	uint32_t out_locs[RESOLVE_MAX_LOCS + 1];
+	uint64_t out_pcs[RESOLVE_MAX_LOCS + 1];
+	int nr_out;
+	struct tailcall *tc;
+	unsigned int tc_generation; /* of r->ms when the tail-call cache was last valid */
 	uint8_t art_kind[2 * UNWIND_MAX_FRAMES]; /* art.h ART_FRAME_* of each location */
 	uint8_t art_hide[2 * UNWIND_MAX_FRAMES];
 	int show_art_frames;    /* keep ART's runtime frames between Java frames */
+	int max_frames;         /* resolver_set_max_frames() */
+	uint32_t truncated_loc; /* location + 1 of the "[truncated]" pseudo-frame */
 	struct art_proc *art;   /* ART's JIT and dex lists (and GDB JIT interfaces) */
 	uint32_t jit_module, dex_module; /* string id + 1 of "[jit]", "[dex]" */
 	uint32_t pseudo_module; /* string id + 1 of the pseudo-module of perch's own frames */
@@ -91,6 +108,22 @@ static const struct cfi_table *jit_cfi(void *arg, uint64_t pc, uint64_t time_ns)
 	return cfi;
 }
 
+static const struct modules_map *find_map(struct resolver *r, uint64_t addr);
+
+/* tailcall.h's view of the process: the ELF module holding @addr and its bias. */
+static int tail_locate(void *arg, uint64_t addr, const struct elffile **ef, uint64_t *bias)
+{
+	struct resolver *r = arg;
+	const struct modules_map *mm = find_map(r, addr);
+	struct elffile *e = mm ? modules_elf(r->ms, mm) : NULL;
+
+	if (!e)
+		return -ENOENT;
+	*ef = e;
+	*bias = mm->bias;
+	return 0;
+}
+
 struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,
 			      struct symbolizer *sym)
 {
@@ -109,7 +142,14 @@ struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct p
 	r->art = art_proc_new(pid);
 	r->perfmap = perfmap_new(pid);
 	unwinder_set_jit(r->u, jit_cfi, r);
+	r->tc = tailcall_new(sym, tail_locate, r);
+	r->max_frames = UNWIND_DEFAULT_FRAMES;
 	return r;
+}
+
+void resolver_set_max_frames(struct resolver *r, int max)
+{
+	r->max_frames = max < 1 ? 1 : max > UNWIND_MAX_FRAMES ? UNWIND_MAX_FRAMES : max;
 }
 
 void resolver_free(struct resolver *r)
@@ -117,6 +157,7 @@ void resolver_free(struct resolver *r)
 	if (!r)
 		return;
 	unwinder_free(r->u);
+	tailcall_free(r->tc);
 	art_proc_free(r->art);
 	perfmap_free(r->perfmap);
 	modules_free(r->ms);
@@ -134,6 +175,7 @@ void resolver_reload(struct resolver *r)
 {
 	modules_reload(r->ms);
 	unwinder_flush(r->u);
+	tailcall_flush(r->tc);
 }
 
 const struct resolve_stats *resolver_stats(struct resolver *r)
@@ -146,6 +188,12 @@ const uint64_t *resolver_last_pcs(const struct resolver *r, int *n)
 {
 	*n = r->nr_pcs;
 	return r->pcs;
+}
+
+const uint64_t *resolver_last_loc_pcs(const struct resolver *r, int *n)
+{
+	*n = r->nr_out;
+	return r->out_pcs;
 }
 
 int resolve_is_root_name(const char *name)
@@ -253,6 +301,7 @@ static uint32_t dex_location(struct resolver *r, uint64_t dex_pc)
 static int insert_dex_frames(struct resolver *r, const struct unwind_snapshot *snap, int n)
 {
 	const uint64_t *dex = unwinder_dex_pcs(r->u), *sps = unwinder_dex_sps(r->u);
+	const uint8_t *exact = unwinder_exact_pcs(r->u);
 	int extra = 0, k;
 
 	for (int i = 0; i < n; i++)
@@ -265,6 +314,7 @@ static int insert_dex_frames(struct resolver *r, const struct unwind_snapshot *s
 			r->is_dex[k] = 1;
 		}
 		r->pcs[--k] = r->pcs[i];
+		r->exact[k] = exact[i];
 	}
 	return n + extra;
 }
@@ -289,8 +339,25 @@ static uint32_t perfmap_location(struct resolver *r, const struct modules_map *m
 	return loc != UINT32_MAX ? loc : profile_intern_location(r->p, f.module, addr, &f, 1);
 }
 
-/* The profile location for one pc (@lookup is already pc - 1 for return addresses). */
-static uint32_t locate(struct resolver *r, uint64_t lookup)
+/* The name of a frame in @mm's module at ELF vaddr @addr that no symbol names:
+ * "libfoo.so+0x1a20" with the offset of its function's start (symbolizer_func_start()), so
+ * that a stripped function is one frame, not one per pc; the pc's own offset when nothing
+ * bounds the function. */
+static void unknown_name(struct resolver *r, const struct modules_map *mm, const struct elffile *ef,
+			 uint64_t addr, char *buf, size_t size)
+{
+	uint64_t start = addr;
+
+	if (symbolizer_func_start(r->sym, ef, addr, modules_cfi(r->ms, mm), &start) < 0)
+		start = addr;
+	snprintf(buf, size, "%s+0x%llx", base_name(mm->mod->path), (unsigned long long)start);
+}
+
+/* The profile location for one pc (@lookup is already pc - 1 for return addresses); with
+ * @tail, of a tail-call frame (its frames are marked so). A tail-call frame's lookup address
+ * lies inside a jump instruction, a real frame's at the start of an instruction (a leaf) or
+ * inside a call: they never share a location. */
+static uint32_t locate(struct resolver *r, uint64_t lookup, int tail)
 {
 	struct sym_frame sf[SYM_MAX_INLINE];
 	struct profile_frame pf[SYM_MAX_INLINE];
@@ -339,8 +406,7 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 			pf[i].name = profile_intern_str(
 				r->p, aot ? dex_java_name(sf[i].func, jn, sizeof(jn)) : sf[i].func);
 		} else {
-			snprintf(name, sizeof(name), "%s+0x%llx", base_name(mm->mod->path),
-				 (unsigned long long)addr);
+			unknown_name(r, mm, ef, addr, name, sizeof(name));
 			pf[i].name = profile_intern_str(r->p, name);
 		}
 		pf[i].file = sf[i].file ? profile_intern_str(r->p, sf[i].file) : 0;
@@ -348,11 +414,11 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 		pf[i].module = module;
 		pf[i].inlined = (uint8_t)sf[i].inlined;
 		pf[i].kind = aot ? PROFILE_FRAME_AOT : PROFILE_FRAME_NATIVE;
+		pf[i].tailcall = (uint8_t)!!tail;
 	}
 	if (n == 0) {
 		if (ef)
-			snprintf(name, sizeof(name), "%s+0x%llx", base_name(mm->mod->path),
-				 (unsigned long long)addr);
+			unknown_name(r, mm, ef, addr, name, sizeof(name));
 		else if (mm && mm->name[0])
 			snprintf(name, sizeof(name), "%s+0x%llx", base_name(mm->name),
 				 (unsigned long long)(lookup - mm->start + mm->offset));
@@ -361,9 +427,43 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 		pf[0].name = profile_intern_str(r->p, name);
 		pf[0].module = module;
 		pf[0].kind = PROFILE_FRAME_NATIVE;
+		pf[0].tailcall = (uint8_t)!!tail;
 		n = 1;
 	}
 	return profile_intern_location(r->p, module, addr, pf, (size_t)n);
+}
+
+/* r->out_locs/out_pcs: the @n located frames of r->locs with the tail-call frames between
+ * each frame and its caller (tailcall.h), as gdb shows them; never below the leaf, so they
+ * get no self time. Not between Java frames: ART's frames have no DWARF call sites. */
+static void add_tail_calls(struct resolver *r, int n)
+{
+	uint64_t f[TAILCALL_MAX];
+	int k = 0;
+
+	if (r->ms->generation != r->tc_generation) { /* mappings changed: addresses too */
+		tailcall_flush(r->tc);
+		r->tc_generation = r->ms->generation;
+	}
+	for (int i = 0; i < n; i++) {
+		int dex = art_proc_active(r->art) && (r->is_dex[i] || (i + 1 < n && r->is_dex[i + 1]));
+		int nt = 0;
+
+		r->out_locs[k] = r->locs[i];
+		r->out_pcs[k++] = r->pcs[i];
+		if (i + 1 < n && !dex && RESOLVE_MAX_LOCS - k > n - i) {
+			int room = RESOLVE_MAX_LOCS - k - (n - i);
+
+			nt = tailcall_frames(r->tc, r->pcs[i + 1],
+					     r->exact[i] ? r->pcs[i] : r->pcs[i] - 1, f,
+					     room < TAILCALL_MAX ? room : TAILCALL_MAX);
+		}
+		for (int j = 0; j < nt; j++) {
+			r->out_locs[k] = locate(r, f[j] - 1, 1);
+			r->out_pcs[k++] = f[j];
+		}
+	}
+	r->nr_out = k;
 }
 
 static int ends_at_root(struct resolver *r, uint32_t loc)
@@ -394,8 +494,8 @@ uint32_t resolver_add_leaf(struct resolver *r, uint32_t stack, const char *text)
 	size_t n;
 	const uint32_t *locs = profile_stack(r->p, stack, &n);
 
-	if (n > UNWIND_MAX_FRAMES)
-		n = UNWIND_MAX_FRAMES;
+	if (n > RESOLVE_MAX_LOCS)
+		n = RESOLVE_MAX_LOCS;
 	memmove(r->locs + 1, locs, n * sizeof(r->locs[0]));
 	r->locs[0] = pseudo_location(r, text);
 	return profile_intern_stack(r->p, r->locs, n + 1);
@@ -431,6 +531,7 @@ static int hide_art_frames(struct resolver *r, int n)
 			continue;
 		r->locs[k] = r->locs[i];
 		r->pcs[k] = r->pcs[i];
+		r->exact[k] = r->exact[i];
 		r->is_dex[k++] = r->is_dex[i];
 	}
 	return k;
@@ -438,10 +539,10 @@ static int hide_art_frames(struct resolver *r, int n)
 
 uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 {
-	unsigned int flags = 0;
+	struct unwind_result res;
 	unsigned long long reloads0;
 	uint64_t t0, java_ns;
-	int n, loaded = 0;
+	int n, loaded = 0, at_root;
 
 	r->snap_ns = snap->time_ns;
 	/* the JIT and dex lists: found once, re-read at most once per batch when they changed */
@@ -449,7 +550,8 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	art_proc_update(r->art, snap->time_ns);
 	reloads0 = r->ms->reloads;
 	t0 = tracee_now_ns();
-	n = unwinder_unwind(r->u, snap, r->pcs, UNWIND_MAX_FRAMES, &flags);
+	n = unwinder_unwind(r->u, snap, r->pcs, r->max_frames, &res);
+	memcpy(r->exact, unwinder_exact_pcs(r->u), (size_t)(n > 0 ? n : 0));
 	/* a frame in a module not unwound through before: its table was built in this call */
 	for (int i = 0; i < n; i++) {
 		const struct modules_map *mm = modules_find(r->ms, r->pcs[i]);
@@ -466,11 +568,10 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	r->nr_pcs = n;
 	r->st.stacks++;
 	r->st.frames += (uint64_t)n;
-	if (flags & UNWIND_FP_USED)
+	r->st.fp_frames += (uint64_t)res.fp_frames;
+	if (res.flags & UNWIND_FP_USED)
 		r->st.fp_used++;
-	if (flags & UNWIND_CFI_FAILED)
-		r->st.cfi_failed++;
-	if (flags & UNWIND_TRUNCATED)
+	if (res.flags & UNWIND_TRUNCATED)
 		r->st.truncated++;
 	for (int i = 0; i < n; i++) {
 		if (art_proc_active(r->art) && r->is_dex[i]) {
@@ -479,13 +580,16 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 			java_ns += tracee_now_ns() - t0;
 			r->st.java_frames++;
 		} else {
-			r->locs[i] = locate(r, i == 0 ? r->pcs[i] : r->pcs[i] - 1);
+			r->locs[i] = locate(r, r->exact[i] ? r->pcs[i] : r->pcs[i] - 1, 0);
 		}
 	}
 	/* the unwinder saw the outermost frame, or it has a root's name (a walk that ended
 	 * otherwise, e.g. on frame pointers, at _start or clone) */
-	if (n && ((flags & UNWIND_AT_ROOT) || ends_at_root(r, r->locs[n - 1])))
+	at_root = n && ((res.flags & UNWIND_AT_ROOT) || ends_at_root(r, r->locs[n - 1]));
+	if (at_root)
 		r->st.to_root++;
+	else if (res.flags & UNWIND_STOPPED_EARLY)
+		r->st.stopped[res.stop]++;
 	if (n && !r->show_art_frames && art_proc_active(r->art)) {
 		t0 = tracee_now_ns();
 		n = hide_art_frames(r, n);
@@ -493,5 +597,13 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	}
 	r->st.java_ns += java_ns;
 	r->nr_pcs = n;
-	return profile_intern_stack(r->p, r->locs, (size_t)n);
+	add_tail_calls(r, n);
+	/* a stack cut at the frame limit says so at its root end, in every output */
+	if (res.flags & UNWIND_TRUNCATED) {
+		if (!r->truncated_loc)
+			r->truncated_loc = pseudo_location(r, "[truncated]") + 1;
+		r->out_locs[r->nr_out] = r->truncated_loc - 1;
+		r->out_pcs[r->nr_out++] = 0;
+	}
+	return profile_intern_stack(r->p, r->out_locs, (size_t)r->nr_out);
 }

@@ -47,17 +47,44 @@ struct unwinder {
 	uint8_t page[PAGE];
 	unwind_jit_cfi_fn *jit_cfi; /* CFI of code without a module (JIT), or NULL */
 	void *jit_arg;
-	uint64_t dex_pcs[UNWIND_MAX_FRAMES]; /* ART's DEX PC marker per frame (0: none) */
-	uint64_t dex_sps[UNWIND_MAX_FRAMES]; /* the stack pointer of those frames */
+	uint64_t *dex_pcs;     /* ART's DEX PC marker per frame (0: none) */
+	uint64_t *dex_sps;     /* the stack pointer of those frames */
+	uint8_t *exact;        /* per frame: its pc is not a return address */
+	size_t frames_cap;     /* entries of the three */
 };
+
+/* Copy the stack of @tid from @addr up to @end into @buf, page by page (a copy that runs off
+ * the mapped stack stops at the last good page). Bytes copied, or -errno. */
+static ssize_t copy_stack(pid_t tid, uint64_t addr, uint64_t end, uint8_t *buf)
+{
+	struct iovec local, remote[256]; /* 1 MiB in 4 KiB pages: RECORD_MAX_STACK */
+	uint64_t start = addr;
+	ssize_t got;
+	int n = 0;
+
+	if (addr >= end)
+		return 0;
+	for (; addr < end && n < (int)ARRAY_SIZE(remote); n++) {
+		uint64_t next = (addr & ~(PAGE - 1)) + PAGE;
+
+		if (next > end)
+			next = end;
+		remote[n].iov_base = (void *)(uintptr_t)addr;
+		remote[n].iov_len = next - addr;
+		addr = next;
+	}
+	local.iov_base = buf;
+	local.iov_len = addr - start;
+	got = process_vm_readv(tid, &local, 1, remote, (unsigned long)n, 0);
+	return got < 0 ? -errno : got;
+}
 
 int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
 			 struct unwind_snapshot *snap)
 {
-	struct iovec local, remote[64];
-	uint64_t sp, addr, end;
-	int ret, n = 0;
+	uint64_t sp;
 	ssize_t got;
+	int ret;
 
 	ret = arch->regs_read(tid, &snap->regs);
 	if (ret < 0)
@@ -80,24 +107,50 @@ int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
 	snap->stack_len = 0;
 	if (!snap->stack_cap)
 		return 0;
-	/* one iovec per page: a copy running off the end of the stack stops at a page edge */
-	end = sp + snap->stack_cap;
-	for (addr = sp; addr < end && n < (int)ARRAY_SIZE(remote); n++) {
-		uint64_t next = (addr & ~(PAGE - 1)) + PAGE;
-
-		if (next > end)
-			next = end;
-		remote[n].iov_base = (void *)(uintptr_t)addr;
-		remote[n].iov_len = next - addr;
-		addr = next;
-	}
-	local.iov_base = snap->stack;
-	local.iov_len = addr - sp;
-	got = process_vm_readv(tid, &local, 1, remote, (unsigned long)n, 0);
+	got = copy_stack(tid, sp, sp + snap->stack_cap, snap->stack);
 	if (got < 0)
-		return -errno;
+		return (int)got;
 	snap->stack_len = (size_t)got;
 	return 0;
+}
+
+int unwind_snapshot_grow(pid_t tid, struct unwind_snapshot *snap, size_t max)
+{
+	while (snap->stack_len == snap->stack_cap && snap->stack_cap < max) {
+		size_t cap = snap->stack_cap ? snap->stack_cap * 2 : PAGE;
+		ssize_t got;
+
+		if (cap > max)
+			cap = max;
+		snap->stack = xrealloc(snap->stack, cap);
+		snap->stack_cap = cap;
+		while (snap->stack_len < cap) {
+			got = copy_stack(tid, snap->stack_addr + snap->stack_len,
+					 snap->stack_addr + cap, snap->stack + snap->stack_len);
+			if (got == -EFAULT || got == 0)
+				return 0; /* the end of the stack mapping */
+			if (got < 0)
+				return (int)got;
+			snap->stack_len += (size_t)got;
+			if (snap->stack_len % PAGE)
+				return 0; /* a short read ends at a page that is not there */
+		}
+	}
+	return 0;
+}
+
+const char *unwind_stop_name(enum unwind_stop stop)
+{
+	static const char *const names[UNWIND_STOP_NR] = {
+		[UNWIND_STOP_NONE] = "",
+		[UNWIND_STOP_NO_INFO] = "no unwind info",
+		[UNWIND_STOP_BAD_CFI] = "bad CFI",
+		[UNWIND_STOP_MEMORY] = "unreadable stack",
+		[UNWIND_STOP_NOT_CODE] = "return address not in code",
+		[UNWIND_STOP_STACK] = "frame not above its callee",
+	};
+
+	return (unsigned int)stop < UNWIND_STOP_NR ? names[stop] : "?";
 }
 
 /* ---- memory ---- */
@@ -411,6 +464,9 @@ void unwinder_free(struct unwinder *u)
 	if (!u)
 		return;
 	unw_destroy_addr_space(u->as);
+	free(u->dex_pcs);
+	free(u->dex_sps);
+	free(u->exact);
 	free(u);
 }
 
@@ -429,6 +485,11 @@ void unwinder_set_jit(struct unwinder *u, unwind_jit_cfi_fn *fn, void *arg)
 const uint64_t *unwinder_dex_pcs(const struct unwinder *u)
 {
 	return u->dex_pcs;
+}
+
+const uint8_t *unwinder_exact_pcs(const struct unwinder *u)
+{
+	return u->exact;
 }
 
 const uint64_t *unwinder_dex_sps(const struct unwinder *u)
@@ -547,23 +608,176 @@ static void cursor_regs(struct unwinder *u, unw_cursor_t *c, struct perch_regs *
 	}
 }
 
-int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint64_t *pcs,
-		    int max, unsigned int *flags)
-{
-	const struct perch_arch *a = u->arch;
-	struct perch_mem mem = { perch_mem_read, u };
-	uint64_t prev_sp;
+/* State of one walk between its steps. */
+struct walk {
 	unw_cursor_t c;
-	int n = 0, cursor_ok, fresh = 1; /* fresh: the cursor has not stepped since its init */
+	int cursor_ok;
+	int fresh;    /* the cursor has not stepped since its init */
 	/* exact: the current frame's pc is not a return address (the first frame, or one a
 	 * signal interrupted); own_only: perch's own CFI steps the frames, libunwind only
 	 * those it has no CFI for (the vDSO, until perch's CFI covers the frame again). perch's
 	 * evaluator with its row memo takes about a third of libunwind's time per 30-frame
 	 * stack (5.8 against 16.8 us measured), with the same frames (--verify), and it reads
 	 * PAC-signed aarch64 CFI that libunwind 1.6.2 cannot. */
-	int exact = 1, own_only = 1;
+	int exact, own_only;
+	uint64_t prev_sp;
+};
 
-	*flags = 0;
+/* The current frame's registers, for the fallbacks: all the snapshot (or the last fallback)
+ * knew while the cursor has not stepped, else pc, sp, fp; for JIT code every register the
+ * cursor knows (the callers need the callee-saved ones). Also notes the frame's DEX PC
+ * marker. Sets *@in_jit. */
+static void frame_regs(struct unwinder *u, struct walk *w, const uint64_t *pcs, int n,
+		       struct perch_regs *r, int *in_jit)
+{
+	*in_jit = 0;
+	if (w->cursor_ok && !w->fresh)
+		cursor_regs(u, &w->c, r);
+	else
+		*r = u->cur;
+	if (u->jit_cfi) {
+		/* the pc as a lookup address (a return address points after its call) */
+		int cur_exact = w->cursor_ok ? w->fresh && w->exact : w->exact;
+		uint64_t lookup = cur_exact ? pcs[n - 1] : pcs[n - 1] - 1;
+
+		u->dex_pcs[n - 1] = frame_dex_pc(u, &w->c, w->cursor_ok && !w->fresh, r, lookup,
+						 &u->dex_sps[n - 1]);
+		/* JIT code has no module for libunwind: perch's CFI steps it */
+		*in_jit = jit_cfi(u, lookup) != NULL;
+		if (*in_jit && w->cursor_ok && !w->fresh)
+			cursor_regs_all(u, &w->c, r);
+	}
+}
+
+/* One libunwind step where it has CFI. 1 with the caller's *@ip, *@sp; 0 at the outermost
+ * frame; -1 when libunwind cannot step this frame (let perch's CFI or the frame pointers). */
+static int libunwind_step(struct unwinder *u, struct walk *w, uint64_t cur_pc, uint64_t *ip,
+			  uint64_t *sp, int *sigframe)
+{
+	unw_proc_info_t pi;
+	unw_word_t v_ip, v_sp;
+	int have_pi;
+
+	/* libunwind steps only frames it has CFI for: without, it guesses (x86_64: an rbp
+	 * chain that moves the CFA by 16 bytes a frame whatever the frame's size, so the next
+	 * frame with CFI starts from a wrong SP; aarch64: LR), and perch's own frame pointer
+	 * step does that right (libunwind's x86_64 unw_get_proc_info() succeeds without CFI,
+	 * with a zeroed record: format UNW_INFO_FORMAT_DYNAMIC, which perch's accessors never
+	 * give). With a link register, the caller of a leaf has the same SP; the current
+	 * function's range tells that from a stale LR. */
+	if (unw_get_proc_info(&w->c, &pi) < 0 || pi.format == UNW_INFO_FORMAT_DYNAMIC)
+		return -1;
+	have_pi = pi.end_ip > pi.start_ip;
+	*sigframe = unw_is_signal_frame(&w->c) > 0;
+	if (unw_step(&w->c) <= 0 || unw_get_reg(&w->c, UNW_REG_IP, &v_ip) < 0 ||
+	    unw_get_reg(&w->c, UNW_REG_SP, &v_sp) < 0)
+		return -1; /* 1.6.2 also ends on CFI it cannot read (aarch64 PAC): perch's may */
+	*ip = v_ip & ~u->snap->pac_mask;
+	*sp = v_sp;
+	if (*ip == 0)
+		return 0;
+	/* a frame must move up the stack (equal SP only for a leaf's caller, which is another
+	 * function): a step that does not is libunwind guessing (its aarch64 fallback returns
+	 * LR) */
+	if (*sp > w->prev_sp || (*sp == w->prev_sp && *ip != cur_pc &&
+				 !(have_pi && *ip >= pi.start_ip && *ip < pi.end_ip)))
+		return 1;
+	return -1;
+}
+
+/* The caller from the link register of a frame without CFI whose pc is exact (the first frame,
+ * or one a signal interrupted): a leaf without a frame record (aarch64
+ * -momit-leaf-frame-pointer) or a function stopped in its prologue has its caller only there.
+ * Taken when LR is code, is not the pc, and differs from the return address in the frame record
+ * @fp_next (NULL: none), which otherwise gives the same caller with the right SP. libunwind
+ * 1.6.2's aarch64 fallback guessed the same way. 0 with @next, or -1. */
+static int lr_step(struct unwinder *u, const struct perch_regs *r, const struct perch_regs *fp_next,
+		   struct perch_regs *next)
+{
+	const struct perch_arch *a = u->arch;
+	uint64_t lr;
+
+	if (a->dw_lr < 0 || !(r->valid & (1ULL << a->dw_lr)))
+		return -1;
+	lr = r->r[a->dw_lr] & ~u->snap->pac_mask;
+	if (lr == 0 || lr == perch_regs_pc(a, r) ||
+	    (fp_next && lr == (perch_regs_pc(a, fp_next) & ~u->snap->pac_mask)) || !is_code(u, lr))
+		return -1;
+	*next = *r;
+	next->r[a->dw_pc] = lr;
+	next->valid &= ~(1ULL << a->dw_lr); /* used: the caller's own LR is not known */
+	return 0;
+}
+
+/* One step with perch's own CFI, else the frame pointers, from @r into @next. 0, 1 for a step
+ * without CFI (frame pointer, link register), -ENOENT at the outermost frame, -EAGAIN to retry
+ * the frame with libunwind, or a stop reason as -(UNWIND_STOP_* + 1000). */
+#define STOP_RET(reason) (-(1000 + (int)(reason)))
+static int fallback_step(struct unwinder *u, struct walk *w, struct perch_regs *r,
+			 struct perch_regs *next)
+{
+	const struct perch_arch *a = u->arch;
+	struct perch_mem mem = { perch_mem_read, u };
+	unsigned int out_flags;
+	int ret, fret, exact;
+
+	if (w->cursor_ok)
+		w->exact = w->fresh && w->exact; /* a frame libunwind stepped to has a return address */
+	exact = w->exact;
+	ret = own_cfi_step(u, r, exact, next, &out_flags);
+	if (ret == -ENOENT)
+		return -ENOENT;
+	if (ret == -ENODATA && w->own_only && u->libunwind) {
+		/* perch has no CFI for this frame (e.g. the vDSO): libunwind may */
+		w->own_only = 0;
+		w->cursor_ok = unw_init_remote(&w->c, u->as, u) == 0;
+		w->fresh = 1;
+		if (w->cursor_ok)
+			return -EAGAIN;
+	}
+	w->own_only = ret == 0;
+	w->exact = ret == 0 && (out_flags & CFI_PC_EXACT);
+	if (ret == 0)
+		return perch_regs_pc(a, next) & ~u->snap->pac_mask ? 0 : -ENOENT; /* RA 0: root */
+	fret = a->fp_step(r, &mem, next);
+	if (exact && ret == -ENODATA && a->dw_lr >= 0) {
+		struct perch_regs fp_next = *next;
+
+		if (lr_step(u, r, fret == 0 ? &fp_next : NULL, next) == 0)
+			return 1;
+		*next = fp_next;
+	}
+	if (fret < 0) {
+		if (ret != -ENODATA)
+			return STOP_RET(UNWIND_STOP_BAD_CFI);
+		return STOP_RET(fret == -EFAULT ? UNWIND_STOP_MEMORY : UNWIND_STOP_NO_INFO);
+	}
+	if (a->dw_lr >= 0)
+		next->r[a->dw_lr] = perch_regs_pc(a, next);
+	return 1;
+}
+
+static void frames_prepare(struct unwinder *u, int max)
+{
+	if ((size_t)max > u->frames_cap) {
+		u->dex_pcs = xrealloc(u->dex_pcs, (size_t)max * sizeof(*u->dex_pcs));
+		u->dex_sps = xrealloc(u->dex_sps, (size_t)max * sizeof(*u->dex_sps));
+		u->exact = xrealloc(u->exact, (size_t)max * sizeof(*u->exact));
+		u->frames_cap = (size_t)max;
+	}
+	memset(u->dex_pcs, 0, (size_t)max * sizeof(*u->dex_pcs));
+	memset(u->dex_sps, 0, (size_t)max * sizeof(*u->dex_sps));
+	memset(u->exact, 0, (size_t)max * sizeof(*u->exact));
+}
+
+int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint64_t *pcs,
+		    int max, struct unwind_result *res)
+{
+	const struct perch_arch *a = u->arch;
+	struct walk w = { .fresh = 1, .exact = 1, .own_only = 1 };
+	int n = 0;
+
+	memset(res, 0, sizeof(*res));
 	if (max <= 0)
 		return 0;
 	if (u->generation != u->ms->generation)
@@ -571,111 +785,83 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 	u->snap = snap;
 	u->cur = snap->regs;
 	u->page_ok = 0;
-	memset(u->dex_pcs, 0, sizeof(u->dex_pcs));
+	frames_prepare(u, max);
+	u->exact[n] = 1;
 	pcs[n++] = perch_regs_pc(a, &snap->regs);
-	prev_sp = perch_regs_sp(a, &snap->regs);
-	cursor_ok = 0;
+	w.prev_sp = perch_regs_sp(a, &snap->regs);
 
-	while (n < max) {
+	for (;;) {
 		struct perch_regs r, next;
-		unw_proc_info_t pi;
-		unw_word_t ip, sp;
-		unsigned int out_flags;
-		int ret, have_pi = 0, in_jit = 0;
+		uint64_t ip, sp;
+		int ret, in_jit, by_fp = 0, by_unw, sigframe = 0;
 
-		/* the current frame's registers, for the fallbacks below: all the snapshot (or
-		 * the last fallback) knew while the cursor has not stepped, else pc, sp, fp */
-		if (cursor_ok && !fresh)
-			cursor_regs(u, &c, &r);
-		else
-			r = u->cur;
-		if (u->jit_cfi) {
-			/* the pc as a lookup address (a return address points after its call) */
-			int cur_exact = cursor_ok ? fresh && exact : exact;
-			uint64_t lookup = cur_exact ? pcs[n - 1] : pcs[n - 1] - 1;
-
-			if (n - 1 < (int)ARRAY_SIZE(u->dex_pcs))
-				u->dex_pcs[n - 1] = frame_dex_pc(u, &c, cursor_ok && !fresh, &r,
-								 lookup, &u->dex_sps[n - 1]);
-			/* JIT code has no module for libunwind: perch's CFI steps it, with every
-			 * register the cursor knows (the callers need the callee-saved ones) */
-			in_jit = jit_cfi(u, lookup) != NULL;
-			if (in_jit && cursor_ok && !fresh)
-				cursor_regs_all(u, &c, &r);
-		}
-		/* with a link register, the caller of a leaf has the same SP; remember the
-		 * current function's range to tell that from libunwind guessing with a stale LR */
-		if (cursor_ok && a->dw_lr >= 0)
-			have_pi = unw_get_proc_info(&c, &pi) == 0 && pi.end_ip > pi.start_ip;
-		ret = cursor_ok && !in_jit ? unw_step(&c) : -UNW_EUNSPEC;
-		if (ret > 0 && unw_get_reg(&c, UNW_REG_IP, &ip) == 0 &&
-		    unw_get_reg(&c, UNW_REG_SP, &sp) == 0) {
-			ip &= ~snap->pac_mask;
-			if (ip == 0) {
-				*flags |= UNWIND_AT_ROOT;
-				break;
-			}
-			/* a frame must move up the stack (equal SP only for a leaf's caller, which
-			 * is another function): a step that does not is libunwind guessing (its
-			 * aarch64 fallback returns LR); let perch's own CFI or the frame pointers
-			 * decide */
-			if (sp > prev_sp ||
-			    (sp == prev_sp && ip != pcs[n - 1] &&
-			     !(have_pi && ip >= pi.start_ip && ip < pi.end_ip))) {
-				pcs[n++] = ip;
-				prev_sp = sp;
-				fresh = 0;
-				continue;
-			}
-		}
-		/* libunwind failed, guessed, or says this is the outermost frame (1.6.2 also says
-		 * so on CFI it cannot read, e.g. aarch64 pointer authentication): one step with
-		 * perch's own CFI evaluator, else one frame-pointer step. At a real thread root
-		 * the CFI says so (return address undefined) or the frame pointer is 0 (_start
-		 * and clone clear it), so the walk ends there by itself. */
-		if (cursor_ok)
-			exact = fresh && exact; /* a frame libunwind stepped to has a return address */
-		ret = own_cfi_step(u, &r, exact, &next, &out_flags);
-		if (ret == -ENOENT) {
-			*flags |= UNWIND_AT_ROOT;
+		frame_regs(u, &w, pcs, n, &r, &in_jit);
+		ret = w.cursor_ok && !in_jit
+			      ? libunwind_step(u, &w, pcs[n - 1], &ip, &sp, &sigframe)
+			      : -1;
+		by_unw = ret > 0;
+		if (ret == 0) {
+			res->flags |= UNWIND_AT_ROOT;
 			break;
 		}
-		if (ret == -ENODATA && own_only && u->libunwind) {
-			/* perch has no CFI for this frame (e.g. the vDSO): libunwind may */
-			own_only = 0;
-			cursor_ok = unw_init_remote(&c, u->as, u) == 0;
-			fresh = 1;
-			if (cursor_ok)
-				continue;
-		}
-		own_only = ret == 0;
-		exact = ret == 0 && (out_flags & CFI_PC_EXACT);
 		if (ret < 0) {
-			if (a->fp_step(&r, &mem, &next) < 0) {
-				*flags |= UNWIND_CFI_FAILED;
+			/* libunwind could not: one step with perch's own CFI evaluator, else one
+			 * frame-pointer step. At a real thread root the CFI says so (return
+			 * address undefined) */
+			ret = fallback_step(u, &w, &r, &next);
+			if (ret == -EAGAIN)
+				continue;
+			if (ret == -ENOENT) {
+				res->flags |= UNWIND_AT_ROOT;
 				break;
 			}
-			*flags |= UNWIND_FP_USED;
-			if (a->dw_lr >= 0)
-				next.r[a->dw_lr] = perch_regs_pc(a, &next);
+			if (ret < 0) {
+				res->stop = (enum unwind_stop)(-ret - 1000);
+				break;
+			}
+			by_fp = ret == 1;
+			sigframe = w.exact; /* the row was a signal frame's ('S') */
+			ip = perch_regs_pc(a, &next) & ~snap->pac_mask;
+			sp = perch_regs_sp(a, &next);
+			/* equal SP only for the caller of a leaf (link register), never the same
+			 * pc */
+			if (sp < w.prev_sp || (sp == w.prev_sp && ip == pcs[n - 1])) {
+				res->stop = UNWIND_STOP_STACK;
+				break;
+			}
 		}
-		ip = perch_regs_pc(a, &next) & ~snap->pac_mask;
-		sp = perch_regs_sp(a, &next);
-		if (ip == 0 && ret == 0)
-			*flags |= UNWIND_AT_ROOT; /* the CFI's return address is 0 */
-		/* equal SP only for the caller of a leaf (link register), never the same pc */
-		if (ip == 0 || sp < prev_sp || (sp == prev_sp && ip == pcs[n - 1]) ||
-		    !is_code(u, ip))
+		/* a return address outside executable code is garbage (a frame pointer chain
+		 * through code that does not keep one), not a frame */
+		if (!is_code(u, ip)) {
+			res->stop = UNWIND_STOP_NOT_CODE;
 			break;
-		next.r[a->dw_pc] = ip;
+		}
+		if (n == max) {
+			res->flags |= UNWIND_TRUNCATED;
+			break;
+		}
+		/* a signal trampoline's pc is where the handler returns to, the first byte of
+		 * the trampoline, and the frame it interrupted was stopped at its pc: neither
+		 * follows a call (gdb's get_frame_address_in_block() does the same) */
+		if (sigframe)
+			u->exact[n - 1] = u->exact[n] = 1;
 		pcs[n++] = ip;
-		prev_sp = sp;
+		w.prev_sp = sp;
+		if (by_fp) {
+			res->flags |= UNWIND_FP_USED;
+			res->fp_frames++;
+		}
+		if (by_unw) {
+			w.fresh = 0; /* the cursor goes on */
+			continue;
+		}
+		next.r[a->dw_pc] = ip;
 		u->cur = next;
-		cursor_ok = !own_only && u->libunwind && unw_init_remote(&c, u->as, u) == 0;
-		fresh = 1;
+		w.cursor_ok = !w.own_only && u->libunwind && unw_init_remote(&w.c, u->as, u) == 0;
+		w.fresh = 1;
 	}
-	if (n == max)
-		*flags |= UNWIND_TRUNCATED;
+	if (res->stop != UNWIND_STOP_NONE)
+		res->flags |= UNWIND_STOPPED_EARLY;
 	u->snap = NULL;
 	return n;
 }

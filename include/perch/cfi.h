@@ -19,9 +19,11 @@ struct cfi_table;
 #define CFI_EXPR_MAX_STEPS 1024 /* DWARF expression operations executed (bra/skip can loop) */
 #define CFI_MAX_REGS PERCH_MAX_DWREGS /* columns kept; rules for higher ones are parsed, dropped */
 
-/* Build the FDE index of @ef: .eh_frame and .debug_frame (either may be missing; .eh_frame wins
- * where both cover a pc). Borrows @ef's image: free the table before the file. NULL with errno
- * ENOENT when neither section has a usable FDE. */
+/* Build the FDE index of @ef: .eh_frame, .debug_frame (decompressed when the file stores it
+ * compressed) and the .debug_frame of its MiniDebugInfo (.gnu_debugdata); any may be missing,
+ * an FDE in any counts, and where two cover a pc the first in that order wins. Borrows @ef's
+ * image and decompressed sections: free the table before the file. NULL with errno ENOENT
+ * when no section has a usable FDE. */
 struct cfi_table *cfi_table_new(const struct elffile *ef);
 /* The same over raw section bytes (fixtures, fuzzing): @eh at ELF vaddr @eh_vaddr and/or @dbg
  * (either may be NULL); @machine (EM_*) decides what DW_CFA 0x2d means; @is_64 the address

@@ -23,9 +23,13 @@ char *debugfile_build_id_path(const char *root, const uint8_t *id, size_t len);
 /* CRC32 (zlib's, as used by .gnu_debuglink) of @size bytes. */
 uint32_t debugfile_crc32(const uint8_t *data, size_t size);
 
+/* Does @ef have DWARF: a non-empty .debug_info, or .zdebug_info (GNU's compressed form)? */
+int debugfile_has_dwarf(const struct elffile *ef);
+
 /* Find and open the separate debug file of @ef. Tried in order:
  *   <symfs>/.build-id/xx/rest.debug, <symfs>/<ef->path>            (when @symfs is not NULL)
  *   <sysroot>/usr/lib/debug/.build-id/xx/rest.debug
+ *   /usr/lib/debug/.build-id/xx/rest.debug                           (with a @sysroot)
  *   .gnu_debuglink name in <dir>/, <dir>/.debug/, <sysroot>/usr/lib/debug/<dir>/
  * where <dir> is the directory of @ef->path (with a leading @sysroot removed for the last
  * one). @sysroot NULL means "/". A candidate is taken only when it has a .symtab or DWARF,

@@ -24,4 +24,35 @@ void debuginfo_free(struct debuginfo *di);
  * @vaddr. Strings are owned by @di. */
 int debuginfo_lookup(struct debuginfo *di, uint64_t vaddr, struct sym_frame *out, int max);
 
+/* A call site (DW_TAG_call_site, DW_TAG_GNU_call_site) as gdb reads it for its tail-call
+ * frames (dwarf2/read.c read_call_site_scope, dwarf2/loc.c call_site_find_chain). */
+enum debuginfo_target {
+	DEBUGINFO_TARGET_NONE,	/* unknown or computed (DW_AT_call_target): no chain through it */
+	DEBUGINFO_TARGET_ADDRS, /* the callee's entry: @addrs (ELF vaddrs of this file) */
+	DEBUGINFO_TARGET_NAME,	/* a declaration: the function named @name, in some module */
+};
+
+struct debuginfo_call {
+	uint64_t pc;	     /* return address: DW_AT_call_return_pc, or DW_AT_low_pc (GNU) */
+	int tail;	     /* DW_AT_call_tail_call / DW_AT_GNU_tail_call: a jump, no return */
+	int kind;	     /* enum debuginfo_target */
+	const uint64_t *addrs; /* ADDRS: the start of each range of the callee */
+	size_t nr_addrs;
+	const char *name; /* NAME: the declaration's linkage name, else its DW_AT_name */
+};
+
+/* The call site whose return address is @pc (a caller frame's pc). 0, or -ENOENT. The
+ * pointers in @out are owned by @di. */
+int debuginfo_call_site(struct debuginfo *di, uint64_t pc, struct debuginfo_call *out);
+
+/* The entry (start of the first range) of the concrete function whose code holds @vaddr.
+ * 0, or -ENOENT. */
+int debuginfo_func_entry(struct debuginfo *di, uint64_t vaddr, uint64_t *entry);
+
+/* The tail-call sites of the function whose entry is exactly @entry: *@calls and *@n (none when
+ * the function does not say it lists all its calls, DW_AT_call_all_calls: gdb then does not
+ * look through it). 0, or -ENOENT when no function starts at @entry. Owned by @di. */
+int debuginfo_tail_calls(struct debuginfo *di, uint64_t entry, const struct debuginfo_call **calls,
+			 size_t *n);
+
 #endif

@@ -24,6 +24,8 @@ struct elfsym {
 	const char *name; /* owned by the table; "@VERSION"/"@@VERSION" stripped */
 	uint8_t type;	  /* STT_FUNC (also for STT_GNU_IFUNC) or STT_NOTYPE */
 	uint8_t bind;	  /* STB_GLOBAL, STB_WEAK, STB_LOCAL */
+	uint8_t hidden;	  /* a non-default version: "name@VER" in .symtab, or .dynsym's
+			   * .gnu.version entry has its hidden bit (e.g. glibc's old sem_wait) */
 };
 
 struct elfsym_table;
@@ -54,6 +56,16 @@ void elfsym_table_finish(struct elfsym_table *t);
  * that symbol has no size (past the end of a sized one, nothing).
  * Borrowed, valid until elfsym_table_free(); NULL when nothing fits. O(log n). */
 const struct elfsym *elfsym_table_find(const struct elfsym_table *t, uint64_t addr);
+
+/* For an address elfsym_table_find() does not name: where the gap it lies in begins, i.e. the
+ * end (st_value + st_size) of the nearest sized symbol below it in the same executable
+ * section. 0 when @addr is named or has no sized symbol below it in its section. */
+uint64_t elfsym_table_gap_start(const struct elfsym_table *t, uint64_t addr);
+
+/* The function a call to @name binds to, as gdb's lookup_minimal_symbol() finds it: a
+ * global or weak STT_FUNC named @name first, else a local one; never a non-default version.
+ * NULL when none. The first lookup builds an index by name (hence not const). */
+const struct elfsym *elfsym_table_find_function(struct elfsym_table *t, const char *name);
 
 /* First symbol named exactly @name (linear; for tests and tools), or NULL. */
 const struct elfsym *elfsym_table_find_name(const struct elfsym_table *t, const char *name);

@@ -47,6 +47,7 @@ struct modules_map {
 	const char *name;        /* mapping name ("" anonymous, "[stack]", path) */
 	struct module *mod;      /* NULL when not backed by a file perch could read */
 	uint64_t bias;           /* runtime address = ELF vaddr + bias (valid when mod->ef) */
+	int bias_state;          /* 0 not computed yet, 1 @bias known, -1 no PT_LOAD fits */
 };
 
 #define MODULES_MAX_RELOADS 50
@@ -73,9 +74,10 @@ int modules_reload(struct modules *ms);
 int modules_load_maps(struct modules *ms, struct proc_maps *maps);
 /* The mapping holding @addr, or NULL. Borrowed until the next reload. */
 const struct modules_map *modules_find(const struct modules *ms, uint64_t addr);
-/* The same for an address seen in a snapshot taken at @snap_ns (CLOCK_MONOTONIC): when no
- * mapping holds it and the maps were read before the snapshot, they may lack a mapping made
- * since (dlopen, a library the loader mapped after exec): re-read them, at most
+/* The same for a code address seen in a snapshot taken at @snap_ns (CLOCK_MONOTONIC): when no
+ * executable mapping holds it and the maps were read before the snapshot, they may lack a
+ * mapping made since (dlopen, a library the loader mapped after exec, possibly where another
+ * file was mapped when they were read): re-read them, at most
  * MODULES_MAX_RELOADS times a second (garbage addresses from a bad unwind must not make perch
  * re-read maps constantly). A reload after the snapshot already saw everything it could use. */
 const struct modules_map *modules_find_fresh(struct modules *ms, uint64_t addr, uint64_t snap_ns);

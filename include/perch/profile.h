@@ -31,6 +31,9 @@ struct profile_frame {
 			  * Java method's signature, "(int, int)"), 0 for none */
 	uint8_t kind;    /* enum profile_frame_kind */
 	uint8_t inlined; /* inlined into the next frame of its location */
+	uint8_t tailcall; /* a tail-call frame (tailcall.h): rebuilt from DWARF call sites, the
+			   * function jumped to the next inner frame's; no pc of its own, never a
+			   * leaf (no self time). Its location's frames all have it. */
 };
 
 struct profile_location {

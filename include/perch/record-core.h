@@ -47,6 +47,7 @@ struct record_opts {
 			     * RECORD_PARSE_CLI only), or NULL */
 	double hz, duration; /* duration 0: until stopped */
 	size_t stack_size;
+	int max_frames;	    /* --max-frames: frames unwound a stack */
 	struct record_output outputs[RECORD_MAX_OUTPUTS];
 	int nr_outputs;
 	const struct output_format *default_fmt; /* --format, or NULL */

@@ -17,7 +17,9 @@
  *   1 STRING    bytes (the rest of the body)              string n (id 0 is always "")
  *   2 LOCATION  varint module_str  varint addr  varint nr_frames
  *               nr_frames x (varint name_str  varint file_str  varint line  varint module_str
- *                            u8 kind  u8 inlined)         innermost frame first
+ *                            u8 kind  u8 flags)           innermost frame first; flags
+ *               bit 0: inlined, bit 1: a tail-call frame (readers older than tail-call frames
+ *               refuse bit 1)
  *               addr is the ELF vaddr inside the module (the build-id of the module is the
  *               meta "build_id:PATH", so the frame is "build-id + offset" plus resolved names)
  *   3 STACK     varint n  n x varint location_id          leaf first

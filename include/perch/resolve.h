@@ -1,11 +1,13 @@
 /* Turns a snapshot into a stack in the profile: unwind, then name every pc (module, function,
- * file:line, inlined frames). Maps are re-read when a pc falls outside every known mapping
+ * file:line, inlined frames) and add the tail-call frames between them (tailcall.h). Maps are re-read when a pc falls outside every known mapping
  * (see modules_find_fresh) and after exec. */
 #ifndef PERCH_RESOLVE_H
 #define PERCH_RESOLVE_H
 
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "perch/unwind.h"
 
 struct perch_arch;
 struct profile;
@@ -16,7 +18,8 @@ struct resolve_stats {
 	uint64_t stacks;
 	uint64_t to_root;     /* outermost frame is a thread root (_start, clone, ...) */
 	uint64_t fp_used;     /* stacks that needed the frame-pointer fallback */
-	uint64_t cfi_failed;  /* stacks where unwinding stopped early */
+	uint64_t fp_frames;   /* frames found by that fallback (no usable CFI) */
+	uint64_t stopped[UNWIND_STOP_NR]; /* stacks that ended before a root, by reason */
 	uint64_t truncated;   /* stacks cut at the frame limit */
 	uint64_t frames;
 	uint64_t unwind_ns;   /* perch CPU time spent unwinding (wall clock of the calls) */
@@ -36,6 +39,18 @@ struct resolver;
 struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,
 			      struct symbolizer *sym);
 void resolver_free(struct resolver *r);
+/* Unwind at most @max frames a stack (UNWIND_DEFAULT_FRAMES until set); a stack cut there ends
+ * in a "[truncated]" pseudo-frame (module "[perch]") at its root end. */
+void resolver_set_max_frames(struct resolver *r, int max);
+/* Stacks that ended before a root, all reasons together. */
+static inline uint64_t resolve_stats_stopped(const struct resolve_stats *st)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < UNWIND_STOP_NR; i++)
+		n += st->stopped[i];
+	return n;
+}
 /* Show the frames of ART's runtime library between Java frames (hidden by default, as
  * simpleperf does; art_hide_runtime_frames()). */
 void resolver_show_art_frames(struct resolver *r, int on);
@@ -47,8 +62,11 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap);
  * leaf; returns the new stack's id. */
 uint32_t resolver_add_leaf(struct resolver *r, uint32_t stack, const char *text);
 const struct resolve_stats *resolver_stats(struct resolver *r);
-/* The raw pcs of the last resolver_stack() call (same order as its locations). */
+/* The raw pcs the unwinder gave for the last resolver_stack() call, leaf first. */
 const uint64_t *resolver_last_pcs(const struct resolver *r, int *n);
+/* The pc of each location of the last resolver_stack() stack (same order): the unwound
+ * frames' pcs and, for a tail-call frame, the address after its jump. */
+const uint64_t *resolver_last_loc_pcs(const struct resolver *r, int *n);
 
 /* Is @name a function where a thread's stack legitimately ends? */
 int resolve_is_root_name(const char *name);

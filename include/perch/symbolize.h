@@ -1,6 +1,6 @@
 /* Address -> function, file:line and inlined callers, for a code address inside an ELF file.
  * Names come from DWARF (debuginfo.c), .symtab/.dynsym, MiniDebugInfo (.gnu_debugdata) and
- * separate debug files (build-id, .gnu_debuglink). C++ names are demangled.
+ * separate debug files (build-id, .gnu_debuglink). C++ and Rust names are demangled.
  * Results are cached per (build-id, address), in memory and, for DWARF results, on disk
  * (symcache.h). No ptrace in here: it works on files. */
 #ifndef PERCH_SYMBOLIZE_H
@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+struct cfi_table;
+struct debuginfo_call;
 struct elffile;
 
 /* One source-level frame. A pc can give several: inlined functions first, then the function
@@ -36,11 +38,38 @@ void symbolizer_free(struct symbolizer *s);
 int symbolizer_lookup(struct symbolizer *s, const struct elffile *ef, uint64_t vaddr,
 		      struct sym_frame *out, int max);
 
+/* Where the function holding @vaddr starts, for code no symbol names (a stripped region):
+ * the initial location of the FDE that covers @vaddr in @cfi (the module's CFI index, may be
+ * NULL), else the end of the nearest symbol below it in its section (the gap between
+ * symbols). 0 with *@start set, or -ENOENT when neither bounds it. Lets a profile show one
+ * frame per unnamed function ("libfoo.so+0x1a20", the start's offset) instead of one per
+ * pc. */
+int symbolizer_func_start(struct symbolizer *s, const struct elffile *ef, uint64_t vaddr,
+			  const struct cfi_table *cfi, uint64_t *start);
+
+/* For tail-call frames (tailcall.h), on the module's DWARF (see debuginfo.h for what they
+ * return; -ENOENT as well when the module has no DWARF): the call site whose return address
+ * is @pc; the tail calls of the function whose entry is @entry. Borrowed until
+ * symbolizer_free(). */
+int symbolizer_call_site(struct symbolizer *s, const struct elffile *ef, uint64_t pc,
+			 struct debuginfo_call *out);
+int symbolizer_tail_calls(struct symbolizer *s, const struct elffile *ef, uint64_t entry,
+			  const struct debuginfo_call **calls, size_t *n);
+/* The entry of the function holding @vaddr: from DWARF (the concrete subprogram, inlined
+ * code included), else the symbol that names it. 0 or -ENOENT. */
+int symbolizer_func_entry(struct symbolizer *s, const struct elffile *ef, uint64_t vaddr,
+			  uint64_t *entry);
+/* The address of the function @name binds to in @ef (elfsym_table_find_function()). 0 or
+ * -ENOENT. */
+int symbolizer_find_function(struct symbolizer *s, const struct elffile *ef, const char *name,
+			     uint64_t *vaddr);
+
 /* How many modules had their symbol tables or DWARF read (the rest were answered from the
  * on-disk cache of symcache.h, or not asked about). */
 int symbolizer_modules_loaded(const struct symbolizer *s);
 
-/* Demangle a C++ (Itanium ABI) name. Returns a malloc'ed string, or NULL when @name is not a
+/* Demangle a C++ (Itanium ABI) or Rust (legacy "_ZN...17h<hash>E" without its hash, or v0
+ * "_R...") name, with libiberty. Returns a malloc'ed string, or NULL when @name is not a
  * mangled name. */
 char *symbolize_demangle(const char *name);
 

@@ -3,21 +3,30 @@
  * without reading the DWARF again: a distribution's debug files have compressed sections, and
  * inflating them is most of a cold lookup (60-70 ms for glibc's).
  *
- * Only results that came from DWARF (a frame with a source file) are kept: they depend on the
- * build-id alone, not on which debug file or --symfs directory was found. Files live under
- * $PERCH_CACHE_DIR, else $XDG_CACHE_HOME/perch, else $HOME/.cache/perch, in
- * symbols-v1/<first 2 hex digits>/<rest>; PERCH_CACHE_DIR=off (or an empty HOME) turns the
- * cache off. Format: a header line "perch-symcache 1", then one line per address:
- *   VADDR-hex <TAB> N {<TAB> FUNC <TAB> FILE <TAB> LINE <TAB> INLINED}xN
- * (empty FUNC/FILE for unknown). Lines that do not parse are skipped; a file over
- * SYMCACHE_MAX_BYTES is neither read nor appended to. Appends are single write(2)s with
- * O_APPEND, so concurrent perch runs interleave whole lines. */
+ * Only results that came from DWARF are kept: they depend on the build-id alone, not on which
+ * debug file or --symfs directory was found. Files live under $PERCH_CACHE_DIR, else
+ * $XDG_CACHE_HOME/perch, else $HOME/.cache/perch, in symbols-v2/<first 2 hex digits>/<rest>;
+ * PERCH_CACHE_DIR=off (or an empty HOME) turns the cache off. Format: a header line
+ * "perch-symcache 2", then one line per answer, fields separated by tabs, addresses in hex:
+ *   VADDR  N {FUNC FILE LINE INLINED}xN  ENTRY      frames of an address (symbolizer_lookup)
+ *                                                  and the entry of its function ("-": none)
+ *   S  PC  -  |  S  PC  1 CALL                      the call site returning to PC, or none
+ *   T  ENTRY  -  |  T  ENTRY  N {CALL}xN            the tail calls of the function at ENTRY,
+ *                                                  or "-": no function starts there
+ *   N  ADDR  NAME                                  the function a call to NAME binds to
+ *                                                  (symbolizer_find_function)
+ * where CALL is "PC TAIL KIND NAME NADDRS {ADDR}xNADDRS" (struct debuginfo_call; empty FUNC,
+ * FILE, NAME for none; LINE, INLINED, TAIL, KIND and counts in decimal). Version 1 (symbols-v1)
+ * had no ENTRY and no S, T or N lines, and names demangled without Rust. Lines that do not parse
+ * are skipped; a file over SYMCACHE_MAX_BYTES is neither read nor appended to. Appends are
+ * single write(2)s with O_APPEND, so concurrent perch runs interleave whole lines. */
 #ifndef PERCH_SYMCACHE_H
 #define PERCH_SYMCACHE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perch/debuginfo.h"
 #include "perch/symbolize.h"
 
 #define SYMCACHE_MAX_BYTES (16u << 20)
@@ -27,16 +36,33 @@
  * empty, -ENAMETOOLONG. */
 int symcache_path(const uint8_t *id, size_t id_len, char *buf, size_t size);
 
-/* Called for each entry; the strings are only valid during the call. */
-typedef void symcache_entry_fn(void *arg, uint64_t vaddr, const struct sym_frame *f, int n);
+/* What symcache_read() calls for each line; strings and arrays are valid during the call. */
+struct symcache_ops {
+	/* a frames line; @entry 0 when the function's entry is not known */
+	void (*frames)(void *arg, uint64_t vaddr, const struct sym_frame *f, int n,
+		       uint64_t entry);
+	/* an S (@kind 'S', @key the return pc) or T line (@kind 'T', @key the entry): @found 0
+	 * for "-", else the @n call sites */
+	void (*calls)(void *arg, char kind, uint64_t key, int found,
+		      const struct debuginfo_call *c, size_t n);
+	/* an N line */
+	void (*name)(void *arg, const char *name, uint64_t addr);
+};
 
-/* Read every entry of @path. 0, or -errno (-ENOENT: no cache yet, -EFBIG: too big). */
-int symcache_read(const char *path, symcache_entry_fn *fn, void *arg);
+/* Read every line of @path. 0, or -errno (-ENOENT: no cache yet, -EFBIG: too big, -EINVAL:
+ * not a cache file of this version). */
+int symcache_read(const char *path, const struct symcache_ops *ops, void *arg);
 
-/* One entry as a line (appended to @out, a NUL-terminated growing buffer of *@len bytes in
- * *@cap). Returns 0, or -EINVAL when a name cannot be written (a tab or newline in it). */
-int symcache_format(uint64_t vaddr, const struct sym_frame *f, int n, char **out, size_t *len,
-		    size_t *cap);
+/* One frames line (appended to @out, a NUL-terminated growing buffer of *@len bytes in *@cap).
+ * Returns 0, or -EINVAL when a name cannot be written (a tab or newline in it) or the line
+ * would be longer than SYMCACHE_MAX_LINE. */
+int symcache_format(uint64_t vaddr, const struct sym_frame *f, int n, uint64_t entry, char **out,
+		    size_t *len, size_t *cap);
+/* One N line. Same returns. */
+int symcache_format_name(const char *name, uint64_t addr, char **out, size_t *len, size_t *cap);
+/* One S or T line, as symcache_ops.calls() gets it back. Same returns. */
+int symcache_format_calls(char kind, uint64_t key, int found, const struct debuginfo_call *c,
+			  size_t n, char **out, size_t *len, size_t *cap);
 
 /* Append @len bytes of lines to @path (creating it and its directories, with the header).
  * 0 or -errno. */

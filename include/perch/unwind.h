@@ -28,16 +28,45 @@ struct unwind_snapshot {
  * so a copy that runs off the mapped stack stops at the last good page). 0 or -errno. */
 int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
 			 struct unwind_snapshot *snap);
+/* After unwind_snapshot_take() filled its whole buffer: copy on while the stack goes on, the
+ * buffer (malloc'ed, grown with realloc) up to @max bytes, the thread still stopped. For a
+ * one-off dump that must see the whole stack. 0 or -errno. */
+int unwind_snapshot_grow(pid_t tid, struct unwind_snapshot *snap, size_t max);
 
 enum {
-	UNWIND_TRUNCATED = 1 << 0, /* stopped at the frame limit */
+	UNWIND_TRUNCATED = 1 << 0, /* cut at the frame limit (there was a caller to show) */
 	UNWIND_FP_USED = 1 << 1,   /* at least one frame came from the frame-pointer walk */
-	UNWIND_CFI_FAILED = 1 << 2,/* CFI could not step and nothing else could either */
+	UNWIND_STOPPED_EARLY = 1 << 2, /* ended before a root; unwind_result.stop says why */
 	UNWIND_AT_ROOT = 1 << 3,   /* the CFI marks the last frame outermost (return address
 				    * undefined), or its return address is 0 */
 };
 
-#define UNWIND_MAX_FRAMES 256
+/* Why a walk ended before reaching the outermost frame. */
+enum unwind_stop {
+	UNWIND_STOP_NONE,     /* it did not: a root, or the frame limit */
+	UNWIND_STOP_NO_INFO,  /* no CFI for the pc and no frame pointer to follow */
+	UNWIND_STOP_BAD_CFI,  /* CFI perch cannot use for this pc, and no frame pointer */
+	UNWIND_STOP_MEMORY,   /* a stack word it needed could not be read */
+	UNWIND_STOP_NOT_CODE, /* the next return address is not in executable code: what a
+			       * frame pointer chain gives through code that keeps none */
+	UNWIND_STOP_STACK,    /* the next frame is not above this one on the stack */
+	UNWIND_STOP_NR
+};
+
+/* Short names for the summaries: "no unwind info", "bad CFI", ... ("" for NONE). */
+const char *unwind_stop_name(enum unwind_stop stop);
+
+struct unwind_result {
+	unsigned int flags;    /* UNWIND_* bits */
+	enum unwind_stop stop; /* set with UNWIND_STOPPED_EARLY */
+	int fp_frames;         /* frames found by a frame-pointer step (no usable CFI) */
+};
+
+/* Frame limits: the default of `perch record` and `perch dump`, and the most either takes
+ * (recordings store at most RECORDING_MAX_STACK locations a stack). */
+#define UNWIND_DEFAULT_FRAMES 512
+#define UNWIND_DUMP_DEFAULT_FRAMES 1024
+#define UNWIND_MAX_FRAMES 4000
 
 struct unwinder;
 
@@ -57,15 +86,21 @@ typedef const struct cfi_table *unwind_jit_cfi_fn(void *arg, uint64_t pc, uint64
 void unwinder_set_jit(struct unwinder *u, unwind_jit_cfi_fn *fn, void *arg);
 /* After unwinder_unwind(): dex_pcs[i] != 0 when the CFI of frame i carried ART's DEX PC
  * marker (docs/design/android-art.md 3): an interpreted Java method at that dex pc runs between
- * pcs[i] and pcs[i + 1]. UNWIND_MAX_FRAMES entries, valid until the next unwind. */
+ * pcs[i] and pcs[i + 1]. As many entries as the unwind's @max, valid until the next unwind. */
 const uint64_t *unwinder_dex_pcs(const struct unwinder *u);
 /* The stack pointer of each frame with a dex pc (valid where dex_pcs[i] != 0). */
 const uint64_t *unwinder_dex_sps(const struct unwinder *u);
 
-/* Unwind @snap into @pcs: pcs[0] is the interrupted pc, then return addresses (not yet
- * adjusted by -1). Returns the number of pcs (>= 1 when the pc is known), *@flags gets
- * UNWIND_* bits. @use_cfi 0 walks frame pointers only. */
+/* After unwinder_unwind(): exact[i] != 0 when pcs[i] is not a return address and names its
+ * function as it is (the interrupted pc, a signal trampoline's, the pc a signal interrupted);
+ * otherwise pcs[i] - 1 does. As many entries as the unwind's @max, valid until the next. */
+const uint8_t *unwinder_exact_pcs(const struct unwinder *u);
+
+/* Unwind @snap into @pcs (room for @max): pcs[0] is the interrupted pc, then return
+ * addresses (not yet adjusted by -1). Returns the number of pcs (>= 1 when the pc is known);
+ * @res says how the walk ended. A caller's pc outside executable code ends the walk
+ * (UNWIND_STOP_NOT_CODE) rather than becoming a frame. */
 int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint64_t *pcs,
-		    int max, unsigned int *flags);
+		    int max, struct unwind_result *res);
 
 #endif

@@ -228,13 +228,15 @@ END_TEST
  *   TID 1234 "name" (S)
  *   #0  0x00007f3a2b4c5d6e clock_nanosleep (libc.so.6)
  *   #1  0x000055d0c3a01234 f3 (chain) at chain_f3.c:12 [inlined]
+ *   #2  0x00007f3a2b4c5e6f do_futex_wait (libc.so.6) at sem_waitcommon.c:111 (tail call)
  *   (a blank line between threads) */
 START_TEST(dump_format)
 {
 	static const char *const patterns[] = {
 	    "^PID [1-9][0-9]* \\(dump\\)$",
 	    "^TID [1-9][0-9]* \"[^\"]*\" \\([A-Za-z]\\)$",
-	    "^#[0-9]+  0x[0-9a-f]{16} [^ ].* \\([^()]+\\)( at [^ ]+:[0-9]+)?( \\[inlined\\])?$",
+	    "^#[0-9]+  0x[0-9a-f]{16} [^ ].* \\([^()]+\\)( at [^ ]+:[0-9]+)?( \\[inlined\\])?"
+	    "( \\(tail call\\))?$",
 	};
 	regex_t re[3];
 	struct harness_proc *t, *perch;
@@ -329,7 +331,7 @@ START_TEST(dump_cache)
 			 harness_proc_exit_code(perch[i]));
 		text[i] = names_only(perch[i]->out.buf);
 	}
-	H_ASSERT(access(harness_fmt("%s/symbols-v1", harness_tmpfile("cache")), F_OK) == 0,
+	H_ASSERT(access(harness_fmt("%s/symbols-v2", harness_tmpfile("cache")), F_OK) == 0,
 		 "no cache directory after a dump");
 	H_ASSERT(strstr(text[0], " at ") != NULL, "the first dump has no file:line");
 	if (strcmp(text[0], text[1]))

@@ -970,10 +970,13 @@ static int perch_frame(struct harness_bt_thread *t, const char *s)
 	if (end - p != 18 || *end != ' ')
 		return -EINVAL;
 	func = end + 1;
-	/* The module is the last " (...)" before " at " / " [inlined]" / end of line. */
+	/* The module is the last " (...)" before " at " / " [inlined]" / " (tail call)" / end of
+	 * line. */
 	mod_end = strstr(func, ") at ");
 	if (!mod_end)
 		mod_end = strstr(func, ") [inlined]");
+	if (!mod_end)
+		mod_end = strstr(func, ") (tail call)");
 	if (!mod_end) {
 		mod_end = func + strlen(func);
 		while (mod_end > func && isspace((unsigned char)mod_end[-1]))
@@ -992,6 +995,7 @@ static int perch_frame(struct harness_bt_thread *t, const char *s)
 	fr->module = xstrndup(mod + 1, (size_t)(mod_end - mod - 1));
 	parse_at(fr, mod_end);
 	fr->inlined = strstr(mod_end, "[inlined]") != NULL;
+	fr->tailcall = strstr(mod_end, " (tail call)") != NULL;
 	return 0;
 }
 

@@ -163,6 +163,7 @@ double harness_summary_unwound(const char *err);
 
 /* One backtrace per thread, from `perch dump` or from gdb's `thread apply all bt`. A frame:
  *   perch: "#1  0x000055d0c3a01234 f3 (chain) at chain_f3.c:12 [inlined]"
+ *          "#2  0x00007f90f1c63cff do_futex_wait (libc.so.6) at sem_waitcommon.c:111 (tail call)"
  *   gdb:   "#2  0x0000555e6ca6c527 in f3 (x=1) at tests/targets/chain_f3.c:12"
  *          "#5  0x00007fbb6ce7a8ec in clone3 () from /lib/x86_64-linux-gnu/libc.so.6" */
 struct harness_bt_frame {
@@ -171,6 +172,7 @@ struct harness_bt_frame {
 	char *file;   /* "at FILE:LINE": FILE, or NULL */
 	int line;
 	int inlined; /* perch's "[inlined]" */
+	int tailcall; /* perch's "(tail call)" (a frame gdb shows as a TAILCALL_FRAME) */
 	uint64_t pc; /* as printed; 0 when gdb printed none */
 };
 

@@ -51,8 +51,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			if (ptr)
 				FUZZ_CHECK(ptr >= data && ptr < data + size);
-			(void)elffile_load_at_offset(ef, l->offset);
+			const struct elffile_load *c[8];
+			size_t nc = elffile_load_candidates(ef, l->offset, l->flags, c, 8);
+
+			FUZZ_CHECK(nc <= 8);
+			for (size_t k = 0; k < nc; k++)
+				FUZZ_CHECK(c[k] >= ef->loads && c[k] < ef->loads + ef->nr_loads);
 		}
+		/* compressed sections and MiniDebugInfo: bounded output, no crash */
+		static const char *const packed[] = { ".debug_frame", ".debug_info", ".debug_line" };
+		for (size_t i = 0; i < sizeof(packed) / sizeof(packed[0]); i++)
+			if (elffile_section_data(ef, packed[i], &sec) == 0 && sec.data)
+				FUZZ_CHECK(sec.size <= ELFFILE_MAX_SECTION);
+		(void)elffile_minidebuginfo(ef);
 		static const char *const names[] = { ".text", ".eh_frame", ".debug_frame",
 						     ".symtab", ".gnu_debugdata", ".debug_info" };
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -40,20 +40,10 @@ CAUSES = {
 # Causes still expected on main. A difference with one of these causes (recognised, or given
 # for its case in WAITS) makes its thread XFAIL instead of FAIL; remove a cause here when its
 # fix is on main, and the suite fails wherever it still shows.
-PENDING = {"tailcall", "dwarf5-lines", "rust-v0", "frame-limit", "signal-pc", "lld",
-           "no-cfi-ends", "go-leaf", "compressed-dwarf", "minidebuginfo-cfi"}
+PENDING = set()  # every cause above is fixed (elf and dwarf branches, November 2026)
 
 # (case glob, thread glob, cause): every difference in those threads is put down to the cause.
-WAITS = [
-    ("*-lld-*", "*", "lld"),
-    ("rust-lld", "*", "lld"),
-    ("rust-path", "*", "lld"),
-    ("gcc-bfd-O0-fp-nocfi-nodebug", "*", "no-cfi-ends"),
-    ("chromium", "*", "no-cfi-ends"),
-    ("go", "*", "go-leaf"),
-    ("*-zstd", "*", "compressed-dwarf"),
-    ("*-minidebuginfo", "*", "minidebuginfo-cfi"),
-]
+WAITS = []
 
 
 def waits_for(case, thread):

@@ -212,6 +212,20 @@ class EuStack(unittest.TestCase):
         self.assertFalse(r.ok)
         self.assertEqual([d.frame.pc for d in r.diffs], [0x3000])
 
+    def test_tail_call_frames_are_notes(self):
+        """eu-stack has no tail-call frames: perch's are notes, a wrong address still fails"""
+        eu = compare.parse_eu_stack("PID 5 - process\nTID 5:\n#0  0x0000000000001000 futex\n"
+                                    "#1  0x0000000000003000 wait\n")
+        perch = compare.parse_perch(
+            'TID 5 "x" (S)\n#0  0x0000000000001000 futex (libc.so.6)\n'
+            '#1  0x0000000000002000 wait_cancelable (libc.so.6) at f.c:1 (tail call)\n'
+            '#2  0x0000000000003000 wait (libc.so.6)\n')
+        r = compare.compare_addrs(eu[5], perch[5])
+        self.assertTrue(r.ok, [d.show() for d in r.diffs])
+        self.assertEqual([d.what for d in r.diffs], ["note"])
+        perch[5].frames[2].pc = 0x4000
+        self.assertFalse(compare.compare_addrs(eu[5], perch[5]).ok)
+
 
 if __name__ == "__main__":
     unittest.main()

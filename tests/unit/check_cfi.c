@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "perch/arch.h"
@@ -452,14 +453,16 @@ static void check_cell(const struct cfi_row *row, int reg, const char *cell, uin
 		ck_abort_msg("readelf cell %s not understood", cell);
 }
 
-/* Returns the number of rows compared. */
-static int compare_with_readelf(const char *bin, const char *golden)
+/* Every row of readelf --debug-dump=frames-interp in @golden_path (gzip or plain) against
+ * perch's table of the ELF file @ef (named @bin in messages). Returns the number of rows. */
+static int compare_rows(struct elffile *ef, const char *bin, const char *golden_path)
 {
-	struct elffile *ef = open_fixture(bin);
 	struct cfi_table *t = cfi_table_new(ef);
-	char *path = fixture_path(golden), line[4096], hdr[4096] = "";
+	char line[4096], hdr[4096] = "";
+	const char *path = golden_path;
 	gzFile f = gzopen(path, "r");
 	int in_fde = 0, rows = 0;
+	unsigned long long fde_end = UINT64_MAX;
 	struct cfi_row row;
 
 	ck_assert_ptr_nonnull(t);
@@ -472,8 +475,14 @@ static int compare_with_readelf(const char *bin, const char *golden)
 		long long coff;
 
 		if (strstr(line, " FDE cie=")) {
+			const char *pc = strstr(line, "pc=");
+			unsigned long long fde_start;
+
 			in_fde = 1;
 			hdr[0] = 0;
+			fde_end = UINT64_MAX;
+			if (pc)
+				sscanf(pc, "pc=%llx..%llx", &fde_start, &fde_end);
 			continue;
 		}
 		if (strstr(line, " CIE ") || strstr(line, "Contents of")) {
@@ -489,6 +498,10 @@ static int compare_with_readelf(const char *bin, const char *golden)
 		/* a row starts with a 16-digit location */
 		if (!hdr[0] || strspn(line, "0123456789abcdef") != 16 ||
 		    sscanf(line, "%llx ", &loc) != 1)
+			continue;
+		/* readelf also prints a row an FDE's program advances to at its very end (the
+		 * PLT's, 0x1030 exp for pc=0x1020..0x1030): no pc of the FDE has it */
+		if (loc >= fde_end)
 			continue;
 		snprintf(copy, sizeof(copy), "%s", hdr);
 		nn = split_cells(copy, names, 128);
@@ -520,8 +533,18 @@ static int compare_with_readelf(const char *bin, const char *golden)
 		rows++;
 	}
 	gzclose(f);
-	free(path);
 	cfi_table_free(t);
+	return rows;
+}
+
+/* The same for the fixture @bin and its golden file @golden. */
+static int compare_with_readelf(const char *bin, const char *golden)
+{
+	struct elffile *ef = open_fixture(bin);
+	char *path = fixture_path(golden);
+	int rows = compare_rows(ef, bin, path);
+
+	free(path);
 	elffile_free(ef);
 	return rows;
 }
@@ -1152,6 +1175,108 @@ START_TEST(test_hostile_bytes)
 }
 END_TEST
 
+/* ---- CFI as toolchains store it, built at test time and compared with readelf ---- */
+
+/* Two translation units: one without unwind tables (its functions have FDEs in .debug_frame
+ * only, from -g), one with (.eh_frame, no -g: no .debug_frame). */
+static const char tc_src_a[] =
+	"#define F(n, m) __attribute__((noinline)) int f##n(int x) "
+	"{ return f##m(x + 1) * 3 + x; }\n"
+	"int g0(int x);\n"
+	"__attribute__((noinline)) int f12(int x) { return g0(x) + 1; }\n"
+	"F(11, 12) F(10, 11) F(9, 10) F(8, 9) F(7, 8) F(6, 7) F(5, 6) F(4, 5) F(3, 4) F(2, 3)\n"
+	"F(1, 2)\n"
+	"int main(int argc, char **argv) { (void)argv; return f1(argc); }\n";
+static const char tc_src_b[] =
+	"__attribute__((noinline)) int g1(int x) { return x * 7 + 1; }\n"
+	"__attribute__((noinline)) int g0(int x) { return g1(x) * 5 + x; }\n";
+
+struct cfi_build {
+	const char *name;
+	/* shell run in the temp directory: a.c and b.c there; it writes "bin", and "ref" is the
+	 * file readelf reads (the same file, or the one before stripping) */
+	const char *cmd;
+	const char *compressed; /* the section that must be stored compressed, or NULL */
+	int mdi;                /* .debug_frame only inside .gnu_debugdata */
+};
+
+#define TC_CC "gcc -O1 -c -g -fno-asynchronous-unwind-tables a.c && gcc -O1 -c b.c && "
+static const struct cfi_build cfi_builds[] = {
+	{"debug_frame", TC_CC "gcc -o bin a.o b.o && cp bin ref", NULL, 0},
+	{"ld-zlib", TC_CC "gcc -Wl,--compress-debug-sections=zlib -o bin a.o b.o && cp bin ref",
+	 ".debug_frame", 0},
+	{"ld-zstd", TC_CC "gcc -Wl,--compress-debug-sections=zstd -o bin a.o b.o && cp bin ref",
+	 ".debug_frame", 0},
+	{"objcopy-zstd", TC_CC "gcc -o ref a.o b.o && objcopy --compress-debug-sections=zstd ref bin",
+	 ".debug_frame", 0},
+	{"zdebug", TC_CC "gcc -o ref a.o b.o && objcopy --compress-debug-sections=zlib-gnu ref bin",
+	 ".zdebug_frame", 0},
+	{"lld-zlib",
+	 TC_CC "gcc -fuse-ld=lld -Wl,--compress-debug-sections=zlib -o bin a.o b.o && cp bin ref",
+	 ".debug_frame", 0},
+	{"minidebuginfo", TC_CC "gcc -o ref a.o b.o && sh $SRC/scripts/android-strip.sh ref bin",
+	 NULL, 1},
+};
+
+static char *cfi_build(const struct cfi_build *b)
+{
+	char *a = testutil_tmp_file("a.c", tc_src_a, sizeof(tc_src_a) - 1);
+	char *bsrc = testutil_tmp_file("b.c", tc_src_b, sizeof(tc_src_b) - 1);
+	char *cwd = getcwd(NULL, 0);
+	char *cmd = xasprintf("cd %s && SRC=%s && %s", testutil_tmp, cwd, b->cmd);
+	int status;
+	char *log = testutil_run(cmd, &status);
+
+	ck_assert_msg(status == 0, "%s: %s failed:\n%s", b->name, cmd, log);
+	free(log);
+	free(cmd);
+	free(cwd);
+	free(bsrc);
+	free(a);
+	return testutil_tmp_path("bin");
+}
+
+START_TEST(test_toolchain_sections)
+{
+	const struct cfi_build *b = &cfi_builds[_i];
+	char *bin = cfi_build(b), *ref = testutil_tmp_path("ref");
+	char *golden = testutil_tmp_path("frames-interp");
+	char *cmd = xasprintf("readelf --debug-dump=frames-interp %s > %s", ref, golden);
+	struct elffile *ef = elffile_open(bin);
+	struct elffile_section sec;
+	struct cfi_table *t;
+	int status, rows;
+	char *log = testutil_run(cmd, &status);
+
+	ck_assert_msg(status == 0, "%s:\n%s", cmd, log);
+	ck_assert_ptr_nonnull(ef);
+	if (b->compressed) {
+		/* the toolchain really stored it compressed */
+		ck_assert_int_eq(elffile_section(ef, b->compressed, &sec), 0);
+		ck_assert(b->compressed[1] == 'z' || (sec.flags & SHF_COMPRESSED));
+	}
+	if (b->mdi) {
+		ck_assert_int_eq(elffile_section(ef, ".debug_frame", &sec), -ENOENT);
+		ck_assert_int_eq(elffile_section(ef, ".gnu_debugdata", &sec), 0);
+		ck_assert_ptr_nonnull(elffile_minidebuginfo(ef));
+	}
+	/* every row readelf shows (.eh_frame's and .debug_frame's, decompressed) is perch's */
+	rows = compare_rows(ef, b->name, golden);
+	ck_assert_msg(rows >= 2 * 14, "%s: %d rows", b->name, rows);
+	/* and nothing covers a pc no FDE covers */
+	t = cfi_table_new(ef);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_ge(cfi_table_count(t), 15); /* f1..f12, main, g0, g1 */
+	cfi_table_free(t);
+	elffile_free(ef);
+	free(log);
+	free(cmd);
+	free(golden);
+	free(ref);
+	free(bin);
+}
+END_TEST
+
 Suite *cfi_suite(void)
 {
 	Suite *s = suite_create("cfi");
@@ -1173,6 +1298,13 @@ Suite *cfi_suite(void)
 	tcase_add_test(tc, test_program_ops);
 	tcase_add_test(tc, test_debug_frame);
 	tcase_add_test(tc, test_negate_ra_state);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("toolchains");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, testutil_tmp_setup, testutil_tmp_teardown);
+	tcase_add_loop_test(tc, test_toolchain_sections, 0,
+			    (int)(sizeof(cfi_builds) / sizeof(cfi_builds[0])));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("expr");

@@ -2,8 +2,10 @@
  * on copies of fixtures/elf/sym files laid out in a throw-away sysroot (testutil_tmp). */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "perch/debugfile.h"
@@ -165,6 +167,35 @@ START_TEST(test_build_id_mismatch)
 }
 END_TEST
 
+/* With a sysroot that has no debug file, the host's /usr/lib/debug is searched by build-id
+ * (as gdb does with debug-file-directory "SYSROOT/usr/lib/debug:/usr/lib/debug"): the C
+ * library's debug file from libc6-dbg. */
+START_TEST(test_build_id_host_fallback)
+{
+	struct elffile *ef = elffile_open("/lib/x86_64-linux-gnu/libc.so.6"), *d;
+	char *want;
+
+	if (!ef) {
+		printf("SKIP build_id_host_fallback: no /lib/x86_64-linux-gnu/libc.so.6\n");
+		return;
+	}
+	want = debugfile_build_id_path("/usr/lib/debug", ef->build_id, ef->build_id_len);
+	if (!want || access(want, R_OK) < 0) {
+		printf("SKIP build_id_host_fallback: no libc6-dbg (%s)\n", want ? want : "no build-id");
+		free(want);
+		elffile_free(ef);
+		return;
+	}
+	d = debugfile_find(ef, testutil_tmp, NULL);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_str_eq(d->path, want);
+	ck_assert_mem_eq(d->build_id, ef->build_id, ef->build_id_len);
+	elffile_free(d);
+	free(want);
+	elffile_free(ef);
+}
+END_TEST
+
 START_TEST(test_symfs)
 {
 	char *bin = place(SYMFIX_DIR "prog.stripped", "bin/prog", NULL);
@@ -225,6 +256,7 @@ Suite *debugfile_suite(void)
 	tcase_add_test(tc, test_debuglink_bad_crc);
 	tcase_add_test(tc, test_build_id);
 	tcase_add_test(tc, test_build_id_mismatch);
+	tcase_add_test(tc, test_build_id_host_fallback);
 	tcase_add_test(tc, test_symfs);
 	tcase_add_test(tc, test_symfs_stripped_copy);
 	tcase_add_test(tc, test_bad_debuglink);

@@ -4,9 +4,11 @@
 #include <check.h>
 #include <elf.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "perch/debuginfo.h"
 #include "perch/xalloc.h"
@@ -31,9 +33,20 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+static size_t load_exp_path(const char *path, struct exp **out);
+
 static size_t load_exp(const char *rel, struct exp **out)
 {
-	char *path = testutil_fixture_path("elf/dw/%s", rel), *line = NULL;
+	char *path = testutil_fixture_path("elf/dw/%s", rel);
+	size_t nr = load_exp_path(path, out);
+
+	free(path);
+	return nr;
+}
+
+static size_t load_exp_path(const char *path, struct exp **out)
+{
+	char *line = NULL;
 	FILE *f = fopen(path, "r");
 	struct exp *e = NULL;
 	size_t nr = 0, alloc = 0, cap = 0;
@@ -67,7 +80,6 @@ static size_t load_exp(const char *rel, struct exp **out)
 	}
 	free(line);
 	fclose(f);
-	free(path);
 	*out = e;
 	return nr;
 }
@@ -180,13 +192,22 @@ static void check_gnu(const char *bin, const char *expfile, int *deepest, enum n
 	debuginfo_free(di);
 }
 
+static void check_llvm_di(struct debuginfo *di, struct exp *e, size_t nr);
+
 /* llvm-addr2line uses DWARF only (with -f, no symbol-table names): exact agreement. */
 static void check_llvm(const char *bin, const char *expfile)
 {
 	struct debuginfo *di = open_fixture(bin);
-	struct sym_frame f[SYM_MAX_INLINE];
 	struct exp *e;
-	size_t nr = load_exp(expfile, &e), i;
+	size_t nr = load_exp(expfile, &e);
+
+	check_llvm_di(di, e, nr);
+}
+
+static void check_llvm_di(struct debuginfo *di, struct exp *e, size_t nr)
+{
+	struct sym_frame f[SYM_MAX_INLINE];
+	size_t i;
 	int j, n;
 
 	ck_assert_uint_gt(nr, 100);
@@ -194,9 +215,14 @@ static void check_llvm(const char *bin, const char *expfile)
 		const struct exp *x = &e[i];
 
 		n = debuginfo_lookup(di, x->addr, f, SYM_MAX_INLINE);
-		if (x->n == 1 && no_line(x)) { /* nothing, or a name from .symtab (_start) */
-			ck_assert_msg(n == 0, "0x%llx: llvm-addr2line has no line, got %d frames",
-				      (unsigned long long)x->addr, n);
+		if (x->n == 1 && no_line(x)) {
+			/* nothing (a name from .symtab, _start), or a "line 0" row of a function
+			 * (clang): then that function, and no line */
+			ck_assert_msg(n == 0 || (n == 1 && f[0].func && !strcmp(f[0].func, x->func[0]) &&
+						 !f[0].line),
+				      "0x%llx: llvm-addr2line has %s at line 0, got %d frames (%s:%u)",
+				      (unsigned long long)x->addr, x->func[0], n,
+				      n ? f[0].func : "", n ? f[0].line : 0);
 			continue;
 		}
 		ck_assert_msg(n == x->n, "0x%llx: %d frames, llvm-addr2line has %d",
@@ -898,6 +924,411 @@ START_TEST(test_fuzz_hangs)
 }
 END_TEST
 
+/* ---- file:line of every instruction, against gdb, on binaries built at test time ---- */
+
+struct gdb_line {
+	char *file; /* as gdb prints it; NULL: "No line number information" */
+	unsigned int line;
+};
+
+/* Run the shell command @fmt formats; fail the test unless it exits with 0. */
+static void __attribute__((format(printf, 1, 2))) run_ok(const char *fmt, ...)
+{
+	va_list ap;
+	char *cmd, *out;
+	int status;
+
+	va_start(ap, fmt);
+	ck_assert_int_ge(vasprintf(&cmd, fmt, ap), 0);
+	va_end(ap);
+	out = testutil_run(cmd, &status);
+	ck_assert_msg(status == 0, "%s: exit %d: %s", cmd, status, out);
+	free(out);
+	free(cmd);
+}
+
+/* The address of every instruction of .text in @bin, from objdump. */
+static size_t text_addrs(const char *bin, uint64_t **out)
+{
+	char *cmd = xasprintf("objdump -d --section=.text '%s'", bin), *text, *line, *save = NULL;
+	size_t nr = 0, alloc = 0;
+	int status;
+
+	text = testutil_run(cmd, &status);
+	ck_assert_int_eq(status, 0);
+	*out = NULL;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *end;
+		unsigned long long a = strtoull(line, &end, 16);
+
+		/* "    1150:	8d 04 7f             	lea ..." */
+		if (end == line || *end != ':' || line[0] != ' ')
+			continue;
+		ALLOC_GROW(*out, nr + 1, alloc);
+		(*out)[nr++] = a;
+	}
+	free(text);
+	free(cmd);
+	return nr;
+}
+
+/* gdb's `info line *ADDR` for each of @addrs in @bin (one gdb run). */
+static void gdb_info_lines(const char *bin, const uint64_t *addrs, size_t n, struct gdb_line *out)
+{
+	char *cmds = testutil_tmp_path("gdb-lines.cmd"), *cmd, *text, *line, *save = NULL;
+	FILE *f = fopen(cmds, "w");
+	long cur = -1;
+	int status;
+
+	ck_assert_ptr_nonnull(f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "echo @%zu\\n\ninfo line *0x%llx\n", i, (unsigned long long)addrs[i]);
+	fclose(f);
+	memset(out, 0, n * sizeof(*out));
+	cmd = xasprintf("gdb -nx -batch -x '%s' '%s' 2>&1", cmds, bin);
+	text = testutil_run(cmd, &status);
+	ck_assert_msg(status == 0, "%s: %s", cmd, text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *q, *e;
+
+		if (line[0] == '@') {
+			cur = strtol(line + 1, NULL, 10);
+			continue;
+		}
+		/* Line 8 of "/tmp/x/first.h" starts at address 0x1150 <first_helper> and ... */
+		if (cur < 0 || (size_t)cur >= n || out[cur].file || strncmp(line, "Line ", 5) ||
+		    !(q = strstr(line, " of \"")) || !(e = strchr(q + 5, '"')))
+			continue;
+		out[cur].line = (unsigned int)strtoul(line + 5, NULL, 10);
+		out[cur].file = xstrndup(q + 5, (size_t)(e - q - 5));
+	}
+	free(text);
+	free(cmd);
+	free(cmds);
+}
+
+/* One row of readelf --debug-dump=decodedline: "first.h      5      0x1150      x". */
+struct row {
+	uint64_t addr;
+	char file[64]; /* base name, as readelf prints it */
+};
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The rows of @bin's line tables, sorted by address (stable within one address is not
+ * needed: only the set of files at an address is used). */
+static size_t line_rows(const char *bin, struct row **out)
+{
+	char *cmd = xasprintf("readelf -wL '%s'", bin), *text, *line, *save = NULL;
+	size_t nr = 0, alloc = 0;
+	int status;
+
+	text = testutil_run(cmd, &status);
+	ck_assert_int_eq(status, 0);
+	*out = NULL;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *p = strstr(line, " 0x");
+		size_t l = strcspn(line, " ");
+
+		if (!p || l == 0 || l >= sizeof((*out)->file))
+			continue;
+		ALLOC_GROW(*out, nr + 1, alloc);
+		(*out)[nr].addr = strtoull(p + 1, NULL, 16);
+		memcpy((*out)[nr].file, line, l);
+		(*out)[nr].file[l] = 0;
+		nr++;
+	}
+	qsort(*out, nr, sizeof(**out), row_cmp);
+	free(text);
+	free(cmd);
+	return nr;
+}
+
+/* What can be compared at @a: 2 file and line (one row applies), 1 the file only (the row
+ * that applies starts at an address several rows share, all in one file: there gdb picks the
+ * last is_stmt row and perch, like addr2line and llvm-symbolizer, the last one), 0 nothing
+ * (rows of different files share it). */
+static int comparable(const struct row *rows, size_t n, uint64_t a)
+{
+	size_t lo = 0, hi = n, first;
+
+	while (lo < hi) { /* the first row above @a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rows[mid].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 2;
+	for (first = lo - 1; first > 0 && rows[first - 1].addr == rows[lo - 1].addr; first--)
+		if (strcmp(rows[first - 1].file, rows[lo - 1].file))
+			return 0;
+	return first == lo - 1 ? 2 : 1;
+}
+
+/* Each of @addrs in @bin: the innermost frame's file (base name) and line as gdb's, as far as
+ * comparable() allows. Returns how many were compared; *@from_header counts those in a .h
+ * file. */
+static size_t check_addrs_vs_gdb(const char *bin, const uint64_t *addrs, size_t n,
+				 size_t *from_header)
+{
+	struct sym_frame f[SYM_MAX_INLINE];
+	struct debuginfo *di;
+	struct gdb_line *g;
+	struct row *rows;
+	size_t nr_rows = line_rows(bin, &rows), i, with_line = 0;
+
+	ck_assert_uint_gt(n, 10);
+	g = xcalloc(n, sizeof(*g));
+	gdb_info_lines(bin, addrs, n, g);
+	di = debuginfo_open(bin);
+	ck_assert_msg(di, "debuginfo_open(%s): %s", bin, strerror(errno));
+	*from_header = 0;
+	for (i = 0; i < n; i++) {
+		int k = debuginfo_lookup(di, addrs[i], f, SYM_MAX_INLINE), how;
+
+		if (!g[i].file) {
+			ck_assert_msg(k == 0 || !f[0].line, "%s 0x%llx: gdb has no line, got %s:%u",
+				      bin, (unsigned long long)addrs[i], f[0].file, f[0].line);
+			continue;
+		}
+		how = comparable(rows, nr_rows, addrs[i]);
+		if (!how) {
+			free(g[i].file);
+			continue;
+		}
+		ck_assert_msg(k > 0 && f[0].file &&
+				  !strcmp(base_name(f[0].file), base_name(g[i].file)) &&
+				  (how == 1 || f[0].line == g[i].line),
+			      "%s 0x%llx: got %s:%u, gdb has %s:%u", bin, (unsigned long long)addrs[i],
+			      k > 0 ? f[0].file : "(nothing)", k > 0 ? f[0].line : 0, g[i].file,
+			      g[i].line);
+		with_line++;
+		*from_header += strstr(g[i].file, ".h") != NULL;
+		free(g[i].file);
+	}
+	debuginfo_free(di);
+	free(g);
+	free(rows);
+	return with_line;
+}
+
+static size_t check_lines_vs_gdb(const char *bin, size_t *from_header)
+{
+	uint64_t *addrs;
+	size_t n = text_addrs(bin, &addrs), ret = check_addrs_vs_gdb(bin, addrs, n, from_header);
+
+	free(addrs);
+	return ret;
+}
+
+/* gcc 11+ (DWARF 5) leaves the rows of a unit's first function before any DW_LNS_set_file:
+ * their file is the register's initial 1, here first.h, not 0 (lines.c): libdwarf 20210528
+ * starts the register at 0. clang sets the file at the start of every sequence; DWARF 4 tables
+ * are 1-based. The compressed copies must read the same. Expected: gdb 13. */
+START_TEST(test_line_files)
+{
+	static const char *const builds[] = {
+		"gcc -O2 -g", "gcc -O2 -gdwarf-4", "gcc -O0 -g",
+		"clang-14 -O2 -gdwarf-5", "clang-14 -O2 -gdwarf-4",
+	};
+	static const char *const compress[] = { "zlib", "zlib-gnu", "zstd" };
+	char *src = testutil_fixture_path("elf/lines");
+	size_t i, hdr;
+
+	if (!testutil_have_tool("gdb") || !testutil_have_tool("objdump"))
+		return;
+	for (i = 0; i < ARRAY_SIZE(builds); i++) {
+		char *bin = testutil_tmp_path("lines");
+
+		if (!strncmp(builds[i], "clang", 5) && !testutil_have_tool("clang-14"))
+			continue;
+		run_ok("%s -o '%s' '%s/lines.c' '%s/lines2.c'", builds[i], bin, src, src);
+		ck_assert_uint_gt(check_lines_vs_gdb(bin, &hdr), 10);
+		ck_assert_msg(hdr >= 3, "%s: %zu instructions in headers", builds[i], hdr);
+		free(bin);
+	}
+	/* gcc's DWARF 5, its sections compressed every way a toolchain does */
+	run_ok("gcc -O2 -g -o '%s/lines' '%s/lines.c' '%s/lines2.c'", testutil_tmp, src, src);
+	for (i = 0; i < ARRAY_SIZE(compress); i++) {
+		char *bin = xasprintf("%s/lines-%s", testutil_tmp, compress[i]);
+
+		run_ok("objcopy --compress-debug-sections=%s '%s/lines' '%s'", compress[i],
+		       testutil_tmp, bin);
+		ck_assert_uint_gt(check_lines_vs_gdb(bin, &hdr), 10);
+		free(bin);
+	}
+	free(src);
+}
+END_TEST
+
+/* Build fixtures/elf/dw/inl.c, one.c and cls.cc in @dir with @cc/@cxx (C and C++ compilers
+ * and flags) into @dir/prog. */
+static void build_inl(const char *dir, const char *src, const char *cc, const char *cxx)
+{
+	run_ok("mkdir -p %s && cd %s && %s -c -o inl.o %s/inl.c && %s -c -o one.o %s/one.c && "
+	       "%s -fno-exceptions -c -o cls.o %s/cls.cc && %s -o prog inl.o one.o cls.o",
+	       dir, dir, cc, src, cc, src, cxx, src, cxx);
+}
+
+/* Split DWARF (-gsplit-dwarf): the skeleton in the program keeps the line table, the DIEs are
+ * in .dwo files or, packed, in <program>.dwp. fixtures/elf/dw/inl.c, one.c and cls.cc built
+ * here every way gcc, clang and the packers do. The expected frames of every instruction of
+ * .text come from llvm-addr2line-14 on a twin built without -gsplit-dwarf, whose .text must
+ * be byte for byte the same (llvm-addr2line-14 on the split build itself reads DWARF 5 range
+ * lists of .dwo files with the wrong base address: it misses inlined frames gdb shows). */
+START_TEST(test_split_dwarf)
+{
+	static const struct {
+		const char *name, *cc, *cxx, *pack;
+	} builds[] = {
+		{ "gcc dwarf5 .dwo", "gcc -O2 -g", "g++ -O2 -g", NULL },
+		{ "gcc dwarf4 .dwo", "gcc -O2 -g -gdwarf-4", "g++ -O2 -g -gdwarf-4", NULL },
+		{ "gcc dwarf4 .dwp", "gcc -O2 -g -gdwarf-4", "g++ -O2 -g -gdwarf-4", "dwp" },
+		{ "clang dwarf5 .dwo", "clang-14 -O2 -g", "clang++-14 -O2 -g", NULL },
+		/* (llvm-dwp-14 loops on gcc 12's DWARF 5 .dwo files, binutils' dwp crashes) */
+		{ "clang dwarf5 .dwp", "clang-14 -O2 -g", "clang++-14 -O2 -g", "llvm-dwp-14" },
+	};
+	char *rel = testutil_fixture_path("elf/dw"), *src = realpath(rel, NULL);
+
+	ck_assert_ptr_nonnull(src);
+	free(rel);
+	if (!testutil_have_tool("llvm-addr2line-14"))
+		return;
+	for (size_t b = 0; b < ARRAY_SIZE(builds); b++) {
+		char *dir = xasprintf("%s/b%zu", testutil_tmp, b), *exp, *cmd, *cc, *cxx, *twin;
+		struct debuginfo *di;
+		struct exp *e;
+		size_t nr;
+		int deepest = 0;
+
+		if ((!strncmp(builds[b].cc, "clang", 5) && !testutil_have_tool("clang-14")) ||
+		    (builds[b].pack && !testutil_have_tool(builds[b].pack)))
+			continue;
+		cc = xasprintf("%s -gsplit-dwarf", builds[b].cc);
+		cxx = xasprintf("%s -gsplit-dwarf", builds[b].cxx);
+		build_inl(dir, src, cc, cxx);
+		twin = xasprintf("%s/twin", dir);
+		build_inl(twin, src, builds[b].cc, builds[b].cxx);
+		free(twin);
+		run_ok("cd %s && objcopy -O binary -j .text prog a && objcopy -O binary -j .text "
+		       "twin/prog b && cmp a b",
+		       dir);
+		if (builds[b].pack)
+			run_ok("cd %s && timeout 60 %s -e prog -o prog.dwp && rm *.dwo", dir,
+			       builds[b].pack);
+		/* the expected frames: the fixtures' expect() in build.sh, on the twin */
+		exp = xasprintf("%s/prog.expect", dir);
+		run_ok("cd %s && objdump -d --section=.text prog | awk '/^ +[0-9a-f]+:/ "
+		       "{ sub(\":\", \"\", $1); print \"0x\" $1 }' > addrs && "
+		       "llvm-addr2line-14 -a -i -f -e twin/prog $(cat addrs) | "
+		       "sed 's/ (discriminator [0-9]*)//' | awk '"
+		       "/^0x[0-9a-f]+$/ { if (line != \"\") print line; sub(/^0x0*/, \"0x\"); "
+		       "line = $0; next } { fn = $0; getline; line = line \"\\t\" fn \"\\t\" $0 } "
+		       "END { if (line != \"\") print line }' > prog.expect",
+		       dir);
+		nr = load_exp_path(exp, &e);
+		ck_assert_uint_gt(nr, 100);
+		for (size_t i = 0; i < nr; i++)
+			deepest = e[i].n > deepest ? e[i].n : deepest;
+		ck_assert_msg(deepest >= 3, "%s: no inline chain", builds[b].name);
+		cmd = xasprintf("%s/prog", dir);
+		di = debuginfo_open(cmd);
+		ck_assert_msg(di, "%s: debuginfo_open: %s", builds[b].name, strerror(errno));
+		printf("split DWARF: %s\n", builds[b].name); /* which build, if the next fails */
+		fflush(stdout);
+		check_llvm_di(di, e, nr);
+		free(cmd);
+		free(exp);
+		free(dir);
+		free(cc);
+		free(cxx);
+	}
+	free(src);
+}
+END_TEST
+
+/* The separate debug file of the C library this test runs with (Debian's libc6-dbg), or NULL
+ * with a visible SKIP line. Malloc'ed. */
+static char *libc_debug_file(void)
+{
+	char *out, *path = NULL, *p;
+	int status;
+
+	out = testutil_run("readelf -n \"$(ldd /bin/true | sed -n 's/.*=> \\(.*libc\\.so[^ ]*\\).*/\\1/p')\" "
+			   "| sed -n 's/.*Build ID: \\([0-9a-f][0-9a-f]\\)\\([0-9a-f]*\\).*/\\1\\/\\2/p'",
+			   &status);
+	p = strchr(out, '\n');
+	if (p)
+		*p = 0;
+	if (status == 0 && *out) {
+		path = xasprintf("/usr/lib/debug/.build-id/%s.debug", out);
+		if (access(path, R_OK)) {
+			free(path);
+			path = NULL;
+		}
+	}
+	if (!path)
+		printf("SKIP: no debug file of the C library (install libc6-dbg)\n");
+	free(out);
+	return path;
+}
+
+/* The same on glibc's own DWARF 5 (Debian's libc6-dbg, gcc 12): the entry of every 8th
+ * function, and every instruction of __new_sem_wait_slow64 (sem_wait.c's unit begins with
+ * sem_waitcommon.c) and of __libc_start_call_main (libc_start_call_main.h in libc-start.c). */
+START_TEST(test_line_files_glibc)
+{
+	char *dbg = libc_debug_file(), *cmd, *text, *line, *save = NULL;
+	uint64_t *addrs = NULL;
+	size_t nr = 0, alloc = 0, hdr, i = 0;
+	int status;
+
+	if (!dbg || !testutil_have_tool("gdb") || !testutil_have_tool("nm"))
+		return;
+	cmd = xasprintf("nm --defined-only --print-size '%s'", dbg);
+	text = testutil_run(cmd, &status);
+	ck_assert_int_eq(status, 0);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		/* "0000000000090c80 000000000000011b t __new_sem_wait_slow64" */
+		char *end, type;
+		uint64_t a = strtoull(line, &end, 16), size, k;
+		int whole;
+
+		if (end == line || *end != ' ')
+			continue;
+		size = strtoull(end + 1, &end, 16);
+		if (*end != ' ' || !end[1] || end[2] != ' ')
+			continue;
+		type = end[1];
+		if (type != 't' && type != 'T')
+			continue;
+		whole = !strcmp(end + 3, "__new_sem_wait_slow64") ||
+			!strcmp(end + 3, "__libc_start_call_main");
+		if (!whole && i++ % 8)
+			continue;
+		for (k = 0; k < (whole ? size : 1); k++) {
+			ALLOC_GROW(addrs, nr + 1, alloc);
+			addrs[nr++] = a + k;
+		}
+	}
+	ck_assert_uint_gt(nr, 300);
+	ck_assert_uint_gt(check_addrs_vs_gdb(dbg, addrs, nr, &hdr), 200);
+	ck_assert_uint_gt(hdr, 20);
+	free(addrs);
+	free(text);
+	free(cmd);
+	free(dbg);
+}
+END_TEST
+
 Suite *debuginfo_suite(void)
 {
 	Suite *s = suite_create("debuginfo");
@@ -914,6 +1345,14 @@ Suite *debuginfo_suite(void)
 	tcase_add_test(tc, test_gnu_nsinl_dwarf4);
 	tcase_add_test(tc, test_gdb_nsinl);
 	tcase_add_test(tc, test_ns_names_and_call_lines);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("lines");
+	tcase_add_checked_fixture(tc, testutil_tmp_setup, testutil_tmp_teardown);
+	tcase_add_test(tc, test_line_files);
+	tcase_add_test(tc, test_line_files_glibc);
+	tcase_add_test(tc, test_split_dwarf);
+	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("lookup");

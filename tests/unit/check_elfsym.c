@@ -4,6 +4,7 @@
 #include <check.h>
 #include <elf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,64 @@ START_TEST(test_symtab)
 }
 END_TEST
 
+/* A function whose symbol is gone (objcopy --strip-symbol): not named, and the gap it lies
+ * in starts where the nearest sized symbol below ends, as `nm -S` of that copy says. */
+START_TEST(test_gap_start)
+{
+	char *copy = testutil_tmp_path("prog.gap"), *cmd, *out, *line, *save = NULL;
+	uint64_t ends[64], lo = UINT64_MAX, hi = 0, a;
+	size_t nr_ends = 0, unnamed = 0;
+	struct elfsym_table *t;
+	int st;
+
+	cmd = xasprintf("objcopy --strip-symbol=sym_local_second %s %s && nm -S --defined-only %s",
+			SYMFIX_DIR "prog", copy, copy);
+	out = testutil_run(cmd, &st);
+	ck_assert_msg(st == 0, "%s", out);
+	/* "0000000000001139 0000000000000029 t sym_local_helper": sized .text symbols */
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long addr, size;
+		char type;
+
+		if (sscanf(line, "%llx %llx %c", &addr, &size, &type) != 3 ||
+		    (type != 't' && type != 'T') || !size)
+			continue;
+		ck_assert_uint_lt(nr_ends, ARRAY_SIZE(ends));
+		ends[nr_ends++] = addr + size;
+		lo = addr < lo ? addr : lo;
+		hi = addr + size > hi ? addr + size : hi;
+	}
+	ck_assert_uint_gt(nr_ends, 3);
+	t = load_fixture(copy, ELFSYM_SYMTAB, 4);
+	ck_assert_ptr_null(elfsym_table_find_name(t, "sym_local_second"));
+	for (a = lo; a < hi; a++) {
+		uint64_t want = 0;
+
+		if (elfsym_table_find(t, a)) {
+			ck_assert_uint_eq(elfsym_table_gap_start(t, a), 0);
+			continue;
+		}
+		for (size_t i = 0; i < nr_ends; i++)
+			if (ends[i] <= a && ends[i] > want)
+				want = ends[i];
+		ck_assert_msg(elfsym_table_gap_start(t, a) == want, "%#llx: gap from %#llx, want %#llx",
+			      (unsigned long long)a, (unsigned long long)elfsym_table_gap_start(t, a),
+			      (unsigned long long)want);
+		unnamed++;
+	}
+	/* sym_local_second's bytes at least */
+	ck_assert_uint_ge(unnamed, symfix_nm_addr(SYMFIX_DIR "prog.nm", "sym_global_foo") -
+				       symfix_nm_addr(SYMFIX_DIR "prog.nm", "sym_local_second"));
+	ck_assert_uint_eq(elfsym_table_gap_start(t, symfix_nm_addr(SYMFIX_DIR "prog.nm",
+								     "sym_local_second")),
+			  symfix_nm_addr(SYMFIX_DIR "prog.nm", "sym_local_second"));
+	elfsym_table_free(t);
+	free(out);
+	free(cmd);
+	free(copy);
+}
+END_TEST
+
 START_TEST(test_dynsym_only)
 {
 	struct elfsym_table *t = load_fixture(SYMFIX_DIR "prog.stripped", ELFSYM_SYMTAB, -ENOENT);
@@ -118,6 +177,55 @@ static uint8_t *debugdata(const char *path, size_t *size)
 	elffile_free(ef);
 	return copy;
 }
+
+/* A call to a name binds to its default version: for every function of the C library's
+ * .dynsym with a "@@" version in `nm -D --with-symbol-versions`, elfsym_table_find_function()
+ * gives that address (pthread_cond_wait@@GLIBC_2.3.2, not @GLIBC_2.2.5; memcpy@@GLIBC_2.14,
+ * an IFUNC, not the old memcpy@GLIBC_2.2.5). */
+START_TEST(test_find_function_versions)
+{
+	char *cmd, *out, *line, *save = NULL, *lib;
+	struct elfsym_table *t;
+	size_t checked = 0;
+	int st;
+
+	out = testutil_run("ldd /bin/true | sed -n 's/.*=> \\(.*libc\\.so[^ ]*\\).*/\\1/p'", &st);
+	ck_assert_int_eq(st, 0);
+	lib = xstrndup(out, strcspn(out, "\n"));
+	free(out);
+	if (!*lib) {
+		printf("SKIP: no C library found by ldd\n");
+		free(lib);
+		return;
+	}
+	t = load_fixture(lib, ELFSYM_DYNSYM, 100);
+	cmd = xasprintf("nm -D --defined-only --with-symbol-versions %s", lib);
+	out = testutil_run(cmd, &st);
+	ck_assert_int_eq(st, 0);
+	/* "00000000000883f0 T pthread_cond_wait@@GLIBC_2.3.2" */
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a;
+		char type, name[256];
+		const struct elfsym *sym;
+		char *at;
+
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 ||
+		    !strchr("TtWiI", type) || !(at = strstr(name, "@@")))
+			continue;
+		*at = 0;
+		sym = elfsym_table_find_function(t, name);
+		ck_assert_msg(sym && sym->addr == a, "%s: got %#llx, nm has %#llx", name,
+			      sym ? (unsigned long long)sym->addr : 0ULL, a);
+		checked++;
+	}
+	ck_assert_uint_gt(checked, 500);
+	ck_assert_ptr_null(elfsym_table_find_function(t, "no_such_function_in_libc"));
+	elfsym_table_free(t);
+	free(out);
+	free(cmd);
+	free(lib);
+}
+END_TEST
 
 START_TEST(test_minidebuginfo)
 {
@@ -500,8 +608,11 @@ Suite *elfsym_suite(void)
 	Suite *s = suite_create("elfsym");
 	TCase *tc = tcase_create("fixtures");
 
+	tcase_add_checked_fixture(tc, testutil_tmp_setup, testutil_tmp_teardown);
 	tcase_add_test(tc, test_symtab);
 	tcase_add_test(tc, test_dynsym_only);
+	tcase_add_test(tc, test_gap_start);
+	tcase_add_test(tc, test_find_function_versions);
 	tcase_add_test(tc, test_minidebuginfo);
 	tcase_add_test(tc, test_corrupt_xz);
 	suite_add_tcase(s, tc);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "perch/elffile.h"
 #include "perch/symbolize.h"
@@ -94,6 +95,16 @@ static void assert_globals_only(const struct elffile *ef)
 		assert_not_name(ef, prog_locals[i]);
 }
 
+static const char rust_src[] =
+	"use std::sync::mpsc;\n"
+	"#[inline(never)]\n"
+	"fn worker(rx: mpsc::Receiver<u32>) -> u32 { rx.recv().unwrap_or(0) }\n"
+	"fn main() {\n"
+	"    let (tx, rx) = mpsc::channel::<u32>();\n"
+	"    tx.send(7).unwrap();\n"
+	"    println!(\"{}\", worker(rx));\n"
+	"}\n";
+
 START_TEST(test_demangle)
 {
 	char *d = symbolize_demangle("_ZN9perchtest3runEi");
@@ -108,6 +119,149 @@ START_TEST(test_demangle)
 	ck_assert_ptr_null(symbolize_demangle("_Z"));
 	ck_assert_ptr_null(symbolize_demangle("_Z$$garbage"));
 	ck_assert_ptr_null(symbolize_demangle(NULL));
+	/* Rust: legacy without its hash, v0 (both as binutils' c++filt -i prints them) */
+	d = symbolize_demangle("_ZN3std2rt10lang_start17h5f2ed5b7b5d1b1a9E");
+	ck_assert_str_eq(d, "std::rt::lang_start");
+	free(d);
+	d = symbolize_demangle("_RNvMNtNtNtCsdyIG5SqMl5y_3std4sync4mpsc7oneshotINtB2_6PacketmE4recv"
+			       "Csi7GFBnvyxwE_1r");
+	ck_assert_str_eq(d, "<std::sync::mpsc::oneshot::Packet<u32>>::recv");
+	free(d);
+	ck_assert_ptr_null(symbolize_demangle("_RX"));
+}
+END_TEST
+
+/* Rust, built here with Debian's rustc (the one CI has): legacy ("_ZN...17h<hash>E") and v0
+ * ("_R...", -C symbol-mangling-version=v0) symbol names as binutils' `c++filt -i` prints
+ * them (same libiberty, no hashes or crate disambiguators), for every Rust function of a
+ * copy without DWARF; with DWARF, the linkage name gives the same name and a file:line. */
+static void check_rust(const char *rustc, const char *flags, const char *tag)
+{
+	char *src = testutil_tmp_file("r.rs", rust_src, strlen(rust_src));
+	char *bin = xasprintf("%s/r-%s", testutil_tmp, tag), *cmd, *out, *line, *save = NULL, *all;
+	struct sym_frame f[SYM_MAX_INLINE];
+	struct symbolizer *dsym;
+	struct elffile *ef;
+	size_t checked = 0;
+	int st, n;
+
+	cmd = xasprintf("%s -g %s -o %s %s && objcopy --strip-debug %s %s.nodbg", rustc,
+			flags, bin, src, bin, bin);
+	out = testutil_run(cmd, &st);
+	ck_assert_msg(st == 0, "%s: %s", cmd, out);
+	free(out);
+	free(cmd);
+	/* "000000000000f150 r::worker" for each Rust function symbol */
+	cmd = xasprintf("nm --defined-only %s.nodbg | awk '$2 ~ /^[tT]$/ && $3 ~ /^(_R|_ZN.*17h[0-9a-f]+E$)/ "
+			"{ print $1, $3 }' | c++filt -i",
+			bin);
+	out = testutil_run(cmd, &st);
+	ck_assert_int_eq(st, 0);
+	free(cmd);
+	all = xasprintf("\n%s", out);
+	cmd = xasprintf("%s.nodbg", bin);
+	ef = open_ok(cmd);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *name, *others;
+		uint64_t a = strtoull(line, &name, 16);
+		const char *got;
+
+		ck_assert(*name == ' ');
+		name++;
+		got = outer_name(ef, a);
+		ck_assert_ptr_nonnull(got);
+		ck_assert_msg(strncmp(got, "_R", 2) && strncmp(got, "_ZN", 3), "%s", got);
+		if (strcmp(got, name)) {
+			/* one of several symbols at that address (identical code folded) */
+			others = xasprintf("\n%016llx %s\n", (unsigned long long)a, got);
+			ck_assert_msg(strstr(all, others), "%s 0x%llx: got %s, c++filt -i has %s",
+				      tag, (unsigned long long)a, got, name);
+			free(others);
+		}
+		checked++;
+	}
+	free(all);
+	ck_assert_uint_gt(checked, 100);
+	elffile_free(ef);
+	free(cmd);
+	free(out);
+
+	/* with DWARF: the frame of r::worker, at its first line (a symbolizer of its own: the
+	 * copy without DWARF has the same build-id, and modules are cached by build-id) */
+	ef = open_ok(bin);
+	cmd = xasprintf("nm %s | awk '/worker/ { print $1 }'", bin);
+	out = testutil_run(cmd, &st);
+	dsym = symbolizer_new(testutil_tmp, NULL);
+	n = symbolizer_lookup(dsym, ef, strtoull(out, NULL, 16), f, SYM_MAX_INLINE);
+	ck_assert_int_ge(n, 1);
+	ck_assert_str_eq(f[n - 1].func, "r::worker");
+	ck_assert_ptr_nonnull(f[n - 1].file);
+	ck_assert_str_eq(strrchr(f[n - 1].file, '/') + 1, "r.rs");
+	ck_assert_uint_eq(f[n - 1].line, 3);
+	symbolizer_free(dsym);
+	elffile_free(ef);
+	free(out);
+	free(cmd);
+	free(bin);
+	free(src);
+}
+
+START_TEST(test_rust)
+{
+	const char *rustc = access("/usr/bin/rustc", X_OK) == 0 ? "/usr/bin/rustc" : "rustc";
+
+	if (!testutil_have_tool(rustc) || !testutil_have_tool("c++filt"))
+		return;
+	check_rust(rustc, "", "legacy");
+	check_rust(rustc, "-C symbol-mangling-version=v0", "v0");
+}
+END_TEST
+
+/* DWARF whose sections are compressed (zlib, GNU .zdebug_*, zstd: objcopy) names and places
+ * lines_mid() like the plain build: the module is seen to have DWARF under either section
+ * name. */
+START_TEST(test_compressed_dwarf)
+{
+	static const char *const kinds[] = { "none", "zlib", "zlib-gnu", "zstd" };
+	char *src = testutil_fixture_path("elf/lines"), *cmd, *out;
+	uint64_t a;
+	int st;
+
+	if (!testutil_have_tool("gcc") || !testutil_have_tool("objcopy"))
+		return;
+	cmd = xasprintf("gcc -O2 -g -o %s/plain %s/lines.c %s/lines2.c && nm %s/plain | "
+			"awk '/ lines_mid$/ { print $1 }'",
+			testutil_tmp, src, src, testutil_tmp);
+	out = testutil_run(cmd, &st);
+	ck_assert_msg(st == 0, "%s: %s", cmd, out);
+	a = strtoull(out, NULL, 16);
+	ck_assert_uint_ne(a, 0);
+	free(out);
+	free(cmd);
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+		struct symbolizer *s = symbolizer_new(testutil_tmp, NULL);
+		struct sym_frame f[SYM_MAX_INLINE];
+		struct elffile *ef;
+		int n;
+
+		cmd = xasprintf("objcopy --compress-debug-sections=%s %s/plain %s/%s", kinds[k],
+				testutil_tmp, testutil_tmp, kinds[k]);
+		out = testutil_run(cmd, &st);
+		ck_assert_msg(st == 0, "%s: %s", cmd, out);
+		free(out);
+		free(cmd);
+		cmd = xasprintf("%s/%s", testutil_tmp, kinds[k]);
+		ef = open_ok(cmd);
+		n = symbolizer_lookup(s, ef, a + 4, f, SYM_MAX_INLINE);
+		ck_assert_int_ge(n, 1);
+		ck_assert_str_eq(f[n - 1].func, "lines_mid");
+		ck_assert_msg(f[n - 1].file && strstr(f[n - 1].file, "lines.c"), "%s: file %s",
+			      kinds[k], f[n - 1].file ? f[n - 1].file : "(null)");
+		elffile_free(ef);
+		symbolizer_free(s);
+		free(cmd);
+	}
+	free(src);
 }
 END_TEST
 
@@ -423,6 +577,13 @@ Suite *symbolize_suite(void)
 	tcase_add_test(tc, test_cxx);
 	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_no_build_id);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("built"); /* programs built by the test */
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_rust);
+	tcase_add_test(tc, test_compressed_dwarf);
+	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("dwarf");

@@ -1,0 +1,193 @@
+/* Compressed ELF sections (SHF_COMPRESSED with zlib or zstd, GNU .zdebug_*): decompressed with
+ * zlib and libzstd. Every size comes from the file, so every one is checked. */
+#include <errno.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "perch/elffile.h"
+#include "perch/elfsection.h"
+#include "perch/xalloc.h"
+
+#ifndef ELFCOMPRESS_ZSTD
+#define ELFCOMPRESS_ZSTD 2 /* gABI 2022; glibc 2.36's elf.h does not have it yet */
+#endif
+
+static uint64_t read_uint(const uint8_t *p, unsigned int n, int big)
+{
+	uint64_t v = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		v |= (uint64_t)p[big ? n - 1 - i : i] << (8 * i);
+	return v;
+}
+
+int elfsection_probe(const uint8_t *data, size_t size, uint64_t sh_flags, const char *name,
+		     int is_64, int big_endian, struct elfsection_info *out)
+{
+	uint64_t type;
+
+	memset(out, 0, sizeof(*out));
+	if (sh_flags & SHF_COMPRESSED) {
+		/* Elf64_Chdr: ch_type(4) ch_reserved(4) ch_size(8) ch_addralign(8);
+		 * Elf32_Chdr: ch_type(4) ch_size(4) ch_addralign(4) */
+		size_t hdr = is_64 ? 24 : 12;
+
+		if (!data || size < hdr)
+			return -ENOEXEC;
+		type = read_uint(data, 4, big_endian);
+		out->size = is_64 ? read_uint(data + 8, 8, big_endian)
+				  : read_uint(data + 4, 4, big_endian);
+		out->skip = hdr;
+		if (type == ELFCOMPRESS_ZLIB)
+			out->comp = ELFSECTION_ZLIB;
+		else if (type == ELFCOMPRESS_ZSTD)
+			out->comp = ELFSECTION_ZSTD;
+		else
+			return -EOPNOTSUPP;
+		return 0;
+	}
+	if (name && !strncmp(name, ".zdebug", 7)) {
+		/* "ZLIB" + uncompressed size, 8 bytes big-endian whatever the file's byte order */
+		if (!data || size < 12 || memcmp(data, "ZLIB", 4))
+			return -ENOEXEC;
+		out->comp = ELFSECTION_ZLIB;
+		out->size = read_uint(data + 4, 8, 1);
+		out->skip = 12;
+		return 0;
+	}
+	out->comp = ELFSECTION_PLAIN;
+	out->size = size;
+	return 0;
+}
+
+static int inflate_all(const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size)
+{
+	z_stream zs;
+	int ret;
+
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit(&zs) != Z_OK)
+		return -ENOMEM;
+	/* zlib counts in uInt: feed and drain in pieces so that sizes over 4 GiB work too */
+	zs.next_in = (Bytef *)in;
+	zs.next_out = out;
+	do {
+		size_t in_left = in_size - (size_t)((const uint8_t *)zs.next_in - in);
+		size_t out_left = out_size - (size_t)(zs.next_out - out);
+
+		zs.avail_in = in_left > UINT32_MAX ? UINT32_MAX : (uInt)in_left;
+		/* one spare byte: a stream longer than the header says must not look complete */
+		zs.avail_out = out_left + 1 > UINT32_MAX ? UINT32_MAX : (uInt)(out_left + 1);
+		ret = inflate(&zs, Z_NO_FLUSH);
+	} while (ret == Z_OK && zs.total_out <= out_size);
+	inflateEnd(&zs);
+	if (ret != Z_STREAM_END || zs.total_out != out_size)
+		return -EBADMSG;
+	return 0;
+}
+
+int elfsection_decompress(const uint8_t *data, size_t size, uint64_t sh_flags, const char *name,
+			  int is_64, int big_endian, size_t limit, uint8_t **out,
+			  size_t *out_size)
+{
+	struct elfsection_info info;
+	uint8_t *buf;
+	int ret;
+
+	*out = NULL;
+	*out_size = 0;
+	ret = elfsection_probe(data, size, sh_flags, name, is_64, big_endian, &info);
+	if (ret < 0)
+		return ret;
+	if (info.comp == ELFSECTION_PLAIN)
+		return -EINVAL;
+	if (info.size > limit || info.size > SIZE_MAX - 1)
+		return -E2BIG;
+	/* one extra byte so that the output of an empty section is still an allocation; zlib
+	 * writes it only for a stream longer than the header says (then rejected) */
+	buf = xmalloc((size_t)info.size + 1);
+	if (info.comp == ELFSECTION_ZLIB) {
+		ret = inflate_all(data + info.skip, size - info.skip, buf, (size_t)info.size);
+	} else {
+		size_t got = ZSTD_decompress(buf, (size_t)info.size, data + info.skip,
+					     size - info.skip);
+
+		ret = ZSTD_isError(got) || got != info.size ? -EBADMSG : 0;
+	}
+	if (ret < 0) {
+		free(buf);
+		return ret;
+	}
+	*out = buf;
+	*out_size = (size_t)info.size;
+	return 0;
+}
+
+/* Section @name of @ef: its header into @shdr. 0 or -ENOENT. */
+static int find_shdr(const struct elffile *ef, const char *name, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!ef->elf || elf_getshdrstrndx(ef->elf, &shstrndx))
+		return -ENOENT;
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, shdr))
+			continue;
+		n = elf_strptr(ef->elf, shstrndx, shdr->sh_name);
+		if (n && !strcmp(n, name))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int elfsection_get(const struct elffile *ef, const char *name, size_t limit,
+		   struct elfsection_buf *out)
+{
+	char zname[256];
+	const char *used = name, *ident;
+	GElf_Shdr shdr;
+	uint8_t *buf;
+	size_t len;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = find_shdr(ef, name, &shdr);
+	if (ret < 0 && !strncmp(name, ".debug_", 7) && strlen(name) + 2 < sizeof(zname)) {
+		snprintf(zname, sizeof(zname), ".zdebug_%s", name + 7);
+		used = zname;
+		ret = find_shdr(ef, zname, &shdr);
+	}
+	if (ret < 0 || shdr.sh_type == SHT_NOBITS)
+		return -ENOENT;
+	if (shdr.sh_offset > ef->size || shdr.sh_size > ef->size - shdr.sh_offset)
+		return -ENOEXEC;
+	out->data = ef->image + shdr.sh_offset;
+	out->size = (size_t)shdr.sh_size;
+	ident = elf_getident(ef->elf, NULL);
+	ret = elfsection_decompress(out->data, out->size, shdr.sh_flags, used, ef->is_64,
+				    ident && ident[EI_DATA] == ELFDATA2MSB, limit, &buf, &len);
+	if (ret == -EINVAL)
+		return 0; /* stored plain */
+	if (ret < 0) {
+		memset(out, 0, sizeof(*out));
+		return ret;
+	}
+	out->data = out->owned_ = buf;
+	out->size = len;
+	return 0;
+}
+
+void elfsection_buf_release(struct elfsection_buf *b)
+{
+	if (!b)
+		return;
+	free(b->owned_);
+	memset(b, 0, sizeof(*b));
+}
