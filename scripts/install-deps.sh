@@ -27,6 +27,11 @@ linux-perf sqlite3
 android-libart android-libbase android-liblog android-libziparchive android-libbacktrace
 android-libnativebridge android-libnativeloader android-libnativehelper-dev liblz4-1 zip"
 
+# npm fetches the report page's uPlot at build time (mk/report.mk, web/package-lock.json). A
+# Node.js from elsewhere (NodeSource) brings its own npm, which Debian's npm package would fight
+# with: install Debian's only when there is no npm at all.
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
+
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

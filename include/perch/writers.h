@@ -73,6 +73,13 @@ int out_flamegraph_write(const struct profile *p, const struct output_opts *o, F
 /* The same flame graph inline in a self-contained HTML page (no network). */
 int out_flamegraph_html_write(const struct profile *p, const struct output_opts *o, FILE *f);
 
+/* The report page (src/out-html.c, issue 20): one self-contained HTML page (no network) with
+ * the summary, a thread timeline by state, CPU and memory charts, flame graph / icicle /
+ * left-heavy views, top functions and callers/callees, every view filtered by a time range;
+ * the profile goes in as a compressed data block the page decodes. Kept samples give the
+ * time line; without them the aggregated counts are all at one time. */
+int out_report_html_write(const struct profile *p, const struct output_opts *o, FILE *f);
+
 /* Sentry, Android ART method trace and text call tree writers (formats.md 5 and 6, issue 6).
  * More meta keys they read (all optional):
  *   "profiler_id"          32 lowercase hex digits: Sentry profiler_id, so that several files
