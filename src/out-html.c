@@ -14,14 +14,16 @@
  * LEB128 varints:
  *   nodes    the call tree of every stack (a trie, root first, merged by function): node 0 is
  *            the root; node i >= 1 has "parent" i - varint and "func" varint
- *   threads  per thread, one entry per sample in time order: "time" the distance in time
- *            units (header "unit_ns") from the previous sample (the first: from "t0_ns");
- *            "node" 0 = the same node as the previous sample, else node + 1; "state" the /proc
- *            state letter (0 unknown); "weight" weight - 1
+ *   threads  per thread, its samples in time order: "time" one entry per sample, the distance
+ *            in time units (header "unit_ns") from the previous sample (the first: from
+ *            "t0_ns"); "node" one entry per sample: 0 = the same node as the previous sample,
+ *            k in 1..D = the k-th distinct node this thread used, D + 1 = a node new to the
+ *            thread, whose id is the next entry of "newnode"; "state" runs of (count, /proc
+ *            state letter, 0 unknown); "weight_col" runs of (count, weight - 1)
  *   series   per counter, one entry per point: "time" as for samples; "value" the zigzag
  *            delta of round(value * scale) from the previous point
  * Times are relative to t0_ns (the earliest sample, counter point or stall), so they fit a
- * JavaScript number ("first" is the earliest sample's); a time unit is 1/50 of the sampling
+ * JavaScript number ("first" is the earliest sample's); a time unit is 1/10 of the sampling
  * period in whole us (at least 1 us). */
 #include <errno.h>
 #include <inttypes.h>
@@ -57,13 +59,19 @@ struct html_col {
 	size_t off, len;
 };
 
+struct html_run {
+	uint64_t count, value;
+};
+
 struct html_thread {
 	size_t n;		/* samples */
 	uint64_t weight;	/* their weight */
 	uint64_t last_t;	/* for the delta of the time column */
 	uint32_t last_node;
-	struct strbuf t, node, state, weight_col;
-	struct html_col ct, cnode, cstate, cweight;
+	struct u64map dict;	/* node: its index among the nodes this thread used */
+	uint32_t nr_dict;
+	struct html_run state_run, weight_run;
+	struct strbuf t, node, newnode, state, weight_col;
 };
 
 struct html {
@@ -169,6 +177,28 @@ static uint64_t to_units(const struct html *h, uint64_t t)
 	return t > h->t0 ? (t - h->t0 + h->unit / 2) / h->unit : 0;
 }
 
+/* Run-length coding: a (count, value) pair is written when the value changes (and at the
+ * end, by end_run()). */
+static void add_run(struct html_run *r, struct strbuf *sb, uint64_t value)
+{
+	if (r->count && r->value != value) {
+		put_varint(sb, r->count);
+		put_varint(sb, r->value);
+		r->count = 0;
+	}
+	r->value = value;
+	r->count++;
+}
+
+static void end_run(struct html_run *r, struct strbuf *sb)
+{
+	if (r->count) {
+		put_varint(sb, r->count);
+		put_varint(sb, r->value);
+	}
+	r->count = 0;
+}
+
 static void add_sample(struct html *h, uint32_t thread, uint32_t stack, uint64_t time_ns,
 		       char state, uint32_t weight)
 {
@@ -179,10 +209,22 @@ static void add_sample(struct html *h, uint32_t thread, uint32_t stack, uint64_t
 	put_varint(&t->t, u >= t->last_t ? u - t->last_t : 0);
 	if (u > t->last_t)
 		t->last_t = u;
-	put_varint(&t->node, t->n && node == t->last_node ? 0 : (uint64_t)node + 1);
+	if (t->n && node == t->last_node) {
+		put_varint(&t->node, 0);
+	} else {
+		size_t slot;
+		uint32_t k = u64map_find(&t->dict, node, &slot);
+
+		if (k == UINT32_MAX) {
+			u64map_set(&t->dict, slot, node, t->nr_dict);
+			k = t->nr_dict++;
+			put_varint(&t->newnode, node);
+		}
+		put_varint(&t->node, (uint64_t)k + 1);
+	}
 	t->last_node = node;
-	put_varint(&t->state, (unsigned char)state & 0x7f);
-	put_varint(&t->weight_col, weight ? weight - 1 : 0);
+	add_run(&t->state_run, &t->state, (unsigned char)state & 0x7f);
+	add_run(&t->weight_run, &t->weight_col, weight ? weight - 1 : 0);
 	t->n++;
 	t->weight += weight ? weight : 1;
 }
@@ -227,9 +269,13 @@ static void json_threads(struct html *h)
 		strbuf_addf(js, "%s{\"tid\":%d,\"pid\":%ld,\"name\":", i ? "," : "", (int)pt->tid,
 			    thread_pid(p, pt));
 		json_add_str(js, profile_str(p, pt->name));
-		strbuf_addf(js, ",\"n\":%zu,\"weight\":%" PRIu64, t->n, t->weight);
+		end_run(&t->state_run, &t->state);
+		end_run(&t->weight_run, &t->weight_col);
+		strbuf_addf(js, ",\"n\":%zu,\"weight\":%" PRIu64 ",\"nodes\":%" PRIu32, t->n,
+			    t->weight, t->nr_dict);
 		json_col(js, "time", col_add(h, &t->t));
 		json_col(js, "node", col_add(h, &t->node));
+		json_col(js, "newnode", col_add(h, &t->newnode));
 		json_col(js, "state", col_add(h, &t->state));
 		json_col(js, "weight_col", col_add(h, &t->weight_col));
 		strbuf_addch(js, '}');
@@ -469,7 +515,7 @@ static void html_encode(struct html *h)
 	size_t n, nth = profile_nr_threads(p);
 	uint64_t period = out_period_ns(p), end = 0, first = UINT64_MAX;
 
-	h->unit = period / 50 > 1000 ? period / 50 / 1000 * 1000 : 1000;
+	h->unit = period / 10 > 1000 ? period / 10 / 1000 * 1000 : 1000;
 	h->t0 = first_time(p);
 	h->stack_node = xmalloc((profile_nr_stacks(p) + 1) * sizeof(*h->stack_node));
 	memset(h->stack_node, 0xff, (profile_nr_stacks(p) + 1) * sizeof(*h->stack_node));
@@ -479,6 +525,8 @@ static void html_encode(struct html *h)
 
 		strbuf_init(&t->t, 0);
 		strbuf_init(&t->node, 0);
+		strbuf_init(&t->newnode, 0);
+		t->dict = (struct u64map)U64MAP_INIT;
 		strbuf_init(&t->state, 0);
 		strbuf_init(&t->weight_col, 0);
 	}
@@ -527,6 +575,8 @@ static void html_release(struct html *h)
 	for (size_t i = 0; h->threads && i < profile_nr_threads(h->p); i++) {
 		strbuf_release(&h->threads[i].t);
 		strbuf_release(&h->threads[i].node);
+		strbuf_release(&h->threads[i].newnode);
+		u64map_release(&h->threads[i].dict);
 		strbuf_release(&h->threads[i].state);
 		strbuf_release(&h->threads[i].weight_col);
 	}

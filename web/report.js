@@ -31,8 +31,9 @@
 
   /* ------------------------------------------------------------------ decoding */
 
-  function varints(area, col, n, Out) {
-    var out = new Out(n), off = col[0], end = col[0] + col[1], i = 0;
+  /* @n unsigned LEB128 values of column @col ([offset, length] in @area); values < 2^32 */
+  function varints(area, col, n) {
+    var out = new Uint32Array(n), off = col[0], end = col[0] + col[1], i = 0;
     while (off < end && i < n) {
       var b = area[off++], v = b & 0x7f, mul = 128;
       while (b & 0x80) {
@@ -45,6 +46,42 @@
     if (i !== n)
       throw new Error("a column is short: " + i + " of " + n + " values");
     return out;
+  }
+
+  /* The same for values of any size (counter values), as doubles. */
+  function varints64(area, col, n) {
+    var out = new Float64Array(n), off = col[0], end = col[0] + col[1], i = 0;
+    while (off < end && i < n) {
+      var b = area[off++], v = b & 0x7f, mul = 128;
+      while (b & 0x80) {
+        b = area[off++];
+        v += (b & 0x7f) * mul;
+        mul *= 128;
+      }
+      out[i++] = v;
+    }
+    if (i !== n)
+      throw new Error("a column is short: " + i + " of " + n + " values");
+    return out;
+  }
+
+  /* Runs of (count, value) pairs, expanded to @n values plus @add into @out. */
+  function runs(area, col, n, out, add) {
+    var pairs = varints(area, col, countVarints(area, col)), i = 0;
+    for (var k = 0; k + 1 < pairs.length; k += 2)
+      for (var c = pairs[k], v = pairs[k + 1] + add; c > 0 && i < n; c--)
+        out[i++] = v;
+    if (i !== n)
+      throw new Error("a run column holds " + i + " of " + n + " values");
+    return out;
+  }
+
+  function countVarints(area, col) {
+    var n = 0;
+    for (var off = col[0], end = col[0] + col[1]; off < end; off++)
+      if (!(area[off] & 0x80))
+        n++;
+    return n;
   }
 
   async function inflate(b64) {
@@ -138,15 +175,13 @@
     /* the call tree: parents come before their children */
     d.parent = new Int32Array(nn);
     d.func = new Int32Array(nn);
-    d.depth = new Uint16Array(nn);
-    var dp = varints(area, d.nodes.parent, nn - 1, Uint32Array);
-    var fu = varints(area, d.nodes.func, nn - 1, Uint32Array);
+    var dp = varints(area, d.nodes.parent, nn - 1);
+    var fu = varints(area, d.nodes.func, nn - 1);
     d.parent[0] = -1;
     d.func[0] = -1;
     for (i = 1; i < nn; i++) {
       d.parent[i] = i - dp[i - 1];
       d.func[i] = fu[i - 1];
-      d.depth[i] = d.depth[d.parent[i]] + 1;
     }
     d.firstChild = new Int32Array(nn).fill(-1);
     d.nextSib = new Int32Array(nn).fill(-1);
@@ -154,45 +189,61 @@
       d.nextSib[i] = d.firstChild[d.parent[i]];
       d.firstChild[d.parent[i]] = i;
     }
-    /* the outermost node of its function on its path (a recursive function counts once) */
+    /* the outermost node of its function on its path (a recursive function counts once):
+     * a depth-first walk that counts the open nodes of each function */
     d.top = new Uint8Array(nn);
-    for (i = 1; i < nn; i++) {
-      d.top[i] = 1;
-      for (j = d.parent[i]; j > 0; j = d.parent[j])
-        if (d.func[j] === d.func[i]) {
-          d.top[i] = 0;
+    var open = new Uint32Array(nf), n = d.firstChild[0];
+    while (n > 0) {
+      d.top[n] = open[d.func[n]] === 0 ? 1 : 0;
+      open[d.func[n]]++;
+      if (d.firstChild[n] >= 0) {
+        n = d.firstChild[n];
+        continue;
+      }
+      while (n > 0) { /* leave n and the ancestors whose children are all done */
+        open[d.func[n]]--;
+        if (d.nextSib[n] >= 0) {
+          n = d.nextSib[n];
           break;
         }
+        n = d.parent[n];
+      }
     }
     d.leafWait = new Int8Array(nn);
     d.leafWait[0] = W_NONE;
     for (i = 1; i < nn; i++)
       d.leafWait[i] = d.fwait[d.func[i]];
 
+    /* the state class of each (letter, wait class of the leaf) pair */
+    var clsOf = new Uint8Array(128 * 8);
+    for (i = 0; i < 128; i++)
+      for (j = -1; j < 7; j++)
+        clsOf[i * 8 + j + 1] = stateClass(i, j);
     d.threads.forEach(function (t, k) {
       t.index = k;
-      var n = t.n, tm = varints(area, t.time, n, Float64Array);
-      var nd = varints(area, t.node, n, Uint32Array);
-      var st = varints(area, t.state, n, Uint8Array);
-      var w = varints(area, t.weight_col, n, Uint32Array), acc = 0, last = 0;
-      t.cls = new Uint8Array(n);
+      var n = t.n, dt = varints(area, t.time, n), codes = varints(area, t.node, n);
+      var dict = varints(area, t.newnode, t.nodes);
+      var st = runs(area, t.state, n, new Uint8Array(n), 0);
+      var w = runs(area, t.weight_col, n, new Uint32Array(n), 1);
+      var tm = new Float64Array(n), cls = new Uint8Array(n), lw = d.leafWait;
+      var acc = 0, last = 0;
       for (i = 0; i < n; i++) {
-        acc += tm[i];
+        acc += dt[i];
         tm[i] = acc;
-        if (nd[i] !== 0)
-          last = nd[i] - 1;
-        nd[i] = last;
-        w[i] += 1;
-        t.cls[i] = stateClass(st[i], d.leafWait[last]);
+        if (codes[i] !== 0)
+          last = dict[codes[i] - 1];
+        codes[i] = last;
+        cls[i] = clsOf[(st[i] & 0x7f) * 8 + lw[last] + 1];
       }
+      t.cls = cls;
       t.times = tm;
-      t.nodes = nd;
+      t.nodes = codes;
       t.states = st;
       t.weights = w;
       t.stalls = [];
     });
     d.series.forEach(function (s) {
-      var tm = varints(area, s.time, s.n, Float64Array), v = varints(area, s.value, s.n, Float64Array);
+      var tm = varints64(area, s.time, s.n), v = varints64(area, s.value, s.n);
       var acc = 0, val = 0;
       for (i = 0; i < s.n; i++) {
         acc += tm[i];
@@ -294,21 +345,31 @@
     return tot;
   }
 
-  function makeTree(self, tot, rootName, rootKind) {
-    function build(n, depth, parent) {
-      var node = {f: n ? D.func[n] : -1, node: n, v: tot[n], s: self[n], c: [], d: depth, p: parent,
-                  name: n ? D.fname[D.func[n]] : rootName, kind: n ? D.fkind[D.func[n]] : rootKind};
-      for (var c = D.firstChild[n]; c >= 0; c = D.nextSib[c])
-        if (tot[c] > 0)
-          node.c.push(build(c, depth + 1, node));
-      return node;
-    }
-    return build(0, 0, null);
+  /* A frame of the shown tree: call-tree node @n of one process group @g (its weights). Its
+   * children are made by expand() only as far as they are wide enough to be seen: a tree of
+   * a million call paths is never built whole. */
+  function treeNode(g, n, depth, parent, name, kind) {
+    return {f: n ? D.func[n] : -1, node: n, g: g, v: g.tot[n], s: n ? g.self[n] : 0, c: null,
+            d: depth, p: parent, name: n ? D.fname[D.func[n]] : name,
+            kind: n ? D.fkind[D.func[n]] : kind, minV: Infinity};
   }
 
-  function shift(node, by) {
-    node.d += by;
-    node.c.forEach(function (c) { shift(c, by); });
+  /* Make the children of @node (and theirs) that weigh at least @minV. */
+  function expand(node, minV) {
+    minV = Math.max(minV, 1e-9);
+    if (node.fixed) {
+      node.c.forEach(function (c) { expand(c, minV); });
+      return;
+    }
+    if (node.c && node.minV <= minV)
+      return;
+    var tot = node.g.tot, kids = [];
+    for (var c = D.firstChild[node.node]; c >= 0; c = D.nextSib[c])
+      if (tot[c] >= minV)
+        kids.push(treeNode(node.g, c, node.d + 1, node, null, 0));
+    node.c = kids;
+    node.minV = minV;
+    kids.forEach(function (k) { expand(k, minV); });
   }
 
   /* The tree of the selection: one root; when the selection holds several processes, a level
@@ -323,35 +384,34 @@
       byPid[t.pid].push(t);
     });
     var all = aggregate(threads), tot = totals(all.self), root;
+    var g = {self: all.self, tot: tot};
     if (pids.length > 1) {
-      root = {f: -1, node: -1, v: all.total, s: 0, c: [], d: 0, p: null, name: "all", kind: 100};
+      root = {f: -1, node: 0, g: g, v: all.total, s: 0, c: [], d: 0, p: null, name: "all",
+              kind: 100, fixed: true};
       pids.forEach(function (pid) {
         var a = aggregate(byPid[pid]);
         if (!a.total)
           return;
         var pr = D.processes.filter(function (p) { return p.pid === pid; })[0];
-        var sub = makeTree(a.self, totals(a.self), (pr && pr.name || "?") + " (pid " + pid + ")", 101);
-        sub.node = -1;
-        shift(sub, 1);
-        sub.p = root;
-        root.c.push(sub);
+        root.c.push(treeNode({self: a.self, tot: totals(a.self)}, 0, 1, root,
+                             (pr && pr.name || "?") + " (pid " + pid + ")", 101));
       });
     } else {
-      root = makeTree(all.self, tot, "all", 100);
+      root = treeNode(g, 0, 0, null, "all", 100);
     }
     V = {threads: threads, self: all.self, tot: tot, total: all.total, root: root};
-    layout(root, S.view === "left-heavy");
-    V.maxDepth = 0;
-    (function depth(n) {
-      if (n.d > V.maxDepth)
-        V.maxDepth = n.d;
-      n.c.forEach(depth);
-    })(root);
+    expand(root, all.total * 0.4 / flameWidth());
+  }
+
+  function flameWidth() {
+    return Math.max(300, $("flame-wrap").clientWidth);
   }
 
   function layout(root, heavy) {
     (function place(n, x) {
       n.x = x;
+      if (!n.c)
+        return;
       if (heavy)
         n.c.sort(function (a, b) { return b.v - a.v || D.frank[a.f] - D.frank[b.f]; });
       else
@@ -374,9 +434,33 @@
 
   function findPath(path) {
     var n = V.root;
-    for (var i = 0; path && i < path.length && n; i++)
-      n = n.c.filter(function (c) { return c.name + "\u0000" + c.kind === path[i]; })[0];
-    return n || V.root;
+    function child(m, key) {
+      return (m.c || []).filter(function (c) { return c.name + "\u0000" + c.kind === key; })[0];
+    }
+    for (var i = 0; path && i < path.length; i++) {
+      var c = child(n, path[i]);
+      if (!c) {
+        expand(n, 0); /* a frame too thin at this zoom: make them all */
+        c = child(n, path[i]);
+      }
+      if (!c)
+        break;
+      n = c;
+    }
+    return n;
+  }
+
+  /* Samples whose stack has a function that @re matches (each sample once), from the whole
+   * call tree of the selection: not only from the frames drawn. */
+  function searchCount(match) {
+    var n = D.nodes.n, above = new Uint8Array(n), m = 0;
+    for (var i = 1; i < n; i++) {
+      var hit = match[D.func[i]], up = above[D.parent[i]];
+      if (hit && !up)
+        m += V.tot[i];
+      above[i] = up | hit;
+    }
+    return m;
   }
 
   /* ------------------------------------------------------------------ flame graph */
@@ -392,10 +476,23 @@
   }
 
   function drawFlame() {
-    var cv = $("flame"), wrap = $("flame-wrap");
-    var W = Math.max(300, wrap.clientWidth), z = findPath(S.zoomPath), re = searchRe();
-    var inverted = S.view !== "flame", rows = V.maxDepth + 1;
-    var H = rows * FH, dpr = window.devicePixelRatio || 1, matched = 0;
+    var cv = $("flame"), W = flameWidth(), z = findPath(S.zoomPath), re = searchRe();
+    var match = null;
+    if (re) {
+      match = new Uint8Array(D.fname.length);
+      for (var k = 0; k < match.length; k++)
+        match[k] = re.test(D.fname[k]) ? 1 : 0;
+    }
+    expand(z, z.v * 0.4 / W);
+    layout(V.root, S.view === "left-heavy");
+    var maxDepth = z.d;
+    (function deepest(n) {
+      if (n.d > maxDepth)
+        maxDepth = n.d;
+      (n.c || []).forEach(deepest);
+    })(z);
+    var inverted = S.view !== "flame", rows = maxDepth + 1;
+    var H = rows * FH, dpr = window.devicePixelRatio || 1;
     cv.width = Math.round(W * dpr);
     cv.height = Math.round(H * dpr);
     cv.style.width = W + "px";
@@ -409,7 +506,7 @@
     V.drawn = [];
     V.zoomed = z;
 
-    function hitOf(n) { return !!re && n.p !== null && n.node !== -1 && re.test(n.name); }
+    function hitOf(n) { return !!match && n.f >= 0 && match[n.f] === 1; }
     function box(n, x, w, faded, hit) {
       var y = inverted ? n.d * FH : (rows - 1 - n.d) * FH;
       ctx.globalAlpha = faded ? 0.45 : 1;
@@ -428,26 +525,14 @@
     for (var a = z.p; a; a = a.p)
       box(a, 0, W, true, hitOf(a));
     var scale = z.v ? W / z.v : 0;
-    (function draw(n, hitAbove) {
+    (function draw(n) {
       var x = (n.x - z.x) * scale, w = n.v * scale;
       if (w < 0.4)
         return;
-      var hit = hitOf(n);
-      if (hit && !hitAbove)
-        matched += n.v;
-      box(n, x, w, false, hit);
-      n.c.forEach(function (c) { draw(c, hitAbove || hit); });
-    })(z, false);
-    /* matches outside the zoomed frame count too: the share is of the whole selection */
-    if (re && z !== V.root) {
-      matched = 0;
-      (function count(n, hitAbove) {
-        var hit = hitOf(n);
-        if (hit && !hitAbove)
-          matched += n.v;
-        n.c.forEach(function (c) { count(c, hitAbove || hit); });
-      })(V.root, false);
-    }
+      box(n, x, w, false, hitOf(n));
+      (n.c || []).forEach(draw);
+    })(z);
+    var matched = match ? searchCount(match) : 0;
     V.matched = re ? matched : null;
     $("matched").textContent = re ? "Matched: " + pct(matched, V.total) + "% (" + matched +
       " samples)" : "";
@@ -647,8 +732,13 @@
         var t0 = tm[i], t1 = i + 1 < n ? tm[i + 1] : t0 + D.periodU;
         if (t1 - t0 > D.periodU * ((i + 1 < n ? w[i + 1] : 1) + 1.5))
           t1 = t0 + D.periodU;
-        var x0 = t0 * scale, x1 = t1 * scale;
-        for (var p = Math.floor(x0); p < x1 && p < px; p++) {
+        var x0 = t0 * scale, x1 = t1 * scale, p = Math.floor(x0);
+        if (x1 <= p + 1) { /* within one pixel: the common case */
+          if (p < px)
+            acc[p * 8 + cls[i]] += x1 - x0;
+          continue;
+        }
+        for (; p < x1 && p < px; p++) {
           var cover = Math.min(x1, p + 1) - Math.max(x0, p);
           if (p >= 0 && cover > 0)
             acc[p * 8 + cls[i]] += cover;
@@ -764,10 +854,7 @@
       el.classList.add("empty");
       return null;
     }
-    var tables = list.map(function (s) {
-      return [Array.from(s.times, function (u) { return u * D.unitS; }), Array.from(s.values, toY)];
-    });
-    var data = uPlot.join(tables);
+    var data = align(list, toY);
     var series = [{label: "time (s)", value: function (u, v) { return v == null ? "" : v.toFixed(3) + " s"; }}];
     list.forEach(function (s, i) {
       series.push({label: seriesLabel(s), stroke: PALETTE[i % PALETTE.length], width: 1.25,
@@ -792,6 +879,31 @@
     var chart = new uPlot(opts, data, el);
     chart.over.addEventListener("dblclick", function () { setRange(null); });
     return chart;
+  }
+
+  /* uPlot wants one x array: the union of the series' times, null where a series has no
+   * point (drawn as steps across). uPlot.join does the same, more slowly. */
+  function align(list, toY) {
+    var all = [], i, k;
+    list.forEach(function (s) { all.push(s.times); });
+    var cat = new Float64Array(all.reduce(function (n, a) { return n + a.length; }, 0)), o = 0;
+    all.forEach(function (a) { cat.set(a, o); o += a.length; });
+    cat.sort();
+    var xs = [];
+    for (i = 0; i < cat.length; i++)
+      if (!i || cat[i] !== cat[i - 1])
+        xs.push(cat[i]);
+    var data = [xs.map(function (u) { return u * D.unitS; })];
+    list.forEach(function (s) {
+      var ys = new Array(xs.length).fill(null);
+      for (i = 0, k = 0; i < s.n; i++) {
+        while (xs[k] < s.times[i])
+          k++;
+        ys[k] = toY(s.values[i]);
+      }
+      data.push(ys);
+    });
+    return data;
   }
 
   function drawCharts() {
@@ -877,9 +989,15 @@
   /* ------------------------------------------------------------------ updates */
 
   function refresh() {
+    var t = performance.now();
     buildView();
+    V.timing = {aggregate: performance.now() - t};
+    t = performance.now();
     drawFlame();
+    V.timing.flame = performance.now() - t;
+    t = performance.now();
     drawTables();
+    V.timing.tables = performance.now() - t;
     $("range").textContent = S.range ? secs(S.range[0]) + " to " + secs(S.range[1]) + " (" +
       V.total + " samples)" : "whole recording (" + V.total + " samples)";
     $("range-reset").disabled = !S.range;
@@ -1071,18 +1189,29 @@
       var t1 = performance.now();
       D = decode(buf);
       var t2 = performance.now();
+      var steps = {}, last = t2;
+      var step = function (name) {
+        var now = performance.now();
+        steps[name] = now - last;
+        last = now;
+      };
       drawSummary();
       drawCharts();
+      step("charts");
       /* uPlot lays its charts out in a microtask: the timeline lines up with them after it */
       await new Promise(function (res) { setTimeout(res, 0); });
+      step("charts-layout");
       drawTimelineBase();
+      step("timeline");
       drawStalls();
       refresh();
+      step("refresh");
       bind();
       $("status").textContent = "";
       await new Promise(function (res) { requestAnimationFrame(function () { requestAnimationFrame(res); }); });
       api.timing = {inflate: t1 - t0, decode: t2 - t1, draw: performance.now() - t2,
-                    sinceStart: performance.now()};
+                    sinceStart: performance.now(), steps: steps, refresh: V.timing, nodes: D.nodes.n,
+                    funcs: D.fname.length};
       api.ready = true;
       document.body.dataset.ready = "1";
     } catch (e) {

@@ -24,7 +24,8 @@ class CdpError(Exception):
 
 
 class Browser:
-    def __init__(self, chromium="/usr/bin/chromium", width=1400, height=1000, timeout=60):
+    def __init__(self, chromium="/usr/bin/chromium", width=1400, height=1000, timeout=60,
+                 prefix=()):
         self.timeout = timeout
         self.profile = tempfile.mkdtemp(prefix="perch-cdp-")
         to_chrome_r, self.to_chrome = os.pipe()
@@ -36,7 +37,7 @@ class Browser:
             os.dup2(b, 4)
 
         self.proc = subprocess.Popen(
-            [chromium] + CHROMIUM_FLAGS + ["--user-data-dir=" + self.profile,
+            list(prefix) + [chromium] + CHROMIUM_FLAGS + ["--user-data-dir=" + self.profile,
                                            "--window-size=%d,%d" % (width, height), "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             preexec_fn=child_fds, pass_fds=(3, 4))

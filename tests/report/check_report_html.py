@@ -9,7 +9,7 @@ Expected answers come from outside the page:
     which the e2e suites check against gdb, perf and the targets themselves;
   - the thread states from the waits target's own design (tests/targets/waits_main.c: reader
     blocks in read() on a FIFO, locker on a mutex, sleeper in nanosleep, spinner runs).
-Times in the page are rounded to 1/50 of a sampling period, so counts over a dragged range may
+Times in the page are rounded to 1/10 of a sampling period, so counts over a dragged range may
 differ from perch report's by a sample per thread at each end (TOLERANCE).
 Screenshots go to OUT/ (report-full.png, report-zoomed.png); the layout is checked by element
 boxes, not pixels. Ends with "N passed, N failed"; exit 1 on any failure.
