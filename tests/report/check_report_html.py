@@ -152,6 +152,11 @@ def main():
         best = max(selfs.values())
         check(int(top["cells"][1]) == best and selfs.get(top["name"]) == best,
               "top function by self == the folded stacks' hottest leaf", (top, best))
+        summary = b.eval("document.getElementById('summary').textContent")
+        check(all(w in summary for w in ("waits (pid", "3.00 s", "100 Hz", "wall",
+                                          "%d in 5 threads" % all_total, "unwound to root",
+                                          "missed ticks")),
+              "the summary: target, duration, rate, mode, samples, unwind, errors", summary)
         states = {r["name"]: r["states"] for r in st["timeline"]["rows"] if "tid" in r}
         expect = {"reader": "I/O", "locker": "lock", "sleeper": "sleeping", "spinner": "running"}
         for name, want in expect.items():
