@@ -171,15 +171,16 @@ double diff_batch_deff(const uint32_t *xb, const uint32_t *ns, size_t nb)
 	return v_batch / v_binom;
 }
 
-void diff_stat_test(struct diff_stat *st, double deff, int df, double crit)
+void diff_stat_test(struct diff_stat *st, const double deff[2], int df, double crit)
 {
-	double n0 = (double)st->n[0], n1 = (double)st->n[1], s0, s1, pbar, v_pool, v_un, v;
+	double n0 = (double)st->n[0], n1 = (double)st->n[1], s0, s1, pbar, v_pool, v_un, v, v1;
+	double d0 = deff && deff[0] > 1 ? deff[0] : 1, d1 = deff && deff[1] > 1 ? deff[1] : 1;
 
 	st->share[0] = st->n[0] ? (double)st->x[0] / n0 : 0;
 	st->share[1] = st->n[1] ? (double)st->x[1] / n1 : 0;
 	st->change = st->share[1] - st->share[0];
 	st->tested = st->n[0] > 0 && st->n[1] > 0;
-	st->deff = deff < 1 ? 1 : deff;
+	st->deff = 1;
 	st->df = df;
 	st->z = 0;
 	st->p = 1;
@@ -190,13 +191,17 @@ void diff_stat_test(struct diff_stat *st, double deff, int df, double crit)
 	s0 = st->share[0];
 	s1 = st->share[1];
 	pbar = (double)(st->x[0] + st->x[1]) / (n0 + n1);
-	v_pool = pbar * (1 - pbar) * (1 / n0 + 1 / n1);
-	v_un = s0 * (1 - s0) / n0 + s1 * (1 - s1) / n1;
+	/* each side's variance widened by its own design effect */
+	v_pool = pbar * (1 - pbar) * (d0 / n0 + d1 / n1);
+	v_un = d0 * s0 * (1 - s0) / n0 + d1 * s1 * (1 - s1) / n1;
 	/* the pooled variance is the test's under "no change"; the unpooled one is larger when
 	 * the larger share is in the smaller sample: take the larger (conservative) */
-	v = st->deff * (v_pool > v_un ? v_pool : v_un);
+	v = v_pool > v_un ? v_pool : v_un;
 	if (!(v > 0))
 		return;
+	v1 = pbar * (1 - pbar) * (1 / n0 + 1 / n1);
+	v1 = v1 > s0 * (1 - s0) / n0 + s1 * (1 - s1) / n1 ? v1 : s0 * (1 - s0) / n0 + s1 * (1 - s1) / n1;
+	st->deff = v1 > 0 ? v / v1 : 1;
 	st->z = st->change / sqrt(v);
 	st->p = diff_tail2(fabs(st->z), df);
 	st->margin = crit * sqrt(v);
@@ -552,25 +557,25 @@ static void add_side(struct diff *d, int side)
 
 /* ---- the tests ---- */
 
-/* The design effect and degrees of freedom of a change whose batch counts for side s are
- * @xb + s * @stride (group batches in @nb + s * DIFF_BATCHES), @used[s] batches. */
+/* The design effects (per side) and degrees of freedom of a change whose batch counts for side
+ * s are @xb + s * @stride (group batches in @nb + s * DIFF_BATCHES), @used[s] batches. A side
+ * whose effect cannot be estimated (no batches, or a share of 0 or 1) takes the other's. */
 static void deff_of(const uint32_t *xb, size_t stride, const uint32_t *nb, const uint32_t *used,
-		    double *deff, int *df)
+		    double deff[2], int *df)
 {
 	int min_used = 0;
 
-	*deff = 1;
 	for (int s = 0; s < 2; s++) {
-		double e;
-
+		deff[s] = 0;
 		if (used[s] < 2)
 			continue;
-		e = diff_batch_deff(xb + s * stride, nb + s * DIFF_BATCHES, used[s]);
-		if (e > *deff)
-			*deff = e;
+		deff[s] = diff_batch_deff(xb + s * stride, nb + s * DIFF_BATCHES, used[s]);
 		if (!min_used || (int)used[s] < min_used)
 			min_used = (int)used[s];
 	}
+	for (int s = 0; s < 2; s++)
+		if (!(deff[s] > 0))
+			deff[s] = deff[!s] > 0 ? deff[!s] : 1;
 	*df = min_used ? min_used - 1 : 0;
 }
 
@@ -620,20 +625,20 @@ static void run_tests(struct diff *d)
 		uint32_t g = fn->group;
 		const uint32_t *used = &d->gnb[2 * g], *nb = d->gbatch + (size_t)g * 2 * DIFF_BATCHES;
 		const uint32_t *fb = d->fbatch + (size_t)i * 4 * DIFF_BATCHES;
-		double deff;
+		double deff[2];
 		int df;
 
 		for (int s = 0; s < 2; s++)
 			fn->total.n[s] = fn->self.n[s] = d->groups[g].samples[s];
-		deff_of(fb, 2 * DIFF_BATCHES, nb, used, &deff, &df);
+		deff_of(fb, 2 * DIFF_BATCHES, nb, used, deff, &df);
 		diff_stat_test(&fn->total, deff, df, crit_fn[df]);
-		deff_of(fb + DIFF_BATCHES, 2 * DIFF_BATCHES, nb, used, &deff, &df);
+		deff_of(fb + DIFF_BATCHES, 2 * DIFF_BATCHES, nb, used, deff, &df);
 		diff_stat_test(&fn->self, deff, df, crit_fn[df]);
 	}
 	for (size_t i = 0; i < d->nr_nodes; i++) {
 		struct diff_node *nd = &d->nodes[i];
 		uint32_t g = nd->group;
-		double deff;
+		double deff[2];
 		int df;
 
 		if (nd->depth < 2) {
@@ -642,14 +647,14 @@ static void run_tests(struct diff *d)
 				nd->st.x[s] = i ? d->groups[g].samples[s] : d->s[s].total;
 				nd->st.n[s] = d->s[s].total;
 			}
-			diff_stat_test(&nd->st, 1, 0, 0);
+			diff_stat_test(&nd->st, NULL, 0, 0);
 			nd->st.tested = nd->st.beyond_noise = 0;
 			continue;
 		}
 		for (int s = 0; s < 2; s++)
 			nd->st.n[s] = d->groups[g].samples[s];
 		deff_of(d->nbatch + i * 2 * DIFF_BATCHES, DIFF_BATCHES,
-			d->gbatch + (size_t)g * 2 * DIFF_BATCHES, &d->gnb[2 * g], &deff, &df);
+			d->gbatch + (size_t)g * 2 * DIFF_BATCHES, &d->gnb[2 * g], deff, &df);
 		diff_stat_test(&nd->st, deff, df, crit_node[df]);
 	}
 }

@@ -20,9 +20,9 @@
  * thread are not independent (a function that runs for 50 ms fills 5 consecutive samples at
  * 100 Hz), so the variance is widened by a design effect estimated from the data: each side's
  * samples of the group are cut into DIFF_BATCHES batches of consecutive samples, and the
- * variance of the batch shares (batch means) is compared with the binomial one; the larger
- * of the two is used (never less than the binomial variance), and the critical value comes
- * from Student's t with (batches - 1) degrees of freedom. The level is family-wise: alpha is
+ * variance of the batch shares (batch means) is compared with the binomial one; each side's
+ * part of the variance is widened by that ratio when it is above 1 (never narrowed), and the
+ * critical value comes from Student's t with (batches - 1) degrees of freedom. The level is family-wise: alpha is
  * divided by the number of tests made (Bonferroni), separately for the function table and for
  * the call paths of the flame graph. Correlation over longer than a batch (phases of several
  * seconds) is not seen by this estimate: such a change is real, but may not repeat. */
@@ -55,7 +55,7 @@ struct diff_stat {
 	double margin;	  /* half-width of the interval around change at the family-wise level */
 	double z;	  /* change / standard error */
 	double p;	  /* two-sided p-value of this one test (not corrected) */
-	double deff;	  /* design effect: how much the variance was widened (>= 1) */
+	double deff;	  /* design effect: how much the variance was widened (>= 1) in all */
 	int df;		  /* degrees of freedom of the t reference (0: normal) */
 	int tested;	  /* both sides have samples of the group */
 	int beyond_noise; /* tested and |change| > margin */
@@ -138,10 +138,11 @@ double diff_crit2(double p, int df);
  * batch-means variance of the share over the binomial one; 0 when it cannot be estimated
  * (fewer than 2 batches with samples, or a share of 0 or 1). */
 double diff_batch_deff(const uint32_t *xb, const uint32_t *ns, size_t nb);
-/* Fill @st's share, change, z, p, margin and beyond_noise from @st->x and @st->n: the
- * two-proportion test with the variance (the larger of the pooled and unpooled one) times
- * @deff (>= 1), @df degrees of freedom (0: normal) and the critical value @crit. */
-void diff_stat_test(struct diff_stat *st, double deff, int df, double crit);
+/* Fill @st's share, change, z, p, margin, deff and beyond_noise from @st->x and @st->n: the
+ * two-proportion test, each side's part of the variance widened by its design effect
+ * @deff[side] (values under 1 count as 1; @deff NULL: none), the larger of the pooled and
+ * the unpooled variance, @df degrees of freedom (0: normal), the critical value @crit. */
+void diff_stat_test(struct diff_stat *st, const double deff[2], int df, double crit);
 
 /* --fail-if FUNCTION_REGEX:+POINTS: trips when a function whose name matches (POSIX extended,
  * unanchored) grew in total share by more than POINTS beyond noise, that is when

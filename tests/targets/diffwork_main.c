@@ -2,9 +2,12 @@
  * build/targets/diff-base/diffwork and build/targets/diff-slow/diffwork (the same file name,
  * as two builds of one program are). The main thread repeats step_a(), step_b(), step_c(),
  * 1, 1 and 2 units of work each (a unit is a fixed loop count, under 1 ms at -O0); the "slow"
- * build (-DDIFFWORK_B_UNITS=4) makes step_b() four times longer, so its share of the main
- * thread grows by about 30 points and those of step_a() and step_c() shrink (perf measures
- * step_c's loop at about 1.5 times the cost of the others per unit, and so does perch). A
+ * build (-DDIFFWORK_B_UNITS=8) makes step_b() eight times longer, so its share of the main
+ * thread grows from about 16% to 60% and those of step_a() and step_c() shrink (perf measures
+ * step_c's loop at about 1.5 times the cost of the others per unit, and so does perch). The
+ * change is large on purpose: on a loaded machine the thread waits for a CPU for up to half a
+ * second at a time, wall-clock samples repeat the stack it waits in, and the noise margin
+ * widens accordingly. A
  * second thread, "diffhelper", runs helper_outer() -> helper_work() the whole time in both
  * builds. Both threads only compute: their shares do not depend on how loaded the machine is
  * (a thread that computes and sleeps in turn spends more wall time computing on a busy

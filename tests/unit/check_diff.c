@@ -127,7 +127,7 @@ START_TEST(two_proportion_vs_chi2)
 		char what[80];
 
 		ck_assert_int_eq(sscanf(ans[i], "%lf %lf", &chi2, &p), 2);
-		diff_stat_test(&st, 1, 0, 1.959963984540054);
+		diff_stat_test(&st, NULL, 0, 1.959963984540054);
 		snprintf(what, sizeof(what), "z^2 of %lu/%lu vs %lu/%lu", cases[i][0], cases[i][1],
 			 cases[i][2], cases[i][3]);
 		assert_close(st.z * st.z, chi2, 1e-9, what);
@@ -148,14 +148,19 @@ START_TEST(two_proportion_conservative)
 	struct diff_stat a = {.x = {10, 300}, .n = {50, 1000}}, b = a;
 	double pbar = 310.0 / 1050, v_pool = pbar * (1 - pbar) * (1.0 / 50 + 1.0 / 1000);
 
-	diff_stat_test(&a, 1, 0, 3);
+	diff_stat_test(&a, NULL, 0, 3);
 	ck_assert(fabs(a.z) <= fabs(a.change) / sqrt(v_pool) + 1e-12);
-	diff_stat_test(&b, 4, 0, 3);
+	diff_stat_test(&b, (double[]){4, 4}, 0, 3);
 	assert_close(b.margin, 2 * a.margin, 1e-12, "margin with deff 4");
 	assert_close(b.z, a.z / 2, 1e-12, "z with deff 4");
+	assert_close(b.deff, 4, 1e-12, "deff 4");
+	/* a design effect on one side widens that side's part only */
+	b = a;
+	diff_stat_test(&b, (double[]){1, 9}, 0, 3);
+	ck_assert(b.margin > a.margin && b.margin < 3 * a.margin);
 	/* a side without samples: nothing is tested */
 	b = (struct diff_stat){.x = {0, 5}, .n = {0, 10}};
-	diff_stat_test(&b, 1, 0, 3);
+	diff_stat_test(&b, NULL, 0, 3);
 	ck_assert(!b.tested && !b.beyond_noise);
 }
 END_TEST
@@ -278,7 +283,7 @@ static int naive_beyond(const struct diff *d)
 	for (uint32_t i = 0; i < diff_nr_fns(d); i++) {
 		struct diff_stat st = diff_fn(d, i)->total;
 
-		diff_stat_test(&st, 1, 0, crit);
+		diff_stat_test(&st, NULL, 0, crit);
 		if (st.beyond_noise)
 			return 1;
 	}
