@@ -235,6 +235,7 @@ static uint32_t dex_location(struct resolver *r, uint64_t dex_pc)
 		f.name = profile_intern_str(r->p, m.name);
 		f.file = m.file[0] ? profile_intern_str(r->p, m.file) : 0;
 		f.line = m.line;
+		f.detail = m.signature[0] ? profile_intern_str(r->p, m.signature) : 0;
 		/* bit 63 apart from raw dex pcs (user-space addresses) */
 		addr = 1ULL << 63 | (uint64_t)f.name << 32 | m.line;
 	} else {
@@ -329,8 +330,14 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 	}
 	memset(pf, 0, sizeof(pf));
 	for (int i = 0; i < n; i++) {
+		/* oat/odex code is AOT-compiled Java (names from its MiniDebugInfo) */
+		int aot = mapkind_is_aot(mapkind_classify(mm->mod->path, 1, 0, NULL));
+		char jn[256];
+
 		if (sf[i].func) {
-			pf[i].name = profile_intern_str(r->p, sf[i].func);
+			/* full debug info names it "void a.B.c(int)": one name per Java method */
+			pf[i].name = profile_intern_str(
+				r->p, aot ? dex_java_name(sf[i].func, jn, sizeof(jn)) : sf[i].func);
 		} else {
 			snprintf(name, sizeof(name), "%s+0x%llx", base_name(mm->mod->path),
 				 (unsigned long long)addr);
@@ -340,10 +347,7 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 		pf[i].line = sf[i].line;
 		pf[i].module = module;
 		pf[i].inlined = (uint8_t)sf[i].inlined;
-		/* oat/odex code is AOT-compiled Java (names from its MiniDebugInfo) */
-		pf[i].kind = mapkind_is_aot(mapkind_classify(mm->mod->path, 1, 0, NULL))
-				     ? PROFILE_FRAME_AOT
-				     : PROFILE_FRAME_NATIVE;
+		pf[i].kind = aot ? PROFILE_FRAME_AOT : PROFILE_FRAME_NATIVE;
 	}
 	if (n == 0) {
 		if (ef)

@@ -1,4 +1,4 @@
-/* Android Runtime awareness, read from outside the process (../shared/spec/android-art.md,
+/* Android Runtime awareness, read from outside the process (docs/design/android-art.md,
  * sections 1-3): the JIT and dex debugger interfaces (`__jit_debug_descriptor`,
  * `__dex_debug_descriptor`, also the plain GDB JIT interface of other runtimes), the in-memory
  * ELF symfiles the JIT registers, and the dex files behind interpreted frames. Every byte comes
@@ -139,9 +139,10 @@ int art_jit_update(struct art_jit *j, uint64_t now_ns, int force);
 /* The JIT method holding @pc at time @time_ns (0: the last snapshot): among the entries
  * registered before @time_ns and seen in the list at or after it, the newest whose symbol
  * holds @pc. *@cfi (may be NULL) gets the CFI of its symfile (may be NULL). 0, or -ENOENT (also
- * for a sample newer than the last update: never a name that may be stale). Borrowed until
- * the next update. */
-int art_jit_find(const struct art_jit *j, uint64_t pc, uint64_t time_ns, struct art_jit_sym *out,
+ * for a sample newer than the last update: never a name that may be stale). The name is
+ * dex_java_name() of the symbol's (the form of every Java frame), valid until the next find;
+ * the rest is borrowed until the next update. */
+int art_jit_find(struct art_jit *j, uint64_t pc, uint64_t time_ns, struct art_jit_sym *out,
 		 const struct cfi_table **cfi);
 const struct art_jit_stats *art_jit_stats(const struct art_jit *j);
 /* The descriptor kind found by the last update (ART_KIND_GDB before any). */

@@ -138,9 +138,10 @@ static unsigned long runtime_between_java(const struct harness_folded_line *l)
 	return 0;
 }
 
-static void run_fakeart(const char *prog, const char *layout, int strict, int art_frames)
+static void run_fakeart_dex(const char *prog, const char *layout, int strict, const char *dex,
+			    int art_frames)
 {
-	const char *out = harness_tmpfile(harness_fmt("art-%s-%s-%d.folded", prog, layout,
+	const char *out = harness_tmpfile(harness_fmt("art-%s-%s-%s-%d.folded", prog, layout, dex,
 						      art_frames));
 	int inner = smali_line("inner", 0), outer = smali_line("outer", 1);
 	struct harness_proc *t, *perch;
@@ -153,18 +154,17 @@ static void run_fakeart(const char *prog, const char *layout, int strict, int ar
 	/* root first, as folded lines are: worker down to jit_call */
 	const char *seq[] = {
 		"worker",
-		harness_fmt("com.example.fakeart.Interp.outer(int) (Interp.java:%d)", outer),
+		harness_fmt("com.example.fakeart.Interp.outer (Interp.java:%d)", outer),
 		"fakeart_nterp",
 		"outer_body",
-		harness_fmt("com.example.fakeart.Interp.inner(int) (Interp.java:%d)", inner),
+		harness_fmt("com.example.fakeart.Interp.inner (Interp.java:%d)", inner),
 		"fakeart_switch_interp",
 		"inner_body",
 		"jit_call",
 	};
 	const char *hidden[] = { seq[0], seq[1], seq[3], seq[4], seq[6], seq[7] };
 
-	t = harness_spawn(prog, HARNESS_ARGV(harness_target(prog), layout,
-					     harness_target("fakeart-interp.dex")));
+	t = harness_spawn(prog, HARNESS_ARGV(harness_target(prog), layout, harness_target(dex)));
 	pid = harness_proc_wait_ready(t, 10);
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
 						    harness_fmt("%d", (int)pid), "-F", "1000", "-d",
@@ -205,6 +205,11 @@ static void run_fakeart(const char *prog, const char *layout, int strict, int ar
 	harness_proc_kill(t, SIGKILL);
 }
 
+static void run_fakeart(const char *prog, const char *layout, int strict, int art_frames)
+{
+	run_fakeart_dex(prog, layout, strict, "fakeart-interp.dex", art_frames);
+}
+
 START_TEST(art_android2)
 {
 	run_fakeart("fakeart", "android2", 1, 1);
@@ -230,6 +235,23 @@ END_TEST
 START_TEST(art_gdb)
 {
 	run_fakeart("fakeart", "gdb", 0, 1);
+}
+END_TEST
+
+/* Interp.dex as the second of two compact dex files sharing one data section (a vdex), each
+ * registered with its header's file_size as Android 10/11 did: the interpreted frames' dex
+ * pcs lie outside every entry, in the shared section, and are still named. */
+START_TEST(art_android2_vdex)
+{
+	run_fakeart_dex("fakeart", "android2", 1, "fakeart-interp.vdex", 1);
+}
+END_TEST
+
+/* Interp.dex as the second dex of a dex 041 container, each dex registered on its own (ART
+ * 15): offsets count from the container's start. */
+START_TEST(art_android2_container)
+{
+	run_fakeart_dex("fakeart", "android2", 1, "fakeart-interp-041.dex", 1);
 }
 END_TEST
 
@@ -263,6 +285,8 @@ Suite *e2e_art_suite(void)
 	tcase_add_test(tc, art_android2_hidden);
 	tcase_add_test(tc, art_android1);
 	tcase_add_test(tc, art_gdb);
+	tcase_add_test(tc, art_android2_vdex);
+	tcase_add_test(tc, art_android2_container);
 	/* fakeart32 is built on x86_64 hosts only (tests/targets/fakeart32.mk) */
 	if (uname(&u) == 0 && !strcmp(u.machine, "x86_64") &&
 	    harness_can_exec_target("fakeart32", "e2e-art (fakeart32)")) {
