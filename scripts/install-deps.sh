@@ -7,7 +7,8 @@ set -eu
 # build: compiler and libraries; tests: gdb (reference stacks), elfutils, binutils (fixture
 # checks), util-linux (setpriv); output consumers the writer tests open their files with:
 # dmtracedump (ART .trace), protobuf-compiler (pprof), python3 + python3-jsonschema
-# (speedscope schema, Sentry/Chrome/trace checkers); Android: libsmali-java (smali assembles the dex
+# (speedscope schema, Sentry/Chrome/trace checkers), python3-scipy (Student's t and chi-square
+# values the diff statistics are checked against); Android: libsmali-java (smali assembles the dex
 # fixtures), dexdump (their oracle), zipalign (APK fixtures); golang-go (go tool pprof) and
 # chromium (headless: the flame graphs load and render) for the consumer checks; clang-14 and
 # libclang-rt-14-dev (libFuzzer: make fuzz), valgrind (make check-valgrind); gcc-12-multilib and
@@ -20,7 +21,7 @@ set -eu
 # bash-completion (check-docs, check-install), debhelper and dpkg-dev (make deb)
 PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
 libreadline-dev check liblzma-dev zlib1g-dev libiberty-dev elfutils gdb binutils xz-utils
-util-linux g++ dmtracedump protobuf-compiler python3 python3-jsonschema
+util-linux g++ dmtracedump protobuf-compiler python3 python3-jsonschema python3-scipy
 libsmali-java dexdump zipalign
 golang-go chromium
 clang-14 libclang-rt-14-dev valgrind nodejs
