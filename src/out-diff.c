@@ -165,6 +165,7 @@ static const struct {
 	{ "folded", out_folded_diff_write },
 	{ "svg", out_flamegraph_diff_write },
 	{ "html", out_flamegraph_diff_html_write },
+	{ "flamegraph-html", out_flamegraph_diff_html_write },
 };
 
 out_diff_write_fn *out_diff_writer(const char *format)
