@@ -1162,7 +1162,8 @@
       func: S.func >= 0 ? D.fname[S.func] : null,
       frames: V.drawn.map(function (b) {
         return {name: b.n.name, kind: b.n.kind, samples: b.n.v, depth: b.n.d, x: b.x, y: b.y, w: b.w,
-                faded: b.faded, hit: b.hit};
+                faded: b.faded, hit: b.hit,
+                colour: b.n.f >= 0 ? D.fcolour[b.n.f] : fnvColour(b.n.name, b.n.kind)};
       }),
       topSelf: row("top-self"), topTotal: row("top-total"), callers: row("callers"),
       callees: row("callees"),
@@ -1181,7 +1182,7 @@
   }
 
   async function main() {
-    var api = window.perchReport = {ready: false, error: null, state: state,
+    var api = window.perchReport = {ready: false, error: null, state: state, colour: fnvColour,
                                      setRange: function (a, b) { setRange(a == null ? null : [a / D.unitS, b / D.unitS]); }};
     try {
       var t0 = performance.now();

@@ -17,6 +17,7 @@ boxes, not pixels. Ends with "N passed, N failed"; exit 1 on any failure.
 usage: check_report_html.py --perch build/perch --targets build/targets --out build/report
 """
 import argparse
+import html as html_mod
 import json
 import os
 import re
@@ -30,6 +31,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cdp  # noqa: E402
 
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 RESULTS = {"passed": 0, "failed": 0}
 
 
@@ -117,6 +119,51 @@ def check_layout(b, st, width):
           "timeline rows in order, one under the other", rows)
 
 
+# the SVG flame graph's kind labels (src/out-flamegraph.c kind_label) -> profile frame kinds
+SVG_KINDS = {"native": 0, "pseudo": 1, "kernel": 2, "JIT": 3, "interpreted": 4, "AOT": 5}
+
+
+def svg_fills(path):
+    """{(name, kind number): fill} of the frames of a flame graph SVG written by perch."""
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for m in re.finditer(r'data-k="([^"]*)" data-name="([^"]*)">.*?fill="(rgb\([^)]*\))"',
+                             f.read()):
+            if m.group(1) in SVG_KINDS:
+                name = html_mod.unescape(m.group(2))
+                out[(name, SVG_KINDS[m.group(1)])] = m.group(3)
+    return out
+
+
+def check_colours(b, st, perch, rec, tmp):
+    """Frames keep the SVG flame graph's colour per kind: the page's frames against the SVG of
+    the same recording, the page's colour function against a stored SVG that has kernel and
+    interpreted frames too, and no two kinds share a colour."""
+    svg = os.path.join(tmp, "same.svg")
+    run([perch, "report", "-q", rec, "-o", svg])
+    fills = svg_fills(svg)
+    pairs = [(f["name"], f["kind"], f["colour"]) for f in st["frames"]
+             if f["kind"] < 100 and not f["hit"]]
+    bad = [(n, k, c, fills.get((n, k))) for n, k, c in pairs if fills.get((n, k)) != c]
+    check(len(pairs) >= 5 and not bad,
+          "flame frames have the SVG flame graph's colours (same recording)", bad[:5])
+    # names the SVG had to clean (invalid UTF-8, control characters) are coloured by their raw
+    # bytes there, which the page never sees: left out
+    gold = {k: v for k, v in svg_fills(os.path.join(ROOT, "fixtures/golden/flamegraph/demo.svg"))
+            .items() if "\ufffd" not in k[0] and not re.search(r"[\x00-\x1f]", k[0])}
+    got = b.eval("(function(q){return q.map(function(x){return perchReport.colour(x[0],x[1]);});})"
+                 "(%s)" % json.dumps([list(k) for k in gold]))
+    bad = [(k, g, gold[k]) for k, g in zip(gold, got) if g != gold[k]]
+    check(len({k for _, k in gold}) >= 4 and not bad,
+          "the page colours the golden demo.svg's native, pseudo, kernel and interpreted "
+          "frames as perch's SVG does", bad[:5])
+    names = ["f%d" % i for i in range(300)]
+    cols = b.eval("(function(n){var o=[];for(var k=0;k<6;k++)o.push(n.map(function(x){"
+                  "return perchReport.colour(x,k);}));return o;})(%s)" % json.dumps(names))
+    shared = [(i, j) for i in range(6) for j in range(i + 1, 6) if set(cols[i]) & set(cols[j])]
+    check(not shared, "the six frame kinds never share a colour", shared)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--perch", required=True)
@@ -152,6 +199,7 @@ def main():
         best = max(selfs.values())
         check(int(top["cells"][1]) == best and selfs.get(top["name"]) == best,
               "top function by self == the folded stacks' hottest leaf", (top, best))
+        check_colours(b, st, perch, rec, tmp)
         summary = b.eval("document.getElementById('summary').textContent")
         check(all(w in summary for w in ("waits (pid", "3.00 s", "100 Hz", "wall",
                                           "%d in 5 threads" % all_total, "unwound to root",
