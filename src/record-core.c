@@ -927,12 +927,38 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		print_stalls(rc, prefix, f);
 }
 
+/* Unwind quality and per-sample errors as meta "unwind" and "errors" (one line of text each,
+ * for the report page's summary). */
+static void set_quality_meta(struct record_core *rc)
+{
+	const struct sampler_stats *st = rc->st;
+	const struct resolve_stats *rs = resolver_stats(rc->r);
+	double stacks = rs->stacks ? (double)rs->stacks : 1;
+	char buf[320];
+
+	snprintf(buf, sizeof(buf),
+		 "unwound to root %.1f%%, frame-pointer fallback %.1f%%, stopped early %.1f%%, "
+		 "cut at %d frames %.1f%%, %.1f frames per sample",
+		 100.0 * (double)rs->to_root / stacks, 100.0 * (double)rs->fp_used / stacks,
+		 100.0 * (double)rs->cfi_failed / stacks, UNWIND_MAX_FRAMES,
+		 100.0 * (double)rs->truncated / stacks, (double)rs->frames / stacks);
+	profile_set_meta(rc->p, "unwind", buf);
+	snprintf(buf, sizeof(buf),
+		 "registers %llu, stack copy %llu, dropped (perch behind) %llu, threads exited "
+		 "under perch %llu, missed ticks %llu of %llu",
+		 (unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
+		 (unsigned long long)st->dropped, (unsigned long long)st->races,
+		 (unsigned long long)st->missed_ticks, (unsigned long long)st->ticks);
+	profile_set_meta(rc->p, "errors", buf);
+}
+
 /* Timelines as counters, stalls as meta "stalls" (see writers.h). */
 void record_core_finish(struct record_core *rc)
 {
 	char buf[32];
 
 	set_meta(rc, rc->st->elapsed_s);
+	set_quality_meta(rc);
 	if (rc->tl)
 		timeline_store(rc->tl, rc->p);
 	if (rc->stall) {

@@ -780,6 +780,15 @@ static int c_top(struct repl *r, int argc, char **argv)
 	return ret < 0 ? PERCH_EXIT_FATAL : ret;
 }
 
+const struct profile *repl_last_profile(struct repl *r)
+{
+	if (!r->rec || !r->rec->rc.p)
+		return log_err(0, "nothing recorded yet: 'record' first, or give NEW.perch"), NULL;
+	if (r->rec->running)
+		return log_err(0, "the recording still runs: 'record stop' first"), NULL;
+	return record_core_profile(&r->rec->rc);
+}
+
 /* report [FORMAT] [FILE] and save FILE: the last recording through a writer. */
 static int render(struct repl *r, const struct output_format *fmt, const char *path)
 {
@@ -994,6 +1003,8 @@ static const char *const top_opts[] = { "-F", "--freq", "-d", "--duration", "-n"
 					 "--no-idle-reuse", "--no-cpu-hold", "--sysroot", "--symfs",
 					 "--show-art-frames", NULL };
 static const char *const maps_opts[] = { "--exec", NULL };
+static const char *const diff_opts[] = { "--fail-if", "--alpha", "--merge-threads", "--top", "-o",
+					  "--output", "--thread", "--mode", "--start", "--end", NULL };
 static const char *const report_opts[] = { "-o", "--output", "--format", "--symfs", "--lines",
 					    "--top", "--tid", "--thread", "--mode", "--start",
 					    "--end", NULL };
@@ -1045,6 +1056,9 @@ const struct repl_cmd repl_cmds[] = {
 	  NULL, report_opts, REPL_COMPLETE_FORMAT, 0, c_report },
 	{ "save", "FILE", "write the last recording (the ending picks the format)", NULL, NULL,
 	  NULL, REPL_COMPLETE_FILE, 0, c_save },
+	{ "diff", "[options] BASE.perch [NEW.perch]", "what changed: compare two recordings (or "
+	  "BASE with the last one)", repl_diff_usage, NULL, diff_opts, REPL_COMPLETE_FILE, 0,
+	  repl_diff_cmd },
 	{ "maps", "[--exec] [SUBSTRING]", "the target's memory mappings", NULL, NULL, maps_opts,
 	  REPL_COMPLETE_NONE, 1, c_maps },
 	{ "set", "[NAME [VALUE]]", "recording defaults (no name: show them)",
