@@ -937,10 +937,11 @@ static void set_quality_meta(struct record_core *rc)
 	char buf[320];
 
 	snprintf(buf, sizeof(buf),
-		 "unwound to root %.1f%%, frame-pointer fallback %.1f%%, stopped early %.1f%%, "
-		 "cut at %d frames %.1f%%, %.1f frames per sample",
-		 100.0 * (double)rs->to_root / stacks, 100.0 * (double)rs->fp_used / stacks,
-		 100.0 * (double)rs->cfi_failed / stacks, UNWIND_MAX_FRAMES,
+		 "unwound to root %.1f%%, frame-pointer fallback %.1f%% of frames, stopped early "
+		 "%.1f%%, cut at %d frames %.1f%%, %.1f frames per sample",
+		 100.0 * (double)rs->to_root / stacks,
+		 100.0 * (double)rs->fp_frames / (rs->frames ? (double)rs->frames : 1),
+		 100.0 * (double)resolve_stats_stopped(rs) / stacks, rc->o.max_frames,
 		 100.0 * (double)rs->truncated / stacks, (double)rs->frames / stacks);
 	profile_set_meta(rc->p, "unwind", buf);
 	snprintf(buf, sizeof(buf),
