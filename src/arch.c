@@ -49,7 +49,7 @@ static const char *machine_name(unsigned int machine, int cls, char *buf, size_t
 	return buf;
 }
 
-const struct perch_arch *perch_arch_of_pid(pid_t pid)
+const struct perch_arch *perch_arch_of_pid_why(pid_t pid, char *why, size_t size)
 {
 	const struct perch_arch *host = perch_arch_host();
 	unsigned char h[EI_NIDENT + 4];
@@ -74,10 +74,22 @@ const struct perch_arch *perch_arch_of_pid(pid_t pid)
 		return host;
 	if (host->e_machine == EM_X86_64 && machine == EM_386 && cls == ELFCLASS32)
 		return &perch_arch_i386;
-	log_err(0, "perch cannot profile %s processes on this host (%s)",
-		machine_name(machine, cls, name, sizeof(name)), host->name);
+	snprintf(why, size, "perch cannot profile %s processes on this host (%s)",
+		 machine_name(machine, cls, name, sizeof(name)), host->name);
 	errno = ENOEXEC;
 	return NULL;
+}
+
+const struct perch_arch *perch_arch_of_pid(pid_t pid)
+{
+	char why[160];
+	const struct perch_arch *a = perch_arch_of_pid_why(pid, why, sizeof(why));
+
+	if (!a) {
+		log_err(0, "%s", why);
+		errno = ENOEXEC;
+	}
+	return a;
 }
 
 int perch_frame_record_step(const struct perch_arch *a, unsigned int word,

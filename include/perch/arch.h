@@ -54,6 +54,9 @@ const struct perch_arch *perch_arch_by_machine(unsigned int e_machine);
  * profile <machine> processes on this host") for any other; the host's when the header cannot
  * be read (the process is gone or not ours: attaching reports that). */
 const struct perch_arch *perch_arch_of_pid(pid_t pid);
+/* The same without a message: for a process perch cannot profile, NULL with @why holding the
+ * sentence perch_arch_of_pid() prints (e.g. for a followed child that execs such a program). */
+const struct perch_arch *perch_arch_of_pid_why(pid_t pid, char *why, size_t size);
 /* Is @a the architecture perch was built for (the only one libunwind can step)? */
 static inline int perch_arch_is_host(const struct perch_arch *a)
 {
