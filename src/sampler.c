@@ -88,6 +88,33 @@ int sampler_snapshot(struct tracee *t, const struct perch_arch *arch, struct tra
 	return unwind_snapshot_take(t->pid, th->tid, arch, snap);
 }
 
+int sampler_snapshot_blocked(const struct perch_arch *arch, pid_t tid, const char *syscall,
+			     struct unwind_snapshot *snap)
+{
+	struct waitreason_syscall sc;
+
+	snap->time_ns = tracee_now_ns();
+	snap->tid = tid;
+	snap->pac_mask = 0;
+	memset(&snap->regs, 0, sizeof(snap->regs));
+	if (!syscall || waitreason_syscall_parse(syscall, &sc) < 0 ||
+	    sc.what != WAITREASON_SC_SYSCALL || !sc.sp || !sc.pc)
+		return -EAGAIN;
+	/* (a table without the list has six zeros) */
+	for (int i = 0; i < 6 && arch->dw_sysargs[0] != arch->dw_sysargs[1]; i++) {
+		int r = arch->dw_sysargs[i];
+
+		if (r >= 0 && r < PERCH_MAX_DWREGS) {
+			snap->regs.r[r] = sc.args[i];
+			snap->regs.valid |= 1ULL << r;
+		}
+	}
+	snap->regs.r[arch->dw_sp] = sc.sp;
+	snap->regs.r[arch->dw_pc] = sc.pc;
+	snap->regs.valid |= 1ULL << arch->dw_sp | 1ULL << arch->dw_pc;
+	return unwind_snapshot_read_stack(tid, sc.sp, snap);
+}
+
 /* ---- the queue ---- */
 
 static void queue_init(struct queue *q, size_t cap, size_t stack_size, int verify)

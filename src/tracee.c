@@ -20,6 +20,8 @@
 
 #define TRACEE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
 #define TRACEE_ATTACH_ROUNDS 64
+#define TRACEE_D_CHECK_NS (50 * 1000000ULL) /* detach: how often to look for threads in
+					     * uninterruptible sleep, which cannot stop */
 #define CAP_SYS_PTRACE_BIT 19
 
 uint64_t tracee_now_ns(void)
@@ -422,6 +424,9 @@ int tracee_add_pid(struct tracee *t, pid_t pid)
 	ret = seize_all(t, p);
 	if (ret < 0)
 		proc_abandon(t, p);
+	else if (p->leader_gone)
+		/* /proc/PID/exe of an exited main thread cannot be read: ask a live thread */
+		p->arch = perch_arch_of_pid_why(tracee_proc_task(t, p), (char[160]){ 0 }, 160);
 	return ret;
 }
 
@@ -900,10 +905,23 @@ void tracee_detach_proc(struct tracee *t, struct tracee_proc *p)
 		proc_done(t, p, 0, 0);
 }
 
+/* Threads left that are in uninterruptible sleep: they stop only when they wake up. */
+static size_t count_in_d(const struct tracee *t)
+{
+	struct proc_stat ps;
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->nr_threads; i++)
+		n += proc_stat_read(t->threads[i]->tid, 0, &ps) == 0 && ps.state == 'D';
+	return n;
+}
+
 int tracee_detach_all(struct tracee *t, int timeout_ms)
 {
-	uint64_t deadline = tracee_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	uint64_t now = tracee_now_ns(), deadline = now + (uint64_t)timeout_ms * 1000000ULL;
+	uint64_t check = now + TRACEE_D_CHECK_NS;
 	struct tracee_event ev;
+	size_t in_d = 0;
 	int left;
 
 	for (size_t i = 0; i < t->nr_procs; i++)
@@ -916,15 +934,24 @@ int tracee_detach_all(struct tracee *t, int timeout_ms)
 
 		if (ret < 0)
 			break;
-		if (ret == 0)
-			usleep(200);
+		if (ret)
+			continue;
+		usleep(200);
+		if ((now = tracee_now_ns()) >= check) {
+			check = now + TRACEE_D_CHECK_NS;
+			in_d = count_in_d(t);
+			if (in_d == t->nr_threads)
+				break;
+		}
 	}
 	left = (int)t->nr_threads;
-	if (left && t->alive)
+	if (left && t->alive && (size_t)left > in_d)
 		log_warn(0, "%d thread(s) of %d did not stop to be detached; they are released "
 			    "when perch exits", left, t->pid);
-	while (t->nr_threads)
-		thread_remove(t, t->threads[t->nr_threads - 1]);
+	else if (left)
+		log_debug("%d thread(s) in uninterruptible sleep: detached when they wake up or "
+			  "perch exits", left);
+	/* they stay in the table, marked: tracee_poll() detaches each at its stop */
 	return left;
 }
 

@@ -52,10 +52,7 @@ struct unwinder {
 int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
 			 struct unwind_snapshot *snap)
 {
-	struct iovec local, remote[64];
-	uint64_t sp, addr, end;
-	int ret, n = 0;
-	ssize_t got;
+	int ret;
 
 	ret = arch->regs_read(tid, &snap->regs);
 	if (ret < 0)
@@ -73,7 +70,16 @@ int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
 		snap->pac_mask = mask;
 	}
 	snap->tid = tid;
-	sp = perch_regs_sp(arch, &snap->regs);
+	return unwind_snapshot_read_stack(tid, perch_regs_sp(arch, &snap->regs), snap);
+}
+
+int unwind_snapshot_read_stack(pid_t tid, uint64_t sp, struct unwind_snapshot *snap)
+{
+	struct iovec local, remote[64];
+	uint64_t addr, end;
+	int n = 0;
+	ssize_t got;
+
 	snap->stack_addr = sp;
 	snap->stack_len = 0;
 	if (!snap->stack_cap)

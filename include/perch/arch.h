@@ -30,6 +30,9 @@ struct perch_arch {
 	int dw_pc, dw_sp, dw_fp;
 	int dw_lr;              /* link register, -1 when the return address is on the stack */
 	int cs_arch, cs_mode;   /* capstone engine selection */
+	/* the registers holding system-call arguments 1-6, in the order /proc/PID/syscall
+	 * lists them (a thread blocked where it cannot be stopped is known from that file) */
+	int dw_sysargs[6];
 	/* Read the registers of a ptrace-stopped thread. Host arch only: -ENOSYS elsewhere.
 	 * 0 or -errno. */
 	int (*regs_read)(pid_t tid, struct perch_regs *out);

@@ -121,5 +121,12 @@ uint64_t sampler_stop_percentile(const struct sampler_stats *st, double pct);
 /* Snapshot one stopped thread now (for perch dump): registers + stack. 0 or -errno. */
 int sampler_snapshot(struct tracee *t, const struct perch_arch *arch, struct tracee_thread *th,
 		     struct unwind_snapshot *snap);
+/* Snapshot a thread that is not stopped and cannot be (uninterruptible sleep, 'D': a ptrace
+ * interrupt takes effect only when it leaves the kernel) from @syscall, the text of its
+ * /proc/PID/task/TID/syscall: user SP, PC and the system call's argument registers, and a
+ * copy of its stack; no other register is known, so unwinding goes as far as CFI that needs
+ * only those. 0, -EAGAIN when it is not blocked in a system call, or -errno. */
+int sampler_snapshot_blocked(const struct perch_arch *arch, pid_t tid, const char *syscall,
+			     struct unwind_snapshot *snap);
 
 #endif

@@ -137,7 +137,10 @@ int tracee_poll(struct tracee *t, struct tracee_event *ev);
 void tracee_detach_proc(struct tracee *t, struct tracee_proc *p);
 /* Detach every thread, leaving each as it would be without perch (running, or stopped if the
  * process is group-stopped; pending signals delivered). Waits at most @timeout_ms for threads
- * to reach a stop. Returns the number of threads that could not be detached cleanly. */
+ * to reach a stop, and not for threads in uninterruptible sleep (D), which stop only when
+ * they wake up. Returns the number of threads not detached yet: they stay in the table,
+ * marked, and tracee_poll() detaches each when its stop comes (or the kernel does when perch
+ * exits). */
 int tracee_detach_all(struct tracee *t, int timeout_ms);
 /* For launched targets after detach: wait for the program to exit; its wait status. */
 int tracee_wait_exit(struct tracee *t);

@@ -28,6 +28,9 @@ struct unwind_snapshot {
  * so a copy that runs off the mapped stack stops at the last good page). 0 or -errno. */
 int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
 			 struct unwind_snapshot *snap);
+/* The stack part alone: copy up to @snap->stack_cap bytes from @sp of thread @tid, which need
+ * not be stopped (a thread blocked where it cannot be stopped: its SP from /proc). 0 or -errno. */
+int unwind_snapshot_read_stack(pid_t tid, uint64_t sp, struct unwind_snapshot *snap);
 
 enum {
 	UNWIND_TRUNCATED = 1 << 0, /* stopped at the frame limit */
