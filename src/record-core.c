@@ -420,21 +420,126 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 
 /* ---- the sampler callbacks (the sampler's worker thread) ---- */
 
-/* The profile's index of thread @tid, named @comm when known. */
-static uint32_t thread_of(struct record_core *rc, pid_t tid, const char *comm)
+/* ---- processes: each has its own maps, modules, unwinder and architecture ---- */
+
+/* The live entry of process @pid, or NULL. */
+static struct record_proc *proc_find(struct record_core *rc, pid_t pid)
 {
-	return profile_thread(rc->p, tid, comm && comm[0] ? comm : NULL);
+	for (size_t i = rc->nr_procs; i-- > 0;)
+		if (rc->procs[i].pid == pid && rc->procs[i].r)
+			return &rc->procs[i];
+	return NULL;
 }
 
-/* Read a thread's name now (at attach and for new threads; samples bring their own). */
-static void name_thread(struct record_core *rc, pid_t tid)
+/* Read process @pid's name now into the profile (at attach, fork and exec). */
+static void name_process(struct record_core *rc, pid_t pid, pid_t task)
 {
 	char comm[64];
 
-	if (proc_task_comm(rc->pid, tid, comm, sizeof(comm)) == 0)
-		profile_thread(rc->p, tid, comm);
+	if (proc_task_comm(task, task, comm, sizeof(comm)) == 0)
+		profile_process(rc->p, pid, comm);
 	else
-		profile_thread(rc->p, tid, NULL);
+		profile_process(rc->p, pid, NULL);
+}
+
+/* Start resolving process @pid (@task: a live thread of it), an @arch program. */
+static struct record_proc *proc_open(struct record_core *rc, pid_t pid, pid_t task,
+				     const struct perch_arch *arch)
+{
+	struct record_proc *rp = NULL;
+
+	for (size_t i = 0; i < rc->nr_procs && !rp; i++)
+		if (rc->procs[i].pid == pid && !rc->procs[i].r)
+			rp = &rc->procs[i]; /* a gone one, its pid reused */
+	if (!rp) {
+		ALLOC_GROW(rc->procs, rc->nr_procs + 1, rc->alloc_procs);
+		rp = &rc->procs[rc->nr_procs++];
+	}
+	memset(rp, 0, sizeof(*rp));
+	rp->pid = pid;
+	rp->arch = arch ? arch : perch_arch_host();
+	rp->r = resolver_new(task, rp->arch, rc->p, rc->sym);
+	name_process(rc, pid, task);
+	if (pid == rc->pid) {
+		rc->r = rp->r;
+		rc->arch = rp->arch;
+	}
+	return rp;
+}
+
+/* Process @pid is gone: keep what its resolver counted, free the rest. */
+static void proc_close(struct record_core *rc, struct record_proc *rp)
+{
+	const struct resolve_stats *s = resolver_stats(rp->r);
+	struct resolve_stats *g = &rc->gone_stats;
+
+	g->stacks += s->stacks;
+	g->to_root += s->to_root;
+	g->fp_used += s->fp_used;
+	g->cfi_failed += s->cfi_failed;
+	g->truncated += s->truncated;
+	g->frames += s->frames;
+	g->unwind_ns += s->unwind_ns;
+	g->symbolize_ns += s->symbolize_ns;
+	g->reloads += s->reloads;
+	if (rc->r == rp->r)
+		rc->r = NULL;
+	resolver_free(rp->r);
+	rp->r = NULL;
+}
+
+/* The process of a sample: known, or one whose events the worker has not seen (its fork came
+ * after the queue was full). */
+static struct record_proc *proc_of(struct record_core *rc, const struct sampler_info *info)
+{
+	struct record_proc *rp = proc_find(rc, info->pid ? info->pid : rc->pid);
+
+	return rp ? rp : proc_open(rc, info->pid, info->pid, info->arch);
+}
+
+const struct resolve_stats *record_core_resolve_stats(const struct record_core *rc,
+						     struct resolve_stats *out)
+{
+	*out = rc->gone_stats;
+	for (size_t i = 0; i < rc->nr_procs; i++) {
+		const struct resolve_stats *s;
+
+		if (!rc->procs[i].r)
+			continue;
+		s = resolver_stats(rc->procs[i].r);
+		out->stacks += s->stacks;
+		out->to_root += s->to_root;
+		out->fp_used += s->fp_used;
+		out->cfi_failed += s->cfi_failed;
+		out->truncated += s->truncated;
+		out->frames += s->frames;
+		out->unwind_ns += s->unwind_ns;
+		out->symbolize_ns += s->symbolize_ns;
+		out->reloads += s->reloads;
+	}
+	return out;
+}
+
+/* The profile's index of thread @tid of process @pid, named @comm when known; the main
+ * thread's name is the process's. */
+static uint32_t thread_of(struct record_core *rc, pid_t pid, pid_t tid, const char *comm)
+{
+	const char *name = comm && comm[0] ? comm : NULL;
+
+	if (name && tid == pid)
+		profile_process(rc->p, pid, name);
+	return profile_thread_in(rc->p, pid, tid, name);
+}
+
+/* Read a thread's name now (at attach and for new threads; samples bring their own). */
+static void name_thread(struct record_core *rc, pid_t pid, pid_t tid)
+{
+	char comm[64];
+
+	if (proc_task_comm(pid, tid, comm, sizeof(comm)) == 0)
+		profile_thread_in(rc->p, pid, tid, comm);
+	else
+		profile_thread_in(rc->p, pid, tid, NULL);
 }
 
 /* The stack to count: @stack, ending in why the thread waits ("[lock futex]") when it was
@@ -442,16 +547,17 @@ static void name_thread(struct record_core *rc, pid_t tid)
  * just after the thread woke up. @site (may be NULL) remembers the last reason seen there:
  * a sleeper that perch interrupted once resumes in restart_syscall at the same place, and the
  * reason is still the call it restarts. */
-static uint32_t with_wait_frame(struct record_core *rc, const struct sampler_info *info,
-				uint32_t stack, struct record_site *site)
+static uint32_t with_wait_frame(struct record_core *rc, struct record_proc *rp,
+				const struct sampler_info *info, uint32_t stack,
+				struct record_site *site)
 {
-	pid_t pid = rc->pid;
+	pid_t pid = rp->pid ? rp->pid : rc->pid;
 	struct waitreason wr;
 	const char *frame;
 
 	if (!info->state || info->state == 'R')
 		return stack;
-	waitreason_classify(rc->arch->e_machine, info->state, info->syscall, NULL,
+	waitreason_classify(rp->arch->e_machine, info->state, info->syscall, NULL,
 			    waitreason_fd_path_proc, &pid, &wr);
 	/* woke up between the two reads: it runs */
 	if (wr.kind == WAITREASON_RUNNING || !wr.frame[0])
@@ -463,7 +569,7 @@ static uint32_t with_wait_frame(struct record_core *rc, const struct sampler_inf
 	} else if (site) {
 		site->wait = profile_intern_str(rc->p, frame) + 1;
 	}
-	return resolver_add_leaf(rc->r, stack, frame);
+	return resolver_add_leaf(rp->r, stack, frame);
 }
 
 static struct record_sites *sites_of(struct record_core *rc, uint32_t thread)
@@ -503,10 +609,11 @@ static void watch_sample(struct record_core *rc, const struct sampler_info *info
 }
 
 /* --verify: do the frames of the last resolver_stack() call equal libunwind-ptrace's? */
-static void verify_sample(struct record_core *rc, const struct sampler_info *info)
+static void verify_sample(struct record_core *rc, struct record_proc *rp,
+			  const struct sampler_info *info)
 {
 	int n, m = info->nr_verify;
-	const uint64_t *pcs = resolver_last_pcs(rc->r, &n);
+	const uint64_t *pcs = resolver_last_pcs(rp->r, &n);
 
 	if (m <= 0)
 		return;
@@ -530,9 +637,10 @@ static void on_sample(void *arg, const struct sampler_info *info,
 		      const struct unwind_snapshot *snap)
 {
 	struct record_core *rc = arg;
-	uint32_t thread = thread_of(rc, info->tid, info->comm);
-	uint64_t sp = perch_regs_sp(rc->arch, &snap->regs), pc = perch_regs_pc(rc->arch, &snap->regs);
-	uint32_t stack = resolver_stack(rc->r, snap);
+	struct record_proc *rp = proc_of(rc, info);
+	uint32_t thread = thread_of(rc, rp->pid, info->tid, info->comm);
+	uint64_t sp = perch_regs_sp(rp->arch, &snap->regs), pc = perch_regs_pc(rp->arch, &snap->regs);
+	uint32_t stack = resolver_stack(rp->r, snap);
 	struct record_sites *rs = sites_of(rc, thread);
 	struct record_site *site = site_find(rs, sp, pc);
 
@@ -544,8 +652,8 @@ static void on_sample(void *arg, const struct sampler_info *info,
 	}
 	site->stack = stack + 1;
 	if (rc->o.verify)
-		verify_sample(rc, info);
-	stack = with_wait_frame(rc, info, stack, site);
+		verify_sample(rc, rp, info);
+	stack = with_wait_frame(rc, rp, info, stack, site);
 	profile_add_weighted(rc->p, thread, stack, info->time_ns, info->state, info->weight);
 	watch_sample(rc, info, stack);
 	record_stream(rc, info->time_ns);
@@ -554,12 +662,13 @@ static void on_sample(void *arg, const struct sampler_info *info,
 static void on_reuse(void *arg, const struct sampler_info *info, uint64_t sp, uint64_t pc)
 {
 	struct record_core *rc = arg;
-	uint32_t thread = thread_of(rc, info->tid, info->comm);
+	struct record_proc *rp = proc_of(rc, info);
+	uint32_t thread = thread_of(rc, rp->pid, info->tid, info->comm);
 	struct record_site *site = site_find(sites_of(rc, thread), sp, pc);
 
 	/* the sampler names only sites of snapshots it queued before this item */
 	if (site) {
-		uint32_t stack = with_wait_frame(rc, info, site->stack - 1, site);
+		uint32_t stack = with_wait_frame(rc, rp, info, site->stack - 1, site);
 
 		profile_add_weighted(rc->p, thread, stack, info->time_ns, info->state,
 				     info->weight);
@@ -568,14 +677,32 @@ static void on_reuse(void *arg, const struct sampler_info *info, uint64_t sp, ui
 	record_stream(rc, info->time_ns);
 }
 
-static void on_event(void *arg, int kind, pid_t tid)
+static void on_event(void *arg, const struct sampler_event *ev)
 {
 	struct record_core *rc = arg;
+	struct record_proc *rp = proc_find(rc, ev->pid);
 
-	if (kind == TRACEE_EV_THREAD_NEW)
-		name_thread(rc, tid);
-	else if (kind == TRACEE_EV_EXEC)
-		resolver_reload(rc->r);
+	switch (ev->kind) {
+	case TRACEE_EV_THREAD_NEW:
+		name_thread(rc, ev->pid, ev->tid);
+		break;
+	case TRACEE_EV_PROC_NEW:
+		if (rp)
+			proc_close(rc, rp); /* its pid was reused */
+		proc_open(rc, ev->pid, ev->pid, ev->arch);
+		name_thread(rc, ev->pid, ev->pid);
+		break;
+	case TRACEE_EV_EXEC:
+		/* a new program: new maps, maybe another architecture */
+		if (rp)
+			proc_close(rc, rp);
+		proc_open(rc, ev->pid, ev->pid, ev->arch);
+		break;
+	case TRACEE_EV_PROC_GONE:
+		if (rp)
+			proc_close(rc, rp);
+		break;
+	}
 }
 
 const struct sampler_ops record_core_ops = { on_sample, on_reuse, on_event };
@@ -595,7 +722,9 @@ void record_core_release(struct record_core *rc)
 		recording_close(rc->rw, rc->p);
 	timeline_free(rc->tl);
 	stall_free(rc->stall);
-	resolver_free(rc->r);
+	for (size_t i = 0; i < rc->nr_procs; i++)
+		resolver_free(rc->procs[i].r);
+	free(rc->procs);
 	symbolizer_free(rc->sym);
 	profile_free(rc->p);
 	profile_free(rc->back);
@@ -672,7 +801,7 @@ int record_core_setup(struct record_core *rc, const struct tracee *t)
 	struct timespec now;
 
 	rc->pid = t->pid;
-	rc->arch = perch_arch_of_pid(t->pid);
+	rc->arch = perch_arch_of_pid(t->nr_procs ? tracee_proc_task(t, t->procs[0]) : t->pid);
 	if (!rc->arch)
 		return -ENOEXEC;
 	if (rc->o.verify && !perch_arch_is_host(rc->arch))
@@ -688,13 +817,20 @@ int record_core_setup(struct record_core *rc, const struct tracee *t)
 	clock_gettime(CLOCK_REALTIME, &now);
 	rc->start_realtime_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
 	rc->sym = symbolizer_new(rc->o.sysroot, rc->o.symfs);
-	rc->r = resolver_new(rc->pid, rc->arch, rc->p, rc->sym);
+	for (size_t i = 0; i < t->nr_procs; i++) {
+		const struct tracee_proc *tp = t->procs[i];
+
+		if (tp->alive)
+			proc_open(rc, tp->pid, tracee_proc_task(t, tp),
+				  tp->pid == rc->pid ? rc->arch : tp->arch);
+	}
+	if (!rc->r) /* no process of the set (a tracee the caller filled itself) */
+		proc_open(rc, rc->pid, rc->pid, rc->arch);
 	for (size_t i = 0; i < t->nr_threads; i++)
-		name_thread(rc, t->threads[i]->tid);
+		name_thread(rc, t->threads[i]->proc->pid, t->threads[i]->tid);
 	/* the process's name now: it may be gone when the profile is written */
-	if (profile_nr_threads(rc->p))
-		profile_set_meta(rc->p, "comm",
-				 profile_str(rc->p, profile_thread_get(rc->p, 0)->name));
+	if (profile_process_name(rc->p, rc->pid))
+		profile_set_meta(rc->p, "comm", profile_process_name(rc->p, rc->pid));
 	set_meta(rc, -1);
 	return 0;
 }
@@ -790,7 +926,8 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 			       const char *prefix, int headline, FILE *f)
 {
 	const struct sampler_stats *st = rc->st;
-	const struct resolve_stats *rs = resolver_stats(rc->r);
+	struct resolve_stats rsum;
+	const struct resolve_stats *rs = record_core_resolve_stats(rc, &rsum);
 	uint64_t total = profile_total_samples(rc->p);
 	/* weight beyond one per sample; a stop can also give no sample (e.g. a thread that
 	 * exited before the worker got to it), so do not let the difference wrap */

@@ -23,6 +23,8 @@
 #include "perch/xalloc.h"
 
 #define SAMPLER_NICE (-10)
+#define SAMPLER_JOB_STOP_NS (300 * 1000000ULL) /* Ctrl-Z: how long perch waits for the
+						* programs of its process group to stop */
 
 #define SAMPLER_MAX_BATCH 1024 /* threads interrupted after the CPU move; more: at once */
 #define SAMPLER_MAX_CPUS 256   /* CPUs follow_cpu() counts threads on */
@@ -34,7 +36,8 @@
  * (a TRACEE_EV_* kind). */
 struct item {
 	int kind;
-	pid_t tid;
+	pid_t pid, tid;
+	const struct perch_arch *arch;
 	uint32_t weight;
 	char state;
 	int has_syscall;
@@ -71,6 +74,14 @@ static void wait_set(sigset_t *set)
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGTSTP);
+	sigaddset(set, SIGTTIN);
+	sigaddset(set, SIGTTOU);
+}
+
+static int is_job_stop(int sig)
+{
+	return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
 void sampler_block_signals(sigset_t *old)
@@ -188,6 +199,8 @@ static void *worker_main(void *p)
 		pthread_mutex_unlock(&q->lock);
 		if (it->kind == ITEM_SAMPLE || it->kind == ITEM_REUSE) {
 			struct sampler_info info = {
+				.pid = it->pid,
+				.arch = it->arch,
 				.tid = it->tid,
 				.weight = it->weight,
 				.state = it->state,
@@ -203,8 +216,12 @@ static void *worker_main(void *p)
 			else
 				w->ops->reuse(w->arg, &info, it->site_sp, it->site_pc);
 		}
-		else if (w->ops->event)
-			w->ops->event(w->arg, it->kind, it->tid);
+		else if (w->ops->event) {
+			struct sampler_event ev = { .kind = it->kind, .pid = it->pid,
+						    .tid = it->tid, .arch = it->arch };
+
+			w->ops->event(w->arg, &ev);
+		}
 		pthread_mutex_lock(&q->lock);
 		q->free[q->nr_free++] = it;
 	}
@@ -240,6 +257,9 @@ struct sthread {
 	int schedstat_fd;
 	int idle_known;
 	uint64_t idle_sp, idle_pc, idle_slices;
+	/* group-stopped and sampled once: where (its stack is counted again until SIGCONT) */
+	int stopped_known;
+	uint64_t stopped_sp, stopped_pc;
 };
 
 static struct sthread *sthread_of(struct tracee_thread *th)
@@ -277,10 +297,11 @@ static ssize_t read_task_file(struct tracee *t, struct tracee_thread *th, int *f
 {
 	ssize_t n;
 
+	(void)t;
 	if (*fd == -1) {
 		char path[64];
 
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", t->pid, th->tid, name);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", th->proc->pid, th->tid, name);
 		*fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (*fd < 0)
 			*fd = -2;
@@ -375,6 +396,8 @@ static int blocked_site(const struct sthread *s)
 static void fill_item(struct item *it, int kind, struct tracee_thread *th, struct sthread *s)
 {
 	it->kind = kind;
+	it->pid = th->proc->pid;
+	it->arch = th->proc->arch;
 	it->tid = th->tid;
 	it->weight = 1 + s->late_ticks;
 	it->state = s->state;
@@ -385,14 +408,36 @@ static void fill_item(struct item *it, int kind, struct tracee_thread *th, struc
 	s->late_ticks = 0;
 }
 
+/* A sample of a group-stopped thread: its state is 'T' (/proc reads 't' while perch traces
+ * it), and it stays where it is until SIGCONT, so later ticks count this stack again without
+ * stopping it (tick_stopped()). */
+static void note_stopped(struct sthread *s, struct item *it, uint64_t sp, uint64_t pc,
+			 struct sampler_stats *st)
+{
+	it->state = 'T';
+	it->has_syscall = 0;
+	s->stopped_known = 1;
+	s->stopped_sp = sp;
+	s->stopped_pc = pc;
+	st->stopped++;
+}
+
+/* The architecture of @th's process (@arch when it is not known). */
+static const struct perch_arch *arch_of(const struct tracee_thread *th,
+					const struct perch_arch *arch)
+{
+	return th->proc->arch ? th->proc->arch : arch;
+}
+
 /* Our interrupt-stop: copy, resume, queue. */
 static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		       struct tracee_thread *th, struct sampler_stats *st)
 {
 	struct item *it = queue_get_free(&w->q);
-	int ret = 0;
+	int ret = 0, group_stop = th->in_group_stop;
 	uint64_t us;
 
+	arch = arch_of(th, arch);
 	if (it)
 		ret = sampler_snapshot(t, arch, th, &it->snap);
 	if (it && w->verify && ret == 0)
@@ -410,28 +455,33 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	} else if (ret < 0 && !it->snap.regs.valid) {
 		st->err_regs++;
 	} else {
+		struct sthread *s = sthread_of(th);
+		uint64_t sp = perch_regs_sp(arch, &it->snap.regs);
+		uint64_t pc = perch_regs_pc(arch, &it->snap.regs);
+
 		if (ret < 0)
 			st->err_stack++;
 		st->samples++;
-		struct sthread *s = sthread_of(th);
-
 		fill_item(it, ITEM_SAMPLE, th, s);
-		remember_site(s, perch_regs_sp(arch, &it->snap.regs),
-			      perch_regs_pc(arch, &it->snap.regs));
+		remember_site(s, sp, pc);
+		if (group_stop)
+			note_stopped(s, it, sp, pc, st);
 		queue_push(&w->q, it);
 		return;
 	}
 	queue_push_free(&w->q, it);
 }
 
-static void post_event(struct worker *w, int kind, pid_t tid)
+static void post_event(struct worker *w, const struct tracee_event *ev)
 {
 	struct item *it = queue_get_free(&w->q);
 
 	if (!it)
 		return; /* the worker is far behind; it re-reads names on its own */
-	it->kind = kind;
-	it->tid = tid;
+	it->kind = ev->kind;
+	it->pid = ev->proc ? ev->proc->pid : 0;
+	it->arch = ev->proc ? ev->proc->arch : NULL;
+	it->tid = ev->thread ? ev->thread->tid : it->pid;
 	queue_push(&w->q, it);
 }
 
@@ -449,11 +499,8 @@ static int handle_events(struct tracee *t, const struct perch_arch *arch, struct
 		case TRACEE_EV_EXIT:
 			st->stop_reason = SAMPLER_STOP_EXIT;
 			return 0;
-		case TRACEE_EV_EXEC:
-			post_event(w, ev.kind, t->pid);
-			break;
 		default:
-			post_event(w, ev.kind, ev.thread->tid);
+			post_event(w, &ev);
 			break;
 		}
 	}
@@ -480,6 +527,50 @@ static int reuse(struct worker *w, struct tracee_thread *th, struct sthread *s, 
 	it->site_sp = sp;
 	it->site_pc = pc;
 	st->reused++;
+	queue_push(&w->q, it);
+	return 0;
+}
+
+/* A group-stopped thread at a tick (wall mode): counted again where its first sample in this
+ * stop was taken, or interrupted once (the interrupt re-reports its group-stop; it listens
+ * again after the snapshot, so job control is untouched). Returns 1 when it is to be
+ * interrupted. */
+static int tick_stopped(struct worker *w, struct tracee_thread *th, struct sthread *s,
+			uint64_t missed, struct sampler_stats *st)
+{
+	s->state = 'T';
+	s->has_syscall = 0;
+	s->late_ticks += (uint32_t)missed;
+	if (s->stopped_known &&
+	    reuse(w, th, s, s->stopped_sp, s->stopped_pc, st) == 0)
+		return 0;
+	return !s->stopped_known;
+}
+
+/* A thread in uninterruptible sleep ('D') at a tick: a PTRACE_INTERRUPT would take effect
+ * only when it wakes up (a vfork parent sleeps until its child execs), so it is sampled from
+ * /proc without a stop. 0, or -errno when it could not be (then it is interrupted as usual). */
+static int tick_blocked(struct worker *w, struct tracee_thread *th, struct sthread *s,
+			const struct perch_arch *arch, struct sampler_stats *st)
+{
+	struct item *it;
+	int ret;
+
+	if (!s->has_syscall)
+		return -EAGAIN;
+	it = queue_get_free(&w->q);
+	if (!it)
+		return -ENOSPC;
+	ret = sampler_snapshot_blocked(arch, th->tid, s->syscall, &it->snap);
+	if (ret < 0 && !it->snap.stack_len && !(it->snap.regs.valid & (1ULL << arch->dw_pc))) {
+		queue_push_free(&w->q, it);
+		return ret;
+	}
+	it->nr_verify = 0;
+	fill_item(it, ITEM_SAMPLE, th, s);
+	remember_site(s, perch_regs_sp(arch, &it->snap.regs), perch_regs_pc(arch, &it->snap.regs));
+	st->samples++;
+	st->blocked++;
 	queue_push(&w->q, it);
 	return 0;
 }
@@ -520,8 +611,8 @@ static void follow_cpu(struct tracee_thread *const *stop, size_t n, struct sampl
  * thread: read its state first (a thread we stop reads as 't'); a thread not running is
  * skipped in cpu mode, counted again without a stop when it is blocked where an earlier
  * sample was taken, and interrupted otherwise. */
-static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *o,
-		 uint64_t missed, struct sampler_stats *st)
+static void tick(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		 const struct sampler_opts *o, uint64_t missed, struct sampler_stats *st)
 {
 	struct tracee_thread *stop[SAMPLER_MAX_BATCH];
 	size_t nr_stop = 0;
@@ -534,13 +625,24 @@ static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *
 
 		/* ticks a thread could not be sampled at are credited to its next sample, in wall
 		 * mode only: in cpu mode, a thread waiting for a CPU does not count */
+		if (!th->in_group_stop)
+			s->stopped_known = 0;
 		if (th->state == TRACEE_INTERRUPTING) {
 			st->late++;
 			if (!o->cpu_mode)
 				s->late_ticks += 1 + (uint32_t)missed;
 			continue;
 		}
-		if (th->state != TRACEE_RUNNING || th->new_stop_pending)
+		if (!th->proc->arch || th->detaching || th->new_stop_pending)
+			continue; /* being let go, or not started yet */
+		if (th->state == TRACEE_GROUP_STOPPED) {
+			if (o->cpu_mode)
+				st->skipped_idle++;
+			else if (tick_stopped(w, th, s, missed, st) && nr_stop < SAMPLER_MAX_BATCH)
+				stop[nr_stop++] = th;
+			continue;
+		}
+		if (th->state != TRACEE_RUNNING)
 			continue;
 		/* found blocked at a site before and not switched in since: still there (one
 		 * read instead of stat + syscall: hundreds of idle threads stay cheap) */
@@ -573,6 +675,8 @@ static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *
 			s->idle_known = read_slices(t, th, s, &s->idle_slices) == 0;
 			continue;
 		}
+		if (s->state == 'D' && tick_blocked(w, th, s, arch_of(th, arch), st) == 0)
+			continue;
 		if (nr_stop < SAMPLER_MAX_BATCH)
 			stop[nr_stop++] = th;
 		else if (tracee_interrupt(t, th, tracee_now_ns()) == -ESRCH)
@@ -583,6 +687,70 @@ static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *
 	for (size_t i = 0; i < nr_stop; i++)
 		if (tracee_interrupt(t, stop[i], tracee_now_ns()) == -ESRCH)
 			st->races++;
+}
+
+/* Is @th going to stop by itself because of a stop signal of perch's process group (a thread
+ * of ours that must not be left in a stop while perch is stopped)? */
+static int settling(const struct tracee_thread *th)
+{
+	if (th->state == TRACEE_INTERRUPTING || th->state == TRACEE_STOPPED)
+		return 1;
+	return th->state == TRACEE_RUNNING && !th->detaching &&
+	       getpgid(th->proc->pid) == getpgrp();
+}
+
+/* perch got SIGTSTP, SIGTTIN or SIGTTOU (Ctrl-Z: the terminal sends it to perch and to the
+ * program it launched, which share perch's process group). Without care the program would
+ * sit in a signal-delivery-stop until perch runs again, and only then stop, after the shell's
+ * SIGCONT. So: pass a stop sent to perch alone on to the program it launched, let the traced
+ * threads of perch's process group reach their group-stop (listened, as usual) and no stop of
+ * ours stay pending, then stop perch itself with the same signal; the shell sees the job
+ * stopped. After SIGCONT, a program still stopped is sent SIGCONT too (when the shell
+ * continued perch alone). */
+static void job_stop(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		     const siginfo_t *si, struct sampler_stats *st)
+{
+	uint64_t deadline = tracee_now_ns() + SAMPLER_JOB_STOP_NS;
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
+	int sig = si->si_signo, still;
+	sigset_t one;
+
+	if (t->launched && t->nr_procs && t->procs[0]->alive && si->si_code == SI_USER)
+		kill(t->pid, sig);
+	for (;;) {
+		size_t busy = 0;
+
+		if (handle_events(t, arch, w, st) < 0 || st->stop_reason)
+			break;
+		for (size_t i = 0; i < t->nr_threads; i++)
+			busy += settling(t->threads[i]);
+		if (!busy || tracee_now_ns() >= deadline)
+			break;
+		usleep(100);
+	}
+	st->job_stops++;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigaction(sig, &dfl, &old);
+	raise(sig); /* pending while blocked: delivered, and perch stops, when unblocked */
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	pthread_sigmask(SIG_BLOCK, &one, NULL);
+	sigaction(sig, &old, NULL);
+	/* continued: give the shell's SIGCONT time to reach the program too */
+	deadline = tracee_now_ns() + SAMPLER_JOB_STOP_NS;
+	do {
+		still = 0;
+		if (handle_events(t, arch, w, st) < 0 || st->stop_reason)
+			return;
+		for (size_t i = 0; i < t->nr_threads; i++)
+			still += t->threads[i]->in_group_stop &&
+				 getpgid(t->threads[i]->proc->pid) == getpgrp();
+		if (still)
+			usleep(100);
+	} while (still && tracee_now_ns() < deadline);
+	for (size_t i = 0; i < t->nr_procs && still; i++)
+		if (t->procs[i]->alive && getpgid(t->procs[i]->pid) == getpgrp())
+			kill(t->procs[i]->pid, SIGCONT);
 }
 
 int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sampler_opts *o,
@@ -601,6 +769,9 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		sigdelset(&set, SIGINT);
 		sigdelset(&set, SIGTERM);
 		sigdelset(&set, SIGHUP);
+		sigdelset(&set, SIGTSTP);
+		sigdelset(&set, SIGTTIN);
+		sigdelset(&set, SIGTTOU);
 	}
 	t->on_free = sthread_free;
 	queue_init(&w.q, SAMPLER_QUEUE, o->stack_size, o->verify);
@@ -641,7 +812,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			st->missed_ticks += missed;
 			base += (behind ? behind : 1) * period;
 			fire = base + jitter_ns(period);
-			tick(t, &w, o, missed, st);
+			tick(t, arch, &w, o, missed, st);
 		}
 		ret = handle_events(t, arch, &w, st);
 		if (ret < 0) {
@@ -662,6 +833,10 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 				st->stop_reason = SAMPLER_STOP_SIGNAL;
 				st->signal = sig;
 				st->signal_code = si.si_code;
+			} else if (is_job_stop(sig)) {
+				job_stop(t, arch, &w, &si, st);
+				/* the ticks perch was stopped for are not owed to anyone */
+				base = fire = tracee_now_ns();
 			}
 		}
 	}

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "perch/resolve.h"
 #include "perch/sampler.h"
 
 struct output_format;
@@ -97,17 +98,28 @@ struct record_sites {
 	unsigned int next; /* round robin */
 };
 
+/* A process of the recording: its own maps, modules and unwinder (the resolver) and its
+ * architecture (a child may exec a 32-bit program). */
+struct record_proc {
+	pid_t pid;
+	const struct perch_arch *arch;
+	struct resolver *r; /* NULL once the process is gone */
+};
+
 struct record_core {
 	struct record_opts o;
 
-	pid_t pid;
-	const struct perch_arch *arch;
+	pid_t pid;			/* the first process */
+	const struct perch_arch *arch;	/* its architecture */
+	struct record_proc *procs;	/* every process sampled (followed children too) */
+	size_t nr_procs, alloc_procs;
+	struct resolve_stats gone_stats; /* what the resolvers of gone processes counted */
 	struct profile *p;    /* the live profile */
 	struct profile *back; /* after record_core_write_outputs() with a .perch output: the
 			       * recording read back (every sample; the live profile dropped
 			       * those it streamed), or NULL */
 	struct symbolizer *sym;
-	struct resolver *r;
+	struct resolver *r;   /* the first process's while it lives (procs[] has them all) */
 	struct record_sites *sites; /* per profile thread */
 	size_t nr_sites;
 	struct sampler_stats *st; /* zeroed by record_core_init(); pass it to sampler_run() */
@@ -157,6 +169,10 @@ int record_core_write_outputs(struct record_core *rc, FILE *msgs);
  * (message printed). */
 int record_core_write(const struct record_core *rc, const char *path,
 		      const struct output_format *fmt);
+/* The unwinding and naming figures of every process of the recording, summed into @out
+ * (returned). */
+const struct resolve_stats *record_core_resolve_stats(const struct record_core *rc,
+						     struct resolve_stats *out);
 /* The profile to render: the one read back, else the live one. */
 const struct profile *record_core_profile(const struct record_core *rc);
 
