@@ -490,6 +490,16 @@ uint32_t profile_thread(struct profile *p, pid_t tid, const char *name)
 	return profile_thread_in(p, 0, tid, name);
 }
 
+uint32_t profile_thread_copy(struct profile *dst, const struct profile *src, uint32_t idx)
+{
+	const struct profile_thread *t = profile_thread_get(src, idx);
+	const char *name = t->name ? profile_str(src, t->name) : NULL;
+
+	if (t->pid && profile_process_find(dst, t->pid) == UINT32_MAX)
+		profile_process(dst, t->pid, profile_process_name(src, t->pid));
+	return profile_thread_in(dst, t->pid, t->tid, name);
+}
+
 /* processes: few, looked up linearly from the newest */
 
 uint32_t profile_process_find(const struct profile *p, pid_t pid)

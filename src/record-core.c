@@ -87,6 +87,7 @@ void record_opts_init(struct record_opts *o)
 	o->cpu_ms = TIMELINE_DEFAULT_CPU_MS;
 	o->mem_ms = TIMELINE_DEFAULT_MEM_MS;
 	o->stall_ms = STALL_DEFAULT_MS;
+	o->follow = -1;
 }
 
 void record_opts_release(struct record_opts *o)
@@ -338,8 +339,8 @@ static void resolve_outputs(struct record_opts *o)
 
 int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int flags)
 {
-	enum { OPT_HELP = 512 };
-	struct option opts[O_NR + 6];
+	enum { OPT_HELP = 512, OPT_FOLLOW, OPT_NO_FOLLOW };
+	struct option opts[O_NR + 8];
 	char what[32];
 	size_t n = 0;
 	int c;
@@ -353,6 +354,8 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 		opts[n++] = (struct option){ "quiet", no_argument, NULL, 'q' };
 		opts[n++] = (struct option){ "verbose", no_argument, NULL, 'v' };
 		opts[n++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+		opts[n++] = (struct option){ "follow-children", no_argument, NULL, OPT_FOLLOW };
+		opts[n++] = (struct option){ "no-follow", no_argument, NULL, OPT_NO_FOLLOW };
 	}
 	if (flags & RECORD_PARSE_TOP)
 		opts[n++] = (struct option){ "rows", required_argument, NULL, 'n' };
@@ -380,6 +383,10 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 			continue;
 		case OPT_HELP:
 			return RECORD_PARSE_HELP;
+		case OPT_FOLLOW:
+		case OPT_NO_FOLLOW:
+			o->follow = c == OPT_FOLLOW;
+			continue;
 		case 'n':
 			id = O_TOP;
 			break;
@@ -976,6 +983,38 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		timeline_print_summary(rc->tl, prefix, 20, f);
 	if (rc->stall)
 		print_stalls(rc, prefix, f);
+}
+
+void record_core_why_empty(const struct record_core *rc, char *buf, size_t size)
+{
+	const struct sampler_stats *st = rc->st;
+	double ms = st->elapsed_s * 1e3, period_ms = 1e3 / rc->o.hz;
+
+	if (st->stop_reason == SAMPLER_STOP_ERROR)
+		snprintf(buf, size, "sampling stopped on an error after %.0f ms", ms);
+	else if (!st->ticks)
+		snprintf(buf, size, "%s after %.1f ms, before the first tick (one every %.1f ms "
+				    "at -F %g): raise -F, or record a longer run",
+			 st->stop_reason == SAMPLER_STOP_EXIT ? "the target exited"
+							      : "the recording ended",
+			 ms, period_ms, rc->o.hz);
+	else if (rc->o.cpu_mode && st->skipped_idle)
+		snprintf(buf, size, "no thread was running at any of the %llu ticks (--mode cpu "
+				    "counts running threads only: the target waited or was stopped; "
+				    "--mode wall shows where it waits)",
+			 (unsigned long long)st->ticks);
+	else if (st->err_regs || st->dropped)
+		snprintf(buf, size, "every sample failed: %llu times the registers could not be "
+				    "read, %llu dropped because perch fell behind",
+			 (unsigned long long)st->err_regs, (unsigned long long)st->dropped);
+	else if (st->late)
+		snprintf(buf, size, "no thread stopped for perch in %llu ticks (%llu times a stop "
+				    "was still pending: the threads did not return to user space)",
+			 (unsigned long long)st->ticks, (unsigned long long)st->late);
+	else
+		snprintf(buf, size, "no thread could be sampled in %llu ticks over %.0f ms (the "
+				    "threads exited, or were let go)",
+			 (unsigned long long)st->ticks, ms);
 }
 
 /* Timelines as counters, stalls as meta "stalls" (see writers.h). */

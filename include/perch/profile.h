@@ -99,6 +99,8 @@ size_t profile_nr_stacks(const struct profile *p);
 /* Find or add the thread @tid of process @pid (0: not recorded); a non-NULL @name replaces its
  * name. A new process gets its profile_process entry too. Returns the thread index. */
 uint32_t profile_thread_in(struct profile *p, pid_t pid, pid_t tid, const char *name);
+/* Thread @idx of @src into @dst (process, tid, name; the process's name too). Its index. */
+uint32_t profile_thread_copy(struct profile *dst, const struct profile *src, uint32_t idx);
 /* profile_thread_in(@p, 0, @tid, @name): a profile without processes. */
 uint32_t profile_thread(struct profile *p, pid_t tid, const char *name);
 

@@ -44,6 +44,8 @@ struct record_output {
 /* The record options. Strings are owned (record_opts_release() frees them). */
 struct record_opts {
 	pid_t pid;	    /* -p (RECORD_PARSE_CLI only) */
+	int follow;	    /* follow forked children: 1 --follow-children, 0 --no-follow,
+			     * -1 not said (on for PROGRAM, off for -p; RECORD_PARSE_CLI only) */
 	char **argv;	    /* PROGRAM [ARGS] after the options (borrowed from the caller's argv,
 			     * RECORD_PARSE_CLI only), or NULL */
 	double hz, duration; /* duration 0: until stopped */
@@ -65,8 +67,8 @@ void record_opts_release(struct record_opts *o);
 void record_opts_copy(struct record_opts *dst, const struct record_opts *src);
 
 enum record_parse_flags {
-	RECORD_PARSE_CLI = 0x1, /* perch record: -p PID, -q, -v, --help, PROGRAM; one of -p and
-				 * PROGRAM is required */
+	RECORD_PARSE_CLI = 0x1, /* perch record: -p PID, -q, -v, --help, --follow-children,
+				 * --no-follow, PROGRAM; one of -p and PROGRAM is required */
 	RECORD_PARSE_TOP = 0x2, /* top: -n/--rows N is --top N; no -o */
 };
 
@@ -159,6 +161,9 @@ void record_core_stop(struct record_core *rc);
  * statistics of the tracee that was sampled. */
 void record_core_print_summary(const struct record_core *rc, const struct tracee_stats *ts,
 			       const char *prefix, int headline, FILE *f);
+/* Why a recording holds no sample, from the sampler's figures: a sentence into @buf ("the
+ * target exited after 3.2 ms, before the first tick ..."). */
+void record_core_why_empty(const struct record_core *rc, char *buf, size_t size);
 /* After sampling: duration meta, timelines as counters, stalls as meta. */
 void record_core_finish(struct record_core *rc);
 /* Close the streamed recording, then write every other -o (from the recording read back when
