@@ -5,7 +5,7 @@
 set -eu
 
 # build: compiler and libraries; tests: gdb (reference stacks), elfutils, binutils (fixture
-# checks), util-linux (setpriv); output consumers the writer tests open their files with:
+# checks), util-linux (setpriv, unshare), strace (a second tracer); output consumers the writer tests open their files with:
 # dmtracedump (ART .trace), protobuf-compiler (pprof), python3 + python3-jsonschema
 # (speedscope schema, Sentry/Chrome/trace checkers); Android: libsmali-java (smali assembles the dex
 # fixtures), dexdump (their oracle), zipalign (APK fixtures); golang-go (go tool pprof) and
@@ -14,7 +14,7 @@ set -eu
 # libc6-dev-i386 (the 32-bit x86 targets; not gcc-multilib: it conflicts with gcc-aarch64-linux-gnu)
 PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
 libreadline-dev check liblzma-dev zlib1g-dev libiberty-dev elfutils gdb binutils xz-utils
-util-linux g++ dmtracedump protobuf-compiler python3 python3-jsonschema
+util-linux strace g++ dmtracedump protobuf-compiler python3 python3-jsonschema
 libsmali-java dexdump zipalign
 golang-go chromium
 clang-14 libclang-rt-14-dev valgrind nodejs

@@ -186,25 +186,14 @@ static void read_states(pid_t pid, struct dump_thread *dts, size_t nr)
 }
 
 /* ", pid 1 in its PID namespace" when @pid is known by another number inside its own PID
- * namespace (NSpid: lists it outermost first), else "". */
+ * namespace (a container, `unshare -p`), else "". */
 static void ns_note(pid_t pid, char *buf, size_t size)
 {
-	char path[64], *text, *line, *last;
+	struct proc_status st;
 
 	buf[0] = 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	text = proc_read_file(path, NULL);
-	line = text ? strstr(text, "\nNSpid:") : NULL;
-	if (line) {
-		char *end = strchr(line + 1, '\n');
-
-		if (end)
-			*end = 0;
-		last = strrchr(line, '\t');
-		if (last && atoi(last + 1) != pid && atoi(last + 1) > 0)
-			snprintf(buf, size, ", pid %d in its PID namespace", atoi(last + 1));
-	}
-	free(text);
+	if (proc_status_read(pid, 0, &st) == 0 && st.ns_pid != pid)
+		snprintf(buf, size, ", pid %d in its PID namespace", (int)st.ns_pid);
 }
 
 /* Every thread of @pid now: the traced ones and those perch cannot trace (an exited main

@@ -464,6 +464,7 @@ static struct record_proc *proc_open(struct record_core *rc, pid_t pid, pid_t ta
 	}
 	memset(rp, 0, sizeof(*rp));
 	rp->pid = pid;
+	rp->task = task;
 	rp->arch = arch ? arch : perch_arch_host();
 	rp->r = resolver_new(task, rp->arch, rc->p, rc->sym);
 	name_process(rc, pid, task);
@@ -558,7 +559,7 @@ static uint32_t with_wait_frame(struct record_core *rc, struct record_proc *rp,
 				const struct sampler_info *info, uint32_t stack,
 				struct record_site *site)
 {
-	pid_t pid = rp->pid ? rp->pid : rc->pid;
+	pid_t pid = rp->task;
 	struct waitreason wr;
 	const char *frame;
 

@@ -104,6 +104,8 @@ struct record_sites {
  * architecture (a child may exec a 32-bit program). */
 struct record_proc {
 	pid_t pid;
+	pid_t task;	    /* a live thread its memory and /proc files are read through (the
+			     * pid, unless its main thread had exited) */
 	const struct perch_arch *arch;
 	struct resolver *r; /* NULL once the process is gone */
 };
