@@ -138,8 +138,11 @@ static int record_run(int argc, char **argv)
 	}
 	sampler_block_signals(&old);
 	/* a program's children are followed unless --no-follow; a running process's only with
-	 * --follow-children */
-	tracee_init(&t, rc.o.follow > 0 || (rc.o.follow < 0 && rc.o.argv) ? TRACEE_FOLLOW : 0);
+	 * --follow-children. Short-lived children are often gone before their samples are named:
+	 * their maps are taken as they exit */
+	tracee_init(&t, rc.o.follow > 0 || (rc.o.follow < 0 && rc.o.argv)
+				? TRACEE_FOLLOW | TRACEE_EXIT_STOPS
+				: 0);
 	ret = rc.o.argv ? tracee_add_program(&t, rc.o.argv) : tracee_add_pid(&t, rc.o.pid);
 	if (ret < 0) {
 		tracee_release(&t);

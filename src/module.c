@@ -161,7 +161,7 @@ const struct modules_map *modules_find_fresh(struct modules *ms, uint64_t addr, 
 	struct timespec ts;
 	uint64_t now;
 
-	if (mm || snap_ns <= ms->last_reload_ns)
+	if (mm || snap_ns <= ms->last_reload_ns || ms->final)
 		return mm;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;

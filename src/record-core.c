@@ -449,9 +449,10 @@ static void name_process(struct record_core *rc, pid_t pid, pid_t task)
 		profile_process(rc->p, pid, NULL);
 }
 
-/* Start resolving process @pid (@task: a live thread of it), an @arch program. */
+/* Start resolving process @pid (@task: a live thread of it), an @arch program it runs after
+ * @execs execs. */
 static struct record_proc *proc_open(struct record_core *rc, pid_t pid, pid_t task,
-				     const struct perch_arch *arch)
+				     const struct perch_arch *arch, uint64_t execs)
 {
 	struct record_proc *rp = NULL;
 
@@ -464,6 +465,7 @@ static struct record_proc *proc_open(struct record_core *rc, pid_t pid, pid_t ta
 	}
 	memset(rp, 0, sizeof(*rp));
 	rp->pid = pid;
+	rp->execs = execs;
 	rp->task = task;
 	rp->arch = arch ? arch : perch_arch_host();
 	rp->r = resolver_new(task, rp->arch, rc->p, rc->sym);
@@ -496,13 +498,53 @@ static void proc_close(struct record_core *rc, struct record_proc *rp)
 	rp->r = NULL;
 }
 
+/* The maps process @rp had when it exited, if the sampler has handed them over by now: its
+ * queued samples are named with them (the live /proc file is gone, or is another process's). */
+static void use_final_maps(struct record_core *rc, struct record_proc *rp)
+{
+	unsigned int gen = rc->final_gen;
+
+	if (rp->final_seen == gen)
+		return;
+	rp->final_seen = gen;
+	pthread_mutex_lock(&rc->final_lock);
+	for (size_t i = 0; i < rc->nr_finals; i++) {
+		struct record_final *f = &rc->finals[i];
+
+		if (f->pid != rp->pid || f->execs != rp->execs || !f->maps)
+			continue;
+		resolver_final_maps(rp->r, f->maps);
+		free(f->maps);
+		*f = rc->finals[--rc->nr_finals];
+		break;
+	}
+	pthread_mutex_unlock(&rc->final_lock);
+}
+
 /* The process of a sample: known, or one whose events the worker has not seen (its fork came
  * after the queue was full). */
 static struct record_proc *proc_of(struct record_core *rc, const struct sampler_info *info)
 {
 	struct record_proc *rp = proc_find(rc, info->pid ? info->pid : rc->pid);
 
-	return rp ? rp : proc_open(rc, info->pid, info->pid, info->arch);
+	if (!rp)
+		rp = proc_open(rc, info->pid, info->pid, info->arch, 0);
+	use_final_maps(rc, rp);
+	return rp;
+}
+
+/* sampler_ops.exiting, on the ptrace thread. */
+static void on_exiting(void *arg, pid_t pid, uint64_t execs, const char *maps)
+{
+	struct record_core *rc = arg;
+
+	if (!maps)
+		return;
+	pthread_mutex_lock(&rc->final_lock);
+	ALLOC_GROW(rc->finals, rc->nr_finals + 1, rc->alloc_finals);
+	rc->finals[rc->nr_finals++] = (struct record_final){ pid, execs, xstrdup(maps) };
+	rc->final_gen++;
+	pthread_mutex_unlock(&rc->final_lock);
 }
 
 const struct resolve_stats *record_core_resolve_stats(const struct record_core *rc,
@@ -609,6 +651,9 @@ static void record_stream(struct record_core *rc, uint64_t now_ns)
 /* Per-thread state shares and the stall detector see every sample as it is counted. */
 static void watch_sample(struct record_core *rc, const struct sampler_info *info, uint32_t stack)
 {
+	/* the timeline and its thread table are of the first process (its /proc/PID) */
+	if (info->pid && info->pid != rc->pid)
+		return;
 	if (rc->tl)
 		timeline_note_state(rc->tl, info->tid, info->state, info->weight);
 	if (rc->stall)
@@ -697,15 +742,18 @@ static void on_event(void *arg, const struct sampler_event *ev)
 	case TRACEE_EV_PROC_NEW:
 		if (rp)
 			proc_close(rc, rp); /* its pid was reused */
-		proc_open(rc, ev->pid, ev->pid, ev->arch);
+		proc_open(rc, ev->pid, ev->pid, ev->arch, 0);
 		name_thread(rc, ev->pid, ev->pid);
 		break;
-	case TRACEE_EV_EXEC:
+	case TRACEE_EV_EXEC: {
 		/* a new program: new maps, maybe another architecture */
+		uint64_t execs = rp ? rp->execs + 1 : 1;
+
 		if (rp)
 			proc_close(rc, rp);
-		proc_open(rc, ev->pid, ev->pid, ev->arch);
+		proc_open(rc, ev->pid, ev->pid, ev->arch, execs);
 		break;
+	}
 	case TRACEE_EV_PROC_GONE:
 		if (rp)
 			proc_close(rc, rp);
@@ -713,7 +761,7 @@ static void on_event(void *arg, const struct sampler_event *ev)
 	}
 }
 
-const struct sampler_ops record_core_ops = { on_sample, on_reuse, on_event };
+const struct sampler_ops record_core_ops = { on_sample, on_reuse, on_event, on_exiting };
 
 /* ---- a recording ---- */
 
@@ -722,6 +770,7 @@ void record_core_init(struct record_core *rc)
 	memset(rc, 0, sizeof(*rc));
 	record_opts_init(&rc->o);
 	rc->st = xcalloc(1, sizeof(*rc->st));
+	pthread_mutex_init(&rc->final_lock, NULL);
 }
 
 void record_core_release(struct record_core *rc)
@@ -733,6 +782,10 @@ void record_core_release(struct record_core *rc)
 	for (size_t i = 0; i < rc->nr_procs; i++)
 		resolver_free(rc->procs[i].r);
 	free(rc->procs);
+	for (size_t i = 0; i < rc->nr_finals; i++)
+		free(rc->finals[i].maps);
+	free(rc->finals);
+	pthread_mutex_destroy(&rc->final_lock);
 	symbolizer_free(rc->sym);
 	profile_free(rc->p);
 	profile_free(rc->back);
@@ -830,10 +883,10 @@ int record_core_setup(struct record_core *rc, const struct tracee *t)
 
 		if (tp->alive)
 			proc_open(rc, tp->pid, tracee_proc_task(t, tp),
-				  tp->pid == rc->pid ? rc->arch : tp->arch);
+				  tp->pid == rc->pid ? rc->arch : tp->arch, tp->execs);
 	}
 	if (!rc->r) /* no process of the set (a tracee the caller filled itself) */
-		proc_open(rc, rc->pid, rc->pid, rc->arch);
+		proc_open(rc, rc->pid, rc->pid, rc->arch, 0);
 	for (size_t i = 0; i < t->nr_threads; i++)
 		name_thread(rc, t->threads[i]->proc->pid, t->threads[i]->tid);
 	/* the process's name now: it may be gone when the profile is written */
@@ -975,6 +1028,12 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		(unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
 		(unsigned long long)st->dropped, (unsigned long long)(st->races + ts->thread_races),
 		(unsigned long long)ts->signals);
+	if (ts->procs_seen > 1 || ts->procs_skipped)
+		fprintf(f, "%s  processes: %llu sampled (%llu forked children followed), %llu let "
+			   "go (not followed, or a program perch cannot profile)\n",
+			prefix, (unsigned long long)(ts->procs_seen - ts->procs_skipped),
+			(unsigned long long)(ts->procs_seen - ts->procs_skipped - 1),
+			(unsigned long long)ts->procs_skipped);
 	if (rc->o.verify)
 		fprintf(f, "%s  verify: %llu of %llu samples differ from libunwind-ptrace's "
 			   "unwind in the stop\n",
@@ -993,9 +1052,10 @@ void record_core_why_empty(const struct record_core *rc, char *buf, size_t size)
 
 	if (st->stop_reason == SAMPLER_STOP_ERROR)
 		snprintf(buf, size, "sampling stopped on an error after %.0f ms", ms);
-	else if (!st->ticks)
-		snprintf(buf, size, "%s after %.1f ms, before the first tick (one every %.1f ms "
-				    "at -F %g): raise -F, or record a longer run",
+	else if (!st->ticks || (st->stop_reason == SAMPLER_STOP_EXIT && !st->samples &&
+				!(rc->o.cpu_mode && st->skipped_idle)))
+		snprintf(buf, size, "%s after %.1f ms, before perch could sample it (a tick every "
+				    "%.1f ms at -F %g): raise -F, or record a longer run",
 			 st->stop_reason == SAMPLER_STOP_EXIT ? "the target exited"
 							      : "the recording ended",
 			 ms, period_ms, rc->o.hz);

@@ -98,6 +98,13 @@ void resolver_reload(struct resolver *r)
 	unwinder_flush(r->u);
 }
 
+void resolver_final_maps(struct resolver *r, const char *maps_text)
+{
+	modules_load_maps(r->ms, proc_maps_parse(maps_text, NULL));
+	r->ms->final = 1;
+	unwinder_flush(r->u);
+}
+
 const struct resolve_stats *resolver_stats(struct resolver *r)
 {
 	r->st.reloads = r->ms->reloads;

@@ -15,6 +15,7 @@
 
 #include "perch/arch.h"
 #include "perch/log.h"
+#include "perch/proc-task.h"
 #include "perch/sampler.h"
 #include "perch/tracee.h"
 #include "perch/unwind.h"
@@ -485,6 +486,22 @@ static void post_event(struct worker *w, const struct tracee_event *ev)
 	queue_push(&w->q, it);
 }
 
+/* A process's last thread stopped on its way out: hand its maps to the caller now, while
+ * they can be read (the worker may still have its samples queued), then let it go on. */
+static void on_exiting(struct tracee *t, struct worker *w, const struct tracee_event *ev)
+{
+	if (w->ops->exiting) {
+		char path[64], *text;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", ev->proc->pid,
+			 ev->thread->tid);
+		text = proc_read_file(path, NULL);
+		w->ops->exiting(w->arg, ev->proc->pid, ev->proc->execs, text);
+		free(text);
+	}
+	tracee_resume(t, ev->thread);
+}
+
 static int handle_events(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 			 struct sampler_stats *st)
 {
@@ -499,6 +516,9 @@ static int handle_events(struct tracee *t, const struct perch_arch *arch, struct
 		case TRACEE_EV_EXIT:
 			st->stop_reason = SAMPLER_STOP_EXIT;
 			return 0;
+		case TRACEE_EV_PROC_EXITING:
+			on_exiting(t, w, &ev);
+			break;
 		default:
 			post_event(w, &ev);
 			break;

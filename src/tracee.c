@@ -300,7 +300,8 @@ static int check_target(const struct tracee *t, pid_t pid)
 static unsigned long seize_options(const struct tracee *t)
 {
 	return TRACEE_OPTIONS |
-	       (t->flags & TRACEE_FOLLOW ? PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK : 0);
+	       (t->flags & TRACEE_FOLLOW ? PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK : 0) |
+	       (t->flags & TRACEE_EXIT_STOPS ? PTRACE_O_TRACEEXIT : 0);
 }
 
 static int seize(struct tracee *t, struct tracee_proc *p, pid_t tid)
@@ -544,7 +545,8 @@ int tracee_resume(struct tracee *t, struct tracee_thread *th)
 	if (th->state != TRACEE_STOPPED)
 		return -EINVAL;
 	/* a group-stopped thread stays stopped: listening keeps job control as it was */
-	listen = th->in_group_stop;
+	listen = th->in_group_stop && !th->exit_stop;
+	th->exit_stop = 0;
 	th->state = listen ? TRACEE_GROUP_STOPPED : TRACEE_RUNNING;
 	if (ptrace(listen ? PTRACE_LISTEN : PTRACE_CONT, th->tid, 0, 0) < 0) {
 		if (errno == ESRCH)
@@ -744,6 +746,19 @@ static int handle_stop(struct tracee *t, struct tracee_thread *th, int status,
 		return on_exec(t, th, ev);
 	case PTRACE_EVENT_STOP:
 		return on_event_stop(t, th, sig, ev);
+	case PTRACE_EVENT_EXIT:
+		/* the caller reads what it needs of a process's last thread (its maps: a sample
+		 * of a short-lived child is often named after the child is gone) */
+		if (!th->detaching && (th->tid == th->proc->pid || th->proc->nr_threads == 1)) {
+			th->state = TRACEE_STOPPED;
+			th->exit_stop = 1;
+			ev->kind = TRACEE_EV_PROC_EXITING;
+			ev->thread = th;
+			ev->proc = th->proc;
+			return 1;
+		}
+		restart(t, th, 0);
+		return 0;
 	case 0:
 		/* signal-delivery-stop: deliver the signal now (an interrupt still pending
 		 * is reported after it) */

@@ -13,6 +13,7 @@
 #ifndef PERCH_RECORD_CORE_H
 #define PERCH_RECORD_CORE_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -104,6 +105,8 @@ struct record_sites {
  * architecture (a child may exec a 32-bit program). */
 struct record_proc {
 	pid_t pid;
+	uint64_t execs;	    /* execs of the process before the program resolved here */
+	unsigned int final_seen; /* record_core.final_gen when its final maps were last looked for */
 	pid_t task;	    /* a live thread its memory and /proc files are read through (the
 			     * pid, unless its main thread had exited) */
 	const struct perch_arch *arch;
@@ -118,6 +121,16 @@ struct record_core {
 	struct record_proc *procs;	/* every process sampled (followed children too) */
 	size_t nr_procs, alloc_procs;
 	struct resolve_stats gone_stats; /* what the resolvers of gone processes counted */
+	/* the maps of processes as they exited (sampler_ops.exiting, on the ptrace thread),
+	 * for their samples still queued to the worker */
+	pthread_mutex_t final_lock;
+	struct record_final {
+		pid_t pid;
+		uint64_t execs;
+		char *maps;
+	} *finals;
+	size_t nr_finals, alloc_finals;
+	volatile unsigned int final_gen; /* bumped under final_lock by every new entry */
 	struct profile *p;    /* the live profile */
 	struct profile *back; /* after record_core_write_outputs() with a .perch output: the
 			       * recording read back (every sample; the live profile dropped

@@ -126,6 +126,11 @@ struct sampler_ops {
 	void (*reuse)(void *arg, const struct sampler_info *info, uint64_t sp, uint64_t pc);
 	/* A thread or process appeared, exited, or a process exec'd. */
 	void (*event)(void *arg, const struct sampler_event *ev);
+	/* Optional, for a tracee made with TRACEE_EXIT_STOPS: process @pid (after @execs
+	 * execs) is about to exit, and @maps is its /proc/PID/maps text now (NULL when it could
+	 * not be read): the worker may name its queued samples after it is gone. Called on
+	 * the ptrace thread, at once (the process waits): be quick and thread-safe. */
+	void (*exiting)(void *arg, pid_t pid, uint64_t execs, const char *maps);
 };
 
 /* Block the signals the sampler waits for (call before attaching, so none is lost): SIGCHLD,

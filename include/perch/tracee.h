@@ -52,6 +52,7 @@ struct tracee_thread {
 	int new_stop_pending;   /* auto-attached: its initial PTRACE_EVENT_STOP is still to come */
 	int in_group_stop;      /* its process is group-stopped (SIGSTOP & co): a stop of ours is
 				 * then the group-stop re-reported, and tracee_resume() listens */
+	int exit_stop;          /* TRACEE_STOPPED at its exit (TRACEE_EV_PROC_EXITING) */
 	uint64_t interrupt_ns;  /* CLOCK_MONOTONIC when PTRACE_INTERRUPT was sent */
 	void *user;             /* the caller's per-thread data */
 };
@@ -67,7 +68,9 @@ struct tracee_stats {
 				 * profile */
 };
 
-#define TRACEE_FOLLOW 0x1 /* tracee_init(): follow fork/vfork/clone children */
+#define TRACEE_FOLLOW 0x1     /* tracee_init(): follow fork/vfork/clone children */
+#define TRACEE_EXIT_STOPS 0x2 /* tracee_init(): stop each process's last thread as it exits
+			       * (PTRACE_O_TRACEEXIT), reported as TRACEE_EV_PROC_EXITING */
 
 struct tracee {
 	pid_t pid;             /* the first process added */
@@ -96,6 +99,9 @@ enum tracee_event_kind {
 	TRACEE_EV_PROC_NEW,    /* @proc was forked by a traced process and is followed;
 				* @thread is its first thread */
 	TRACEE_EV_PROC_GONE,   /* @proc exited (others are still traced) */
+	TRACEE_EV_PROC_EXITING, /* TRACEE_EXIT_STOPS: @thread, the last of @proc (or its main
+				 * thread), is stopped on its way out with the memory still there
+				 * (its maps can be read); the caller must tracee_resume() it */
 };
 
 struct tracee_event {
