@@ -749,6 +749,14 @@ static void on_event(void *arg, const struct sampler_event *ev)
 		/* a new program: new maps, maybe another architecture */
 		uint64_t execs = rp ? rp->execs + 1 : 1;
 
+		if (rp && rp->arch == (ev->arch ? ev->arch : perch_arch_host())) {
+			/* the same unwinder: modules it knew (libc, the loader) stay loaded */
+			rp->execs = execs;
+			rp->task = ev->pid;
+			resolver_reload(rp->r);
+			name_process(rc, ev->pid, ev->pid);
+			break;
+		}
 		if (rp)
 			proc_close(rc, rp);
 		proc_open(rc, ev->pid, ev->pid, ev->arch, execs);
