@@ -752,6 +752,7 @@ static void on_event(void *arg, const struct sampler_event *ev)
 		if (rp && rp->arch == (ev->arch ? ev->arch : perch_arch_host())) {
 			/* the same unwinder: modules it knew (libc, the loader) stay loaded */
 			rp->execs = execs;
+			rp->final_seen = 0; /* its final maps may have come already */
 			rp->task = ev->pid;
 			resolver_reload(rp->r);
 			name_process(rc, ev->pid, ev->pid);
@@ -1081,8 +1082,9 @@ void record_core_why_empty(const struct record_core *rc, char *buf, size_t size)
 				    "was still pending: the threads did not return to user space)",
 			 (unsigned long long)st->ticks, (unsigned long long)st->late);
 	else
-		snprintf(buf, size, "no thread could be sampled in %llu ticks over %.0f ms (the "
-				    "threads exited, or were let go)",
+		snprintf(buf, size, "no thread stopped for perch in %llu ticks over %.0f ms (the "
+				    "recording ended before a stop came, or the threads exited or "
+				    "were let go)",
 			 (unsigned long long)st->ticks, ms);
 }
 

@@ -54,6 +54,7 @@ struct item {
 struct queue {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
+	pthread_cond_t freed; /* the worker gave an item back (post_event() waits for one) */
 	struct item *items;
 	struct item **ring, **free;
 	size_t head, len, nr_free, cap;
@@ -134,6 +135,7 @@ static void queue_init(struct queue *q, size_t cap, size_t stack_size, int verif
 	memset(q, 0, sizeof(*q));
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->wake, NULL);
+	pthread_cond_init(&q->freed, NULL);
 	q->cap = cap;
 	q->items = xcalloc(cap, sizeof(*q->items));
 	q->ring = xcalloc(cap, sizeof(*q->ring));
@@ -158,6 +160,7 @@ static void queue_release(struct queue *q)
 	free(q->free);
 	pthread_mutex_destroy(&q->lock);
 	pthread_cond_destroy(&q->wake);
+	pthread_cond_destroy(&q->freed);
 }
 
 /* A free item, or NULL when the worker is a whole queue behind. */
@@ -225,6 +228,7 @@ static void *worker_main(void *p)
 		}
 		pthread_mutex_lock(&q->lock);
 		q->free[q->nr_free++] = it;
+		pthread_cond_signal(&q->freed);
 	}
 	pthread_mutex_unlock(&q->lock);
 	return NULL;
@@ -473,12 +477,25 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	queue_push_free(&w->q, it);
 }
 
+/* A free item for an event: unlike a sample, an event is never dropped (the worker's view of
+ * the processes, their programs and architectures depends on every one): when the worker is
+ * a whole queue behind, wait for it to give one back (it does, one sample at a time). */
+static struct item *queue_get_free_wait(struct queue *q)
+{
+	struct item *it;
+
+	pthread_mutex_lock(&q->lock);
+	while (!q->nr_free)
+		pthread_cond_wait(&q->freed, &q->lock);
+	it = q->free[--q->nr_free];
+	pthread_mutex_unlock(&q->lock);
+	return it;
+}
+
 static void post_event(struct worker *w, const struct tracee_event *ev)
 {
-	struct item *it = queue_get_free(&w->q);
+	struct item *it = queue_get_free_wait(&w->q);
 
-	if (!it)
-		return; /* the worker is far behind; it re-reads names on its own */
 	it->kind = ev->kind;
 	it->pid = ev->proc ? ev->proc->pid : 0;
 	it->arch = ev->proc ? ev->proc->arch : NULL;
@@ -810,6 +827,9 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		queue_release(&w.q);
 		return log_errno(-ret, "cannot start the worker thread");
 	}
+	/* (-v; tests wait for this line: the first tick follows at once) */
+	log_info("sampling %zu threads of %zu processes at %g Hz", t->nr_threads, t->nr_alive,
+		 o->hz);
 	while (!st->stop_reason) {
 		uint64_t now = tracee_now_ns();
 

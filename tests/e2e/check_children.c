@@ -60,9 +60,14 @@ static unsigned long proc_count(const struct harness_folded *f, pid_t pid, const
 }
 
 /* Samples in [lo, hi] of @seconds at 100 Hz (wall mode counts a spinning thread at every tick,
- * even while it waits for a CPU): @lo and @hi as fractions. */
+ * even while it waits for a CPU): @lo and @hi as fractions. Above 100 %: on a loaded machine
+ * ticks perch missed are credited to each thread's next sample, which may fall in the timed
+ * part of a program that started before it (its exec and loader are not timed). */
 static void assert_about(unsigned long n, double seconds, double lo, double hi, const char *what)
 {
+	/* a sanitizer build is slower to follow a new process and misses more ticks */
+	if (getenv("PERCH_TEST_SANITIZED"))
+		lo *= 0.6;
 	H_ASSERT(n >= (unsigned long)(seconds * 100 * lo) && n <= (unsigned long)(seconds * 100 * hi) + 3,
 		 "%lu samples of %s, which ran %.2f s (want %.0f%%-%.0f%% of %.0f)", n, what, seconds,
 		 lo * 100, hi * 100, seconds * 100);
@@ -129,8 +134,8 @@ START_TEST(follow_program)
 	c2 = nth_pid(perch, "ready ", 2, 1);
 	H_CHECK_RECORD(perch, HARNESS_EXIT_OK, out, &f);
 	harness_folded_context(&f, NULL, 20);
-	assert_about(proc_count(&f, c1, "f3", "chain-fp"), 1.2, 0.7, 1.3, "the first chain-fp");
-	assert_about(proc_count(&f, c2, "f3", "chain-fp"), 0.8, 0.7, 1.3, "the second chain-fp");
+	assert_about(proc_count(&f, c1, "f3", "chain-fp"), 1.2, 0.7, 1.5, "the first chain-fp");
+	assert_about(proc_count(&f, c2, "f3", "chain-fp"), 0.8, 0.7, 1.5, "the second chain-fp");
 	H_ASSERT(proc_count(&f, sh, NULL, "sh") > 0, "no sample of the shell %d", (int)sh);
 	H_ASSERT(proc_count(&f, 0, NULL, NULL) == proc_count(&f, sh, NULL, NULL) +
 							 proc_count(&f, c1, NULL, NULL) +
@@ -242,11 +247,11 @@ START_TEST(follow_pid)
 	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch did not finish");
 	H_CHECK_RECORD(perch, HARNESS_EXIT_OK, out, &f);
 	harness_folded_context(&f, NULL, 20);
-	assert_about(proc_count(&f, forked, "states_child_spin", "states"), 0.8, 0.6, 1.3,
+	assert_about(proc_count(&f, forked, "states_child_spin", "states"), 0.8, 0.6, 1.5,
 		     "the forked child");
-	assert_about(proc_count(&f, execd, "f3", "chain-fp"), 0.6, 0.6, 1.3,
+	assert_about(proc_count(&f, execd, "f3", "chain-fp"), 0.6, 0.6, 1.5,
 		     "the forked child that exec'd chain-fp");
-	assert_about(proc_count(&f, vforked, "f3", "chain-fp"), 0.5, 0.6, 1.3,
+	assert_about(proc_count(&f, vforked, "f3", "chain-fp"), 0.5, 0.6, 1.5,
 		     "the vfork()ed child that exec'd chain-fp");
 	H_ASSERT(proc_count(&f, pid, "forker_main", "states") >= 100,
 		 "too few samples of the forker itself");
@@ -319,7 +324,7 @@ START_TEST(detach_children)
 	 * the child runs untraced meanwhile */
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-d", "0.5", "-o", out,
 						   "--", "/bin/sh", "-c",
-						   harness_fmt("%s 2.5; echo done",
+						   harness_fmt("%s 6; echo done",
 							       harness_target("chain-fp"))));
 	chain = line_pid(perch, "ready ", 10);
 	harness_track_pid(chain);
@@ -437,16 +442,28 @@ END_TEST
 
 /* ---- nothing recorded ---- */
 
+/* A recording too short for a sample (a microsecond) fails and says why. (Another case, a
+ * stopped process in cpu mode, is in e2e-states.) */
 START_TEST(zero_samples)
 {
-	struct harness_proc *perch;
+	struct harness_proc *t, *perch;
+	pid_t pid;
 
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-o",
-						   harness_tmpfile("none.folded"), "--", "/bin/true"));
+	t = harness_spawn("target", HARNESS_ARGV(harness_target("states"), "forker"));
+	pid = harness_proc_wait_ready(t, 5);
+	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
+						   harness_fmt("%d", pid), "-d", "0.000001", "-o",
+						   harness_tmpfile("none.folded")));
 	H_ASSERT(harness_proc_wait(perch, 10) == 0, "perch did not finish");
 	assert_exit(perch, HARNESS_EXIT_FATAL);
-	H_ASSERT(strstr(perch->err.buf, "no samples: the target exited after"),
+	H_ASSERT(strstr(perch->err.buf, "perch: error: no samples: the recording ended after") ||
+		 strstr(perch->err.buf, "perch: error: no samples: no thread stopped for perch"),
 		 "perch does not say why it recorded nothing:\n%s", perch->err.buf);
+	H_ASSERT(access(harness_tmpfile("none.folded"), F_OK) == 0, "no output file");
+	H_ASSERT(harness_wait_traced(pid, 0, 2) == 0, "the target is still traced");
+	harness_proc_write(t, "quit\n");
+	H_ASSERT(harness_proc_wait(t, 5) == 0 && harness_proc_exit_code(t) == 0,
+		 "the target did not end cleanly");
 }
 END_TEST
 
