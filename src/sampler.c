@@ -26,6 +26,8 @@
 #define SAMPLER_NICE (-10)
 #define SAMPLER_JOB_STOP_NS (300 * 1000000ULL) /* Ctrl-Z: how long perch waits for the
 						* programs of its process group to stop */
+#define SAMPLER_JOB_FORWARD_NS (30 * 1000000ULL) /* ... and before it passes a stop sent
+						  * to it alone on to the program */
 
 #define SAMPLER_MAX_BATCH 1024 /* threads interrupted after the CPU move; more: at once */
 #define SAMPLER_MAX_CPUS 256   /* CPUs follow_cpu() counts threads on */
@@ -747,13 +749,11 @@ static int settling(const struct tracee_thread *th)
 static void job_stop(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		     const siginfo_t *si, struct sampler_stats *st)
 {
-	uint64_t deadline = tracee_now_ns() + SAMPLER_JOB_STOP_NS;
+	uint64_t start = tracee_now_ns(), deadline = start + SAMPLER_JOB_STOP_NS, now;
 	struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
-	int sig = si->si_signo, still;
+	int sig = si->si_signo, still, forwarded = 0;
 	sigset_t one;
 
-	if (t->launched && t->nr_procs && t->procs[0]->alive && si->si_code == SI_USER)
-		kill(t->pid, sig);
 	for (;;) {
 		size_t busy = 0;
 
@@ -761,8 +761,16 @@ static void job_stop(struct tracee *t, const struct perch_arch *arch, struct wor
 			break;
 		for (size_t i = 0; i < t->nr_threads; i++)
 			busy += settling(t->threads[i]);
-		if (!busy || tracee_now_ns() >= deadline)
+		now = tracee_now_ns();
+		if (!busy || now >= deadline)
 			break;
+		/* sent to perch alone (kill, not the terminal or killpg, which reach the program
+		 * too): pass it on once the program has shown it did not get its own */
+		if (!forwarded && si->si_code == SI_USER && now - start > SAMPLER_JOB_FORWARD_NS &&
+		    t->launched && t->nr_procs && t->procs[0]->alive) {
+			kill(t->pid, sig);
+			forwarded = 1;
+		}
 		usleep(100);
 	}
 	st->job_stops++;

@@ -14,7 +14,8 @@
  *                     are '[stopped]' for about the time it was stopped (our own clock)
  *   job_control       Ctrl-Z on `perch record -- PROG` (SIGTSTP to the process group, as a
  *                     terminal sends it): perch and PROG stop, the "shell" (this test) sees
- *                     perch stopped by SIGTSTP; SIGCONT to the group resumes both
+ *                     perch stopped by SIGTSTP; SIGCONT to the group resumes both; then
+ *                     SIGTSTP and SIGCONT sent to perch alone: perch passes both on
  *   other_tracer      a process traced by this test, then by strace: exit 2 and a message
  *                     naming the tracer; the target untouched
  *   zombie_main       main called pthread_exit(): the main thread is a zombie, two threads
@@ -490,7 +491,7 @@ START_TEST(job_control)
 	int st;
 
 	perch = spawn_job(HARNESS_ARGV(harness_perch(), "record", "-o", out, "--",
-				       harness_target("chain-fp"), "2"),
+				       harness_target("chain-fp"), "3"),
 			  log);
 	pid = file_ready(log, 10);
 	harness_track_pid(pid);
@@ -509,6 +510,21 @@ START_TEST(job_control)
 	H_ASSERT(st != -1 && WIFCONTINUED(st), "perch did not continue (status %#x)", st);
 	harness_sleep(0.3);
 	H_ASSERT(harness_cpu_ticks(pid) > ticks, "the program does not run after SIGCONT");
+
+	/* the same sent to perch alone: perch passes the stop on, and the continue */
+	kill(perch, SIGTSTP);
+	st = wait_status(perch, WUNTRACED, 3);
+	H_ASSERT(st != -1 && WIFSTOPPED(st) && WSTOPSIG(st) == SIGTSTP,
+		 "perch did not stop on its own SIGTSTP (status %#x)", st);
+	wait_states(pid, "tT", 1, 1);
+	ticks = harness_cpu_ticks(pid);
+	harness_sleep(0.3);
+	H_ASSERT(harness_cpu_ticks(pid) == ticks, "the program ran while perch was stopped");
+	kill(perch, SIGCONT);
+	st = wait_status(perch, WCONTINUED, 3);
+	H_ASSERT(st != -1 && WIFCONTINUED(st), "perch did not continue (status %#x)", st);
+	harness_sleep(0.6);
+	H_ASSERT(harness_cpu_ticks(pid) > ticks, "the program stays stopped after perch's SIGCONT");
 	st = wait_status(perch, 0, 20);
 	H_ASSERT(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		 "perch did not end with the program's status 0 (status %#x)", st);
