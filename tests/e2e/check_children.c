@@ -60,9 +60,11 @@ static unsigned long proc_count(const struct harness_folded *f, pid_t pid, const
 }
 
 /* Samples in [lo, hi] of @seconds at 100 Hz (wall mode counts a spinning thread at every tick,
- * even while it waits for a CPU): @lo and @hi as fractions. Above 100 %: on a loaded machine
- * ticks perch missed are credited to each thread's next sample, which may fall in the timed
- * part of a program that started before it (its exec and loader are not timed). */
+ * even while it waits for a CPU): @lo and @hi as fractions. Up to 200 %: on a loaded machine
+ * ticks at which a thread's stop was still pending (or perch fell behind) are credited to its
+ * next sample, which may fall in the timed part of a program although they were spent before
+ * it (its exec and loader are not timed); the bound still catches samples counted twice or
+ * given to the wrong process. */
 static void assert_about(unsigned long n, double seconds, double lo, double hi, const char *what)
 {
 	/* a sanitizer build is slower to follow a new process and misses more ticks */
@@ -134,8 +136,8 @@ START_TEST(follow_program)
 	c2 = nth_pid(perch, "ready ", 2, 1);
 	H_CHECK_RECORD(perch, HARNESS_EXIT_OK, out, &f);
 	harness_folded_context(&f, NULL, 20);
-	assert_about(proc_count(&f, c1, "f3", "chain-fp"), 1.2, 0.7, 1.5, "the first chain-fp");
-	assert_about(proc_count(&f, c2, "f3", "chain-fp"), 0.8, 0.7, 1.5, "the second chain-fp");
+	assert_about(proc_count(&f, c1, "f3", "chain-fp"), 1.2, 0.7, 2.0, "the first chain-fp");
+	assert_about(proc_count(&f, c2, "f3", "chain-fp"), 0.8, 0.7, 2.0, "the second chain-fp");
 	H_ASSERT(proc_count(&f, sh, NULL, "sh") > 0, "no sample of the shell %d", (int)sh);
 	H_ASSERT(proc_count(&f, 0, NULL, NULL) == proc_count(&f, sh, NULL, NULL) +
 							 proc_count(&f, c1, NULL, NULL) +
@@ -247,11 +249,11 @@ START_TEST(follow_pid)
 	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch did not finish");
 	H_CHECK_RECORD(perch, HARNESS_EXIT_OK, out, &f);
 	harness_folded_context(&f, NULL, 20);
-	assert_about(proc_count(&f, forked, "states_child_spin", "states"), 0.8, 0.6, 1.5,
+	assert_about(proc_count(&f, forked, "states_child_spin", "states"), 0.8, 0.6, 2.0,
 		     "the forked child");
-	assert_about(proc_count(&f, execd, "f3", "chain-fp"), 0.6, 0.6, 1.5,
+	assert_about(proc_count(&f, execd, "f3", "chain-fp"), 0.6, 0.6, 2.0,
 		     "the forked child that exec'd chain-fp");
-	assert_about(proc_count(&f, vforked, "f3", "chain-fp"), 0.5, 0.6, 1.5,
+	assert_about(proc_count(&f, vforked, "f3", "chain-fp"), 0.5, 0.6, 2.0,
 		     "the vfork()ed child that exec'd chain-fp");
 	H_ASSERT(proc_count(&f, pid, "forker_main", "states") >= 100,
 		 "too few samples of the forker itself");
