@@ -278,8 +278,11 @@ static unsigned long report_total(const char *rec, const char *args, struct harn
 
 static int ends_in_wait(const struct harness_folded_line *l, const void *unused)
 {
+	const char *leaf = l->frames[l->nr_frames - 1];
+
 	(void)unused;
-	return l->frames[l->nr_frames - 1][0] == '[';
+	/* "[lock futex]", not an unnamed address of a pseudo-module ("[vdso]+0x79d") */
+	return leaf[0] == '[' && !strstr(leaf, "]+0x");
 }
 
 START_TEST(report_filters)
