@@ -91,7 +91,7 @@ A_HDRS := $(wildcard $(A_T)/*.h)
 A_CHAIN := $(addprefix $(A_T)/,chain_main.c chain_f0.c chain_f1.c chain_f2.c chain_f3.c \
 	chain_spin.c target_common.c)
 A_PROGS := chain-fp chain-o2 chain-pac chain-nohdr chain-dyn threads4 dump leaf-cfi leaf-nocfi \
-	vdso dlopen libplugin.so fakeart libart.so fakeart-interp.dex
+	vdso dlopen libplugin.so fakeart libart.so fakeart-interp.dex regset
 
 # arm64_target NAME SOURCES CFLAGS [LDFLAGS, default: static with .eh_frame_hdr]
 define arm64_target
@@ -125,6 +125,10 @@ $(eval $(call arm64_target,leaf-nocfi,tests/arm64/leaf.c $(A_T)/target_common.c,
 $(eval $(call arm64_target,vdso,tests/arm64/vdso.c $(A_T)/target_common.c, \
 	-O2 -fno-omit-frame-pointer -fno-optimize-sibling-calls))
 
+# regset: the size of a thread's register set as the kernel answers it (e2e.sh checks 72 bytes
+# for the 32-bit ARM program fixtures/arch/arm32-ready, prebuilt, copied to /t below)
+$(eval $(call arm64_target,regset,tests/arm64/regset.c,-O1))
+
 # fakeart (tests/targets/fakeart.mk): a dynamic PIE, like dlopen, with its "libart.so" next to
 # it in /t (the name is what perch looks for; found through an $ORIGIN rpath) and the dex file
 # it runs. liblzma (its compressed symfiles) is linked statically: the VM has only ld.so, libc
@@ -144,7 +148,7 @@ $(ARM64_TARGETS)/fakeart-interp.dex: fixtures/art/Interp.smali
 	$(call msg,SMALI,$@)smali a -o $@ $<
 # data files the VM's checks read, copied to /t as they are (e2e.sh takes the expected Java
 # lines from the smali source of fakeart's dex file)
-A_DATA := fixtures/art/Interp.smali
+A_DATA := fixtures/art/Interp.smali fixtures/arch/arm32-ready
 
 arm64-targets: $(addprefix $(ARM64_TARGETS)/,$(A_PROGS))
 

@@ -7,7 +7,7 @@ BENCH_BIN := $(BENCH_DIR)/bin
 B_DIR := tests/bench
 B_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -pthread \
 	-Wall -Wextra -Wshadow $(if $(filter 1,$(DEVELOPER)),-Werror)
-B_PROGS := bench-chain bench-split bench-idle bench-long bench-libs
+B_PROGS := bench-chain bench-split bench-idle bench-long bench-libs bench-syscall bench-duty
 B_NLIBS := 120
 B_LIBS := $(foreach i,$(shell seq -f %03g 0 $$(($(B_NLIBS) - 1))),$(BENCH_BIN)/libbench$(i).so)
 BENCH_ARGS ?=
@@ -15,6 +15,18 @@ BENCH_ARGS ?=
 $(BENCH_BIN)/bench-%: $(B_DIR)/%_main.c $(B_DIR)/chain.c $(B_DIR)/bench.h
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(B_CFLAGS) -o $@ $(filter %.c,$^) -ldl
+
+# the e2e suites' truth-measuring targets (tests/targets/duty_main.c, sysbias_main.c), the same
+# programs: wall-mode states and the system-call bias
+$(BENCH_BIN)/bench-duty: tests/targets/duty_main.c \
+		tests/targets/target_common.c tests/targets/target_common.h
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(B_CFLAGS) -Itests/targets -o $@ $(filter %.c,$^)
+
+$(BENCH_BIN)/bench-syscall: tests/targets/sysbias_main.c \
+		tests/targets/target_common.c tests/targets/target_common.h
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(B_CFLAGS) -Itests/targets -o $@ $(filter %.c,$^)
 
 $(BENCH_BIN)/libbench%.so: $(B_DIR)/lib_one.c
 	@mkdir -p $(dir $@)

@@ -2,13 +2,15 @@
 # fixtures/dex/NAME.smali assembled alone by smali (Debian libsmali-java) into $(O)/dex/NAME.dex
 # (dex 035), plus variants: Hello at api 24/26 (dex 037/038), all of the suite's classes in one
 # dex 039 (multi.dex), that one as compact dex (multi.cdex) and Hello + multi as a dex 041
-# container (container.dex), the last two written by scripts/dex-convert.py.
+# container (container.dex), Hello + multi as compact dex files sharing one data section the way
+# a vdex holds them (shared.vdex, each owned range padded to 64 KiB), the last three written by
+# scripts/dex-convert.py.
 DEX_DIR := $(O)/dex
 DEX_SMALI := $(wildcard fixtures/dex/*.smali)
 DEX_MULTI_SRCS := fixtures/dex/Hello.smali fixtures/dex/Shapes.smali fixtures/dex/Shapes_Square.smali
 DEX_FIXTURES := $(patsubst fixtures/dex/%.smali,$(DEX_DIR)/%.dex,$(DEX_SMALI)) \
 	$(DEX_DIR)/Hello-037.dex $(DEX_DIR)/Hello-038.dex $(DEX_DIR)/multi.dex \
-	$(DEX_DIR)/multi.cdex $(DEX_DIR)/container.dex
+	$(DEX_DIR)/multi.cdex $(DEX_DIR)/container.dex $(DEX_DIR)/shared.vdex
 
 $(DEX_DIR)/%.dex: fixtures/dex/%.smali
 	@mkdir -p $(dir $@)
@@ -31,6 +33,10 @@ $(DEX_DIR)/multi.cdex: $(DEX_DIR)/multi.dex scripts/dex-convert.py
 
 $(DEX_DIR)/container.dex: $(DEX_DIR)/Hello.dex $(DEX_DIR)/multi.dex scripts/dex-convert.py
 	$(call msg,GEN,$@)python3 scripts/dex-convert.py container $(DEX_DIR)/Hello.dex \
+		$(DEX_DIR)/multi.dex $@
+
+$(DEX_DIR)/shared.vdex: $(DEX_DIR)/Hello.dex $(DEX_DIR)/multi.dex scripts/dex-convert.py
+	$(call msg,GEN,$@)python3 scripts/dex-convert.py vdex 65536 $(DEX_DIR)/Hello.dex \
 		$(DEX_DIR)/multi.dex $@
 
 dex-fixtures: $(DEX_FIXTURES)

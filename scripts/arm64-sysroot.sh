@@ -11,10 +11,14 @@ set -eu
 
 DIR=${1:-build/arm64}
 HOST_PKGS="gcc-aarch64-linux-gnu qemu-system-arm qemu-user cpio"
-# arm64 packages unpacked into the sysroot (the kernel package is resolved below)
+# arm64 packages unpacked into the sysroot (the kernel package is resolved below); the
+# android-lib* ones, liblz4, zlib, libstdc++ and p7zip-full (7z.so, which libbacktrace loads)
+# are Debian's real Android runtime for the VM's real-ART check (mk/realart.mk)
 ARM64_PKGS="libc6 libc6-dev linux-libc-dev libgcc-s1 libunwind-dev libunwind8 liblzma-dev
 libdwarf-dev libelf-dev zlib1g-dev libzstd-dev libcapstone-dev libreadline-dev libncurses-dev
-check libsubunit-dev libiberty-dev busybox-static"
+check libsubunit-dev libiberty-dev busybox-static
+android-libart android-libbase android-liblog android-libziparchive android-libbacktrace
+android-libnativebridge android-libnativeloader liblz4-1 zlib1g libstdc++6 p7zip-full"
 KERNEL_META=linux-image-cloud-arm64
 
 say() { echo "arm64-sysroot: $*" >&2; }

@@ -183,6 +183,36 @@ def offset_table(offsets):
     return data, base, table_off
 
 
+def code_item_bytes(out, regs, ins, outs, tries, n, insns, long_count):
+    """Append a compact code item (CompactDexFile::CodeItem::Create) and its instructions to
+    @out; the instruction count goes into the pre-header when @long_count. Returns the
+    item's offset in @out (after the pre-header)."""
+    flags = 0
+    pre = []  # u16 words in the order they are read going backwards
+    if long_count:
+        flags |= 0x10
+        pre += [n & 0xffff, n >> 16]
+        count = 0
+    else:
+        count = n
+    fields = [regs - ins, ins, outs, tries]
+    for bit, v in enumerate(fields):
+        if v > 0xf:
+            flags |= 1 << bit
+            pre.append(v & ~0xf)
+            fields[bit] = v & 0xf
+    # place the item so that insns + tries keep 4-byte alignment rules simple
+    while (len(out) + 2 * len(pre)) % 4:
+        out.append(0)
+    for w in reversed(pre):
+        out += struct.pack('<H', w)
+    at = len(out)
+    out += struct.pack('<HH', fields[0] << 12 | fields[1] << 8 | fields[2] << 4 | fields[3],
+                       count << 5 | flags)
+    out += insns
+    return at
+
+
 def to_cdex(dx):
     out = bytearray(0x88)
     offs = {}
@@ -211,30 +241,9 @@ def to_cdex(dx):
                 continue
             regs, ins, outs, tries, dbg, n, insns, extra = dx.code_item(c)
             debug[idx] = dbg
-            flags = 0
-            pre = []  # u16 words in the order they are read going backwards
             flip ^= 1
-            if flip or n >= 1 << 11:  # instruction count in the pre-header
-                flags |= 0x10
-                pre += [n & 0xffff, n >> 16]
-                count = 0
-            else:
-                count = n
-            fields = [regs - ins, ins, outs, tries]
-            for bit, v in enumerate(fields):
-                if v > 0xf:
-                    flags |= 1 << bit
-                    pre.append(v & ~0xf)
-                    fields[bit] = v & 0xf
-            # place the item so that insns + tries keep 4-byte alignment rules simple
-            while (len(out) + 2 * len(pre)) % 4:
-                out.append(0)
-            for w in reversed(pre):
-                out += struct.pack('<H', w)
-            new_code[c] = data_pos()
-            out += struct.pack('<HH', fields[0] << 12 | fields[1] << 8 | fields[2] << 4 |
-                               fields[3], count << 5 | flags)
-            out += insns
+            new_code[c] = code_item_bytes(out, regs, ins, outs, tries, n, insns,
+                                          flip or n >= 1 << 11) - data_off
             if tries:
                 align(out, 4)
                 out += extra
@@ -260,6 +269,122 @@ def to_cdex(dx):
     # feature_flags, debug_info_offsets_pos, _table_offset, debug_info_base, owned data range
     struct.pack_into('<IIIIII', out, 112, 0, dbg_pos, table_off, base, 0, len(out) - data_off)
     return bytes(out)
+
+
+def relocate(dx, tables, base):
+    """Add @base to every data offset the id tables and the code items of @dx hold (the input's
+    offsets count from its start; @base is where that start lands). Returns a copy of the input
+    with its code items' debug_info_off moved."""
+    out = bytearray(dx.b)
+    rel = lambda o: o + base if o else 0  # noqa: E731
+    for i in range(dx.tab['string_ids'][0]):
+        struct.pack_into('<I', tables['string_ids'], 4 * i, u32(tables['string_ids'], 4 * i) + base)
+    for i in range(dx.tab['proto_ids'][0]):
+        struct.pack_into('<I', tables['proto_ids'], 12 * i + 8, rel(u32(tables['proto_ids'],
+                                                                        12 * i + 8)))
+    cdefs = tables['class_defs']
+    done = set()
+    for i in range(dx.tab['class_defs'][0]):
+        for f in (12, 20, 28):
+            struct.pack_into('<I', cdefs, 32 * i + f, rel(u32(cdefs, 32 * i + f)))
+        cdo = u32(cdefs, 32 * i + 24)
+        if not cdo:
+            continue
+        for _, c in method_indices(dx.class_data(cdo)):
+            if c and c not in done:
+                done.add(c)
+                struct.pack_into('<I', out, c + 8, rel(u32(dx.b, c + 8)))
+    return out
+
+
+def string_item(b, off):
+    """The bytes of the string_data_item at @off (ULEB length, MUTF-8, NUL)."""
+    _, p = uleb(b, off)
+    return bytes(b[off:b.index(0, p) + 1])
+
+
+def to_vdex(dexes, pad):
+    """Compact dex files the way dex2oat lays them out in a vdex (oat_writer.cc
+    WriteDexFiles, CompactDexWriter::Write): the main sections (0x88-byte header + id tables,
+    file_size covering only them) one after the other, 4-byte aligned, then ONE data section
+    shared by all. Each header's data_off points from the header to that section; data_size is
+    the end of the part of it this dex may use (growing with every dex written); the dex's own
+    items lie in [owned_data_begin, owned_data_end) of it. String data equal to an earlier
+    dex's is deduplicated to that copy, as the writer's data_item_dedupe_ does, so a dex reads
+    names from another dex's owned range. @pad zero bytes end every owned range (to make the
+    section large enough that reading all of it shows). Offset 0 of the section is reserved."""
+    shared = bytearray(8)
+    seen = {}
+    mains = []
+    for dx in dexes:
+        align(shared, 8)
+        base = len(shared)
+        tables = {name: dx.table(name) for name in Dex.FIELDS}
+        shared += relocate(dx, tables, base)
+        nmeth = dx.tab['method_ids'][0]
+        debug = [0] * nmeth
+        new_code = {}
+        cdefs = tables['class_defs']
+        for i in range(dx.tab['class_defs'][0]):
+            cdo = u32(cdefs, 32 * i + 24)
+            if not cdo:
+                continue
+            lists = dx.class_data(cdo)
+            for idx, c in method_indices(lists):
+                if not c or c in new_code:
+                    continue
+                regs, ins, outs, tries, dbg, n, insns, extra = dx.code_item(c)
+                debug[idx] = dbg + base if dbg else 0
+                new_code[c] = code_item_bytes(shared, regs, ins, outs, tries, n, insns,
+                                              n >= 1 << 11)
+
+                if tries:
+                    align(shared, 4)
+                    shared += extra
+            align(shared, 4)
+            struct.pack_into('<I', cdefs, 32 * i + 24, len(shared))
+            shared += enc_class_data(lists, lambda c: new_code[c])
+        # strings an earlier dex already has: point at its copy
+        sids = tables['string_ids']
+        for i in range(dx.tab['string_ids'][0]):
+            off = u32(sids, 4 * i)
+            item = string_item(shared, off)
+            if item in seen:
+                struct.pack_into('<I', sids, 4 * i, seen[item])
+            else:
+                seen[item] = off
+        align(shared, 4)
+        dbg_pos = len(shared)
+        tdata, dbase, table_off = offset_table(debug)
+        shared += tdata
+        shared += bytes(pad)
+        align(shared, 8)
+        main = bytearray(0x88)
+        offs = {}
+        for name in Dex.FIELDS:
+            align(main, 4)
+            offs[name] = len(main)
+            main += tables[name]
+        align(main, 4)
+        main[0:8] = b'cdex001\0'
+        struct.pack_into('<I', main, 32, len(main))
+        struct.pack_into('<II', main, 36, 0x88, 0x12345678)
+        struct.pack_into('<I', main, 52, dx.map_off + base)
+        for i, name in enumerate(Dex.FIELDS):
+            struct.pack_into('<II', main, 56 + 8 * i, dx.tab[name][0], offs[name])
+        struct.pack_into('<I', main, 104, len(shared))  # data_size; data_off set below
+        struct.pack_into('<IIIIII', main, 112, 0, dbg_pos, table_off, dbase, base, len(shared))
+        mains.append(main)
+    out = bytearray(b'perch-vdex-like\0')  # stands for the vdex header: not parsed by perch
+    starts = []
+    for m in mains:
+        align(out, 4)
+        starts.append(len(out))
+        out += m
+    align(out, 4)
+    for h in starts:
+        struct.pack_into('<I', out, h + 108, len(out) - h)
+    return bytes(out + shared)
 
 
 def container_part(dx, h):
@@ -323,8 +448,10 @@ def main():
         res = to_cdex(Dex(open(sys.argv[2], 'rb').read()))
     elif len(sys.argv) >= 4 and sys.argv[1] == 'container':
         res = to_container([Dex(open(p, 'rb').read()) for p in sys.argv[2:-1]])
+    elif len(sys.argv) >= 5 and sys.argv[1] == 'vdex':
+        res = to_vdex([Dex(open(p, 'rb').read()) for p in sys.argv[3:-1]], int(sys.argv[2]))
     else:
-        sys.exit('usage: dex-convert.py cdex IN OUT | container IN... OUT')
+        sys.exit('usage: dex-convert.py cdex IN OUT | container IN... OUT | vdex PAD IN... OUT')
     with open(sys.argv[-1], 'wb') as f:
         f.write(res)
 

@@ -11,14 +11,21 @@ set -eu
 # fixtures), dexdump (their oracle), zipalign (APK fixtures); golang-go (go tool pprof) and
 # chromium (headless: the flame graphs load and render) for the consumer checks; clang-14 and
 # libclang-rt-14-dev (libFuzzer: make fuzz), valgrind (make check-valgrind); gcc-12-multilib and
-# libc6-dev-i386 (the 32-bit x86 targets; not gcc-multilib: it conflicts with gcc-aarch64-linux-gnu)
+# libc6-dev-i386 (the 32-bit x86 targets; not gcc-multilib: it conflicts with gcc-aarch64-linux-gnu);
+# linux-perf (the reference the shares suite compares perch with) and sqlite3 (one of its programs)
+# the real Android runtime of the e2e-realart suite (mk/realart.mk): android-libart and the
+# Android libraries it uses without naming them, liblz4-1, Android's jni.h
+# (android-libnativehelper-dev), zip (its jars)
 PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
 libreadline-dev check liblzma-dev zlib1g-dev libiberty-dev elfutils gdb binutils xz-utils
 util-linux strace g++ dmtracedump protobuf-compiler python3 python3-jsonschema
 libsmali-java dexdump zipalign
 golang-go chromium
 clang-14 libclang-rt-14-dev valgrind nodejs
-gcc-12-multilib libc6-dev-i386"
+gcc-12-multilib libc6-dev-i386
+linux-perf sqlite3
+android-libart android-libbase android-liblog android-libziparchive android-libbacktrace
+android-libnativebridge android-libnativeloader android-libnativehelper-dev liblz4-1 zip"
 
 missing=""
 for p in $PKGS; do

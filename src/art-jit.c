@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "perch/art.h"
+#include "perch/dex.h"
 #include "perch/log.h"
 #include "perch/xalloc.h"
 
@@ -41,6 +42,7 @@ struct art_jit {
 	size_t nr_idx, alloc_idx;
 	uint64_t max_len;        /* longest symbol: bounds the backward scan of a lookup */
 	struct art_jit_stats st;
+	char name[256];          /* the last name art_jit_find() gave */
 };
 
 struct art_jit *art_jit_new(const struct perch_mem *mem, uint64_t desc_addr, unsigned int machine,
@@ -297,7 +299,7 @@ static int valid_at(const struct art_jit *j, const struct jit_ent *x, uint64_t t
 	return t <= x->last_seen;
 }
 
-int art_jit_find(const struct art_jit *j, uint64_t pc, uint64_t time_ns, struct art_jit_sym *out,
+int art_jit_find(struct art_jit *j, uint64_t pc, uint64_t time_ns, struct art_jit_sym *out,
 		 const struct cfi_table **cfi)
 {
 	const struct jit_ent *best = NULL;
@@ -330,6 +332,8 @@ int art_jit_find(const struct art_jit *j, uint64_t pc, uint64_t time_ns, struct 
 	if (!best)
 		return -ENOENT;
 	*out = *best_sym;
+	/* one name per Java method, whether it ran compiled or interpreted */
+	out->name = dex_java_name(best_sym->name, j->name, sizeof(j->name));
 	if (cfi)
 		*cfi = art_symfile_cfi(best->sf);
 	return 0;

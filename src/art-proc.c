@@ -18,10 +18,21 @@
 #include "perch/module.h"
 #include "perch/path.h"
 #include "perch/proc-maps.h"
+#include "perch/u64map.h"
+#include "perch/unwind.h"
 #include "perch/xalloc.h"
 
 #define ART_CHECK_NS 1000000ULL     /* a lookup miss re-reads a list at most once per ms */
 #define ART_FULL_NS 1000000000ULL   /* and the lists re-read every second regardless */
+#define ART_DEX_CACHE_MAX 65536     /* dex pcs whose method and line are kept */
+
+/* One dex pc looked up: its method and line, and whether it is the method's first
+ * instruction (the switch interpreter's marker; 0 unknown, 1 yes, -1 no). */
+struct dex_pc_entry {
+	struct dex_method m;
+	int ok;
+	int start;
+};
 
 struct art_proc {
 	pid_t pid;
@@ -29,11 +40,13 @@ struct art_proc {
 	struct perch_mem mem;
 	unsigned int generation;   /* of the modules last searched */
 	int searched;
-	const struct module **checked; /* modules already searched for a GDB descriptor */
-	size_t nr_checked, alloc_checked;
 	uint64_t jit_desc, dex_desc;
 	struct art_jit *jit;
 	struct art_dex *dex;
+	int is_64;                 /* the runtime library's ELF class */
+	struct u64map pc_map;      /* dex pc -> index into pc_cache */
+	struct dex_pc_entry *pc_cache;
+	size_t nr_pc, alloc_pc;
 	uint64_t verified;         /* the lists are known as they were at this time */
 	uint64_t last_full, last_retry;
 };
@@ -92,17 +105,29 @@ void art_proc_free(struct art_proc *a)
 		return;
 	art_jit_free(a->jit);
 	art_dex_free(a->dex);
+	u64map_release(&a->pc_map);
+	free(a->pc_cache);
 	if (a->mem_fd >= 0)
 		close(a->mem_fd);
-	free(a->checked);
 	free(a);
 }
 
-static int is_runtime_lib(const char *path)
+unsigned int art_module_flags(struct modules *ms, const struct modules_map *mm)
 {
-	const char *b = path_base(path);
+	struct elffile *ef;
 
-	return !strcmp(b, "libart.so") || !strcmp(b, "libartd.so");
+	if (!mm || !mm->mod)
+		return 0;
+	if (!mm->mod->art_flags) {
+		/* the file, whichever mapping asks (one outside every PT_LOAD has no bias) */
+		ef = mm->mod->ef ? mm->mod->ef : modules_elf(ms, mm);
+		if (!ef && !mm->mod->ef && !mm->mod->load_failed)
+			return 0; /* look again from another mapping */
+		mm->mod->art_flags = ef ? art_elf_flags(ef->image, ef->size) : ART_MOD_CHECKED;
+		if (mm->mod->art_flags & ART_MOD_RUNTIME)
+			log_debug("art: %s is ART's runtime library", mm->mod->path);
+	}
+	return mm->mod->art_flags;
 }
 
 /* The run-time address of data symbol @name of the module behind @mm: through the file offset
@@ -138,22 +163,13 @@ static void use_descriptors(struct art_proc *a, uint64_t jit, uint64_t dex,
 			  (unsigned long long)jit);
 	}
 	if (dex && !a->dex) {
+		a->is_64 = ef->is_64;
 		a->dex_desc = dex;
 		a->dex = art_dex_new(&a->mem, dex, ef->machine, ef->is_64);
 		log_debug("art: __dex_debug_descriptor of %s at 0x%llx", path,
 			  (unsigned long long)dex);
 	}
 	a->verified = 0; /* read them at the next update */
-}
-
-static int checked(struct art_proc *a, const struct module *m)
-{
-	for (size_t i = 0; i < a->nr_checked; i++)
-		if (a->checked[i] == m)
-			return 1;
-	ALLOC_GROW(a->checked, a->nr_checked + 1, a->alloc_checked);
-	a->checked[a->nr_checked++] = m;
-	return 0;
 }
 
 int art_proc_locate(struct art_proc *a, struct modules *ms)
@@ -164,12 +180,13 @@ int art_proc_locate(struct art_proc *a, struct modules *ms)
 		return a->jit || a->dex;
 	a->searched = 1;
 	a->generation = ms->generation;
-	/* libart.so first: both lists, and its descriptor wins over any GDB one */
+	/* ART's runtime first: both lists, and its descriptor wins over any GDB one */
 	for (size_t i = 0; i < ms->nr_map && !(a->jit && a->dex); i++) {
 		const struct modules_map *mm = &ms->map[i];
 		struct elffile *ef;
 
-		if (!mm->mod || mm->offset != 0 || !is_runtime_lib(mm->mod->path))
+		if (!mm->mod || !(mm->prot & PROC_MAPS_PROT_EXEC) ||
+		    !(art_module_flags(ms, mm) & ART_MOD_RUNTIME))
 			continue;
 		ef = modules_elf(ms, mm);
 		if (!ef)
@@ -185,7 +202,7 @@ int art_proc_locate(struct art_proc *a, struct modules *ms)
 		uint64_t jit;
 
 		if (!mm->mod || !(mm->prot & PROC_MAPS_PROT_EXEC) || mm->mod->path[0] != '/' ||
-		    checked(a, mm->mod))
+		    !(art_module_flags(ms, mm) & ART_MOD_JIT))
 			continue;
 		ef = modules_elf(ms, mm);
 		if (!ef)
@@ -196,6 +213,8 @@ int art_proc_locate(struct art_proc *a, struct modules *ms)
 	}
 	return a->jit || a->dex;
 }
+
+static void dex_cache_clear(struct art_proc *a);
 
 void art_proc_update(struct art_proc *a, uint64_t sample_ns)
 {
@@ -210,8 +229,8 @@ void art_proc_update(struct art_proc *a, uint64_t sample_ns)
 		a->last_full = now;
 	if (a->jit)
 		art_jit_update(a->jit, now, force);
-	if (a->dex)
-		art_dex_update(a->dex, now, force);
+	if (a->dex && art_dex_update(a->dex, now, force) > 0)
+		dex_cache_clear(a);
 	a->verified = now;
 }
 
@@ -234,7 +253,16 @@ int art_proc_jit_find(struct art_proc *a, uint64_t pc, uint64_t time_ns, struct 
 	return art_jit_find(a->jit, pc, time_ns, out, cfi);
 }
 
-int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *out)
+/* The dex list changed (or was read for the first time): names cached by dex pc may be
+ * stale (a dex file unloaded and another registered at its address). */
+static void dex_cache_clear(struct art_proc *a)
+{
+	u64map_release(&a->pc_map);
+	a->pc_map = (struct u64map)U64MAP_INIT;
+	a->nr_pc = 0;
+}
+
+static int dex_lookup_uncached(struct art_proc *a, uint64_t dex_pc, struct dex_method *out)
 {
 	uint64_t now;
 
@@ -248,7 +276,78 @@ int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *
 	a->last_retry = now;
 	if (art_dex_update(a->dex, now, 0) <= 0)
 		return -ENOENT;
+	dex_cache_clear(a);
 	return art_dex_lookup(a->dex, dex_pc, out);
+}
+
+/* The cache entry of @dex_pc, looked up on first use; NULL when the pc is not named (misses
+ * are not cached: the dex file may be registered later). */
+static struct dex_pc_entry *dex_cached(struct art_proc *a, uint64_t dex_pc)
+{
+	struct dex_pc_entry e = { .start = 0 };
+	size_t slot;
+	uint32_t i = dex_pc == UINT64_MAX ? UINT32_MAX : u64map_find(&a->pc_map, dex_pc, &slot);
+
+	if (i != UINT32_MAX)
+		return &a->pc_cache[i];
+	if (dex_lookup_uncached(a, dex_pc, &e.m) < 0)
+		return NULL;
+	if (a->nr_pc >= ART_DEX_CACHE_MAX)
+		dex_cache_clear(a);
+	e.ok = 1;
+	ALLOC_GROW(a->pc_cache, a->nr_pc + 1, a->alloc_pc);
+	a->pc_cache[a->nr_pc] = e;
+	u64map_find(&a->pc_map, dex_pc, &slot); /* the clear above may have moved it */
+	u64map_set(&a->pc_map, slot, dex_pc, (uint32_t)a->nr_pc);
+	return &a->pc_cache[a->nr_pc++];
+}
+
+int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *out)
+{
+	const struct dex_pc_entry *e = dex_cached(a, dex_pc);
+
+	if (!e)
+		return -ENOENT;
+	*out = e->m;
+	return 0;
+}
+
+/* Reads for art_switch_dex_pc(): the stack snapshot only. ART keeps the SwitchImplContext, the
+ * accessor and the ShadowFrame of an interpreted call on the native stack (allocas and locals
+ * of interpreter.cc, interpreter_common.cc, quick_trampoline_entrypoints.cc); a heap
+ * ShadowFrame (deoptimization) or a stack deeper than the copy gives no answer, and the search
+ * costs no system call. */
+static int snap_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct unwind_snapshot *s = ctx;
+
+	if (addr < s->stack_addr || addr - s->stack_addr > s->stack_len ||
+	    len > s->stack_len - (addr - s->stack_addr))
+		return -EFAULT;
+	memcpy(buf, s->stack + (addr - s->stack_addr), len);
+	return 0;
+}
+
+uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct unwind_snapshot *snap,
+				uint64_t sp, uint64_t dex_pc)
+{
+	struct perch_mem mem = { snap_read, (void *)snap };
+	struct dex_pc_entry *e = dex_cached(a, dex_pc);
+	struct dex_method prev;
+	uint64_t pc;
+
+	if (!e)
+		return dex_pc;
+	/* only a method's first instruction can be a switch interpreter's marker: the
+	 * instruction before it is not in the same method (for standard dex, not in any) */
+	if (!e->start)
+		e->start = art_dex_lookup(a->dex, dex_pc - 2, &prev) < 0 ||
+				   strcmp(prev.name, e->m.name) || prev.code_offset != e->m.code_offset
+			   ? 1
+			   : -1;
+	if (e->start < 0 || art_switch_dex_pc(&mem, a->is_64, sp, dex_pc, &pc) < 0)
+		return dex_pc;
+	return pc;
 }
 
 int art_proc_active(const struct art_proc *a)
@@ -264,4 +363,20 @@ uint64_t art_proc_jit_descriptor(const struct art_proc *a)
 uint64_t art_proc_dex_descriptor(const struct art_proc *a)
 {
 	return a->dex_desc;
+}
+
+size_t art_hide_runtime_frames(const uint8_t *kind, size_t n, uint8_t *hide)
+{
+	size_t hidden = 0;
+
+	memset(hide, 0, n);
+	for (size_t i = 0; i < n; i++) {
+		if (kind[i] != ART_FRAME_JAVA)
+			continue;
+		for (size_t j = i; j > 0 && kind[j - 1] == ART_FRAME_RUNTIME; j--)
+			hidden += !hide[j - 1], hide[j - 1] = 1;
+		for (size_t j = i + 1; j < n && kind[j] == ART_FRAME_RUNTIME; j++)
+			hidden += !hide[j], hide[j] = 1;
+	}
+	return hidden;
 }

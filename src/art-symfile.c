@@ -328,3 +328,31 @@ int art_elf_data_symbol(const uint8_t *image, size_t size, const char *name, uin
 	}
 	return -ENOENT;
 }
+
+/* DW_OP_const4u "DEX1" (0x31584544), DW_OP_drop: the start of ART's DEX PC expression (spec 3.1,
+ * ART runtime/interpreter/cfi_asm_support.h CFI_DEFINE_DEX_PC_WITH_OFFSET). */
+static const uint8_t dex_pc_marker[] = { 0x0c, 0x44, 0x45, 0x58, 0x31, 0x13 };
+
+static int section_has_marker(const struct raw_elf *e, const char *name)
+{
+	struct raw_shdr sh;
+
+	return raw_section(e, name, &sh) == 0 &&
+	       memmem(e->p + sh.offset, (size_t)sh.size, dex_pc_marker, sizeof(dex_pc_marker));
+}
+
+unsigned int art_elf_flags(const uint8_t *image, size_t size)
+{
+	unsigned int flags = ART_MOD_CHECKED;
+	uint64_t vaddr, ssize, off;
+	struct raw_elf e;
+
+	if (raw_open(&e, image, size) < 0)
+		return flags;
+	if (art_elf_data_symbol(image, size, "__dex_debug_descriptor", &vaddr, &ssize, &off) == 0 ||
+	    section_has_marker(&e, ".eh_frame") || section_has_marker(&e, ".debug_frame"))
+		flags |= ART_MOD_RUNTIME;
+	if (art_elf_data_symbol(image, size, "__jit_debug_descriptor", &vaddr, &ssize, &off) == 0)
+		flags |= ART_MOD_JIT;
+	return flags;
+}

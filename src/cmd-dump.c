@@ -35,6 +35,7 @@ static const char dump_usage[] =
 	"  -p, --pid PID       the process\n"
 	"      --sysroot DIR   look for debug files under DIR/usr/lib/debug\n"
 	"      --symfs DIR     look for unstripped copies of modules under DIR first\n"
+	"      --show-art-frames  keep the Android runtime's own frames between Java frames\n"
 	"  -v, --verbose       more messages\n";
 
 enum dump_taken {
@@ -248,12 +249,13 @@ static void print_thread(struct profile *p, struct resolver *r, struct dump_thre
 
 static int dump_run(int argc, char **argv)
 {
-	enum { OPT_SYSROOT = 256, OPT_SYMFS, OPT_HELP };
+	enum { OPT_SYSROOT = 256, OPT_SYMFS, OPT_ART_FRAMES, OPT_HELP };
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "show-art-frames", no_argument, NULL, OPT_ART_FRAMES },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ 0 },
 	};
@@ -266,7 +268,7 @@ static int dump_run(int argc, char **argv)
 	struct proc_stat ps;
 	struct tracee t;
 	pid_t pid = 0, task, *tids = NULL;
-	int c, n, code = PERCH_EXIT_OK;
+	int c, n, code = PERCH_EXIT_OK, art_frames = 0;
 	size_t nr, nr_pre;
 	char ns[64];
 	sigset_t old;
@@ -287,6 +289,9 @@ static int dump_run(int argc, char **argv)
 			break;
 		case OPT_SYMFS:
 			symfs = optarg;
+			break;
+		case OPT_ART_FRAMES:
+			art_frames = 1;
 			break;
 		case OPT_HELP:
 			fputs(dump_usage, stdout);
@@ -331,6 +336,7 @@ static int dump_run(int argc, char **argv)
 	sym = symbolizer_new(sysroot, symfs);
 	/* memory and maps through a live thread: an exited main thread has none */
 	r = resolver_new(task, arch, p, sym);
+	resolver_show_art_frames(r, art_frames);
 	ns_note(pid, ns, sizeof(ns));
 	if (proc_stat_read(pid, 0, &ps) == 0)
 		printf("PID %d (%s)%s\n", pid, ps.comm, ns);

@@ -9,11 +9,15 @@
  *                        data, code, debug info) relative to the data section at header +
  *                        data_off; code items are 4 bytes with an optional pre-header before
  *                        them, and debug info offsets sit in a per-method offset table.
- * The file is copied; all reads go through get() which bounds-checks against the copy. */
+ * The bytes are either a copy (dex_open) or read from a source as needed (dex_open_source: a
+ * dex file in a target, where a vdex's shared data section or a container may be much larger
+ * than what one lookup touches). All reads go through get(), in_range() and cursors, which
+ * bounds-check against the buffer and load what is missing. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "perch/dex.h"
 #include "perch/log.h"
@@ -71,8 +75,11 @@ struct dex_meth {
 };
 
 struct dex_file {
-	uint8_t *buf;
+	uint8_t *buf;	     /* @size bytes: a copy, or an mmap reservation filled on demand */
 	size_t size;
+	struct dex_source src;
+	uint8_t *chunk;	     /* lazily read: per DEX_CHUNK, 0 not read, 1 read, 2 unreadable */
+	uint64_t bytes_read;
 	struct dex_part *parts;
 	size_t nr_parts;
 	struct dex_meth *meths;
@@ -80,19 +87,46 @@ struct dex_file {
 	int indexed;
 };
 
-/* A cursor over the buffer for LEB128 streams; @err set on any overrun. */
+/* A cursor over the buffer for LEB128 streams; @err set on any overrun or unreadable byte.
+ * [p, lim) is known to be loaded, [p, end) is the rest of the buffer. */
 struct cursor {
-	const uint8_t *p, *end;
+	struct dex_file *d;
+	const uint8_t *p, *lim, *end;
 	int err;
 };
 
-static const uint8_t *get(const struct dex_file *d, uint64_t base, uint64_t off, uint64_t len)
+/* Make [@at, @at + @len) of the buffer (inside it) present. 0, or -1 when unreadable. */
+static int load(struct dex_file *d, uint64_t at, uint64_t len)
+{
+	if (!d->chunk || !len)
+		return 0;
+	for (uint64_t c = at / DEX_CHUNK; c <= (at + len - 1) / DEX_CHUNK; c++) {
+		uint64_t off = c * DEX_CHUNK, n = d->size - off < DEX_CHUNK ? d->size - off : DEX_CHUNK;
+
+		if (d->chunk[c] == 1)
+			continue;
+		if (d->chunk[c] == 2 || d->src.read(d->src.ctx, off, d->buf + off, n) < 0) {
+			d->chunk[c] = 2;
+			return -1;
+		}
+		d->chunk[c] = 1;
+		d->bytes_read += n;
+	}
+	return 0;
+}
+
+static int in_range(const struct dex_file *d, uint64_t base, uint64_t off, uint64_t len)
 {
 	uint64_t at = base + off;
 
-	if (at < base || at > d->size || len > d->size - at)
+	return at >= base && at <= d->size && len <= d->size - at;
+}
+
+static const uint8_t *get(struct dex_file *d, uint64_t base, uint64_t off, uint64_t len)
+{
+	if (!in_range(d, base, off, len) || load(d, base + off, len) < 0)
 		return NULL;
-	return d->buf + at;
+	return d->buf + base + off;
 }
 
 static uint16_t le16(const uint8_t *p)
@@ -105,33 +139,52 @@ static uint32_t le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static int cursor_at(const struct dex_file *d, uint64_t base, uint64_t off, struct cursor *c)
+static int cursor_at(struct dex_file *d, uint64_t base, uint64_t off, struct cursor *c)
 {
 	const uint8_t *p = get(d, base, off, 1);
 
 	if (!p)
 		return -1;
+	c->d = d;
 	c->p = p;
+	c->lim = p + 1;
 	c->end = d->buf + d->size;
 	c->err = 0;
 	return 0;
+}
+
+/* The next byte; 0 with @err set past the end or at an unreadable byte. */
+static uint8_t next_byte(struct cursor *c)
+{
+	if (c->p >= c->lim) {
+		uint64_t at = (uint64_t)(c->p - c->d->buf), n;
+
+		if (c->p >= c->end) {
+			c->err = 1;
+			return 0;
+		}
+		n = DEX_CHUNK - at % DEX_CHUNK;
+		if (n > c->d->size - at)
+			n = c->d->size - at;
+		if (load(c->d, at, n) < 0) {
+			c->err = 1;
+			return 0;
+		}
+		c->lim = c->p + n;
+	}
+	return *c->p++;
 }
 
 static uint32_t uleb(struct cursor *c)
 {
 	uint32_t v = 0;
 
-	for (int shift = 0; shift < 35; shift += 7) {
-		uint8_t b;
+	for (int shift = 0; shift < 35 && !c->err; shift += 7) {
+		uint8_t b = next_byte(c);
 
-		if (c->p >= c->end) {
-			c->err = 1;
-			return 0;
-		}
-		b = *c->p++;
 		v |= (uint32_t)(b & 0x7f) << shift;
 		if (!(b & 0x80))
-			return v;
+			return c->err ? 0 : v;
 	}
 	c->err = 1; /* more than 5 bytes: not a 32-bit LEB128 */
 	return 0;
@@ -144,11 +197,13 @@ static int32_t sleb(struct cursor *c)
 	uint8_t b;
 
 	do {
-		if (c->p >= c->end || shift >= 35) {
+		if (shift >= 35) {
 			c->err = 1;
 			return 0;
 		}
-		b = *c->p++;
+		b = next_byte(c);
+		if (c->err)
+			return 0;
 		v |= (uint32_t)(b & 0x7f) << shift;
 		shift += 7;
 	} while (b & 0x80);
@@ -193,7 +248,7 @@ static int parse_header(struct dex_file *d, uint64_t hdr, struct dex_part *pt)
 			return log_debug("dex: compact dex header truncated"), -1;
 		pt->compact = 1;
 		data_off = le32(h + 108);
-		if (!get(d, hdr, data_off, 0))
+		if (!in_range(d, hdr, data_off, 0))
 			return log_debug("dex: cdex data_off %#x outside the file", data_off), -1;
 		pt->data_base = hdr + data_off;
 		pt->dbg_pos = le32(h + 116);
@@ -205,7 +260,7 @@ static int parse_header(struct dex_file *d, uint64_t hdr, struct dex_part *pt)
 			return log_debug("dex: unknown magic/version %.3s", h + 4), -1;
 		if (header_size >= DEX_HEADER_SIZE_V41 && ver >= 41) {
 			/* container: offsets count from the container's start */
-			if (!get(d, hdr, 0, DEX_HEADER_SIZE_V41))
+			if (!(h = get(d, hdr, 0, DEX_HEADER_SIZE_V41)))
 				return log_debug("dex: 041 header truncated"), -1;
 			if (le32(h + 116) != hdr)
 				return log_debug("dex: 041 header_offset %#x, expected %#llx",
@@ -228,48 +283,117 @@ static int parse_header(struct dex_file *d, uint64_t hdr, struct dex_part *pt)
 	pt->method_ids_off = le32(h + 92);
 	pt->class_defs_size = le32(h + 96);
 	pt->class_defs_off = le32(h + 100);
-	/* every table must lie inside the buffer: later reads then index them without surprises */
-	if (!get(d, pt->ids_base, pt->string_ids_off, (uint64_t)pt->string_ids_size * 4) ||
-	    !get(d, pt->ids_base, pt->type_ids_off, (uint64_t)pt->type_ids_size * 4) ||
-	    !get(d, pt->ids_base, pt->proto_ids_off, (uint64_t)pt->proto_ids_size * 12) ||
-	    !get(d, pt->ids_base, pt->method_ids_off, (uint64_t)pt->method_ids_size * 8) ||
-	    !get(d, pt->ids_base, pt->class_defs_off, (uint64_t)pt->class_defs_size * 32))
+	/* every table must lie inside the buffer: later reads then index them without surprises
+	 * (checked, not read: a lazily read file loads them when a lookup needs them) */
+	if (!in_range(d, pt->ids_base, pt->string_ids_off, (uint64_t)pt->string_ids_size * 4) ||
+	    !in_range(d, pt->ids_base, pt->type_ids_off, (uint64_t)pt->type_ids_size * 4) ||
+	    !in_range(d, pt->ids_base, pt->proto_ids_off, (uint64_t)pt->proto_ids_size * 12) ||
+	    !in_range(d, pt->ids_base, pt->method_ids_off, (uint64_t)pt->method_ids_size * 8) ||
+	    !in_range(d, pt->ids_base, pt->class_defs_off, (uint64_t)pt->class_defs_size * 32))
 		return log_debug("dex: an id table lies outside the file"), -1;
 	return 0;
 }
 
-int dex_span(const uint8_t *h, size_t avail, uint64_t *back, uint64_t *size)
+int dex_header_info(const uint8_t *h, size_t avail, struct dex_header_info *out)
 {
+	uint64_t file_size;
 	int ver;
 
+	memset(out, 0, sizeof(*out));
 	if (avail < DEX_HEADER_SIZE || le32(h + 40) != DEX_ENDIAN_CONSTANT)
 		return -EINVAL;
-	*back = 0;
-	*size = le32(h + 32);
+	file_size = le32(h + 32);
+	out->size = file_size;
+	out->code_end = file_size;
 	if (is_cdex(h)) {
-		uint64_t data_end = (uint64_t)le32(h + 108) + le32(h + 104);
+		/* compact_dex_file.h, CompactDexWriter::Write: data_size is the end of the part
+		 * of the (shared) data section this dex may use; the code items it owns come
+		 * first in [owned_data_begin, owned_data_end) and are never deduplicated */
+		uint64_t data_off = le32(h + 108), data_end = data_off + le32(h + 104);
+		uint32_t owned_begin, owned_end;
 
-		if (data_end > *size)
-			*size = data_end;
+		if (avail < CDEX_HEADER_SIZE || le32(h + 36) < CDEX_HEADER_SIZE)
+			return -EINVAL;
+		out->kind = DEX_KIND_COMPACT;
+		if (data_end > out->size)
+			out->size = data_end;
+		owned_begin = le32(h + 128);
+		owned_end = le32(h + 132);
+		out->code_start = data_off;
+		out->code_end = data_end;
+		if (owned_begin < owned_end && data_off + owned_end <= data_end) {
+			out->code_start = data_off + owned_begin;
+			out->code_end = data_off + owned_end;
+		}
 	} else {
 		ver = version_of(h);
 		if (ver < 35 || ver == 36 || ver > 41)
 			return -EINVAL;
+		out->kind = DEX_KIND_STANDARD;
 		if (ver >= 41 && le32(h + 36) >= DEX_HEADER_SIZE_V41) {
-			if (avail < DEX_HEADER_SIZE_V41 || le32(h + 116) > le32(h + 112))
+			/* dex_file.cc GetDataRange: every offset counts from header - header_offset,
+			 * and may point anywhere up to the container's end */
+			if (avail < DEX_HEADER_SIZE_V41 || le32(h + 116) > le32(h + 112) ||
+			    file_size > le32(h + 112) - le32(h + 116))
 				return -EINVAL;
-			*back = le32(h + 116);
-			*size = le32(h + 112);
+			out->kind = DEX_KIND_CONTAINER;
+			out->back = le32(h + 116);
+			out->size = le32(h + 112);
+			out->code_end = out->size;
 		}
 	}
-	return *size >= DEX_HEADER_SIZE && *size <= DEX_MAX_SIZE ? 0 : -EINVAL;
+	return out->size >= DEX_HEADER_SIZE && out->size <= DEX_MAX_SIZE ? 0 : -EINVAL;
+}
+
+int dex_span(const uint8_t *h, size_t avail, uint64_t *back, uint64_t *size)
+{
+	struct dex_header_info info;
+	int ret = dex_header_info(h, avail, &info);
+
+	*back = info.back;
+	*size = info.size;
+	return ret;
+}
+
+/* Index the headers of @d (one, or each dex of a 041 container). */
+static int open_parts(struct dex_file *d)
+{
+	size_t alloc = 0;
+	uint64_t hdr = 0, end = d->size;
+
+	for (;;) {
+		struct dex_part pt;
+		uint32_t file_size;
+
+		if (parse_header(d, hdr, &pt) < 0)
+			return -EINVAL;
+		ALLOC_GROW(d->parts, d->nr_parts + 1, alloc);
+		d->parts[d->nr_parts++] = pt;
+		if (!pt.container)
+			return 0;
+		/* 041: the next dex follows this one until the container ends (the headers
+		 * parse_header() read are loaded) */
+		if (hdr == 0) {
+			end = le32(d->buf + 112);
+			if (end > d->size)
+				break;
+		}
+		file_size = le32(d->buf + hdr + 32);
+		if (file_size < DEX_HEADER_SIZE_V41 || hdr + file_size > end)
+			break;
+		hdr += file_size;
+		if (hdr + DEX_HEADER_SIZE_V41 > end)
+			return 0;
+		if (d->nr_parts >= DEX_MAX_PARTS)
+			break;
+	}
+	log_debug("dex: malformed 041 container");
+	return -EINVAL;
 }
 
 int dex_open(const uint8_t *data, size_t size, struct dex_file **out)
 {
 	struct dex_file *d;
-	size_t alloc = 0;
-	uint64_t hdr = 0, end;
 
 	*out = NULL;
 	if (size < DEX_HEADER_SIZE || size > DEX_MAX_SIZE)
@@ -278,39 +402,44 @@ int dex_open(const uint8_t *data, size_t size, struct dex_file **out)
 	d->buf = xmalloc(size);
 	memcpy(d->buf, data, size);
 	d->size = size;
-	end = size;
-	for (;;) {
-		struct dex_part pt;
-		uint32_t file_size;
-
-		if (parse_header(d, hdr, &pt) < 0)
-			goto fail;
-		ALLOC_GROW(d->parts, d->nr_parts + 1, alloc);
-		d->parts[d->nr_parts++] = pt;
-		if (!pt.container)
-			break;
-		/* 041: the next dex follows this one until the container ends */
-		if (hdr == 0) {
-			end = le32(d->buf + 112);
-			if (end > size)
-				goto bad_container;
-		}
-		file_size = le32(d->buf + hdr + 32);
-		if (file_size < DEX_HEADER_SIZE_V41 || hdr + file_size > end)
-			goto bad_container;
-		hdr += file_size;
-		if (hdr + DEX_HEADER_SIZE_V41 > end)
-			break;
-		if (d->nr_parts >= DEX_MAX_PARTS)
-			goto bad_container;
+	d->bytes_read = size;
+	if (open_parts(d) < 0) {
+		dex_close(d);
+		return -EINVAL;
 	}
 	*out = d;
 	return 0;
-bad_container:
-	log_debug("dex: malformed 041 container");
-fail:
-	dex_close(d);
-	return -EINVAL;
+}
+
+int dex_open_source(const struct dex_source *src, uint64_t size, struct dex_file **out)
+{
+	struct dex_file *d;
+	void *map;
+
+	*out = NULL;
+	if (size < DEX_HEADER_SIZE || size > DEX_MAX_SIZE)
+		return log_debug("dex: size %llu out of range", (unsigned long long)size), -EINVAL;
+	/* address space only: untouched pages of an anonymous private mapping take no memory */
+	map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (map == MAP_FAILED)
+		return -ENOMEM;
+	d = xcalloc(1, sizeof(*d));
+	d->buf = map;
+	d->size = (size_t)size;
+	d->src = *src;
+	d->chunk = xcalloc((size_t)((size + DEX_CHUNK - 1) / DEX_CHUNK), 1);
+	if (open_parts(d) < 0) {
+		dex_close(d);
+		return -EINVAL;
+	}
+	*out = d;
+	return 0;
+}
+
+uint64_t dex_bytes_read(const struct dex_file *d)
+{
+	return d->bytes_read;
 }
 
 void dex_close(struct dex_file *d)
@@ -319,17 +448,22 @@ void dex_close(struct dex_file *d)
 		return;
 	free(d->meths);
 	free(d->parts);
-	free(d->buf);
+	if (d->chunk)
+		munmap(d->buf, d->size);
+	else
+		free(d->buf);
+	free(d->chunk);
 	free(d);
 }
 
 /* ---- ids and names ---- */
 
 /* The MUTF-8 bytes of string @idx (NUL-terminated inside the buffer), or NULL. */
-static const char *string_at(const struct dex_file *d, const struct dex_part *pt, uint32_t idx)
+static const char *string_at(struct dex_file *d, const struct dex_part *pt, uint32_t idx)
 {
 	const uint8_t *id;
 	struct cursor c;
+	uint64_t at, len;
 
 	if (idx >= pt->string_ids_size)
 		return NULL;
@@ -337,12 +471,17 @@ static const char *string_at(const struct dex_file *d, const struct dex_part *pt
 	if (!id || cursor_at(d, pt->data_base, le32(id), &c) < 0)
 		return NULL;
 	uleb(&c); /* utf16_size */
-	if (c.err || c.p >= c.end || !memchr(c.p, 0, (size_t)(c.end - c.p)))
+	if (c.err || c.p >= c.end)
+		return NULL;
+	/* the name must end within what the pretty printer may read (twice DEX_MAX_STRING) */
+	at = (uint64_t)(c.p - d->buf);
+	len = d->size - at < 2 * DEX_MAX_STRING ? d->size - at : 2 * DEX_MAX_STRING;
+	if (load(d, at, len) < 0 || !memchr(c.p, 0, len))
 		return NULL;
 	return (const char *)c.p;
 }
 
-static const char *type_descriptor(const struct dex_file *d, const struct dex_part *pt,
+static const char *type_descriptor(struct dex_file *d, const struct dex_part *pt,
 				   uint32_t type_idx)
 {
 	const uint8_t *id;
@@ -407,28 +546,34 @@ static void out_pretty_type(struct outbuf *o, const char *desc)
 		out_str(o, "[]");
 }
 
-/* "pkg.Class.method(type, type)" for method @idx. */
-static void method_name(const struct dex_file *d, const struct dex_part *pt, uint32_t idx,
+/* ART's PrettyMethod(idx, with_signature=true) of method @idx, "<ret> pkg.Class.m(<params>)"
+ * (what JIT and AOT symbols hold with full debug info), then dex_java_name() of it: dex frames
+ * are named by the same function as compiled ones. */
+static void method_name(struct dex_file *d, const struct dex_part *pt, uint32_t idx,
 			char *buf, size_t size)
 {
-	struct outbuf o = { buf, size, 0 };
+	char full[1024];
+	struct outbuf o = { full, sizeof(full), 0 };
 	const uint8_t *mid = get(d, pt->ids_base, pt->method_ids_off + (uint64_t)idx * 8, 8);
 	const uint8_t *proto, *list;
+	const char *name;
 	uint32_t n;
 
-	buf[0] = '\0';
+	full[0] = '\0';
 	if (!mid || idx >= pt->method_ids_size) {
-		out_str(&o, "?");
+		snprintf(buf, size, "?");
 		return;
 	}
-	out_pretty_type(&o, type_descriptor(d, pt, le16(mid)));
-	out_ch(&o, '.');
-	const char *name = string_at(d, pt, le32(mid + 4));
-	out_str(&o, name ? name : "?");
-	out_ch(&o, '(');
 	proto = le16(mid + 2) < pt->proto_ids_size
 			? get(d, pt->ids_base, pt->proto_ids_off + (uint64_t)le16(mid + 2) * 12, 12)
 			: NULL;
+	out_pretty_type(&o, proto ? type_descriptor(d, pt, le16(proto + 4)) : NULL);
+	out_ch(&o, ' ');
+	out_pretty_type(&o, type_descriptor(d, pt, le16(mid)));
+	out_ch(&o, '.');
+	name = string_at(d, pt, le32(mid + 4));
+	out_str(&o, name ? name : "?");
+	out_ch(&o, '(');
 	if (proto && le32(proto + 8)) {
 		list = get(d, pt->data_base, le32(proto + 8), 4);
 		n = list ? le32(list) : 0;
@@ -441,13 +586,56 @@ static void method_name(const struct dex_file *d, const struct dex_part *pt, uin
 		}
 	}
 	out_ch(&o, ')');
+	dex_java_name(full, buf, size);
+}
+
+/* Is [@s, @s + @n) "pkg.Class.method": a dot, not at either end, no space and no C++ "::"? */
+static int is_java_qualified(const char *s, size_t n)
+{
+	const char *dot = memrchr(s, '.', n);
+
+	if (!n || !dot || dot == s || dot == s + n - 1 || s[0] == '.')
+		return 0;
+	return !memchr(s, ' ', n) && !memchr(s, ':', n);
+}
+
+const char *dex_java_name(const char *art_name, char *out, size_t size)
+{
+	static const char deduped[] = "[DEDUPED] ";
+	const char *s = art_name, *sp;
+	size_t pre = 0, paren;
+	struct outbuf o = { out, size, 0 };
+
+	if (!size)
+		return out;
+	out[0] = '\0';
+	if (!strncmp(s, deduped, sizeof(deduped) - 1))
+		pre = sizeof(deduped) - 1;
+	s += pre;
+	/* "[<ret> ]pkg.Class.m[(<params>)]": the part before the parameters, after the return
+	 * type (types have no spaces in ART's pretty form) */
+	paren = strcspn(s, "(");
+	sp = memrchr(s, ' ', paren);
+	if (sp && memchr(s, ' ', (size_t)(sp - s)))
+		sp = NULL; /* more than one word before the parameters: not ART's form */
+	else if (sp)
+		s = sp + 1, paren -= (size_t)(s - (art_name + pre));
+	if ((!sp && s[paren] == '\0' && !pre) || !is_java_qualified(s, paren)) {
+		out_str(&o, art_name); /* already the form, or not a Java method */
+		return out;
+	}
+	for (size_t i = 0; i < pre; i++)
+		out_ch(&o, art_name[i]);
+	for (size_t i = 0; i < paren && i < DEX_MAX_STRING; i++)
+		out_ch(&o, s[i]);
+	return out;
 }
 
 /* ---- the method index ---- */
 
 /* Compact dex: debug info offset of method @idx from the CompactOffsetTable (16 methods per
  * block: a big-endian u16 bitmap of which have one, then ULEB deltas from debug_info_base). */
-static uint32_t cdex_debug_off(const struct dex_file *d, const struct dex_part *pt, uint32_t idx)
+static uint32_t cdex_debug_off(struct dex_file *d, const struct dex_part *pt, uint32_t idx)
 {
 	uint64_t tbase = pt->data_base + pt->dbg_pos;
 	const uint8_t *slot, *blk;
@@ -507,7 +695,7 @@ static void add_method(struct dex_file *d, uint16_t part, uint32_t cdef, uint32_
 		m.debug_off = cdex_debug_off(d, pt, idx);
 		m.insns = pt->data_base + code_off + 4;
 	}
-	if (!insns || insns > UINT32_MAX / 2 || !get(d, m.insns, 0, insns * 2ULL))
+	if (!insns || insns > UINT32_MAX / 2 || !in_range(d, m.insns, 0, insns * 2ULL))
 		return;
 	m.insns_bytes = insns * 2;
 	ALLOC_GROW(d->meths, d->nr_meths + 1, d->alloc_meths);
@@ -580,7 +768,7 @@ static void build_index(struct dex_file *d)
 /* Run the line program of @m (ART's DecodeDebugPositionInfo). Every emitted row goes to @rows
  * (up to @max); *@line gets the line of @target (code units): the last row at or before it.
  * Returns the number of rows, or -1 for a program that runs off the buffer. */
-static int line_program(const struct dex_file *d, const struct dex_meth *m, uint32_t target,
+static int line_program(struct dex_file *d, const struct dex_meth *m, uint32_t target,
 			uint32_t *line, struct dex_position *rows, size_t max)
 {
 	const struct dex_part *pt = &d->parts[m->part];
@@ -596,11 +784,10 @@ static int line_program(const struct dex_file *d, const struct dex_meth *m, uint
 	for (uint32_t i = 0; i < nparams && !c.err; i++)
 		uleb(&c);
 	while (!c.err && n < (int)DEX_MAX_POSITIONS) {
-		uint8_t op;
+		uint8_t op = next_byte(&c);
 
-		if (c.p >= c.end)
+		if (c.err)
 			return -1;
-		op = *c.p++;
 		switch (op) {
 		case DBG_END_SEQUENCE:
 			return n;
@@ -649,7 +836,7 @@ static int line_program(const struct dex_file *d, const struct dex_meth *m, uint
 	return c.err ? -1 : n;
 }
 
-static void fill(const struct dex_file *d, const struct dex_meth *m, uint32_t target,
+static void fill(struct dex_file *d, const struct dex_meth *m, uint32_t target,
 		 struct dex_method *out)
 {
 	const struct dex_part *pt = &d->parts[m->part];

@@ -1,11 +1,16 @@
 /* Mappings of a traced process tied to their ELF files. Files are opened through
  * /proc/PID/root so that targets in other mount namespaces (containers) resolve right. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "perch/cfi.h"
 #include "perch/elffile.h"
@@ -70,6 +75,7 @@ static struct module *module_add(struct modules *ms, const struct proc_map *pm, 
 	m->inode = pm->inode;
 	m->dev_major = pm->dev_major;
 	m->dev_minor = pm->dev_minor;
+	m->deleted = pm->deleted;
 	ALLOC_GROW(ms->mods, ms->nr_mods + 1, ms->alloc_mods);
 	ms->mods[ms->nr_mods++] = m;
 	return m;
@@ -92,8 +98,11 @@ static struct module *module_get_zip(struct modules *ms, const struct proc_map *
 			return m;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/root%s", ms->pid, pm->path);
+	if (pm->deleted) /* the APK at that path is another one: only the mapped file will do */
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", ms->pid,
+			 (unsigned long long)pm->start, (unsigned long long)pm->end);
 	if (zip_find_stored_file(path, pm->offset, &ze) < 0 &&
-	    zip_find_stored_file(pm->path, pm->offset, &ze) < 0)
+	    (pm->deleted || zip_find_stored_file(pm->path, pm->offset, &ze) < 0))
 		return NULL;
 	snprintf(path, sizeof(path), "%s!/%s", pm->path, ze.name);
 	m = module_add(ms, pm, path);
@@ -217,22 +226,72 @@ static struct elffile *open_path(const struct module *m, const char *path)
 	return elffile_open(path);
 }
 
+#define OVERLAYFS_MAGIC 0x794c7630UL
+#define BTRFS_MAGIC 0x9123683eUL
+
+int modules_same_file(uint64_t inode, uint32_t dev_major, uint32_t dev_minor,
+		      const struct stat *st, unsigned long fs_type)
+{
+	if ((uint64_t)st->st_ino != inode)
+		return 0;
+	/* overlayfs: maps show the underlying file's device, stat() the overlay's; btrfs:
+	 * stat() gives the subvolume's anonymous device, maps the file system's */
+	return (major(st->st_dev) == dev_major && minor(st->st_dev) == dev_minor) ||
+	       fs_type == OVERLAYFS_MAGIC || fs_type == BTRFS_MAGIC;
+}
+
+/* @path for module @m, only if it is the file the process mapped. NULL with errno ESTALE (and
+ * *@mismatch set) when another file is there now. */
+static struct elffile *open_checked(const struct module *m, const char *path, int *mismatch)
+{
+	struct elffile *ef = NULL;
+	struct statfs sfs;
+	struct stat st;
+	char self[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || fstatfs(fd, &sfs) < 0 ||
+	    !modules_same_file(m->inode, m->dev_major, m->dev_minor, &st,
+			       (unsigned long)sfs.f_type)) {
+		*mismatch = 1;
+		close(fd);
+		errno = ESTALE;
+		return NULL;
+	}
+	/* exactly the file checked (the path could change again meanwhile) */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	ef = open_path(m, self);
+	close(fd);
+	return ef;
+}
+
 static struct elffile *open_file(struct modules *ms, struct module *m, const struct modules_map *mm)
 {
 	const char *file = m->zip_path ? m->zip_path : m->path;
-	char path[4096];
-	struct elffile *ef;
+	char path[4096], mapped[96];
+	struct elffile *ef = NULL;
+	int mismatch = 0;
 
+	/* the mapping itself, whatever became of its path (readable with CAP_SYS_ADMIN or
+	 * CAP_CHECKPOINT_RESTORE only: not under Android's run-as) */
+	snprintf(mapped, sizeof(mapped), "/proc/%d/map_files/%llx-%llx", ms->pid,
+		 (unsigned long long)mm->start, (unsigned long long)mm->end);
+	if (m->deleted && (ef = open_path(m, mapped)))
+		return ef; /* named by that path, which DWARF readers reopen: the mapped file */
 	snprintf(path, sizeof(path), "/proc/%d/root%s", ms->pid, file);
-	ef = open_path(m, path);
-	if (!ef) {
-		/* deleted or replaced file: the mapping itself still has the old inode */
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", ms->pid,
-			 (unsigned long long)mm->start, (unsigned long long)mm->end);
-		ef = open_path(m, path);
-	}
+	ef = open_checked(m, path, &mismatch);
+	if (!ef && !m->deleted)
+		ef = open_path(m, mapped);
 	if (!ef)
-		ef = open_path(m, file);
+		ef = open_checked(m, file, &mismatch);
+	if (!ef && mismatch) {
+		log_warn(0, "%s was replaced on disk after process %d mapped it (inode %llu): its "
+			    "frames stay unnamed (root can read the mapped file through %s)",
+			 file, (int)ms->pid, (unsigned long long)m->inode, mapped);
+		errno = ESTALE;
+	}
 	if (ef) {
 		free(ef->path);
 		ef->path = xstrdup(m->path);

@@ -44,8 +44,10 @@ enum opt_id {
 	O_VERIFY,
 	O_FOLLOW,
 	O_NO_REUSE,
+	O_NO_HOLD,
 	O_SYSROOT,
 	O_SYMFS,
+	O_ART_FRAMES,
 	O_NR,
 };
 
@@ -69,14 +71,16 @@ static const struct opt_def {
 	[O_VERIFY] = { "verify", 0, 0 },
 	[O_FOLLOW] = { "follow-cpu", 0, 0 },
 	[O_NO_REUSE] = { "no-idle-reuse", 0, 0 },
+	[O_NO_HOLD] = { "no-cpu-hold", 0, 0 },
 	[O_SYSROOT] = { "sysroot", 1, 0 },
 	[O_SYMFS] = { "symfs", 1, 0 },
+	[O_ART_FRAMES] = { "show-art-frames", 0, 0 },
 };
 
 const char *const record_opts_names[] = {
 	"freq", "duration", "output", "format", "lines", "mode", "stack-size", "cpu-interval",
 	"mem-interval", "stall", "stall-thread", "top", "verify", "follow-cpu",
-	"no-idle-reuse", "sysroot", "symfs", NULL,
+	"no-idle-reuse", "no-cpu-hold", "sysroot", "symfs", "show-art-frames", NULL,
 };
 
 void record_opts_init(struct record_opts *o)
@@ -208,7 +212,9 @@ static int opt_apply(struct record_opts *o, enum opt_id id, const char *arg, con
 	case O_LINES:
 	case O_VERIFY:
 	case O_FOLLOW:
-	case O_NO_REUSE: {
+	case O_NO_REUSE:
+	case O_NO_HOLD:
+	case O_ART_FRAMES: {
 		int on = 1;
 
 		if (arg && !strcmp(arg, "off"))
@@ -218,6 +224,8 @@ static int opt_apply(struct record_opts *o, enum opt_id id, const char *arg, con
 		*(id == O_LINES	    ? &o->lines
 		  : id == O_VERIFY  ? &o->verify
 		  : id == O_FOLLOW ? &o->follow_cpu
+		  : id == O_NO_HOLD ? &o->no_cpu_hold
+		  : id == O_ART_FRAMES ? &o->art_frames
 				      : &o->no_idle_reuse) = on;
 		break;
 	}
@@ -311,10 +319,14 @@ int record_opts_get(const struct record_opts *o, const char *name, char *buf, si
 	case O_VERIFY:
 	case O_FOLLOW:
 	case O_NO_REUSE:
+	case O_NO_HOLD:
+	case O_ART_FRAMES:
 		snprintf(buf, size, "%s",
 			 (id == O_LINES	     ? o->lines
 			  : id == O_VERIFY   ? o->verify
 			  : id == O_FOLLOW ? o->follow_cpu
+			  : id == O_NO_HOLD ? o->no_cpu_hold
+			  : id == O_ART_FRAMES ? o->art_frames
 					      : o->no_idle_reuse)
 				 ? "on"
 				 : "off");
@@ -469,6 +481,7 @@ static struct record_proc *proc_open(struct record_core *rc, pid_t pid, pid_t ta
 	rp->task = task;
 	rp->arch = arch ? arch : perch_arch_host();
 	rp->r = resolver_new(task, rp->arch, rc->p, rc->sym);
+	resolver_show_art_frames(rp->r, rc->o.art_frames);
 	name_process(rc, pid, task);
 	if (pid == rc->pid) {
 		rc->r = rp->r;
@@ -477,21 +490,24 @@ static struct record_proc *proc_open(struct record_core *rc, pid_t pid, pid_t ta
 	return rp;
 }
 
+/* @to += @from, field by field: every field of struct resolve_stats is a uint64_t counter
+ * (checked below), so a field added there is summed too. */
+static void add_resolve_stats(struct resolve_stats *to, const struct resolve_stats *from)
+{
+	uint64_t v[sizeof(*to) / sizeof(uint64_t)], w[sizeof(*to) / sizeof(uint64_t)];
+
+	_Static_assert(sizeof(*to) % sizeof(uint64_t) == 0, "resolve_stats holds uint64_t only");
+	memcpy(v, to, sizeof(v));
+	memcpy(w, from, sizeof(w));
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+		v[i] += w[i];
+	memcpy(to, v, sizeof(v));
+}
+
 /* Process @pid is gone: keep what its resolver counted, free the rest. */
 static void proc_close(struct record_core *rc, struct record_proc *rp)
 {
-	const struct resolve_stats *s = resolver_stats(rp->r);
-	struct resolve_stats *g = &rc->gone_stats;
-
-	g->stacks += s->stacks;
-	g->to_root += s->to_root;
-	g->fp_used += s->fp_used;
-	g->cfi_failed += s->cfi_failed;
-	g->truncated += s->truncated;
-	g->frames += s->frames;
-	g->unwind_ns += s->unwind_ns;
-	g->symbolize_ns += s->symbolize_ns;
-	g->reloads += s->reloads;
+	add_resolve_stats(&rc->gone_stats, resolver_stats(rp->r));
 	if (rc->r == rp->r)
 		rc->r = NULL;
 	resolver_free(rp->r);
@@ -551,22 +567,9 @@ const struct resolve_stats *record_core_resolve_stats(const struct record_core *
 						     struct resolve_stats *out)
 {
 	*out = rc->gone_stats;
-	for (size_t i = 0; i < rc->nr_procs; i++) {
-		const struct resolve_stats *s;
-
-		if (!rc->procs[i].r)
-			continue;
-		s = resolver_stats(rc->procs[i].r);
-		out->stacks += s->stacks;
-		out->to_root += s->to_root;
-		out->fp_used += s->fp_used;
-		out->cfi_failed += s->cfi_failed;
-		out->truncated += s->truncated;
-		out->frames += s->frames;
-		out->unwind_ns += s->unwind_ns;
-		out->symbolize_ns += s->symbolize_ns;
-		out->reloads += s->reloads;
-	}
+	for (size_t i = 0; i < rc->nr_procs; i++)
+		if (rc->procs[i].r)
+			add_resolve_stats(out, resolver_stats(rc->procs[i].r));
 	return out;
 }
 
@@ -695,15 +698,20 @@ static void on_sample(void *arg, const struct sampler_info *info,
 	uint64_t sp = perch_regs_sp(rp->arch, &snap->regs), pc = perch_regs_pc(rp->arch, &snap->regs);
 	uint32_t stack = resolver_stack(rp->r, snap);
 	struct record_sites *rs = sites_of(rc, thread);
-	struct record_site *site = site_find(rs, sp, pc);
+	struct record_site *site = NULL;
 
-	if (!site) {
-		site = &rs->s[rs->next++ % ARRAY_SIZE(rs->s)];
-		site->sp = sp;
-		site->pc = pc;
-		site->wait = 0;
+	/* only where the thread was found blocked (the sampler reuses no other site): running
+	 * samples must not push those out */
+	if (info->state && info->state != 'R') {
+		site = site_find(rs, sp, pc);
+		if (!site) {
+			site = &rs->s[rs->next++ % ARRAY_SIZE(rs->s)];
+			site->sp = sp;
+			site->pc = pc;
+			site->wait = 0;
+		}
+		site->stack = stack + 1;
 	}
-	site->stack = stack + 1;
 	if (rc->o.verify)
 		verify_sample(rc, rp, info);
 	stack = with_wait_frame(rc, rp, info, stack, site);
@@ -910,7 +918,8 @@ void record_core_sampler_opts(const struct record_core *rc, struct sampler_opts 
 	*so = (struct sampler_opts){ .hz = rc->o.hz, .duration = rc->o.duration,
 				     .stack_size = rc->o.stack_size, .cpu_mode = rc->o.cpu_mode,
 				     .follow_cpu = rc->o.follow_cpu, .verify = rc->o.verify,
-				     .no_idle_reuse = rc->o.no_idle_reuse };
+				     .no_idle_reuse = rc->o.no_idle_reuse,
+				     .no_hold = rc->o.no_cpu_hold };
 }
 
 static uint64_t mono_ns(void)
@@ -992,6 +1001,29 @@ static void print_stalls(const struct record_core *rc, const char *prefix, FILE 
 	free(deeper);
 }
 
+/* How the running threads' samples were placed at their ticks (sampler-hold.h): the
+ * system-call bias correction, with its counts. */
+static void print_hold(const struct record_core *rc, const char *prefix, FILE *f)
+{
+	const struct sampler_stats *st = rc->st;
+	unsigned long long held = st->held, unheld = st->unheld, all = held + unheld;
+
+	if (rc->o.no_cpu_hold || rc->o.follow_cpu) {
+		fprintf(f, "%s  system-call bias: not corrected (%s): running threads were "
+			   "interrupted from perch's CPU, and such a stop lands at the exit of any "
+			   "system call entered meanwhile\n",
+			prefix, rc->o.follow_cpu ? "--follow-cpu" : "--no-cpu-hold");
+		return;
+	}
+	if (!all)
+		return;
+	fprintf(f, "%s  system-call bias: %llu of %llu running-thread samples (%.1f%%) taken with "
+		   "the thread's CPU held at the tick, so they show where it was then; %llu "
+		   "interrupted from another CPU (no holder there in time: such a stop may land "
+		   "at a later system call's exit)\n",
+		prefix, held, all, 100.0 * (double)held / (double)all, unheld);
+}
+
 void record_core_print_summary(const struct record_core *rc, const struct tracee_stats *ts,
 			       const char *prefix, int headline, FILE *f)
 {
@@ -1020,7 +1052,8 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		"%s  stop window per sample: p50 %llu us, p99 %llu us\n"
 		"%s  unwound to root: %.1f%%  (frame-pointer fallback %.1f%%, stopped early "
 		"%.1f%%, cut at %d frames %.1f%%, %.1f frames, unwind %.1f us, symbolize %.1f us per "
-		"sample; maps read %llu times)\n"
+		"sample without loading; loading modules and maps %.1f ms in %llu calls; maps read "
+		"%llu times)\n"
 		"%s  errors: registers %llu, stack copy %llu, dropped (perch behind) %llu; "
 		"threads exited under perch %llu; signals passed through %llu\n",
 		prefix, (unsigned long long)total, (unsigned long long)st->samples,
@@ -1033,7 +1066,8 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		100.0 * (double)rs->cfi_failed / stacks, UNWIND_MAX_FRAMES,
 		100.0 * (double)rs->truncated / stacks, (double)rs->frames / stacks,
 		(double)rs->unwind_ns / 1e3 / stacks, (double)rs->symbolize_ns / 1e3 / stacks,
-		(unsigned long long)rs->reloads, prefix,
+		(double)(rs->unwind_load_ns + rs->symbolize_load_ns) / 1e6,
+		(unsigned long long)rs->loads, (unsigned long long)rs->reloads, prefix,
 		(unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
 		(unsigned long long)st->dropped, (unsigned long long)(st->races + ts->thread_races),
 		(unsigned long long)ts->signals);
@@ -1043,6 +1077,11 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 			prefix, (unsigned long long)(ts->procs_seen - ts->procs_skipped),
 			(unsigned long long)(ts->procs_seen - ts->procs_skipped - 1),
 			(unsigned long long)ts->procs_skipped);
+	print_hold(rc, prefix, f);
+	if (rs->java_frames)
+		fprintf(f, "%s  Java frames (interpreted): %.1f per sample, named in %.1f us per "
+			   "sample\n",
+			prefix, (double)rs->java_frames / stacks, (double)rs->java_ns / 1e3 / stacks);
 	if (rc->o.verify)
 		fprintf(f, "%s  verify: %llu of %llu samples differ from libunwind-ptrace's "
 			   "unwind in the stop\n",

@@ -980,16 +980,18 @@ static const char *const record_words[] = { "start", "stop", "status", "wait", N
 static const char *const record_opts_words[] = {
 	"-F", "--freq", "-d", "--duration", "-o", "--output", "--format", "--mode", "--stack-size",
 	"--lines", "--cpu-interval", "--mem-interval", "--stall", "--stall-thread", "--top",
-	"--verify", "--follow-cpu", "--no-idle-reuse", "--sysroot", "--symfs", NULL,
+	"--verify", "--follow-cpu", "--no-idle-reuse", "--no-cpu-hold", "--sysroot", "--symfs",
+	NULL,
 };
 static const char *const set_words[] = {
 	"rate", "duration", "stack-size", "mode", "cpu-interval", "mem-interval", "stall",
 	"stall-thread", "format", "lines", "top", "verify", "follow-cpu", "no-idle-reuse",
-	"sysroot", "symfs", NULL,
+	"no-cpu-hold", "sysroot", "symfs", NULL,
 };
 static const char *const top_opts[] = { "-F", "--freq", "-d", "--duration", "-n", "--rows",
 					 "--mode", "--stack-size", "--follow-cpu",
-					 "--no-idle-reuse", "--sysroot", "--symfs", NULL };
+					 "--no-idle-reuse", "--no-cpu-hold", "--sysroot", "--symfs",
+					 NULL };
 static const char *const maps_opts[] = { "--exec", NULL };
 static const char *const report_opts[] = { "-o", "--output", "--format", "--symfs", "--lines",
 					    "--top", "--tid", "--thread", "--mode", "--start",
@@ -1016,7 +1018,8 @@ const struct repl_cmd repl_cmds[] = {
 	  "             format; a .perch recording is written while sampling), --format NAME,\n"
 	  "             --mode wall|cpu, --stack-size BYTES, --lines, --cpu-interval MS,\n"
 	  "             --mem-interval MS, --stall MS, --stall-thread TID|NAME, --top N,\n"
-	  "             --verify, --follow-cpu, --no-idle-reuse, --sysroot DIR, --symfs DIR\n"
+	  "             --verify, --follow-cpu, --no-idle-reuse, --no-cpu-hold, --sysroot DIR,\n"
+	  "             --symfs DIR\n"
 	  "    the defaults are those of 'set'\n",
 	  record_words, record_opts_words, REPL_COMPLETE_NONE, 0, c_record },
 	{ "top", "[-F HZ] [-d SEC] [-n ROWS]", "live view of the hottest functions (a key or "

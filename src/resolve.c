@@ -16,6 +16,7 @@
 #include "perch/resolve.h"
 #include "perch/symbolize.h"
 #include "perch/tracee.h"
+#include "perch/u64map.h"
 #include "perch/unwind.h"
 #include "perch/xalloc.h"
 
@@ -31,6 +32,9 @@ struct resolver {
 	uint64_t pcs[2 * UNWIND_MAX_FRAMES];
 	uint8_t is_dex[2 * UNWIND_MAX_FRAMES]; /* pcs[i] is a dex pc (an interpreted frame) */
 	uint32_t locs[2 * UNWIND_MAX_FRAMES + 1];
+	uint8_t art_kind[2 * UNWIND_MAX_FRAMES]; /* art.h ART_FRAME_* of each location */
+	uint8_t art_hide[2 * UNWIND_MAX_FRAMES];
+	int show_art_frames;    /* keep ART's runtime frames between Java frames */
 	struct art_proc *art;   /* ART's JIT and dex lists (and GDB JIT interfaces) */
 	uint32_t jit_module, dex_module; /* string id + 1 of "[jit]", "[dex]" */
 	uint32_t pseudo_module; /* string id + 1 of the pseudo-module of perch's own frames */
@@ -38,7 +42,34 @@ struct resolver {
 	uint32_t perfmap_module; /* string id + 1 of "[perf-map]" */
 	int nr_pcs;
 	uint64_t snap_ns;       /* time of the snapshot being resolved */
+	/* modules (struct module pointers) already unwound through / symbolized in: a call that
+	 * meets a new one paid its loading (resolve_stats) */
+	struct u64map seen_unwind, seen_sym;
 };
+
+/* Is @key new in @m (and now recorded)? */
+static int first_use(struct u64map *m, const void *key)
+{
+	size_t slot;
+
+	if (!key || u64map_find(m, (uint64_t)(uintptr_t)key, &slot) != UINT32_MAX)
+		return 0;
+	u64map_set(m, slot, (uint64_t)(uintptr_t)key, 1);
+	return 1;
+}
+
+/* Add @ns of a call to the per-sample figure @ns_sample, or to the loading one when the call
+ * loaded something (@loaded) or re-read the maps (their count moved from @reloads0). */
+static void account(struct resolver *r, uint64_t ns, int loaded, unsigned long long reloads0,
+		    uint64_t *ns_sample, uint64_t *ns_load)
+{
+	if (loaded || r->ms->reloads != reloads0) {
+		*ns_load += ns;
+		r->st.loads++;
+	} else {
+		*ns_sample += ns;
+	}
+}
 
 /* JIT code: executable, and no ELF file behind it (a memfd or anonymous JIT cache). */
 static int maybe_jit(struct resolver *r, const struct modules_map *mm)
@@ -89,7 +120,14 @@ void resolver_free(struct resolver *r)
 	art_proc_free(r->art);
 	perfmap_free(r->perfmap);
 	modules_free(r->ms);
+	u64map_release(&r->seen_unwind);
+	u64map_release(&r->seen_sym);
 	free(r);
+}
+
+void resolver_show_art_frames(struct resolver *r, int on)
+{
+	r->show_art_frames = on;
 }
 
 void resolver_reload(struct resolver *r)
@@ -215,10 +253,12 @@ static uint32_t dex_location(struct resolver *r, uint64_t dex_pc)
 }
 
 /* Put the Java frame of every interpreter frame after it (leaf first: between the
- * interpreter's native frame and its caller, as libunwindstack does). Returns the new count. */
-static int insert_dex_frames(struct resolver *r, int n)
+ * interpreter's native frame and its caller, as libunwindstack does); the switch
+ * interpreter's current instruction comes from its ShadowFrame (art.h). Returns the new
+ * count. */
+static int insert_dex_frames(struct resolver *r, const struct unwind_snapshot *snap, int n)
 {
-	const uint64_t *dex = unwinder_dex_pcs(r->u);
+	const uint64_t *dex = unwinder_dex_pcs(r->u), *sps = unwinder_dex_sps(r->u);
 	int extra = 0, k;
 
 	for (int i = 0; i < n; i++)
@@ -227,7 +267,7 @@ static int insert_dex_frames(struct resolver *r, int n)
 	k = n + extra;
 	for (int i = n - 1; i >= 0; i--) {
 		if (dex[i]) {
-			r->pcs[--k] = dex[i];
+			r->pcs[--k] = art_proc_interp_dex_pc(r->art, snap, sps[i], dex[i]);
 			r->is_dex[k] = 1;
 		}
 		r->pcs[--k] = r->pcs[i];
@@ -260,7 +300,10 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 {
 	struct sym_frame sf[SYM_MAX_INLINE];
 	struct profile_frame pf[SYM_MAX_INLINE];
+	unsigned long long reloads0 = r->ms->reloads;
+	uint64_t t0 = tracee_now_ns();
 	const struct modules_map *mm = find_map(r, lookup);
+	int fresh = mm && first_use(&r->seen_sym, mm->mod);
 	struct elffile *ef = mm ? modules_elf(r->ms, mm) : NULL;
 	uint32_t module = 0, loc;
 	uint64_t addr = lookup;
@@ -284,15 +327,23 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 		return loc;
 
 	if (ef) {
-		uint64_t t0 = tracee_now_ns();
+		int loaded0 = symbolizer_modules_loaded(r->sym);
 
 		n = symbolizer_lookup(r->sym, ef, addr, sf, SYM_MAX_INLINE);
-		r->st.symbolize_ns += tracee_now_ns() - t0;
+		account(r, tracee_now_ns() - t0,
+			fresh || symbolizer_modules_loaded(r->sym) != loaded0, reloads0,
+			&r->st.symbolize_ns, &r->st.symbolize_load_ns);
 	}
 	memset(pf, 0, sizeof(pf));
 	for (int i = 0; i < n; i++) {
+		/* oat/odex code is AOT-compiled Java (names from its MiniDebugInfo) */
+		int aot = mapkind_is_aot(mapkind_classify(mm->mod->path, 1, 0, NULL));
+		char jn[256];
+
 		if (sf[i].func) {
-			pf[i].name = profile_intern_str(r->p, sf[i].func);
+			/* full debug info names it "void a.B.c(int)": one name per Java method */
+			pf[i].name = profile_intern_str(
+				r->p, aot ? dex_java_name(sf[i].func, jn, sizeof(jn)) : sf[i].func);
 		} else {
 			snprintf(name, sizeof(name), "%s+0x%llx", base_name(mm->mod->path),
 				 (unsigned long long)addr);
@@ -302,10 +353,7 @@ static uint32_t locate(struct resolver *r, uint64_t lookup)
 		pf[i].line = sf[i].line;
 		pf[i].module = module;
 		pf[i].inlined = (uint8_t)sf[i].inlined;
-		/* oat/odex code is AOT-compiled Java (names from its MiniDebugInfo) */
-		pf[i].kind = mapkind_is_aot(mapkind_classify(mm->mod->path, 1, 0, NULL))
-				     ? PROFILE_FRAME_AOT
-				     : PROFILE_FRAME_NATIVE;
+		pf[i].kind = aot ? PROFILE_FRAME_AOT : PROFILE_FRAME_NATIVE;
 	}
 	if (n == 0) {
 		if (ef)
@@ -359,22 +407,68 @@ uint32_t resolver_add_leaf(struct resolver *r, uint32_t stack, const char *text)
 	return profile_intern_stack(r->p, r->locs, n + 1);
 }
 
+/* Drop the frames of ART's runtime library that sit next to Java frames (art.h): interpreted
+ * frames, JIT and AOT code count as Java, frames of the module ART's runtime is in (and JIT
+ * trampolines to JNI) as the runtime. Returns the new count; pcs and locations stay paired. */
+static int hide_art_frames(struct resolver *r, int n)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		const struct profile_frame *f;
+		size_t nf;
+		const uint32_t *fr = profile_location_frames(r->p, r->locs[i], &nf);
+
+		f = nf ? profile_frame(r->p, fr[0]) : NULL;
+		r->art_kind[i] = ART_FRAME_OTHER;
+		if (r->is_dex[i] || (f && f->kind == PROFILE_FRAME_AOT) ||
+		    (f && f->kind == PROFILE_FRAME_JIT &&
+		     strcmp(profile_str(r->p, f->name), "art_jni_trampoline")))
+			r->art_kind[i] = ART_FRAME_JAVA;
+		else if ((f && f->kind == PROFILE_FRAME_JIT) ||
+			 (art_module_flags(r->ms, find_map(r, i ? r->pcs[i] - 1 : r->pcs[i])) &
+			  ART_MOD_RUNTIME))
+			r->art_kind[i] = ART_FRAME_RUNTIME;
+	}
+	if (!art_hide_runtime_frames(r->art_kind, (size_t)n, r->art_hide))
+		return n;
+	for (int i = 0; i < n; i++) {
+		if (r->art_hide[i])
+			continue;
+		r->locs[k] = r->locs[i];
+		r->pcs[k] = r->pcs[i];
+		r->is_dex[k++] = r->is_dex[i];
+	}
+	return k;
+}
+
 uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 {
 	unsigned int flags = 0;
-	uint64_t t0;
-	int n;
+	unsigned long long reloads0;
+	uint64_t t0, java_ns;
+	int n, loaded = 0;
 
 	r->snap_ns = snap->time_ns;
 	/* the JIT and dex lists: found once, re-read at most once per batch when they changed */
 	art_proc_locate(r->art, r->ms);
 	art_proc_update(r->art, snap->time_ns);
+	reloads0 = r->ms->reloads;
 	t0 = tracee_now_ns();
 	n = unwinder_unwind(r->u, snap, r->pcs, UNWIND_MAX_FRAMES, &flags);
-	if (n > 0 && art_proc_active(r->art))
-		n = insert_dex_frames(r, n);
+	/* a frame in a module not unwound through before: its table was built in this call */
+	for (int i = 0; i < n; i++) {
+		const struct modules_map *mm = modules_find(r->ms, r->pcs[i]);
 
-	r->st.unwind_ns += tracee_now_ns() - t0;
+		if (mm && first_use(&r->seen_unwind, mm->mod))
+			loaded = 1;
+	}
+	account(r, tracee_now_ns() - t0, loaded, reloads0, &r->st.unwind_ns,
+		&r->st.unwind_load_ns);
+	t0 = tracee_now_ns();
+	if (n > 0 && art_proc_active(r->art))
+		n = insert_dex_frames(r, snap, n);
+	java_ns = tracee_now_ns() - t0;
 	r->nr_pcs = n;
 	r->st.stacks++;
 	r->st.frames += (uint64_t)n;
@@ -385,14 +479,25 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	if (flags & UNWIND_TRUNCATED)
 		r->st.truncated++;
 	for (int i = 0; i < n; i++) {
-		if (art_proc_active(r->art) && r->is_dex[i])
+		if (art_proc_active(r->art) && r->is_dex[i]) {
+			t0 = tracee_now_ns();
 			r->locs[i] = dex_location(r, r->pcs[i]);
-		else
+			java_ns += tracee_now_ns() - t0;
+			r->st.java_frames++;
+		} else {
 			r->locs[i] = locate(r, i == 0 ? r->pcs[i] : r->pcs[i] - 1);
+		}
 	}
 	/* the unwinder saw the outermost frame, or it has a root's name (a walk that ended
 	 * otherwise, e.g. on frame pointers, at _start or clone) */
 	if (n && ((flags & UNWIND_AT_ROOT) || ends_at_root(r, r->locs[n - 1])))
 		r->st.to_root++;
+	if (n && !r->show_art_frames && art_proc_active(r->art)) {
+		t0 = tracee_now_ns();
+		n = hide_art_frames(r, n);
+		java_ns += tracee_now_ns() - t0;
+	}
+	r->st.java_ns += java_ns;
+	r->nr_pcs = n;
 	return profile_intern_stack(r->p, r->locs, (size_t)n);
 }

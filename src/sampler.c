@@ -17,6 +17,7 @@
 #include "perch/log.h"
 #include "perch/proc-task.h"
 #include "perch/sampler.h"
+#include "perch/sampler-hold.h"
 #include "perch/tracee.h"
 #include "perch/unwind.h"
 #include "perch/unwind-ptrace.h"
@@ -32,6 +33,7 @@
 #define SAMPLER_MAX_BATCH 1024 /* threads interrupted after the CPU move; more: at once */
 #define SAMPLER_MAX_CPUS 256   /* CPUs follow_cpu() counts threads on */
 #define SAMPLER_COMM 64 /* thread names are at most 15 bytes; room for longer kernels */
+#define SAMPLER_WAIT_PPM 2000 /* idle_check(): 0.2% of the time waiting for a CPU */
 #define ITEM_SAMPLE 0
 #define ITEM_REUSE (-1)
 
@@ -245,6 +247,13 @@ static void queue_push_free(struct queue *q, struct item *it)
 
 /* ---- the ptrace thread ---- */
 
+/* /proc/PID/task/TID/schedstat: "RUN_NS WAIT_NS SLICES": time on a CPU, time waiting on a
+ * run queue, times switched in. Updated by the scheduler when the thread is switched in or
+ * out (and at its ticks), so a thread waiting to run after a wakeup changes nothing here. */
+struct schedstat {
+	uint64_t run_ns, wait_ns, slices;
+};
+
 /* What the sampler keeps per thread (tracee_thread.user). */
 struct sthread {
 	uint32_t late_ticks;    /* ticks to credit to the next sample */
@@ -258,12 +267,16 @@ struct sthread {
 	/* places (user SP, PC) where samples of this thread were taken, newest first */
 	struct { uint64_t sp, pc; } sites[SAMPLER_SITES];
 	int nr_sites;
-	/* while the thread stays blocked at one site: that site, and the number of times the
-	 * thread has been switched in (.../schedstat, 3rd field) when it was found there; an
-	 * unchanged count means it has not run since, so it is still there */
+	/* while the thread stays blocked at one site: that site, and its .../schedstat when it
+	 * was found there (idle_check()) */
 	int schedstat_fd;
 	int idle_known;
-	uint64_t idle_sp, idle_pc, idle_slices;
+	uint64_t idle_sp, idle_pc;
+	struct schedstat idle_ss;
+	uint64_t idle_ns;          /* CLOCK_MONOTONIC of idle_ss */
+	uint32_t wait_ppm;         /* share of time it recently spent waiting for a CPU (ppm) */
+	int woken;                 /* found woken (runnable, not yet run) at this tick */
+	uint64_t tick;             /* the last tick that visited it (tick_pass()) */
 	/* group-stopped and sampled once: where (its stack is counted again until SIGCONT) */
 	int stopped_known;
 	uint64_t stopped_sp, stopped_pc;
@@ -322,20 +335,20 @@ static ssize_t read_task_file(struct tracee *t, struct tracee_thread *th, int *f
 	return n;
 }
 
-/* How many times the thread has been switched in (.../schedstat: "RUN_NS WAIT_NS SLICES").
- * 0 or -1 (unreadable: kernels without CONFIG_SCHED_INFO). */
-static int read_slices(struct tracee *t, struct tracee_thread *th, struct sthread *s,
-		       uint64_t *slices)
+/* The thread's .../schedstat. 0 or -1 (unreadable: kernels without CONFIG_SCHED_INFO). */
+static int read_schedstat(struct tracee *t, struct tracee_thread *th, struct sthread *s,
+			  struct schedstat *ss)
 {
-	char buf[128], *p;
+	char buf[128], *p, *end;
 
 	if (read_task_file(t, th, &s->schedstat_fd, "schedstat", buf, sizeof(buf)) < 0)
 		return -1;
-	p = strrchr(buf, ' ');
-	if (!p)
+	ss->run_ns = strtoull(buf, &p, 10);
+	ss->wait_ns = strtoull(p, &end, 10);
+	if (end == p)
 		return -1;
-	*slices = strtoull(p + 1, NULL, 10);
-	return 0;
+	ss->slices = strtoull(end, &p, 10);
+	return p == end ? -1 : 0;
 }
 
 /* The state letter, name and last CPU from .../stat ("1234 (comm) S ..."; comm may hold
@@ -380,6 +393,48 @@ static void remember_site(struct sthread *s, uint64_t sp, uint64_t pc)
 	s->sites[0].pc = pc;
 }
 
+
+enum { IDLE_GONE, IDLE_STILL, IDLE_WOKEN };
+
+/* A thread found blocked at a site at an earlier tick: is it still there? Not switched in
+ * since (schedstat's slice count unchanged) means it has not run, so its stack is the same:
+ * but it may be blocked, or woken and waiting for a CPU, which schedstat cannot tell apart (a
+ * woken thread changes nothing there until it runs). Where the thread's CPU is contended
+ * (its schedstat shows it waited for a CPU more than SAMPLER_WAIT_PPM of the time since it
+ * was last found blocked) its state is read as well, so a woken thread counts as running
+ * ('R'); elsewhere a wakeup is followed by running within microseconds, and the one cheap
+ * read per tick suffices. IDLE_STILL: still blocked there; IDLE_WOKEN: runnable, @s->state
+ * read; IDLE_GONE: it ran since (or schedstat cannot be read). */
+static int idle_check(struct tracee *t, struct tracee_thread *th, struct sthread *s,
+		      uint64_t now)
+{
+	struct schedstat ss;
+	char state;
+
+	if (read_schedstat(t, th, s, &ss) < 0)
+		return IDLE_GONE;
+	if (ss.slices != s->idle_ss.slices) {
+		uint64_t dt = now > s->idle_ns ? now - s->idle_ns : 0;
+
+		if (dt && ss.wait_ns >= s->idle_ss.wait_ns) {
+			uint64_t ppm = (ss.wait_ns - s->idle_ss.wait_ns) / (dt / 1000000 + 1);
+
+			/* a moving average over the thread's recent wakeups */
+			s->wait_ppm = (uint32_t)((s->wait_ppm + (ppm < 1000000 ? ppm : 1000000)) / 2);
+		}
+		return IDLE_GONE;
+	}
+	if (s->wait_ppm < SAMPLER_WAIT_PPM)
+		return IDLE_STILL;
+	state = read_state(t, th, s);
+	if (state == 'R') {
+		s->state = state;
+		return IDLE_WOKEN;
+	}
+	if (state)
+		s->state = state;
+	return IDLE_STILL;
+}
 
 /* Is the thread blocked in a system call at the SP and PC of one of its earlier samples?
  * @s->syscall holds /proc/PID/task/TID/syscall ("NR ARG1..ARG6 SP PC", "-1 SP PC" or
@@ -470,9 +525,12 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 			st->err_stack++;
 		st->samples++;
 		fill_item(it, ITEM_SAMPLE, th, s);
-		remember_site(s, sp, pc);
 		if (group_stop)
 			note_stopped(s, it, sp, pc, st);
+		/* where it was found blocked: where it may be found blocked again (running
+		 * samples would only push those places out) */
+		if (it->state && it->state != 'R')
+			remember_site(s, sp, pc);
 		queue_push(&w->q, it);
 		return;
 	}
@@ -546,10 +604,15 @@ static int handle_events(struct tracee *t, const struct perch_arch *arch, struct
 	return ret;
 }
 
+/* Where in its period a tick fires: anywhere, uniformly. A tick at a fixed phase aliases with
+ * any target whose own period is a multiple of it (a thread that runs 5 ms of every 20 would
+ * be seen running at every other 100 Hz tick, or at none, depending on the phase alone: 50% or
+ * 0% instead of 25%); one uniformly random moment in each period (stratified sampling) sees
+ * every phase alike, so each share is estimated without bias whatever the target's rhythm.
+ * Ticks are then 0 to 2 periods apart, 1 on average. */
 static uint64_t jitter_ns(uint64_t period)
 {
-	/* up to 1/16 of the period, so a periodic target cannot stay phase-locked */
-	return period >= 16 ? (uint64_t)random() % (period / 16) : 0;
+	return period > 1 ? ((uint64_t)random() << 31 ^ (uint64_t)random()) % period : 0;
 }
 
 /* Count a blocked thread again at site (@sp, @pc) without stopping it. 0, or -ENOSPC when
@@ -580,10 +643,11 @@ static int tick_stopped(struct worker *w, struct tracee_thread *th, struct sthre
 	s->state = 'T';
 	s->has_syscall = 0;
 	s->late_ticks += (uint32_t)missed;
-	if (s->stopped_known &&
-	    reuse(w, th, s, s->stopped_sp, s->stopped_pc, st) == 0)
-		return 0;
-	return !s->stopped_known;
+	if (!s->stopped_known)
+		return 1;
+	if (reuse(w, th, s, s->stopped_sp, s->stopped_pc, st) < 0)
+		st->dropped++; /* the worker is a whole queue behind (as in tick_thread()) */
+	return 0;
 }
 
 /* A thread in uninterruptible sleep ('D') at a tick: a PTRACE_INTERRUPT would take effect
@@ -646,86 +710,168 @@ static void follow_cpu(struct tracee_thread *const *stop, size_t n, struct sampl
 		st->migrations++;
 }
 
-/* One tick that stands for 1 + @missed ticks of the schedule (perch fell behind). For each
- * thread: read its state first (a thread we stop reads as 't'); a thread not running is
- * skipped in cpu mode, counted again without a stop when it is blocked where an earlier
- * sample was taken, and interrupted otherwise. */
-static void tick(struct tracee *t, const struct perch_arch *arch, struct worker *w,
-		 const struct sampler_opts *o, uint64_t missed, struct sampler_stats *st)
+/* One thread at a tick: read its state first (a thread we stop reads as 't'); a thread not
+ * running is skipped in cpu mode, counted again without a stop when it is blocked where an
+ * earlier sample was taken (or group-stopped where it was sampled in this stop), sampled from
+ * /proc when in uninterruptible sleep. Returns 1 when it is to be interrupted. */
+static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		       const struct sampler_opts *o, struct tracee_thread *th, uint64_t missed,
+		       uint64_t now, struct sampler_stats *st)
 {
+	struct sthread *s = sthread_of(th);
+	int site, idle = IDLE_GONE;
+
+	if (!th->in_group_stop)
+		s->stopped_known = 0;
+	/* ticks a thread could not be sampled at are credited to its next sample, in wall
+	 * mode only: in cpu mode, a thread waiting for a CPU does not count */
+	if (th->state == TRACEE_INTERRUPTING) {
+		st->late++;
+		if (!o->cpu_mode)
+			s->late_ticks += 1 + (uint32_t)missed;
+		return 0;
+	}
+	if (!th->proc->arch || th->detaching || th->new_stop_pending)
+		return 0; /* being let go, or not started yet */
+	if (th->state == TRACEE_GROUP_STOPPED) {
+		if (!o->cpu_mode)
+			return tick_stopped(w, th, s, missed, st);
+		st->skipped_idle++;
+		return 0;
+	}
+	if (th->state != TRACEE_RUNNING)
+		return 0;
+	/* found blocked at a site before and not switched in since: still there (one
+	 * read instead of stat + syscall: hundreds of idle threads stay cheap) */
+	s->woken = 0;
+	if (s->idle_known && !o->cpu_mode && !o->no_idle_reuse) {
+		idle = idle_check(t, th, s, now);
+		if (idle == IDLE_STILL) {
+			s->late_ticks += (uint32_t)missed;
+			if (reuse(w, th, s, s->idle_sp, s->idle_pc, st) == 0)
+				return 0;
+			/* the worker is a whole queue behind: this tick is lost for every
+			 * thread alike (stopping the thread would not keep it) */
+			st->dropped++;
+			return 0;
+		}
+		s->idle_known = 0;
+		s->woken = idle == IDLE_WOKEN;
+	}
+	if (idle != IDLE_WOKEN)
+		s->state = read_state(t, th, s);
+	if (o->cpu_mode && s->state && s->state != 'R') {
+		s->late_ticks = 0;
+		st->skipped_idle++;
+		return 0;
+	}
+	if (!o->cpu_mode)
+		s->late_ticks += (uint32_t)missed;
+	s->has_syscall = s->state && s->state != 'R' &&
+			 read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall,
+					sizeof(s->syscall)) > 0;
+	site = o->no_idle_reuse ? -1 : blocked_site(s);
+	if (site >= 0 && reuse(w, th, s, s->sites[site].sp, s->sites[site].pc, st) < 0) {
+		st->dropped++; /* as above */
+		return 0;
+	}
+	if (site >= 0) {
+		s->idle_sp = s->sites[site].sp;
+		s->idle_pc = s->sites[site].pc;
+		s->idle_known = read_schedstat(t, th, s, &s->idle_ss) == 0;
+		s->idle_ns = now;
+		return 0;
+	}
+	if (s->state == 'D' && tick_blocked(w, th, s, arch_of(th, arch), st) == 0)
+		return 0;
+	return 1;
+}
+
+/* The CPU holders of one tick (sampler-hold.h): NULL @h when they are off. */
+struct tick_hold {
+	struct sampler_hold *h;
+	uint64_t fire;     /* the tick being served */
+	uint64_t deadline; /* wait for a holder until then, then interrupt from afar */
+	int self;          /* the ptrace thread's CPU */
+	int released;      /* the holders were let go: no more waiting for them */
+	unsigned char running[SAMPLER_HOLD_MAX_CPUS]; /* CPUs with running threads */
+};
+
+/* Interrupt @th; a running thread only once its CPU is held (or the wait for that ran out). */
+static void interrupt(struct tracee *t, struct tracee_thread *th, struct tick_hold *hd,
+		      struct sampler_stats *st)
+{
+	const struct sthread *s = th->user;
+
+	if (hd->h && s->state == 'R' && !s->woken) {
+		if (s->cpu >= 0 && s->cpu < SAMPLER_HOLD_MAX_CPUS)
+			hd->running[s->cpu] = 1;
+		if (hd->released ? s->cpu == hd->self
+				 : sampler_hold_wait(hd->h, s->cpu, hd->self, hd->fire, hd->deadline))
+			st->held++;
+		else
+			st->unheld++;
+	}
+	if (tracee_interrupt(t, th, tracee_now_ns()) == -ESRCH)
+		st->races++;
+}
+
+/* Visit the threads that ran at the last tick (@running 1) or the others (0), and interrupt
+ * the ones tick_thread() picks, all at once after the optional CPU move. */
+static void tick_pass(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		      const struct sampler_opts *o, uint64_t missed, struct tick_hold *hd,
+		      int running, struct sampler_stats *st)
+{
+	uint64_t now = tracee_now_ns();
 	struct tracee_thread *stop[SAMPLER_MAX_BATCH];
 	size_t nr_stop = 0;
 
-	st->ticks++;
 	for (size_t i = 0; i < t->nr_threads; i++) {
 		struct tracee_thread *th = t->threads[i];
 		struct sthread *s = sthread_of(th);
-		int site;
 
-		/* ticks a thread could not be sampled at are credited to its next sample, in wall
-		 * mode only: in cpu mode, a thread waiting for a CPU does not count */
-		if (!th->in_group_stop)
-			s->stopped_known = 0;
-		if (th->state == TRACEE_INTERRUPTING) {
-			st->late++;
-			if (!o->cpu_mode)
-				s->late_ticks += 1 + (uint32_t)missed;
+		/* once per tick: a thread read as blocked in the first pass is not seen again */
+		if (s->tick == st->ticks || (s->state == 'R' || !s->state) != running)
 			continue;
-		}
-		if (!th->proc->arch || th->detaching || th->new_stop_pending)
-			continue; /* being let go, or not started yet */
-		if (th->state == TRACEE_GROUP_STOPPED) {
-			if (o->cpu_mode)
-				st->skipped_idle++;
-			else if (tick_stopped(w, th, s, missed, st) && nr_stop < SAMPLER_MAX_BATCH)
-				stop[nr_stop++] = th;
-			continue;
-		}
-		if (th->state != TRACEE_RUNNING)
-			continue;
-		/* found blocked at a site before and not switched in since: still there (one
-		 * read instead of stat + syscall: hundreds of idle threads stay cheap) */
-		if (s->idle_known && !o->cpu_mode && !o->no_idle_reuse) {
-			uint64_t slices;
-
-			if (read_slices(t, th, s, &slices) == 0 && slices == s->idle_slices) {
-				s->late_ticks += (uint32_t)missed;
-				if (reuse(w, th, s, s->idle_sp, s->idle_pc, st) == 0)
-					continue;
-				s->late_ticks -= (uint32_t)missed;
-			}
-			s->idle_known = 0;
-		}
-		s->state = read_state(t, th, s);
-		if (o->cpu_mode && s->state && s->state != 'R') {
-			s->late_ticks = 0;
-			st->skipped_idle++;
-			continue;
-		}
-		if (!o->cpu_mode)
-			s->late_ticks += (uint32_t)missed;
-		s->has_syscall = s->state && s->state != 'R' &&
-				 read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall,
-						sizeof(s->syscall)) > 0;
-		site = o->no_idle_reuse ? -1 : blocked_site(s);
-		if (site >= 0 && reuse(w, th, s, s->sites[site].sp, s->sites[site].pc, st) == 0) {
-			s->idle_sp = s->sites[site].sp;
-			s->idle_pc = s->sites[site].pc;
-			s->idle_known = read_slices(t, th, s, &s->idle_slices) == 0;
-			continue;
-		}
-		if (s->state == 'D' && tick_blocked(w, th, s, arch_of(th, arch), st) == 0)
+		s->tick = st->ticks;
+		if (!tick_thread(t, arch, w, o, th, missed, now, st))
 			continue;
 		if (nr_stop < SAMPLER_MAX_BATCH)
 			stop[nr_stop++] = th;
-		else if (tracee_interrupt(t, th, tracee_now_ns()) == -ESRCH)
-			st->races++;
+		else
+			interrupt(t, th, hd, st);
 	}
 	if (o->follow_cpu)
 		follow_cpu(stop, nr_stop, st);
 	for (size_t i = 0; i < nr_stop; i++)
-		if (tracee_interrupt(t, stop[i], tracee_now_ns()) == -ESRCH)
-			st->races++;
+		interrupt(t, stop[i], hd, st);
+}
+
+/* One tick (scheduled at @fire) that stands for 1 + @missed ticks of the schedule (perch fell
+ * behind). The threads that were running go first, so that the CPU holders, which keep them
+ * where they were at @fire, are released soon; then the others. @next: the following tick. */
+static void tick(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		 const struct sampler_opts *o, struct sampler_hold *h, uint64_t fire, uint64_t next,
+		 uint64_t missed, struct sampler_stats *st)
+{
+	struct tick_hold hd = { .h = h, .fire = fire };
+
+	st->ticks++;
+	if (h) {
+		uint64_t period = (uint64_t)(1e9 / o->hz); /* ticks themselves are 0-2 periods apart */
+
+		sampler_hold_publish(h, next);
+		hd.self = sched_getcpu();
+		hd.deadline = tracee_now_ns() + (period / 8 < SAMPLER_HOLD_WAIT_NS ? period / 8
+										    : SAMPLER_HOLD_WAIT_NS);
+	}
+	tick_pass(t, arch, w, o, missed, &hd, 1, st);
+	if (h)
+		sampler_hold_release(h, fire);
+	hd.released = 1;
+	tick_pass(t, arch, w, o, missed, &hd, 0, st);
+	if (h)
+		sampler_hold_arm(h, hd.running, SAMPLER_HOLD_MAX_CPUS);
 }
 
 /* Is @th going to stop by itself because of a stop signal of perch's process group (a thread
@@ -803,6 +949,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 {
 	uint64_t period = (uint64_t)(1e9 / o->hz), start, end, base, fire;
 	struct worker w = { .ops = ops, .arg = arg };
+	struct sampler_hold *hold = NULL;
 	sigset_t set;
 	int ret = 0;
 
@@ -827,11 +974,14 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	 * raise its priority when allowed (the worker keeps the default) */
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), SAMPLER_NICE) < 0)
 		log_debug("cannot raise the sampler's priority: %s", strerror(errno));
+	if (!o->no_hold && !o->follow_cpu)
+		hold = sampler_hold_new(SAMPLER_NICE / 2);
 	/* the clock starts once everything is set up: a short -d still gets its ticks */
 	start = base = fire = tracee_now_ns();
 	end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	srandom((unsigned int)start);
 	if (ret) {
+		sampler_hold_free(hold);
 		queue_release(&w.q);
 		return log_errno(-ret, "cannot start the worker thread");
 	}
@@ -850,6 +1000,8 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			break;
 		}
 		if (now >= fire) {
+			uint64_t this_fire = fire;
+
 			/* ticks perch could not serve on time are not replayed in a burst: the
 			 * next sample of each thread stands for them (perch falls behind when the
 			 * CPUs are saturated, i.e. when the target is busiest: dropping them would
@@ -860,7 +1012,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			st->missed_ticks += missed;
 			base += (behind ? behind : 1) * period;
 			fire = base + jitter_ns(period);
-			tick(t, arch, &w, o, missed, st);
+			tick(t, arch, &w, o, hold, this_fire, fire, missed, st);
 		}
 		ret = handle_events(t, arch, &w, st);
 		if (ret < 0) {
@@ -889,6 +1041,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		}
 	}
 	st->elapsed_s = (double)(tracee_now_ns() - start) / 1e9;
+	sampler_hold_free(hold);
 	if (have_old_cpus && st->migrations)
 		sched_setaffinity(0, sizeof(old_cpus), &old_cpus);
 	for (size_t i = 0; i < t->nr_threads; i++)

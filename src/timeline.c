@@ -36,7 +36,7 @@ struct thread_cpu {
 };
 
 /* Samples per state of a thread, owned by the sampler worker. */
-enum { ST_R, ST_S, ST_D, ST_OTHER, ST_NR };
+enum { ST_R, ST_S, ST_D, ST_T, ST_OTHER, ST_NR }; /* T: stopped (job control or a debugger) */
 
 struct thread_states {
 	pid_t tid;
@@ -343,6 +343,10 @@ void timeline_note_state(struct timeline *tl, pid_t tid, char state, uint32_t we
 		break;
 	case 'D':
 		k = ST_D;
+		break;
+	case 'T': /* group-stopped (SIGSTOP, Ctrl-Z) */
+	case 't': /* the same seen while traced: /proc says 't' for a stopped tracee */
+		k = ST_T;
 		break;
 	default:
 		k = ST_OTHER;
@@ -701,8 +705,8 @@ static void print_threads(const struct timeline *tl, const char *prefix, size_t 
 	qsort(rows, nr, sizeof(*rows), cmp_trow);
 	fprintf(f, "%s  threads by CPU (CPU%% of one core, states as shares of the samples):\n",
 		prefix);
-	fprintf(f, "%s  %9s  %-16s %6s %6s %6s %6s %6s\n", prefix, "TID", "NAME", "CPU%", "R%",
-		"S%", "D%", "other%");
+	fprintf(f, "%s  %9s  %-16s %6s %6s %6s %6s %6s %6s\n", prefix, "TID", "NAME", "CPU%", "R%",
+		"S%", "D%", "T%", "other%");
 	for (i = 0; i < nr && i < max; i++) {
 		uint64_t total = 0;
 		char cpu[16];

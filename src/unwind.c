@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "perch/art.h"
 #include "perch/cfi.h"
 #include "perch/ehframe.h"
 #include "perch/elffile.h"
@@ -47,6 +48,7 @@ struct unwinder {
 	unwind_jit_cfi_fn *jit_cfi; /* CFI of code without a module (JIT), or NULL */
 	void *jit_arg;
 	uint64_t dex_pcs[UNWIND_MAX_FRAMES]; /* ART's DEX PC marker per frame (0: none) */
+	uint64_t dex_sps[UNWIND_MAX_FRAMES]; /* the stack pointer of those frames */
 };
 
 int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
@@ -435,6 +437,11 @@ const uint64_t *unwinder_dex_pcs(const struct unwinder *u)
 	return u->dex_pcs;
 }
 
+const uint64_t *unwinder_dex_sps(const struct unwinder *u)
+{
+	return u->dex_sps;
+}
+
 /* The JIT CFI covering @lookup (run-time addresses), or NULL. */
 static const struct cfi_table *jit_cfi(struct unwinder *u, uint64_t lookup)
 {
@@ -494,19 +501,11 @@ static void cursor_regs_all(struct unwinder *u, unw_cursor_t *c, struct perch_re
 	cursor_pc(u, c, r);
 }
 
-static int is_art_runtime(const char *path)
-{
-	const char *b = strrchr(path, '/');
-
-	b = b ? b + 1 : path;
-	return !strcmp(b, "libart.so") || !strcmp(b, "libartd.so");
-}
-
 /* ART's DEX PC marker (android-art.md section 3) in the CFI row of a frame of the runtime
  * library at @lookup, evaluated with that frame's registers @r (@c: the cursor's frame when
  * @from_cursor, whose callee-saved registers libunwind knows). 0 when there is none. */
 static uint64_t frame_dex_pc(struct unwinder *u, unw_cursor_t *c, int from_cursor,
-			     const struct perch_regs *r, uint64_t lookup)
+			     const struct perch_regs *r, uint64_t lookup, uint64_t *sp)
 {
 	struct perch_mem mem = { perch_mem_read, u };
 	const struct modules_map *mm = modules_find(u->ms, lookup);
@@ -515,7 +514,7 @@ static uint64_t frame_dex_pc(struct unwinder *u, unw_cursor_t *c, int from_curso
 	struct cfi_row row;
 	uint64_t dex_pc;
 
-	if (!mm || !mm->mod || !is_art_runtime(mm->mod->path) || !(t = modules_cfi(u->ms, mm)))
+	if (!mm || !(art_module_flags(u->ms, mm) & ART_MOD_RUNTIME) || !(t = modules_cfi(u->ms, mm)))
 		return 0;
 	if (cfi_row_find(t, lookup - mm->bias, &row) < 0)
 		return 0;
@@ -523,6 +522,7 @@ static uint64_t frame_dex_pc(struct unwinder *u, unw_cursor_t *c, int from_curso
 		cursor_regs_all(u, c, &all);
 	if (cfi_row_dex_pc(&row, from_cursor ? &all : r, &mem, &dex_pc) < 0)
 		return 0;
+	*sp = perch_regs_sp(u->arch, from_cursor ? &all : r);
 	return u->arch->e_machine == EM_AARCH64 ? dex_pc & ((1ULL << 56) - 1) : dex_pc;
 }
 
@@ -602,7 +602,7 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 
 			if (n - 1 < (int)ARRAY_SIZE(u->dex_pcs))
 				u->dex_pcs[n - 1] = frame_dex_pc(u, &c, cursor_ok && !fresh, &r,
-								 lookup);
+								 lookup, &u->dex_sps[n - 1]);
 			/* JIT code has no module for libunwind: perch's CFI steps it, with every
 			 * register the cursor knows (the callers need the callee-saved ones) */
 			in_jit = jit_cfi(u, lookup) != NULL;

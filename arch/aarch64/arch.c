@@ -25,6 +25,9 @@ static int aarch64_regs_read(pid_t tid, struct perch_regs *out)
 
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
 		return -errno;
+	/* a 32-bit ARM (compat) thread answers with 72 bytes: never read them as these */
+	if (perch_arch_regset_class(EM_AARCH64, iov.iov_len) != ELFCLASS64)
+		return -ENOEXEC;
 	memset(out, 0, sizeof(*out));
 	memcpy(out->r, u.regs, sizeof(u.regs));
 	out->r[DW_SP] = u.sp;

@@ -30,8 +30,8 @@ static int x86_64_regs_read(pid_t tid, struct perch_regs *out)
 
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
 		return -errno;
-	if (iov.iov_len != sizeof(u))
-		return -EINVAL; /* a 32-bit (compat) thread's registers: perch_arch_i386 reads them */
+	if (perch_arch_regset_class(EM_X86_64, iov.iov_len) != ELFCLASS64)
+		return -ENOEXEC; /* a 32-bit (compat) thread's registers: perch_arch_i386 reads them */
 	memset(out, 0, sizeof(*out));
 	out->r[DW_RAX] = u.rax;
 	out->r[DW_RDX] = u.rdx;

@@ -52,14 +52,26 @@ extern const struct perch_arch perch_arch_x86_64, perch_arch_aarch64, perch_arch
 const struct perch_arch *perch_arch_host(void);
 /* The table for an ELF e_machine, or NULL. */
 const struct perch_arch *perch_arch_by_machine(unsigned int e_machine);
-/* The table for process @pid, from the ELF header of /proc/PID/exe: the host's, or i386 for a
- * 32-bit x86 process on an x86_64 host. NULL with errno ENOEXEC (after printing "perch cannot
- * profile <machine> processes on this host") for any other; the host's when the header cannot
- * be read (the process is gone or not ours: attaching reports that). */
+/* The table for process @pid: the host's, or i386 for a 32-bit x86 process on an x86_64 host.
+ * Decided from the ELF header of /proc/PID/exe; when that cannot be opened (an executable the
+ * caller may not read, as app_process under Android's run-as), from /proc/PID/auxv, then from
+ * the ELF header of the first file the process mapped. NULL with errno ENOEXEC (after printing
+ * "perch cannot profile <machine> processes on this host") for any other, e.g. a 32-bit ARM
+ * app on arm64 (perch has no ARM EHABI unwinder); the host's when nothing can be read (the
+ * process is gone or not ours: attaching reports that). */
 const struct perch_arch *perch_arch_of_pid(pid_t pid);
 /* The same without a message: for a process perch cannot profile, NULL with @why holding the
  * sentence perch_arch_of_pid() prints (e.g. for a followed child that execs such a program). */
 const struct perch_arch *perch_arch_of_pid_why(pid_t pid, char *why, size_t size);
+/* The ELF class (ELFCLASS32, ELFCLASS64) of a process from its auxiliary vector (the @len
+ * bytes of /proc/PID/auxv: pairs of the process's longs ending with AT_NULL), or 0 when the
+ * bytes fit neither. */
+int perch_arch_auxv_class(const uint8_t *auxv, size_t len);
+/* The ELF class of a thread from the size of its register set (PTRACE_GETREGSET NT_PRSTATUS)
+ * on a host of @host_machine: x86_64 216 bytes, or 68 for a 32-bit (i386) thread; aarch64 272,
+ * or 72 for a 32-bit ARM thread (the kernel's compat user_regs). 0 for any other size. The
+ * 64-bit register reads use it: a 32-bit thread's registers are never read as 64-bit ones. */
+int perch_arch_regset_class(unsigned int host_machine, size_t len);
 /* Is @a the architecture perch was built for (the only one libunwind can step)? */
 static inline int perch_arch_is_host(const struct perch_arch *a)
 {

@@ -17,6 +17,8 @@
 struct cfi_table;
 struct dex_method;
 struct modules;
+struct modules_map;
+struct unwind_snapshot;
 
 /* Limits for hostile lists and symfiles. */
 #define ART_MAX_ENTRIES 100000     /* entries walked per snapshot of one list */
@@ -137,9 +139,10 @@ int art_jit_update(struct art_jit *j, uint64_t now_ns, int force);
 /* The JIT method holding @pc at time @time_ns (0: the last snapshot): among the entries
  * registered before @time_ns and seen in the list at or after it, the newest whose symbol
  * holds @pc. *@cfi (may be NULL) gets the CFI of its symfile (may be NULL). 0, or -ENOENT (also
- * for a sample newer than the last update: never a name that may be stale). Borrowed until
- * the next update. */
-int art_jit_find(const struct art_jit *j, uint64_t pc, uint64_t time_ns, struct art_jit_sym *out,
+ * for a sample newer than the last update: never a name that may be stale). The name is
+ * dex_java_name() of the symbol's (the form of every Java frame), valid until the next find;
+ * the rest is borrowed until the next update. */
+int art_jit_find(struct art_jit *j, uint64_t pc, uint64_t time_ns, struct art_jit_sym *out,
 		 const struct cfi_table **cfi);
 const struct art_jit_stats *art_jit_stats(const struct art_jit *j);
 /* The descriptor kind found by the last update (ART_KIND_GDB before any). */
@@ -167,8 +170,8 @@ struct art_proc;
 struct art_proc *art_proc_new(pid_t pid);
 void art_proc_free(struct art_proc *a);
 /* Find the descriptors in the modules of @ms: `__jit_debug_descriptor` and
- * `__dex_debug_descriptor` of libart.so/libartd.so, else a GDB `__jit_debug_descriptor` in any
- * module. Cheap when @ms did not change since the last call. 1 when a JIT or dex list is
+ * `__dex_debug_descriptor` of ART's runtime library (art_module_flags(): by content, not by
+ * name), else a GDB `__jit_debug_descriptor` in any module. Cheap when @ms did not change since the last call. 1 when a JIT or dex list is
  * known, 0 when none. */
 int art_proc_locate(struct art_proc *a, struct modules *ms);
 /* Before naming a sample taken at @sample_ns: unless the lists were looked at after that time
@@ -180,12 +183,46 @@ void art_proc_update(struct art_proc *a, uint64_t sample_ns);
  * period) when nothing holds @pc. 0 or -ENOENT. */
 int art_proc_jit_find(struct art_proc *a, uint64_t pc, uint64_t time_ns, struct art_jit_sym *out,
 		      const struct cfi_table **cfi);
+/* Method and line of @dex_pc, cached per dex pc (dropped when the dex list changes). */
 int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *out);
+/* The dex pc to show for an interpreter frame whose CFI marker gave @dex_pc, its frame's stack
+ * pointer @sp in the stack of @snap: for the switch interpreter (whose marker is the method's
+ * first instruction) the current instruction from its ShadowFrame (art_switch_dex_pc()), else
+ * @dex_pc itself. */
+uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct unwind_snapshot *snap,
+				uint64_t sp, uint64_t dex_pc);
 /* Is any list known (so that JIT and dex lookups can succeed)? */
 int art_proc_active(const struct art_proc *a);
 /* Where the descriptors are (0 when not found), for tests and `perch dump`. */
 uint64_t art_proc_jit_descriptor(const struct art_proc *a);
 uint64_t art_proc_dex_descriptor(const struct art_proc *a);
+
+/* What a module is to ART, from its content whatever the file is called (libart.so,
+ * libart.so.0 in Debian, an APEX path, libartd.so): ART_MOD_RUNTIME when it exports
+ * `__dex_debug_descriptor` or its CFI carries the DEX PC marker (spec 3.1: DW_OP_const4u "DEX1",
+ * DW_OP_drop), ART_MOD_JIT when it exports `__jit_debug_descriptor` (ART, or any runtime with
+ * the GDB JIT interface). Looked at once per module (kept in module->art_flags). */
+#define ART_MOD_CHECKED 1u
+#define ART_MOD_RUNTIME 2u
+#define ART_MOD_JIT 4u
+unsigned int art_module_flags(struct modules *ms, const struct modules_map *mm);
+/* The same test on an ELF file image (for tests). */
+unsigned int art_elf_flags(const uint8_t *image, size_t size);
+
+/* Which frames of a stack (leaf first, @n frames of kinds @kind) are ART's own between Java
+ * frames, as simpleperf hides them (report_utils.cpp MarkArtFrame): every run of consecutive
+ * ART_FRAME_RUNTIME frames next to an ART_FRAME_JAVA frame, on either side, gets @hide[i] = 1
+ * (others 0). Returns how many. */
+enum { ART_FRAME_OTHER, ART_FRAME_JAVA, ART_FRAME_RUNTIME };
+size_t art_hide_runtime_frames(const uint8_t *kind, size_t n, uint8_t *hide);
+
+/* The switch interpreter's current dex pc (src/art-interp.c has the layouts and their ART
+ * sources): @insns is the value of the DEX PC marker of an ExecuteSwitchImplAsm frame (the
+ * method's first instruction), @sp that frame's stack pointer; the SwitchImplContext is
+ * searched for on the stack above it, through @mem (pointers of @is_64 bits). 0 with *@dex_pc,
+ * -ENOENT when nothing matches every check, -EINVAL. */
+int art_switch_dex_pc(const struct perch_mem *mem, int is_64, uint64_t sp, uint64_t insns,
+		      uint64_t *dex_pc);
 
 /* Find the data symbol @name in the ELF image @image (.dynsym first, then .symtab) and turn its
  * vaddr into a file offset through the section holding it. 0 with *@vaddr, *@size and

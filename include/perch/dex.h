@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #define DEX_MAX_SIZE (256u << 20)   /* largest dex (or container) accepted */
+#define DEX_CHUNK (16u << 10)       /* what a lazily read dex file reads at a time */
 #define DEX_MAX_METHODS (1u << 22)  /* methods with code indexed per dex; the rest are ignored */
 #define DEX_MAX_POSITIONS (1u << 16) /* line-program rows decoded per method */
 
@@ -16,8 +17,7 @@ struct dex_file; /* opaque */
 
 /* What a dex pc names. */
 struct dex_method {
-	char name[256];	      /* "pkg.Class.method(args)" in Java notation, e.g.
-			       * "com.example.Foo.bar(int, java.lang.String)" */
+	char name[256];	      /* "pkg.Class.method", as dex_java_name() gives every Java frame */
 	char file[128];	      /* source file from the class def ("Foo.java"), "" when unknown */
 	uint32_t line;	      /* 0 when unknown */
 	uint32_t code_offset; /* file offset of the method's insns */
@@ -32,17 +32,63 @@ struct dex_method {
  * Compact dex: @data starts at the cdex header and must reach the end of its data section
  * (header + data_off + data_size), which in a vdex may lie past file_size. */
 int dex_open(const uint8_t *data, size_t size, struct dex_file **out);
+
+/* Where the bytes of a dex file perch does not hold come from (a dex file in a target's
+ * memory): copy @len bytes at byte @off of the dex (for 041: of the container) into @buf.
+ * 0 or -errno. */
+struct dex_source {
+	int (*read)(void *ctx, uint64_t off, void *buf, size_t len);
+	void *ctx;
+};
+
+/* As dex_open() for the @size bytes behind @src, without copying them: the header now, the
+ * rest DEX_CHUNK bytes at a time the first time a lookup needs them (address space for @size
+ * bytes is reserved, memory is used only for what was read). @src is copied, its context
+ * borrowed until dex_close(). A chunk that cannot be read leaves what needs it unknown
+ * (-ENOENT from dex_lookup()), never an error. 0, -EINVAL, -ENOMEM. */
+int dex_open_source(const struct dex_source *src, uint64_t size, struct dex_file **out);
+/* Bytes read through the source so far (dex_open(): the whole size). */
+uint64_t dex_bytes_read(const struct dex_file *d);
 void dex_close(struct dex_file *d);
+
+enum dex_kind {
+	DEX_KIND_STANDARD,  /* dex 035-040 */
+	DEX_KIND_COMPACT,   /* "cdex001" */
+	DEX_KIND_CONTAINER, /* dex 041 (a container of one or more dex files) */
+};
+
+/* What the header at @hdr (@avail bytes readable there) says about where the dex's bytes are,
+ * before reading more than the header. Offsets count from the start of the span dex_open()
+ * needs, which is @back bytes before the header:
+ *   standard: the file (back 0, size file_size);
+ *   compact:  the header up to the end of its data section (max(file_size, data_off +
+ *             data_size): in a vdex the data section is shared by all its dex files and lies
+ *             after them), code in the part of it this dex owns (owned_data_begin/end);
+ *   041:      the whole container (back = header_offset, size = container_size).
+ * 0, or -EINVAL when dex_open() could not accept it. */
+struct dex_header_info {
+	enum dex_kind kind;
+	uint64_t back, size;
+	uint64_t code_start, code_end; /* where the dex's method code can lie */
+};
+int dex_header_info(const uint8_t *hdr, size_t avail, struct dex_header_info *out);
 
 /* The method whose code holds byte @offset of the file (a dex pc minus the file's start) and the
  * line for that pc (debug info line program). 0, or -ENOENT. */
 int dex_lookup(struct dex_file *d, uint64_t offset, struct dex_method *out);
 
-/* Which bytes to read for the dex whose header starts @hdr (@avail bytes readable there, at
- * least 0x70 needed): they start @back bytes before the header and are @size bytes long
- * (standard dex: 0 and file_size; 041: the container; cdex: up to the end of the data section).
- * 0, or -EINVAL when the header is not one dex_open() could accept. */
+/* dex_header_info()'s @back and @size alone. */
 int dex_span(const uint8_t *hdr, size_t avail, uint64_t *back, uint64_t *size);
+
+/* The one name perch gives a Java method, whatever ART component produced it: the class and
+ * the method, without return type or parameters ("com.example.Main.fib"). ART's JIT and AOT
+ * symbols (MiniDebugInfo: "com.example.Main.fib"; full debug info: "int
+ * com.example.Main.fib(int)") and dex method ids (dex.c builds ART's full PrettyMethod form and
+ * passes it here) all come out the same, as simpleperf and libunwindstack show them. A
+ * "[DEDUPED] " prefix is kept; a name that is not a Java method (an ART stub such as
+ * "art_jni_trampoline", a C++ name) is copied unchanged. Cut to @size - 1 bytes. Returns
+ * @out. */
+const char *dex_java_name(const char *art_name, char *out, size_t size);
 
 /* Number of methods with code (after the lazy index is built) and the @i-th in code-offset
  * order: fills @out for the method's first instruction (line = first line-table row at or

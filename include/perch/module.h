@@ -11,6 +11,7 @@
 struct cfi_table;
 struct elffile;
 struct proc_maps;
+struct stat;
 
 /* What the unwinder found for a module's unwind table (filled by unwind.c). */
 struct module_unwind {
@@ -27,6 +28,7 @@ struct module {
 	char *path;            /* as in /proc/PID/maps ("[vdso]" for the vDSO) */
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
+	int deleted;           /* maps said " (deleted)": @path now names another file, or none */
 	struct elffile *ef;    /* NULL until module_elf() succeeds */
 	int load_failed;       /* module_elf() tried and failed: do not retry */
 	uint8_t *mem_image;    /* private copy of target memory for [vdso] */
@@ -35,6 +37,7 @@ struct module {
 	char *zip_path;
 	uint64_t zip_start, zip_size;
 	uint32_t profile_str;  /* free for the caller: e.g. a profile string id + 1 */
+	unsigned int art_flags; /* art_module_flags(): 0 not looked at yet */
 	struct module_unwind unwind;
 };
 
@@ -80,6 +83,13 @@ const struct modules_map *modules_find(const struct modules *ms, uint64_t addr);
 const struct modules_map *modules_find_fresh(struct modules *ms, uint64_t addr, uint64_t snap_ns);
 /* The ELF file behind @mm, opened on first use (and its bias computed); NULL when none. */
 struct elffile *modules_elf(struct modules *ms, const struct modules_map *mm);
+/* Is the file @st (on a file system whose statfs f_type is @fs_type) the one a maps line names
+ * with @inode and @dev_major:@dev_minor? The inode must match, and the device too, except on
+ * overlayfs and btrfs, whose stat() reports another device than /proc/PID/maps does. A file
+ * opened by path is used only then: a file replaced while mapped (maps: " (deleted)") has a
+ * new file at its path. */
+int modules_same_file(uint64_t inode, uint32_t dev_major, uint32_t dev_minor,
+		      const struct stat *st, unsigned long fs_type);
 /* perch's own CFI index of the module behind @mm, built on first use; NULL when none. */
 const struct cfi_table *modules_cfi(struct modules *ms, const struct modules_map *mm);
 

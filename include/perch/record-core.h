@@ -56,7 +56,8 @@ struct record_opts {
 	const struct output_format *default_fmt; /* --format, or NULL */
 	char *sysroot, *symfs, *stall_thread;
 	int lines, top, quiet, cpu_mode;
-	int verify, follow_cpu, no_idle_reuse;
+	int verify, follow_cpu, no_idle_reuse, no_cpu_hold;
+	int art_frames;	    /* --show-art-frames: keep ART's runtime frames between Java frames */
 	unsigned int cpu_ms, mem_ms; /* timeline intervals, 0: off */
 	double stall_ms;	     /* 0: no stall detection */
 };

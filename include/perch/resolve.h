@@ -21,6 +21,13 @@ struct resolve_stats {
 	uint64_t frames;
 	uint64_t unwind_ns;   /* perch CPU time spent unwinding (wall clock of the calls) */
 	uint64_t symbolize_ns;
+	/* One-time costs, kept out of the two above: calls during which a module was used for the
+	 * first time (its ELF opened, unwind table built, symbols or DWARF read) or the maps were
+	 * re-read. @loads counts those calls. */
+	uint64_t unwind_load_ns, symbolize_load_ns, loads;
+	uint64_t java_frames; /* interpreted Java frames (ART) */
+	uint64_t java_ns;     /* naming them (current dex pc, method, line) and hiding ART's
+			       * frames next to them */
 	uint64_t reloads;
 };
 
@@ -29,6 +36,9 @@ struct resolver;
 struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,
 			      struct symbolizer *sym);
 void resolver_free(struct resolver *r);
+/* Show the frames of ART's runtime library between Java frames (hidden by default, as
+ * simpleperf does; art_hide_runtime_frames()). */
+void resolver_show_art_frames(struct resolver *r, int on);
 /* The process exec'd or its maps changed: re-read them now. */
 void resolver_reload(struct resolver *r);
 /* The process is gone (or about to be): @maps_text is its /proc/PID/maps as read at its exit;

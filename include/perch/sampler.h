@@ -1,4 +1,7 @@
-/* The sampling loop: a fixed-rate tick on CLOCK_MONOTONIC (jittered), interrupt every running
+/* The sampling loop: one tick per period at a random moment of it (CLOCK_MONOTONIC; see
+ * jitter_ns() in sampler.c for why the whole period), hold the CPUs the running threads use
+ * (sampler-hold.h: so that a stop shows where a thread was at the tick, not the exit of a
+ * system call it entered after it), interrupt every running
  * thread, collect stops as they arrive, copy registers and stack in the stop window, resume at
  * once. A thread blocked in a system call at the same user SP and PC as one of its last
  * TRACEE_SITES samples (from /proc/PID/task/TID/syscall) is not interrupted at all: that
@@ -44,6 +47,8 @@ struct sampler_opts {
 	                     * sampler_info.verify_pcs */
 	int no_idle_reuse;  /* interrupt blocked threads at every tick, as if nothing were known
 	                     * of them (to measure what reuse saves) */
+	int no_hold;        /* interrupt running threads from perch's CPU, without holding theirs
+	                     * first (sampler-hold.h; to measure the syscall bias it removes) */
 };
 
 #define SAMPLER_VERIFY_MAX 128 /* frames the --verify reference unwind keeps */
@@ -89,7 +94,7 @@ struct sampler_stats {
 	                          * (credited to its next sample as extra weight) */
 	uint64_t err_regs;       /* registers could not be read */
 	uint64_t err_stack;      /* stack could not be copied */
-	uint64_t dropped;        /* snapshots dropped: the worker was SAMPLER_QUEUE behind */
+	uint64_t dropped;        /* ticks dropped: the worker was SAMPLER_QUEUE items behind */
 	uint64_t reused;         /* samples of blocked threads that were not interrupted */
 	uint64_t skipped_idle;   /* cpu mode: threads not sampled because they were not running */
 	uint64_t stopped;        /* samples of group-stopped threads (SIGSTOP & co), state 'T' */
@@ -98,6 +103,10 @@ struct sampler_stats {
 	uint64_t job_stops;      /* times perch stopped itself on SIGTSTP/SIGTTIN/SIGTTOU */
 	uint64_t races;          /* threads that exited under us (expected, not errors) */
 	uint64_t migrations;     /* CPU changes of the ptrace thread (follow_cpu) */
+	uint64_t held;           /* running threads interrupted while their CPU was held at the
+	                          * tick (they stop where they were then: sampler-hold.h) */
+	uint64_t unheld;         /* running threads interrupted from another CPU (no holder there
+	                          * in time): such a stop may land at a later system call's exit */
 	uint64_t stop_hist[SAMPLER_HIST_US + 1];
 	double elapsed_s;
 	enum sampler_stop stop_reason;

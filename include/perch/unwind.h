@@ -62,6 +62,8 @@ void unwinder_set_jit(struct unwinder *u, unwind_jit_cfi_fn *fn, void *arg);
  * marker (android-art.md 3): an interpreted Java method at that dex pc runs between pcs[i]
  * and pcs[i + 1]. UNWIND_MAX_FRAMES entries, valid until the next unwind. */
 const uint64_t *unwinder_dex_pcs(const struct unwinder *u);
+/* The stack pointer of each frame with a dex pc (valid where dex_pcs[i] != 0). */
+const uint64_t *unwinder_dex_sps(const struct unwinder *u);
 
 /* Unwind @snap into @pcs: pcs[0] is the interrupted pc, then return addresses (not yet
  * adjusted by -1). Returns the number of pcs (>= 1 when the pc is known), *@flags gets

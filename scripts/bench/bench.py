@@ -185,6 +185,7 @@ SUMMARY_RES = {
                          r"([\d.]+)%,(?: cut at \d+ frames [\d.]+%,)? ([\d.]+) frames, "
                          r"unwind ([\d.]+) us, symbolize ([\d.]+) us"),
     "verify": re.compile(r"verify: (\d+) of (\d+) samples differ"),
+    "java": re.compile(r"Java frames \(interpreted\): ([\d.]+) per sample, named in ([\d.]+) us"),
     "errors": re.compile(r"errors: registers (\d+), stack copy (\d+), dropped \(perch behind\) "
                          r"(\d+)"),
 }
@@ -211,6 +212,9 @@ def parse_perch_summary(text):
     m = SUMMARY_RES["verify"].search(text)
     if m:
         s["verify_differ"], s["verify_samples"] = map(int, m.groups())
+    m = SUMMARY_RES["java"].search(text)
+    if m:
+        s["java_frames"], s["java_us"] = map(float, m.groups())
     m = SUMMARY_RES["errors"].search(text)
     if m:
         s["err_regs"], s["err_stack"], s["dropped"] = map(int, m.groups())
@@ -412,6 +416,94 @@ class Bench:
             hz, truth.get("truth_a", -1), "%.2f" % share if share is not None else "?", a, b))
         return res
 
+    def pinned(self, cpu):
+        """taskset prefix that puts a process on @cpu, or [] on a 1-CPU machine."""
+        if (os.cpu_count() or 1) < 2 or not shutil.which("taskset"):
+            return []
+        return ["taskset", "-c", str(cpu)]
+
+    def syscall_bias(self, hz, secs, extra):
+        """bench-syscall (user work + cached preads, its own truth) on CPU 0, perch on CPU 1:
+        perch's share of sys_io() among the samples in sys_user() or sys_io() against the
+        target's truth (issue 15). @extra: more perch options (--no-cpu-hold)."""
+        passed, _ = idle_gate(self.gate_max())
+        tgt = start_target(self.pinned(0) + [self.b("bench-syscall"), "-d", "300", "-s",
+                                             str(secs)])
+        folded = os.path.join(self.tmp, "syscall.folded")
+        pp = Proc(self.pinned(1) + [self.perch, "record", "-p", str(tgt.pid), "-F", str(hz),
+                                    "--mode", "cpu", *extra, "-o", folded],
+                  stdout=subprocess.DEVNULL)
+        tgt.wait(timeout=secs + 60)
+        truth = parse_kv(tgt.out()[0])
+        pp.wait(timeout=60)
+        err = pp.out()[1]
+        io = user = 0
+        for frames, n in read_folded(folded):
+            if "sys_io" in frames:
+                io += n
+            elif "sys_user" in frames:
+                user += n
+        share = 100.0 * io / (io + user) if io + user else None
+        p = (truth.get("truth_io") or 0) / 100
+        m = re.search(r"system-call bias: (\d+) of (\d+) running-thread samples", err)
+        res = {"hz": hz, "seconds": secs, "options": " ".join(extra), "gate_passed": passed,
+               "truth_io_pct": truth.get("truth_io"), "perch_io_pct": share,
+               "samples": io + user,
+               "diff_points": share - truth["truth_io"] if share is not None and
+               "truth_io" in truth else None,
+               "binomial_se_points": 100 * (p * (1 - p) / (io + user)) ** 0.5
+               if io + user else None,
+               "held": int(m[1]) if m else None, "running_samples": int(m[2]) if m else None,
+               "perch": parse_perch_summary(err)}
+        log("syscall bias %d Hz %s: truth %.2f perch %s (%d samples)" % (
+            hz, res["options"] or "(default)", truth.get("truth_io", -1),
+            "%.2f" % share if share is not None else "?", io + user))
+        return res
+
+    def states(self, hz, secs, specs, competitor):
+        """bench-duty (threads with duty cycles, their own R truth) recorded in wall mode;
+        @competitor: a busy process beside it. Returns per-thread R% of perch vs truth."""
+        passed, _ = idle_gate(self.gate_max())
+        comp = None
+        if competitor:
+            comp = Proc([self.b("bench-duty"), str(secs + 3), "busy"],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        tgt = start_target([self.b("bench-duty"), str(secs), *specs])
+        pp = Proc([self.perch, "record", "-p", str(tgt.pid), "-F", str(hz), "-d",
+                   str(secs - 0.5), "-o", os.path.join(self.tmp, "duty.folded")],
+                  stdout=subprocess.DEVNULL)
+        tgt.wait(timeout=secs + 60)
+        out = tgt.out()[0]
+        pp.wait(timeout=60)
+        err = pp.out()[1]
+        if comp:
+            comp.kill()
+            comp.wait()
+        truth = {}
+        for line in out.splitlines():
+            w = line.split()
+            if w and w[0] == "truth":
+                kv = dict(zip(w[3::2], w[4::2]))
+                truth[w[1]] = float(kv["r_pct"])
+        rows = []
+        table = err[err.find("threads by CPU"):] if "threads by CPU" in err else ""
+        for line in table.splitlines():
+            w = line.split()
+            # "perch:  TID  NAME  CPU%  R%  S%  D%  T%  other%"
+            if len(w) >= 5 and w[2] in truth:
+                try:
+                    r = float(w[4])
+                except ValueError:
+                    continue
+                rows.append({"thread": w[2], "spec": specs[int(w[2][1:])],
+                             "truth_r_pct": truth[w[2]], "perch_r_pct": r,
+                             "diff_points": r - truth[w[2]]})
+        res = {"hz": hz, "seconds": secs, "competitor": competitor, "gate_passed": passed,
+               "threads": rows, "perch": parse_perch_summary(err)}
+        log("states %d Hz%s: %s" % (hz, " +busy" if competitor else "", ", ".join(
+            "%s %.1f/%.1f" % (r["spec"], r["perch_r_pct"], r["truth_r_pct"]) for r in rows)))
+        return res
+
     def latency(self, argv, n, timeout=60):
         """Wall time of @argv run @n times (median, min, max, ms) and its last output."""
         ts, last_out, fails = [], "", 0
@@ -570,6 +662,52 @@ class Bench:
         s = parse_perch_summary(p.stderr.decode(errors="replace"))
         log("verify: %s of %s samples differ" % (s.get("verify_differ"), s.get("verify_samples")))
         return {"hz": hz, "units": units, "perch": s}
+
+    def realart(self, runs, secs=3, hz=1000):
+        """perch record on the real Android 11 runtime (the e2e-realart fixture, mk/realart.mk):
+        tests/realart/app Deep in spin mode (main > run > down x 7 > spin) in each interpreter;
+        perch's summary says how long naming the Java frames took per sample."""
+        ra = self.a.realart
+        if not os.path.exists(os.path.join(ra, "realart-launcher")):
+            log("realart: no fixture in %s (make targets builds it); skipped" % ra)
+            return {}
+        rt = os.path.join(self.tmp, "realart")
+        env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(ra, "lib"))
+        for var, sub in (("ANDROID_ROOT", "root"), ("ANDROID_DATA", "data"),
+                         ("ANDROID_ART_ROOT", "art"), ("ANDROID_I18N_ROOT", "i18n"),
+                         ("ANDROID_TZDATA_ROOT", "tz")):
+            env[var] = os.path.join(rt, sub)
+            os.makedirs(env[var], exist_ok=True)
+        res = {}
+        for name, opts in (("nterp", []), ("mterp", ["-Xint"]),
+                           ("switch", ["-Xint", "-Xmethod-trace",
+                                       "-Xmethod-trace-file:" + os.path.join(rt, "trace.bin")])):
+            rows = []
+            for _ in range(runs):
+                idle_gate(self.gate_max())
+                t = Proc([os.path.join(ra, "realart-launcher"),
+                          "%s/core.dex:%s/app.dex" % (ra, ra), "perch/realart/Deep", "1",
+                          "-Ximage:" + os.path.join(rt, "none.art"), "-Xnoimage-dex2oat",
+                          "-Xusejit:false"] + opts, stderr=subprocess.DEVNULL, env=env)
+                try:
+                    if not t.p.stdout.readline().startswith(b"ready "):
+                        raise RuntimeError("realart target did not start")
+                    p = subprocess.run([self.perch, "record", "-p", str(t.pid), "-F", str(hz),
+                                        "-d", str(secs), "-o",
+                                        os.path.join(self.tmp, "realart.folded")],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                       timeout=120)
+                    rows.append(parse_perch_summary(p.stderr.decode(errors="replace")))
+                finally:
+                    t.kill()
+                    t.wait()
+            row = {k: med([r[k] for r in rows if k in r])
+                   for k in ("java_us", "java_frames", "unwind_us", "symbolize_us", "frames")}
+            row["java_us_all"] = [r.get("java_us") for r in rows]
+            res[name] = row
+            log("realart %-6s Java frames %s/sample named in %s us (runs %s)" % (
+                name, f(row["java_frames"]), f(row["java_us"]), row["java_us_all"]))
+        return res
 
     def idle(self, rounds, hz, deadline):
         configs = []
@@ -732,6 +870,30 @@ def render(R):
                          a["hz"], a["seconds"], a["truth_a_pct"] or 0, f(a["perch_a_pct"], "%.2f"),
                          a["diff_points"] or 0, a["samples_a"] + a["samples_b"],
                          a["binomial_se_points"] or 0))
+    if "syscall" in R:
+        S = R["syscall"]
+        L.append("")
+        L.append("System-call bias: bench-syscall (user work + cached 4 KiB preads, truth measured "
+                 "by itself) on CPU 0, perch -p on CPU 1, --mode cpu")
+        for a in S["runs"] + [S["uncorrected"]]:
+            L.append("  %4d Hz %2d s %-14s truth io %.2f%%, perch %s%% (%s points; %d samples, "
+                     "1 SE %.2f; %s of %s running samples held)" % (
+                         a["hz"], a["seconds"], a["options"] or "(default)",
+                         a["truth_io_pct"] or 0, f(a["perch_io_pct"], "%.2f"),
+                         f(a["diff_points"], "%+.2f"), a["samples"],
+                         a["binomial_se_points"] or 0, f(a["held"], "%d"),
+                         f(a["running_samples"], "%d")))
+    if "states" in R:
+        L.append("")
+        L.append("Wall-mode R share: bench-duty threads (pON/OFF ms periodic, rMIN-MAX/DUTY% "
+                 "random bursts) measure their running+runnable time; perch -p, default rules")
+        for a in R["states"]:
+            errs = [abs(t["diff_points"]) for t in a["threads"]]
+            L.append("  %4d Hz %-6s %s  (max error %s points)" % (
+                a["hz"], "+busy" if a["competitor"] else "idle", "  ".join(
+                    "%s %.1f/%.1f" % (t["spec"], t["perch_r_pct"], t["truth_r_pct"])
+                    for t in a["threads"]), f(max(errs) if errs else None, "%.1f")))
+        L.append("  (each pair: perch's R%/the thread's truth)")
     if "dump" in R:
         D = R["dump"]
         L.append("")
@@ -801,6 +963,19 @@ def render(R):
                      V.get("stop_p99_us")))
     if "goals" in R:
         L.append("")
+    A = R.get("realart") or {}
+    if A:
+        L.append("")
+        L.append("Real Android runtime (Debian android-libart 11, libart.so.0): Deep in spin "
+                 "mode, perch record -F 1000 -d 3; median of runs")
+        L.append("  %-8s %12s %16s %10s %10s %8s" % ("interp", "Java frames", "naming Java/smp",
+                                                    "unwind", "symbol", "frames"))
+        for name, row in A.items():
+            L.append("  %-8s %12s %16s %10s %10s %8s" % (
+                name, f(row.get("java_frames")), f(row.get("java_us"), "%.1f us"),
+                f(row.get("unwind_us"), "%.1f us"), f(row.get("symbolize_us"), "%.1f us"),
+                f(row.get("frames"))))
+
         L.append("Issue 3 goals")
         for g in R["goals"]:
             L.append("  %-5s %-58s %s" % (g["verdict"], g["goal"], g["measured"]))
@@ -858,6 +1033,25 @@ def goals(R):
         if a.get("diff_points") is not None:
             add("accuracy within 1 point (70/30, %d Hz)" % a["hz"], abs(a["diff_points"]) <= 1,
                 "%+.2f points (1 SE %.2f)" % (a["diff_points"], a["binomial_se_points"]))
+    S = R.get("syscall")
+    if S and S.get("median_diff_points") is not None:
+        d = S["median_diff_points"]
+        u = S["uncorrected"].get("diff_points")
+        add("system-call bias within 2 points (perch on another CPU, median of %d runs)" %
+            len(S["runs"]), abs(d) <= 2,
+            "%+.2f points (without the CPU hold: %s)" % (d, f(u, "%+.2f")))
+    for hz in (100, 1000):
+        rows = [t for a in R.get("states", []) if a["hz"] == hz for t in a["threads"]]
+        if rows:
+            worst = max(abs(t["diff_points"]) for t in rows)
+            add("wall-mode R share within 3 points of the truth (%d Hz, idle and beside a busy "
+                "process)" % hz, worst <= 3,
+                "worst %.1f points over %d threads" % (worst, len(rows)))
+    for name, row in (R.get("realart") or {}).items():
+        v = row.get("java_us")
+        add("naming Java frames < 30 us per sample (real ART, %s)" % name,
+            None if v is None else v < 30,
+            "%s us for %s Java frames" % (f(v), f(row.get("java_frames"))))
     M = R.get("memory")
     if M:
         e = M.get("extrapolated_10min_mb")
@@ -981,7 +1175,15 @@ def main():
     ap.add_argument("--gate-max", type=float, default=3.0, help="idle gate: give up after S")
     ap.add_argument("--other-max", type=float, default=0.5, help="reject runs with other_s >=")
     ap.add_argument("--budget", type=float, default=540, help="seconds for the whole bench")
-    ap.add_argument("--only", default="t1,t4,accuracy,dump,first,memory,idle,verify")
+    ap.add_argument("--syscall", default="500:8:3",
+                    help="HZ:SECONDS:RUNS of the system-call bias target (perch on another CPU)")
+    ap.add_argument("--states-secs", type=int, default=6,
+                    help="seconds per run of the wall-mode state target")
+    ap.add_argument("--only",
+                    default="t1,t4,accuracy,syscall,states,dump,first,memory,idle,verify,realart")
+    ap.add_argument("--realart", default=None,
+                    help="the real-ART fixture (default: targets/realart beside perch)")
+    ap.add_argument("--realart-runs", type=int, default=3)
     args = ap.parse_args()
     only = set(args.only.split(","))
 
@@ -989,6 +1191,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     args.perch = os.path.abspath(args.perch)
     args.bin = os.path.abspath(args.bin)
+    if not args.realart:
+        args.realart = os.path.join(os.path.dirname(args.perch), "targets", "realart")
     B = Bench(args)
     R = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
          "machine": machine(), "versions": versions(),
@@ -1008,6 +1212,22 @@ def main():
             for spec in args.accuracy.split(","):
                 hz, secs = spec.split(":")
                 R["accuracy"].append(B.accuracy(int(hz), int(secs)))
+        if "syscall" in only:
+            hz, secs, runs = (int(x) for x in args.syscall.split(":"))
+            runs_ = [B.syscall_bias(hz, secs, []) for _ in range(runs)]
+            diffs = sorted(r["diff_points"] for r in runs_ if r["diff_points"] is not None)
+            R["syscall"] = {"runs": runs_, "median_diff_points":
+                            diffs[len(diffs) // 2] if diffs else None,
+                            "uncorrected": B.syscall_bias(hz, secs, ["--no-cpu-hold"])}
+        if "states" in only:
+            R["states"] = []
+            for hz, sets in ((100, (["p10/10", "p5/15", "p15/5"],
+                                    ["r1-20/25", "r1-20/50", "r1-20/75"])),
+                             (1000, (["p1/1", "p0.5/1.5", "p1.5/0.5"],
+                                     ["r1-20/25", "r1-20/50", "r1-20/75"]))):
+                for competitor in (False, True):
+                    for specs in sets:
+                        R["states"].append(B.states(hz, args.states_secs, specs, competitor))
         if "dump" in only:
             R["dump"] = B.dump()
         if "first" in only:
@@ -1039,6 +1259,8 @@ def main():
             R["idle"] = {"rows": rows, "note": note}
         if "verify" in only:
             R["verify"] = B.verify(5)
+        if "realart" in only:
+            R["realart"] = B.realart(args.realart_runs)
         if "memory" in only:
             secs = int(min(args.mem_seconds, args.budget - elapsed() - 10))
             R["memory"] = B.memory(max(15, secs))

@@ -2,9 +2,14 @@
  * here and whose run-as runs as the same user in the app's data directory. The device binary
  * is the real perch, the app a real target: recording pulls a profile with the target's known
  * stack; --symfs renders the pulled recording on the host with unstripped copies; the prompt
- * opens on the "device"; every failing step says what is wrong. The device binary is the
- * static x86_64 build when there is a fresh one (make static), else the dynamic perch. */
+ * opens on the "device"; every failing step says what is wrong; --user N picks the app of a
+ * secondary user or work profile everywhere (run-as, am, pm, the process whose user is N). The
+ * fake run-as keeps the rules of Android's (system/core run-as.cpp and the runas_app SELinux
+ * domain): it cannot execute /data/local/tmp/perch, which is why perch-adb copies perch into
+ * the app's data directory. The device binary is the static x86_64 build when there is a
+ * fresh one (make static), else the dynamic perch. */
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +267,132 @@ START_TEST(shell_opens_prompt)
 }
 END_TEST
 
+/* The adb log (every command perch-adb sent), malloc'ed. */
+static char *adb_log(void)
+{
+	char *log = read_text(harness_fmt("%s/adb/adb.log", harness_tmpdir()));
+
+	H_ASSERT(log, "no adb log");
+	return log;
+}
+
+/* The fake run-as refuses what Android's refuses, so the perch-adb tests would catch a flow
+ * that cannot work on a device: running perch from /data/local/tmp (what the old
+ * instructions said), a user the package is not installed for. */
+START_TEST(run_as_rules)
+{
+	const char *adb;
+	struct harness_proc *p;
+
+	fake_device("emulator-5554\n");
+	adb = harness_fmt("%s/tests/fake-adb/adb", repo);
+	run(harness_fmt("mkdir -p %s/adb/root/data/local/tmp && cp %s %s/adb/root/data/local/tmp/",
+			harness_tmpdir(), harness_perch(), harness_tmpdir()));
+	p = harness_spawn("adb", HARNESS_ARGV(adb, "shell", "run-as", PKG,
+					      "/data/local/tmp/perch", "--version"));
+	H_ASSERT(harness_proc_wait(p, 10) == 0 && harness_proc_exit_code(p) == 1 &&
+			 strstr(p->err.buf, "run-as: exec failed for /data/local/tmp/perch: "
+					    "Permission denied"),
+		 "run-as ran a program from /data/local/tmp: exit %d, stderr:\n%s",
+		 harness_proc_exit_code(p), p->err.buf);
+	p = harness_spawn("adb", HARNESS_ARGV(adb, "shell", "run-as", PKG, "--user", "10", "id"));
+	H_ASSERT(harness_proc_wait(p, 10) == 0 && harness_proc_exit_code(p) == 1 &&
+			 strstr(p->err.buf, "couldn't stat /data/user/10/" PKG),
+		 "run-as --user 10 for a package user 10 has not: exit %d, stderr:\n%s",
+		 harness_proc_exit_code(p), p->err.buf);
+}
+END_TEST
+
+/* Two copies of the app run, for user 0 and for user 10 (a work profile): --user 10 traces
+ * user 10's through run-as --user 10 and keeps everything there; without --user, user 0's. */
+START_TEST(record_for_user)
+{
+	const char *out = harness_tmpfile("u10.folded"), *out0 = harness_tmpfile("u0.folded");
+	struct harness_proc *a0, *a10, *p;
+	pid_t pid0, pid10;
+	char *log;
+
+	fake_device("emulator-5554\n");
+	run(harness_fmt("mkdir -p %s/adb/root/data/user/10/%s", harness_tmpdir(), PKG));
+	a0 = harness_spawn("app0", HARNESS_ARGV(harness_target("chain-fp"), "300"));
+	a10 = harness_spawn("app10", HARNESS_ARGV(harness_target("chain-fp"), "300"));
+	pid0 = harness_proc_wait_ready(a0, 10);
+	pid10 = harness_proc_wait_ready(a10, 10);
+	put_file("pids/" PKG, harness_fmt("%d 0\n%d 10\n", pid0, pid10));
+	p = perch_adb(HARNESS_ARGV("--user", "10", "record", PKG, "-d", "1", "-F", "200", "-o",
+				   out));
+	H_ASSERT(harness_proc_wait(p, 60) == 0, "perch-adb --user 10 record did not finish");
+	H_ASSERT(harness_proc_exit_code(p) == 0, "exit %d; stderr:\n%s", harness_proc_exit_code(p),
+		 p->err.buf);
+	check_profile(out);
+	log = adb_log();
+	H_ASSERT(strstr(log, "pm path --user 10 " PKG) &&
+			 strstr(log, harness_fmt("run-as %s --user 10 ./perch record -p %d", PKG,
+						 (int)pid10)) &&
+			 strstr(log, "exec-out run-as " PKG " --user 10 cat") &&
+			 !strstr(log, "run-as " PKG " /data/local/tmp"),
+		 "not everything went to user 10's app; adb log:\n%s", log);
+	free(log);
+	H_ASSERT(access(harness_fmt("%s/adb/root/data/user/10/%s/perch", harness_tmpdir(), PKG),
+			F_OK) < 0,
+		 "perch left in user 10's data directory");
+	/* without --user: user 0's process, through user 0's run-as */
+	p = perch_adb(HARNESS_ARGV("record", PKG, "-d", "1", "-F", "200", "-o", out0));
+	H_ASSERT(harness_proc_wait(p, 60) == 0 && harness_proc_exit_code(p) == 0,
+		 "perch-adb record: exit %d; stderr:\n%s", harness_proc_exit_code(p), p->err.buf);
+	log = adb_log();
+	H_ASSERT(strstr(log, harness_fmt("run-as %s ./perch record -p %d", PKG, (int)pid0)),
+		 "user 0's process was not the one recorded; adb log:\n%s", log);
+	free(log);
+	/* only user 10's runs: the message names it */
+	put_file("pids/" PKG, harness_fmt("%d 10\n", pid10));
+	expect_failure(HARNESS_ARGV("record", PKG, "-d", "1", "-o", out0), 2,
+		       harness_fmt("%s is not running for user 0, only for user 10 (pid %d): pick "
+				   "that user with --user",
+				   PKG, (int)pid10));
+	expect_failure(HARNESS_ARGV("--user", "11", "record", PKG, "-o", out0), 2,
+		       "package com.example.chain is not installed for user 11 on emulator-5554");
+	expect_failure(HARNESS_ARGV("--user", "work", "record", PKG, "-o", out0), 64,
+		       "--user needs a user id (a number), not 'work'");
+	H_ASSERT(harness_tracer_pid(pid0) == 0 && harness_tracer_pid(pid10) == 0,
+		 "an app is still traced");
+	harness_proc_kill(a0, SIGKILL);
+	harness_proc_kill(a10, SIGKILL);
+}
+END_TEST
+
+/* --launch --user 10 starts the activity for user 10 (am start --user 10) and records it. */
+START_TEST(launch_for_user)
+{
+	const char *out = harness_tmpfile("launched10.folded");
+	struct harness_proc *p;
+	FILE *f;
+	int pid = 0, user = -1;
+	char *log;
+
+	fake_device("emulator-5554\n");
+	run(harness_fmt("mkdir -p %s/adb/root/data/user/10/%s", harness_tmpdir(), PKG));
+	p = perch_adb(HARNESS_ARGV("--user", "10", "--launch", "record", PKG, "-d", "1", "-o",
+				   out));
+	H_ASSERT(harness_proc_wait(p, 60) == 0, "perch-adb --launch record did not finish");
+	f = fopen(harness_fmt("%s/adb/pids/%s", harness_tmpdir(), PKG), "r");
+	if (f) {
+		if (fscanf(f, "%d %d", &pid, &user) >= 1)
+			harness_track_pid(pid);
+		fclose(f);
+	}
+	H_ASSERT(pid > 0 && user == 10, "am start did not start the app for user 10");
+	H_ASSERT(harness_proc_exit_code(p) == 0, "exit %d; stderr:\n%s", harness_proc_exit_code(p),
+		 p->err.buf);
+	check_profile(out);
+	log = adb_log();
+	H_ASSERT(strstr(log, "am start --user 10 -n " PKG "/.MainActivity") &&
+			 strstr(log, "resolve-activity --user 10"),
+		 "the activity was not started for user 10; adb log:\n%s", log);
+	free(log);
+}
+END_TEST
+
 START_TEST(errors_explained)
 {
 	const char *out = harness_tmpfile("x.folded");
@@ -298,6 +429,9 @@ Suite *adb_suite(void)
 	tcase_add_test(tc, symfs_renders_on_host);
 	tcase_add_test(tc, shell_opens_prompt);
 	tcase_add_test(tc, errors_explained);
+	tcase_add_test(tc, run_as_rules);
+	tcase_add_test(tc, record_for_user);
+	tcase_add_test(tc, launch_for_user);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,7 +6,9 @@
  *     (never a wrong name, whatever the JIT manager does meanwhile);
  *   - named stacks have the Java frames in place: jit_call below the JIT frame (only the JIT
  *     symfile's CFI finds it), then Interp.inner at its first line (switch interpreter), after
- *     fakeart_switch_interp, and Interp.outer at its current line (nterp) after fakeart_nterp.
+ *     fakeart_switch_interp, and Interp.outer at its current line (nterp) after fakeart_nterp;
+ *     those two frames of the runtime library are there with --show-art-frames, and hidden by
+ *     default (as simpleperf hides them: nothing else of the stack changes).
  * The expected lines come from the smali source of the dex file (fixtures/art/Interp.smali). */
 #include <ctype.h>
 #include <signal.h>
@@ -118,38 +120,67 @@ static void check_line(const struct harness_folded_line *l, const char *const *s
 		c->ordered += l->count;
 }
 
-static void run_fakeart(const char *prog, const char *layout, int strict)
+/* A frame of fakeart's runtime library next to a Java frame in @l (its count, or 0); such
+ * stacks go to the failure context. */
+static unsigned long runtime_between_java(const struct harness_folded_line *l)
 {
-	const char *out = harness_tmpfile(harness_fmt("art-%s-%s.folded", prog, layout));
+	for (size_t i = 0; i < l->nr_frames; i++) {
+		int java_next = (i > 0 && !strncmp(l->frames[i - 1], "com.example.", 12)) ||
+				(i + 1 < l->nr_frames && !strncmp(l->frames[i + 1], "com.example.", 12));
+
+		if (java_next && (harness_frame_is(l->frames[i], "fakeart_nterp") ||
+				  harness_frame_is(l->frames[i], "fakeart_switch_interp"))) {
+			harness_context_add("runtime frame %s next to a Java frame, stack of %zu frames "
+					    "(count %lu)\n", l->frames[i], l->nr_frames, l->count);
+			return l->count;
+		}
+	}
+	return 0;
+}
+
+static void run_fakeart_dex(const char *prog, const char *layout, int strict, const char *dex,
+			    int art_frames)
+{
+	const char *out = harness_tmpfile(harness_fmt("art-%s-%s-%s-%d.folded", prog, layout, dex,
+						      art_frames));
 	int inner = smali_line("inner", 0), outer = smali_line("outer", 1);
 	struct harness_proc *t, *perch;
 	struct harness_folded f;
 	struct art_counts c = { 0 };
+	unsigned long between = 0;
 	pid_t pid;
 
 	H_ASSERT(inner > 0 && outer > 0, "no .line directives in fixtures/art/Interp.smali");
 	/* root first, as folded lines are: worker down to jit_call */
 	const char *seq[] = {
 		"worker",
-		harness_fmt("com.example.fakeart.Interp.outer(int) (Interp.java:%d)", outer),
+		harness_fmt("com.example.fakeart.Interp.outer (Interp.java:%d)", outer),
 		"fakeart_nterp",
 		"outer_body",
-		harness_fmt("com.example.fakeart.Interp.inner(int) (Interp.java:%d)", inner),
+		harness_fmt("com.example.fakeart.Interp.inner (Interp.java:%d)", inner),
 		"fakeart_switch_interp",
 		"inner_body",
 		"jit_call",
 	};
+	const char *hidden[] = { seq[0], seq[1], seq[3], seq[4], seq[6], seq[7] };
 
-	t = harness_spawn(prog, HARNESS_ARGV(harness_target(prog), layout,
-					     harness_target("fakeart-interp.dex")));
+	t = harness_spawn(prog, HARNESS_ARGV(harness_target(prog), layout, harness_target(dex)));
 	pid = harness_proc_wait_ready(t, 10);
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
 						    harness_fmt("%d", (int)pid), "-F", "1000", "-d",
-						    "4", "--lines", "-o", out));
+						    "4", "--lines", "-o", out,
+						    art_frames ? "--show-art-frames" : "--lines"));
 	H_ASSERT(harness_proc_wait(perch, 60) == 0, "perch did not finish");
 	H_CHECK_RECORD(perch, 0, out, &f);
-	for (size_t i = 0; i < f.nr; i++)
-		check_line(&f.lines[i], seq, sizeof(seq) / sizeof(seq[0]), &c);
+	for (size_t i = 0; i < f.nr; i++) {
+		if (art_frames)
+			check_line(&f.lines[i], seq, sizeof(seq) / sizeof(seq[0]), &c);
+		else
+			check_line(&f.lines[i], hidden, sizeof(hidden) / sizeof(hidden[0]), &c);
+		if (!art_frames)
+			between += runtime_between_java(&f.lines[i]);
+	}
+	H_ASSERT(between == 0, "%lu stacks with a runtime frame next to a Java frame", between);
 	harness_context_add("%s %s: worker %lu, in spin %lu: named %lu (Jit %lu, Packed %lu, "
 			    "Compressed %lu), unnamed %lu, wrong %lu, Java frames in order %lu\n",
 			    prog, layout, c.worker, c.spin, c.named, c.kinds[0], c.kinds[1],
@@ -174,15 +205,27 @@ static void run_fakeart(const char *prog, const char *layout, int strict)
 	harness_proc_kill(t, SIGKILL);
 }
 
+static void run_fakeart(const char *prog, const char *layout, int strict, int art_frames)
+{
+	run_fakeart_dex(prog, layout, strict, "fakeart-interp.dex", art_frames);
+}
+
 START_TEST(art_android2)
 {
-	run_fakeart("fakeart", "android2", 1);
+	run_fakeart("fakeart", "android2", 1, 1);
+}
+END_TEST
+
+/* The same without --show-art-frames: the runtime's frames between Java frames are gone. */
+START_TEST(art_android2_hidden)
+{
+	run_fakeart("fakeart", "android2", 1, 0);
 }
 END_TEST
 
 START_TEST(art_android1)
 {
-	run_fakeart("fakeart", "android1", 1);
+	run_fakeart("fakeart", "android1", 1, 1);
 }
 END_TEST
 
@@ -191,26 +234,43 @@ END_TEST
  * freedom from races. */
 START_TEST(art_gdb)
 {
-	run_fakeart("fakeart", "gdb", 0);
+	run_fakeart("fakeart", "gdb", 0, 1);
+}
+END_TEST
+
+/* Interp.dex as the second of two compact dex files sharing one data section (a vdex), each
+ * registered with its header's file_size as Android 10/11 did: the interpreted frames' dex
+ * pcs lie outside every entry, in the shared section, and are still named. */
+START_TEST(art_android2_vdex)
+{
+	run_fakeart_dex("fakeart", "android2", 1, "fakeart-interp.vdex", 1);
+}
+END_TEST
+
+/* Interp.dex as the second dex of a dex 041 container, each dex registered on its own (ART
+ * 15): offsets count from the container's start. */
+START_TEST(art_android2_container)
+{
+	run_fakeart_dex("fakeart", "android2", 1, "fakeart-interp-041.dex", 1);
 }
 END_TEST
 
 /* The same checks on a 32-bit app (perch picks the layouts from libart.so's ELF class). */
 START_TEST(art_android2_32)
 {
-	run_fakeart("fakeart32", "android2", 1);
+	run_fakeart("fakeart32", "android2", 1, 1);
 }
 END_TEST
 
 START_TEST(art_android1_32)
 {
-	run_fakeart("fakeart32", "android1", 1);
+	run_fakeart("fakeart32", "android1", 1, 1);
 }
 END_TEST
 
 START_TEST(art_gdb_32)
 {
-	run_fakeart("fakeart32", "gdb", 0);
+	run_fakeart("fakeart32", "gdb", 0, 1);
 }
 END_TEST
 
@@ -222,8 +282,11 @@ Suite *e2e_art_suite(void)
 
 	harness_tcase_init(tc, 90);
 	tcase_add_test(tc, art_android2);
+	tcase_add_test(tc, art_android2_hidden);
 	tcase_add_test(tc, art_android1);
 	tcase_add_test(tc, art_gdb);
+	tcase_add_test(tc, art_android2_vdex);
+	tcase_add_test(tc, art_android2_container);
 	/* fakeart32 is built on x86_64 hosts only (tests/targets/fakeart32.mk) */
 	if (uname(&u) == 0 && !strcmp(u.machine, "x86_64") &&
 	    harness_can_exec_target("fakeart32", "e2e-art (fakeart32)")) {

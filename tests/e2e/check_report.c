@@ -276,13 +276,16 @@ static unsigned long report_total(const char *rec, const char *args, struct harn
 	return f->total;
 }
 
+/* A wait frame is "[...]" ("[lock futex]", "[sleep nanosleep]", "[stopped]"); unnamed code
+ * also starts with '[' ("[vdso]+0x7a1": a running thread stopped in the vDSO's unnamed helper)
+ * and must not count: that made --mode cpu look as if it kept waiting threads (issue 15). */
 static int ends_in_wait(const struct harness_folded_line *l, const void *unused)
 {
 	const char *leaf = l->frames[l->nr_frames - 1];
+	size_t n = strlen(leaf);
 
 	(void)unused;
-	/* "[lock futex]", not an unnamed address of a pseudo-module ("[vdso]+0x79d") */
-	return leaf[0] == '[' && !strstr(leaf, "]+0x");
+	return leaf[0] == '[' && n > 1 && leaf[n - 1] == ']' && strcmp(leaf, "[unknown]");
 }
 
 START_TEST(report_filters)

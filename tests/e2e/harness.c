@@ -955,6 +955,7 @@ static int perch_frame(struct harness_bt_thread *t, const char *s)
 {
 	struct harness_bt_frame *fr;
 	const char *p = s + 1, *func, *mod, *mod_end;
+	uint64_t pc;
 	char *end;
 
 	strtoul(p, &end, 10);
@@ -965,7 +966,7 @@ static int perch_frame(struct harness_bt_thread *t, const char *s)
 		;
 	if (strncmp(p, "0x", 2))
 		return -EINVAL;
-	strtoull(p, &end, 16);
+	pc = strtoull(p, &end, 16);
 	if (end - p != 18 || *end != ' ')
 		return -EINVAL;
 	func = end + 1;
@@ -986,6 +987,7 @@ static int perch_frame(struct harness_bt_thread *t, const char *s)
 	if (mod == func)
 		return -EINVAL;
 	fr = bt_add_frame(t);
+	fr->pc = pc;
 	fr->func = xstrndup(func, (size_t)(mod - 1 - func));
 	fr->module = xstrndup(mod + 1, (size_t)(mod_end - mod - 1));
 	parse_at(fr, mod_end);
@@ -1051,6 +1053,7 @@ static int gdb_frame(struct harness_bt_thread *t, const char *s)
 {
 	struct harness_bt_frame *fr;
 	const char *p = s + 1, *func, *func_end, *from;
+	uint64_t pc = 0;
 	char *end;
 
 	strtoul(p, &end, 10);
@@ -1060,7 +1063,7 @@ static int gdb_frame(struct harness_bt_thread *t, const char *s)
 	while (*p == ' ')
 		p++;
 	if (!strncmp(p, "0x", 2)) {
-		strtoull(p, &end, 16);
+		pc = strtoull(p, &end, 16);
 		if (strncmp(end, " in ", 4))
 			return -EINVAL;
 		p = end + 4;
@@ -1070,6 +1073,7 @@ static int gdb_frame(struct harness_bt_thread *t, const char *s)
 	if (!func_end || func_end == func)
 		return -EINVAL;
 	fr = bt_add_frame(t);
+	fr->pc = pc;
 	fr->func = xstrndup(func, (size_t)(func_end - func));
 	from = strstr(func_end, ") from ");
 	if (from)

@@ -171,6 +171,7 @@ struct harness_bt_frame {
 	char *file;   /* "at FILE:LINE": FILE, or NULL */
 	int line;
 	int inlined; /* perch's "[inlined]" */
+	uint64_t pc; /* as printed; 0 when gdb printed none */
 };
 
 /* perch: "TID 1234 \"name\" (S)"; gdb: "Thread 3 (Thread 0x7fbb6c56c6c0 (LWP 1236) \"name\"):" */

@@ -6,7 +6,8 @@ FAKEART_LIBDIR := $(TARGETS_DIR)/fakeart-lib
 FAKEART_SRCS := $(T_DIR)/fakeart_main.c $(T_COMMON) src/dex.c src/log.c src/xalloc.c
 FAKEART_HDRS := $(T_DIR)/fakeart.h $(T_DIR)/fakeart_symfile.h include/perch/dex.h $(T_HDRS)
 
-T_PROGS += fakeart fakeart-lib/libart.so fakeart-interp.dex
+T_PROGS += fakeart fakeart-lib/libart.so fakeart-interp.dex fakeart-interp.vdex \
+	fakeart-interp-041.dex
 
 $(FAKEART_LIBDIR)/libart.so: $(T_DIR)/fakeart_libart.c $(T_DIR)/fakeart.h
 	@mkdir -p $(dir $@)
@@ -22,3 +23,16 @@ $(TARGETS_DIR)/fakeart: $(FAKEART_SRCS) $(FAKEART_HDRS) $(FAKEART_LIBDIR)/libart
 $(TARGETS_DIR)/fakeart-interp.dex: fixtures/art/Interp.smali
 	@mkdir -p $(dir $@)
 	$(call msg,SMALI,$@)smali a -o $@ $<
+
+# the same dex after Hello.dex, as two compact dex files sharing one data section the way a
+# vdex holds them (its strings partly in Hello's part), and as the second dex of a dex 041
+# container (scripts/dex-convert.py)
+$(TARGETS_DIR)/fakeart-interp.vdex: $(O)/dex/Hello.dex $(TARGETS_DIR)/fakeart-interp.dex \
+		scripts/dex-convert.py
+	$(call msg,GEN,$@)python3 scripts/dex-convert.py vdex 65536 $(O)/dex/Hello.dex \
+		$(TARGETS_DIR)/fakeart-interp.dex $@
+
+$(TARGETS_DIR)/fakeart-interp-041.dex: $(O)/dex/Hello.dex $(TARGETS_DIR)/fakeart-interp.dex \
+		scripts/dex-convert.py
+	$(call msg,GEN,$@)python3 scripts/dex-convert.py container $(O)/dex/Hello.dex \
+		$(TARGETS_DIR)/fakeart-interp.dex $@

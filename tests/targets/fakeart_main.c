@@ -579,41 +579,84 @@ static void setup_layout(const char *name)
 	}
 }
 
-/* Map @path, register it in the dex list, and find the dex pcs the interpreter reports. */
-static void setup_dex(const char *path)
+/* The dex pcs the interpreter reports: Interp.outer and Interp.inner in the dex (or the 041
+ * container) whose @len bytes start at @span. */
+static void find_interp(const uint8_t *span, size_t len)
 {
 	struct dex_file *df;
 	struct dex_method m;
+
+	if (dex_open(span, len, &df) < 0)
+		return;
+	for (size_t i = 0; i < dex_method_count(df); i++) {
+		uint32_t n;
+
+		if (dex_method_get(df, i, &m, &n) < 0)
+			continue;
+		if (!strcmp(m.name, "com.example.fakeart.Interp.outer"))
+			outer_pc = span + m.code_offset + 2; /* code unit 1: the invoke, line 18 */
+		else if (!strcmp(m.name, "com.example.fakeart.Interp.inner"))
+			inner_pc = span + m.code_offset;
+	}
+	dex_close(df);
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Map @path, register it in the dex list the way ART registers what it holds, and find the
+ * dex pcs the interpreter reports:
+ *   a dex file: one entry, the file;
+ *   compact dex files sharing a data section as in a vdex (scripts/dex-convert.py vdex): one
+ *     entry per dex with the header's file_size, as Android 10/11 registered them, so that
+ *     their code (in the shared section) lies outside every entry;
+ *   a dex 041 container: one entry per dex, its own header and file_size (ART 15). */
+static void setup_dex(const char *path)
+{
 	struct stat st;
 	uint8_t *dex;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t size;
 
 	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size < 0x70) {
 		fprintf(stderr, "fakeart: cannot read %s\n", path);
 		exit(1);
 	}
-	dex = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	size = (size_t)st.st_size;
+	dex = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
-	if (dex == MAP_FAILED || dex_open(dex, (size_t)st.st_size, &df) < 0) {
-		fprintf(stderr, "fakeart: %s is not a dex file\n", path);
+	if (dex == MAP_FAILED) {
+		fprintf(stderr, "fakeart: cannot map %s\n", path);
 		exit(1);
 	}
-	for (size_t i = 0; i < dex_method_count(df); i++) {
-		uint32_t len;
+	if (!memcmp(dex, "perch-vdex-like", 16)) {
+		for (size_t h = 16; h + 0x88 <= size && !memcmp(dex + h, "cdex001", 8);
+		     h = (h + rd32(dex + h + 32) + 3) & ~(size_t)3) {
+			struct dex_header_info info;
 
-		if (dex_method_get(df, i, &m, &len) < 0)
-			continue;
-		if (strstr(m.name, "Interp.outer("))
-			outer_pc = dex + m.code_offset + 2; /* code unit 1: the invoke, line 18 */
-		else if (strstr(m.name, "Interp.inner("))
-			inner_pc = dex + m.code_offset;
+			if (dex_header_info(dex + h, size - h, &info) < 0 || info.size > size - h)
+				break;
+			find_interp(dex + h, (size_t)info.size);
+			list_add(&dex_list, (uint64_t)(uintptr_t)(dex + h), rd32(dex + h + 32));
+		}
+	} else if (!memcmp(dex, "dex\n041", 8) && rd32(dex + 112) <= size) {
+		find_interp(dex, rd32(dex + 112));
+		for (size_t h = 0; h + 0x78 <= rd32(dex + 112) && rd32(dex + h + 32) >= 0x78;
+		     h += rd32(dex + h + 32))
+			list_add(&dex_list, (uint64_t)(uintptr_t)(dex + h), rd32(dex + h + 32));
+	} else {
+		find_interp(dex, size);
+		list_add(&dex_list, (uint64_t)(uintptr_t)dex, (uint64_t)size);
 	}
-	dex_close(df);
 	if (!outer_pc || !inner_pc) {
 		fprintf(stderr, "fakeart: %s has no Interp.outer/inner\n", path);
 		exit(1);
 	}
-	list_add(&dex_list, (uint64_t)(uintptr_t)dex, (uint64_t)st.st_size);
 }
 
 int main(int argc, char **argv)

@@ -478,6 +478,84 @@ START_TEST(test_dex_list)
 }
 END_TEST
 
+/* ---- runtime frames next to Java frames (simpleperf's rule) ---- */
+
+START_TEST(test_hide_runtime)
+{
+	/* leaf first: runtime runs touching a Java frame go, a lone one stays */
+	static const uint8_t k1[] = { ART_FRAME_RUNTIME, ART_FRAME_JAVA, ART_FRAME_RUNTIME,
+				      ART_FRAME_RUNTIME, ART_FRAME_JAVA, ART_FRAME_RUNTIME,
+				      ART_FRAME_OTHER, ART_FRAME_RUNTIME };
+	static const uint8_t want1[] = { 1, 0, 1, 1, 0, 1, 0, 0 };
+	static const uint8_t k2[] = { ART_FRAME_OTHER, ART_FRAME_RUNTIME, ART_FRAME_OTHER };
+	uint8_t hide[8];
+
+	ck_assert_uint_eq(art_hide_runtime_frames(k1, 8, hide), 4);
+	ck_assert_int_eq(memcmp(hide, want1, 8), 0);
+	ck_assert_uint_eq(art_hide_runtime_frames(k2, 3, hide), 0);
+	ck_assert_uint_eq(hide[1], 0);
+	ck_assert_uint_eq(art_hide_runtime_frames(k2, 0, hide), 0);
+}
+END_TEST
+
+/* ---- the switch interpreter's current dex pc (src/art-interp.c) ---- */
+
+/* A SwitchImplContext on the stack at @ctx, its accessor and ShadowFrame elsewhere; offsets
+ * written out from ART's structs (interpreter_switch_impl.h, code_item_accessors.h,
+ * shadow_frame.h) for pointers of @ptr bytes. */
+static void put_switch(size_t ptr, uint64_t ctx, uint64_t acc, uint64_t sf, uint64_t insns,
+		       uint32_t units, uint16_t regs, uint64_t pc_ptr, uint32_t pc)
+{
+	put(ctx, 0x1234, ptr);      /* self */
+	put(ctx + ptr, acc, ptr);   /* accessor */
+	put(ctx + 2 * ptr, sf, ptr); /* shadow_frame */
+	put(acc, units, 4);         /* insns_size_in_code_units_ */
+	put(acc + ptr, insns, ptr); /* insns_ */
+	put(acc + 2 * ptr, regs, 2); /* registers_size_ */
+	put(sf + 3 * ptr, pc_ptr, ptr); /* dex_pc_ptr_ (after link_, method_, result_register_) */
+	put(sf + 6 * ptr, regs, 4); /* number_of_vregs_ (after dex_instructions_, lock_count_data_) */
+	put(sf + 6 * ptr + 4, pc, 4); /* dex_pc_ */
+}
+
+START_TEST(test_switch_dex_pc)
+{
+	const uint64_t sp = BASE + 0x1000, insns = BASE + 0x5000;
+	uint64_t pc;
+
+	for (size_t ptr = 4; ptr <= 8; ptr += 4) {
+		int is_64 = ptr == 8;
+
+		memset(mem, 0, MEM_SIZE);
+		put_switch(ptr, sp + 0x48, BASE + 0x2000, BASE + 0x3000, insns, 10, 3, 0, 4);
+		ck_assert_int_eq(art_switch_dex_pc(&fake_mem, is_64, sp, insns, &pc), 0);
+		ck_assert_uint_eq(pc, insns + 8);
+		/* mterp's dex_pc_ptr_ wins when set */
+		put(BASE + 0x3000 + 3 * ptr, insns + 6, ptr);
+		ck_assert_int_eq(art_switch_dex_pc(&fake_mem, is_64, sp, insns, &pc), 0);
+		ck_assert_uint_eq(pc, insns + 6);
+		put(BASE + 0x3000 + 3 * ptr, insns + 20, ptr); /* past the method */
+		ck_assert_int_eq(art_switch_dex_pc(&fake_mem, is_64, sp, insns, &pc), -ENOENT);
+		put(BASE + 0x3000 + 3 * ptr, 0, ptr);
+		/* dex_pc_ past the method (kDexNoIndex during a throw), another register count,
+		 * another method's instructions: no answer */
+		put(BASE + 0x3000 + 6 * ptr + 4, 10, 4);
+		ck_assert_int_eq(art_switch_dex_pc(&fake_mem, is_64, sp, insns, &pc), -ENOENT);
+		put(BASE + 0x3000 + 6 * ptr + 4, 9, 4);
+		ck_assert_int_eq(art_switch_dex_pc(&fake_mem, is_64, sp, insns, &pc), 0);
+		ck_assert_uint_eq(pc, insns + 18);
+		put(BASE + 0x3000 + 6 * ptr, 4, 4);
+		ck_assert_int_eq(art_switch_dex_pc(&fake_mem, is_64, sp, insns, &pc), -ENOENT);
+		put(BASE + 0x3000 + 6 * ptr, 3, 4);
+		ck_assert_int_eq(art_switch_dex_pc(&fake_mem, is_64, sp, insns + 2, &pc), -ENOENT);
+		ck_assert_int_eq(art_switch_dex_pc(&fake_mem, is_64, sp, insns + 1, &pc), -EINVAL);
+		/* the context must sit within the window above the frame */
+		memset(mem, 0, MEM_SIZE);
+		put_switch(ptr, sp + 4096, BASE + 0x2000, BASE + 0x3000, insns, 10, 3, 0, 4);
+		ck_assert_int_eq(art_switch_dex_pc(&fake_mem, is_64, sp, insns, &pc), -ENOENT);
+	}
+}
+END_TEST
+
 /* ---- the real libart.so (Debian android-libart 11.0.0+r48) ---- */
 
 static const char *libart_path(void)
@@ -536,6 +614,20 @@ START_TEST(test_debian_libart)
 			 -ENOENT);
 	ck_assert_int_eq(art_elf_data_symbol(img, 100, "__jit_debug_descriptor", &vaddr, &size,
 					     &off), -ENOEXEC);
+	/* recognised by content: Debian names it libart.so.0 */
+	ck_assert_uint_eq(art_elf_flags(img, len), ART_MOD_CHECKED | ART_MOD_RUNTIME | ART_MOD_JIT);
+	/* without the exported names, the DEX PC markers of its CFI still tell; without those
+	 * too, it is any library */
+	for (size_t i = 0; i + 22 <= len; i++)
+		if (!memcmp(img + i, "__dex_debug_descriptor", 22) ||
+		    !memcmp(img + i, "__jit_debug_descriptor", 22))
+			img[i + 2] = 'X';
+	ck_assert_uint_eq(art_elf_flags(img, len), ART_MOD_CHECKED | ART_MOD_RUNTIME);
+	for (size_t i = 0; i + 6 <= len; i++)
+		if (!memcmp(img + i, "\x0c" "DEX1\x13", 6))
+			img[i + 1] = 'X';
+	ck_assert_uint_eq(art_elf_flags(img, len), ART_MOD_CHECKED);
+	ck_assert_uint_eq(art_elf_flags(img, 10), ART_MOD_CHECKED);
 	free(img);
 }
 END_TEST
@@ -560,6 +652,11 @@ Suite *art_suite(void)
 	tcase_add_test(tc, test_jit_time);
 	tcase_add_test(tc, test_jit_bad_symfiles);
 	tcase_add_test(tc, test_dex_list);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("interp");
+	tcase_add_checked_fixture(tc, mem_setup, mem_teardown);
+	tcase_add_test(tc, test_hide_runtime);
+	tcase_add_test(tc, test_switch_dex_pc);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("libart");
 	tcase_add_test(tc, test_debian_libart);

@@ -322,14 +322,15 @@ START_TEST(test_summary)
 				   "cores) (2 readings every 100 ms)"),
 		      "%s", text);
 	/* by CPU: the worker first; states as shares of the thread's samples */
+	/* 't' (a stopped tracee) is shown as T, stopped: the column a user expects */
 	ck_assert_msg(strstr(text, "perch:        1001  work er            65.0   75.0   25.0    0.0"
-				   "    0.0\n"
+				   "    0.0    0.0\n"
 				   "perch:        1000  app                 0.0    0.0    0.0   75.0"
-				   "   25.0\n"
+				   "   25.0    0.0\n"
 				   "perch:        1002  idle                  -      -      -      -"
-				   "      -\n"
+				   "      -      -\n"
 				   "perch:        1005                        -    0.0  100.0    0.0"
-				   "    0.0\n"),
+				   "    0.0    0.0\n"),
 		      "%s", text);
 	free(text);
 	timeline_free(tl);

@@ -1,0 +1,56 @@
+/* CPU holders: the sampler's way to take a running thread's sample where the thread was when
+ * the tick fired, not where it noticed the stop.
+ *
+ * Why: PTRACE_INTERRUPT marks the thread at once (TIF_SIGPENDING) but reaches a thread that runs
+ * on another CPU only through an IPI, 40-80 us later on the project VMs (ptrace-stop seen with a
+ * busy-polling tracer, 2026-11-22). Every return to user mode checks the mark, so a thread that
+ * enters any system call within that window stops at the call's exit: each system call gains
+ * the IPI latency as apparent time (a target with 4.5% of its time in cached preads showed
+ * 25-28% of perch's samples in pread; docs-pending/truth.md). No per-sample check from outside
+ * can undo it: /proc/TID/syscall says "running", stat's kstkeip is 0, and the thread CPU clock
+ * of another process is refused (EINVAL) while schedstat is only updated at the scheduler tick.
+ *
+ * The fix is to make the tick a local interrupt on the thread's CPU, as perf's hrtimer is: a
+ * holder thread pinned to that CPU sleeps until the tick on its own timer, and its wakeup
+ * preempts the target thread right where it is (in user mode at the timer interrupt; inside a
+ * system call it is preempted at that call's exit, which is then the right place). The holder
+ * then keeps the CPU busy until the ptrace thread has sent its PTRACE_INTERRUPTs (to a thread
+ * that is not running: no IPI, no window), and the thread stops where it was preempted.
+ * The ptrace thread's own CPU needs no holder: while it runs, no target thread does there.
+ *
+ * Holders exist only for CPUs on which target threads were running at the previous tick, so
+ * idle threads cost nothing here. A hold lasts until the interrupts are sent or at most
+ * SAMPLER_HOLD_MAX_NS. The ptrace thread publishes each tick's time before it fires. */
+#ifndef PERCH_SAMPLER_HOLD_H
+#define PERCH_SAMPLER_HOLD_H
+
+#include <stdint.h>
+
+#define SAMPLER_HOLD_MAX_CPUS 256
+#define SAMPLER_HOLD_MAX_NS 1000000ULL /* a holder never spins longer than this */
+#define SAMPLER_HOLD_WAIT_NS 300000ULL /* the ptrace thread waits for holders at most this long
+					* per tick (and at most 1/8 of the period) */
+
+struct sampler_hold;
+
+/* Holders for up to SAMPLER_HOLD_MAX_CPUS CPUs; no thread is started until a CPU is armed.
+ * @nice: their priority when allowed (weaker than or equal to the ptrace thread's).
+ * Sets the calling (ptrace) thread's timer slack to 1 ns so that both wake on time. */
+struct sampler_hold *sampler_hold_new(int nice);
+/* Stops and joins every holder. NULL does nothing. */
+void sampler_hold_free(struct sampler_hold *h);
+
+/* The next tick will fire at CLOCK_MONOTONIC @fire_ns (armed holders sleep until then). */
+void sampler_hold_publish(struct sampler_hold *h, uint64_t fire_ns);
+/* Hold (from the next published tick on) exactly the CPUs set in @want[0..n) (non-zero = hold),
+ * except the calling thread's current CPU. Starts holder threads as needed. */
+void sampler_hold_arm(struct sampler_hold *h, const unsigned char *want, int n);
+/* Tick @fire_ns is being served by the calling thread, which now runs on CPU @self. Is @cpu
+ * held for it (waiting until CLOCK_MONOTONIC @deadline_ns for its holder to get there)? 1
+ * when a thread that ran on @cpu is not running now: its holder or the caller is on it. */
+int sampler_hold_wait(struct sampler_hold *h, int cpu, int self, uint64_t fire_ns,
+		      uint64_t deadline_ns);
+/* Every interrupt of tick @fire_ns was sent: let the holders go. */
+void sampler_hold_release(struct sampler_hold *h, uint64_t fire_ns);
+
+#endif
