@@ -15,7 +15,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 P_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
 	-Wno-unused-parameter -MMD -MP -Iinclude -I/usr/include/libdwarf -I/usr/include/libiberty \
-	$(PKG_CFLAGS) $(CFLAGS)
+	$(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 P_LDFLAGS := $(LDFLAGS)
 P_LDLIBS := $(PKG_LIBS) -ldwarf -liberty -lreadline -lpthread -ldl $(LDLIBS)
 

@@ -1,4 +1,4 @@
-# Static builds and the aarch64 tier (shared/spec/arm64-qemu.md): `make static` (x86_64, static),
+# Static builds and the aarch64 tier (docs/design/arm64-qemu.md): `make static` (x86_64, static),
 # `make ARCH=aarch64` / `make arm64-build` (aarch64 cross build, static), `make check-arm64-unit`
 # (unit suites under qemu-aarch64), `make check-arm64-e2e` (perch under a real arm64 kernel in
 # qemu-system-aarch64) and `make check-arm64` (both). Nothing :arm64 is installed with apt: the

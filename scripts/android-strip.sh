@@ -1,9 +1,9 @@
 #!/bin/sh
 # Strip an ELF file the way Android's build strips its platform libraries
-# (build/soong/scripts/strip.sh --keep-mini-debug-info, android-art.md 4.3): no .symtab left; the
-# defined function and data symbols (T, t, D) that are not in .dynsym, with .debug_frame, go
-# into an xz-compressed debug-only ELF stored as .gnu_debugdata (MiniDebugInfo).
-# Usage: android-strip.sh IN OUT
+# (build/soong/scripts/strip.sh --keep-mini-debug-info, docs/design/android-art.md 4.3): no .symtab
+# left; the defined function and data symbols (T, t, D) that are not in .dynsym, with .debug_frame,
+# go into an xz-compressed debug-only ELF stored as .gnu_debugdata (MiniDebugInfo). Usage:
+# android-strip.sh IN OUT
 set -eu
 in=$1
 out=$2

@@ -1,6 +1,6 @@
 #!/bin/sh
 # arm64-sysroot.sh DIR: everything the aarch64 cross build and VM tests need, without installing
-# a single :arm64 package (see shared/spec/arm64-qemu.md):
+# a single :arm64 package (see docs/design/arm64-qemu.md):
 #   host (amd64, apt):  gcc-aarch64-linux-gnu qemu-system-arm qemu-user cpio
 #   DIR/debs/           cache of the arm64 .debs (apt-get download; kept across runs)
 #   DIR/sysroot/        those .debs unpacked with dpkg-deb -x (headers, static libs, busybox)

@@ -17,7 +17,8 @@ for perch's dex tests:
       the end of each part (the longer header overwrites the start of the first one); class
       data is rewritten; annotation contents are not relocated (nothing perch reads).
 
-Layouts: android-art.md section 2.3; ART libdexfile compact_dex_file.h, compact_offset_table.cc.
+Layouts: docs/design/android-art.md section 2.3; ART libdexfile compact_dex_file.h,
+compact_offset_table.cc.
 """
 import struct
 import sys

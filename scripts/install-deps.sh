@@ -15,7 +15,9 @@ set -eu
 # linux-perf (the reference the shares suite compares perch with) and sqlite3 (one of its programs)
 # the real Android runtime of the e2e-realart suite (mk/realart.mk): android-libart and the
 # Android libraries it uses without naming them, liblz4-1, Android's jni.h
-# (android-libnativehelper-dev), zip (its jars)
+# (android-libnativehelper-dev), zip (its jars);
+# go-md2man (the man pages, docs/man/*.md, for make install), groff-base, man-db and
+# bash-completion (check-docs, check-install), debhelper and dpkg-dev (make deb)
 PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
 libreadline-dev check liblzma-dev zlib1g-dev libiberty-dev elfutils gdb binutils xz-utils
 util-linux strace g++ dmtracedump protobuf-compiler python3 python3-jsonschema
@@ -25,7 +27,12 @@ clang-14 libclang-rt-14-dev valgrind nodejs
 gcc-12-multilib libc6-dev-i386
 linux-perf sqlite3
 android-libart android-libbase android-liblog android-libziparchive android-libbacktrace
-android-libnativebridge android-libnativeloader android-libnativehelper-dev liblz4-1 zip"
+android-libnativebridge android-libnativeloader android-libnativehelper-dev liblz4-1 zip
+go-md2man groff-base man-db bash-completion debhelper dpkg-dev"
+# the oracle suite (tests/real, make check-real): clang and lld (clang, clang++, ld.lld), rustc
+# (Debian's 1.63), sqlite3 and perl (programs it profiles), libc6-dbg (glibc's DWARF: the names,
+# inline and tail-call frames both perch and gdb show in libc)
+PKGS="$PKGS clang lld rustc sqlite3 perl libc6-dbg"
 
 missing=""
 for p in $PKGS; do

@@ -1,4 +1,4 @@
-/* Dex files: method and line for a dex pc (android-art.md 2.3, 2.4).
+/* Dex files: method and line for a dex pc (docs/design/android-art.md 2.3, 2.4).
  *
  * Three layouts share one reader; they differ only in where offsets count from and in the code
  * item header:

@@ -5,6 +5,7 @@
 #include "perch/cmd.h"
 #include "perch/log.h"
 #include "perch/repl.h"
+#include "perch/version.h"
 #include "perch/xalloc.h"
 
 #ifdef PERCH_FAULT_INJECTION
@@ -17,8 +18,6 @@
 #include <unistd.h>
 #endif
 
-#define PERCH_VERSION "0.1"
-
 static const struct cmd *const commands[] = { &cmd_record, &cmd_dump, &cmd_stat, &cmd_mem,
 					       &cmd_top, &cmd_threads, &cmd_maps, &cmd_report,
 					       &cmd_annotate };
@@ -26,7 +25,8 @@ static const struct cmd *const commands[] = { &cmd_record, &cmd_dump, &cmd_stat,
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: perch <command> [options]\n"
-		   "       perch [-p PID|NAME] [-x FILE] [--json] [--keep-going]   (prompt, scripts)\n\n"
+		   "       perch [-p PID|NAME] [-x FILE] [--json] [--keep-going]   (prompt, scripts)\n"
+		   "       perch --version | -h, --help\n\n"
 		   "perch samples the stacks of a running process with ptrace, from outside.\n\n"
 		   "commands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 		return PERCH_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("perch %s\n", PERCH_VERSION);
+		version_print(stdout);
 		return PERCH_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "help")) {

@@ -1,5 +1,5 @@
 /* Maps names -> kinds. Order matters: first match wins, as in dumpsys meminfo's classifier
- * (android-art.md 5.3), with the JIT caches and extracted dex picked out first. */
+ * (docs/design/android-art.md 5.3), with the JIT caches and extracted dex picked out first. */
 #include <stdio.h>
 #include <string.h>
 

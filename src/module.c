@@ -82,8 +82,8 @@ static struct module *module_add(struct modules *ms, const struct proc_map *pm, 
 }
 
 /* A code mapping of an APK at a non-zero offset runs the library stored in the entry holding
- * that offset (android-art.md 5.2): one module per entry, named "<apk>!/<entry>". NULL when
- * no stored entry holds it (then the file is treated as any other). */
+ * that offset (docs/design/android-art.md 5.2): one module per entry, named "<apk>!/<entry>". NULL
+ * when no stored entry holds it (then the file is treated as any other). */
 static struct module *module_get_zip(struct modules *ms, const struct proc_map *pm)
 {
 	struct zip_entry ze;

@@ -1,6 +1,6 @@
-/* Android ART method trace writer (formats.md section 6): the non-streaming ".trace" layout
- * (text header, then 10-byte version 2 records), built the way ART's sampling tracer does it:
- * each sample of a thread is diffed against that thread's previous one. */
+/* Android ART method trace writer (docs/design/formats.md section 6): the non-streaming ".trace"
+ * layout (text header, then 10-byte version 2 records), built the way ART's sampling tracer does
+ * it: each sample of a thread is diffed against that thread's previous one. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
-/* Chrome trace event JSON writers (formats.md section 4): nested "X" slices per thread from
- * consecutive samples, metadata and counters (example A); or stackFrames + samples
- * (example B) in a separate file. */
+/* Chrome trace event JSON writers (docs/design/formats.md section 4): nested "X" slices per thread
+ * from consecutive samples, metadata and counters (example A); or stackFrames + samples (example B)
+ * in a separate file. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>

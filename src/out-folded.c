@@ -1,5 +1,5 @@
-/* Folded stacks writer (formats.md section 1): "thread-TID;root;...;leaf COUNT" per line,
- * lines aggregated and in byte order. Names are cleaned here; the profile keeps raw names.
+/* Folded stacks writer (docs/design/formats.md section 1): "thread-TID;root;...;leaf COUNT" per
+ * line, lines aggregated and in byte order. Names are cleaned here; the profile keeps raw names.
  * A recording of several processes (followed children) puts the process first, in the form
  * of stackcollapse-perf.pl --tid: "process-PID/thread-TID;root;...;leaf COUNT". */
 #include <errno.h>
@@ -56,9 +56,10 @@ static void add_frame(struct folded *fo, const struct profile_frame *f)
 		add_clean(&fo->sb, path_base(file), 0);
 		strbuf_addf(&fo->sb, ":%" PRIu32 ")", f->line);
 	}
-	/* the palettes of flamegraph.pl look for these at the very end of a frame (formats.md
-	 * 1.4): compiled managed code, JIT or AOT (oat), is "_[j]" so --colors=java paints it as
-	 * Java; interpreted code is async-profiler's "_[0]" ("_[i]" means inlined there) */
+	/* the palettes of flamegraph.pl look for these at the very end of a frame
+	 * (docs/design/formats.md 1.4): compiled managed code, JIT or AOT (oat), is "_[j]" so
+	 * --colors=java paints it as Java; interpreted code is async-profiler's "_[0]" ("_[i]"
+	 * means inlined there) */
 	if (f->kind == PROFILE_FRAME_JIT || f->kind == PROFILE_FRAME_AOT)
 		strbuf_addstr(&fo->sb, "_[j]");
 	else if (f->kind == PROFILE_FRAME_INTERP)

@@ -1,4 +1,4 @@
-/* pprof writer (formats.md section 2): profile.proto encoded by hand (varints and
+/* pprof writer (docs/design/formats.md section 2): profile.proto encoded by hand (varints and
  * length-delimited fields, in field-number order), gzipped with zlib. */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
-/* Sentry writers (formats.md section 5): a v2 profile chunk, and an envelope of chunks of at
- * most 60 s. Symbolication stays local; debug images are only a hint for Sentry's own. */
+/* Sentry writers (docs/design/formats.md section 5): a v2 profile chunk, and an envelope of chunks
+ * of at most 60 s. Symbolication stays local; debug images are only a hint for Sentry's own. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>

@@ -1,5 +1,5 @@
-/* speedscope writer (formats.md section 3): shared frames, sampled profiles (one for all
- * threads, then one per thread), stacks root first, weights in nanoseconds. */
+/* speedscope writer (docs/design/formats.md section 3): shared frames, sampled profiles (one for
+ * all threads, then one per thread), stacks root first, weights in nanoseconds. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>

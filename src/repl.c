@@ -287,7 +287,7 @@ int repl_name_matches(const char *what, const char *comm, const char *argv0)
 	if (!strcmp(argv0, what) || !strcmp(base, what))
 		return 1;
 	/* Android: "com.example.app:remote" is a secondary process of the package (the name
-	 * up to ':', shared/spec/android-art.md 6.4) */
+	 * up to ':', docs/design/android-art.md 6.4) */
 	colon = strchr(argv0, ':');
 	return colon && !strchr(argv0, '/') && (size_t)(colon - argv0) == strlen(what) &&
 	       !strncmp(argv0, what, strlen(what));
@@ -1078,6 +1078,7 @@ static const char repl_usage[] =
 	"      --json          scripted mode: one JSON object per command\n"
 	"      --keep-going    scripted mode: run every command even after a failure (the exit\n"
 	"                      status is still the first failure's)\n"
+	"  -v, --verbose       more messages\n"
 	"\n"
 	"Type 'help' at the prompt for the commands.\n";
 

@@ -1,4 +1,4 @@
-/* The sampling loop; see include/perch/sampler.h and ../shared/spec/perf-baseline.md
+/* The sampling loop; see include/perch/sampler.h and docs/design/perf-baseline.md
  * (design lessons 1, 3, 4: copy only in the stop window, interrupt all threads then collect,
  * handle stops as soon as SIGCHLD arrives). */
 #include <errno.h>
@@ -681,12 +681,12 @@ static int tick_blocked(struct worker *w, struct tracee_thread *th, struct sthre
 /* Move the ptrace thread to the CPU where most of the running threads about to be
  * interrupted last ran. A stop reported to a tracer on the same CPU costs about 5 us; on
  * another CPU about 65 us on these VMs, since waking the other, idle CPU takes an IPI (a VM
- * exit): perf-baseline.md, design lesson 2. Ties keep the current CPU, so threads spread over
- * the CPUs do not make perch migrate at every tick.
- * Off by default (--follow-cpu): measured on these VMs with one CPU-bound thread at 1000 Hz,
- * the stop window stayed at p50 37-51 us (42-56 us without), and under CFS two ticks in three
- * found the interrupt still pending: the woken ptrace thread waits for the target's slice on
- * a shared CPU (with SCHED_FIFO no tick was late, but the window was no shorter). */
+ * exit): docs/design/perf-baseline.md, design lesson 2. Ties keep the current CPU, so threads
+ * spread over the CPUs do not make perch migrate at every tick. Off by default (--follow-cpu):
+ * measured on these VMs with one CPU-bound thread at 1000 Hz, the stop window stayed at p50 37-51
+ * us (42-56 us without), and under CFS two ticks in three found the interrupt still pending: the
+ * woken ptrace thread waits for the target's slice on a shared CPU (with SCHED_FIFO no tick was
+ * late, but the window was no shorter). */
 static void follow_cpu(struct tracee_thread *const *stop, size_t n, struct sampler_stats *st)
 {
 	int count[SAMPLER_MAX_CPUS] = { 0 }, best = -1, here = sched_getcpu();

@@ -1,5 +1,5 @@
 /* ptrace state machine for one process's threads. See include/perch/tracee.h and
- * ../shared/spec/perf-baseline.md section 7 for the pitfalls each rule here avoids. */
+ * docs/design/perf-baseline.md section 7 for the pitfalls each rule here avoids. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

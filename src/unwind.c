@@ -4,7 +4,7 @@
  * libunwind-ptrace's accessors read one word per PTRACE_PEEKDATA and need the thread
  * stopped; these serve the stack from the snapshot, unwind tables straight from the mapped ELF
  * files, and anything else from the running process with process_vm_readv (see
- * ../shared/spec/perf-baseline.md, design lesson 1). */
+ * docs/design/perf-baseline.md, design lesson 1). */
 #include <elf.h>
 #include <errno.h>
 #include <libunwind.h>
@@ -501,8 +501,8 @@ static void cursor_regs_all(struct unwinder *u, unw_cursor_t *c, struct perch_re
 	cursor_pc(u, c, r);
 }
 
-/* ART's DEX PC marker (android-art.md section 3) in the CFI row of a frame of the runtime
- * library at @lookup, evaluated with that frame's registers @r (@c: the cursor's frame when
+/* ART's DEX PC marker (docs/design/android-art.md section 3) in the CFI row of a frame of the
+ * runtime library at @lookup, evaluated with that frame's registers @r (@c: the cursor's frame when
  * @from_cursor, whose callee-saved registers libunwind knows). 0 when there is none. */
 static uint64_t frame_dex_pc(struct unwinder *u, unw_cursor_t *c, int from_cursor,
 			     const struct perch_regs *r, uint64_t lookup, uint64_t *sp)

@@ -1,4 +1,4 @@
-/* Android Runtime awareness, read from outside the process (../shared/spec/android-art.md,
+/* Android Runtime awareness, read from outside the process (docs/design/android-art.md,
  * sections 1-3): the JIT and dex debugger interfaces (`__jit_debug_descriptor`,
  * `__dex_debug_descriptor`, also the plain GDB JIT interface of other runtimes), the in-memory
  * ELF symfiles the JIT registers, and the dex files behind interpreted frames. Every byte comes

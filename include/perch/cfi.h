@@ -125,7 +125,7 @@ int cfi_step(const struct perch_arch *a, const struct cfi_table *t, uint64_t bia
 	     const struct perch_regs *in, unsigned int in_flags, const struct perch_mem *mem,
 	     uint64_t pac_mask, struct perch_regs *out, unsigned int *out_flags);
 
-/* ART's DEX PC marker (spec/android-art.md, section 3): if @row has a DW_CFA_val_expression
+/* ART's DEX PC marker (docs/design/android-art.md, section 3): if @row has a DW_CFA_val_expression
  * that starts with DW_OP_const4u "DEX1", DW_OP_drop, evaluate it over @regs (the frame's own
  * registers) into *@dex_pc. 0, -ENOENT when the row has no marker, or cfi_expr_eval's errors. */
 int cfi_row_dex_pc(const struct cfi_row *row, const struct perch_regs *regs,

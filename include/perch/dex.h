@@ -1,7 +1,8 @@
 /* Dalvik executable (dex) parsing: which method holds a dex pc, and its source line.
  * Reads standard dex 035-039 (and 040), compact dex ("cdex001") and the 041 container format
- * (android-art.md 2.3/2.4). The kind of file is detected from its magic and header size, never
- * from an Android version. All input is hostile: every offset, size and count is checked. */
+ * (docs/design/android-art.md 2.3/2.4). The kind of file is detected from its magic and header
+ * size, never from an Android version. All input is hostile: every offset, size and count is
+ * checked. */
 #ifndef PERCH_DEX_H
 #define PERCH_DEX_H
 

@@ -1,7 +1,7 @@
-/* What a /proc/PID/maps name is, Android's names included (android-art.md 5.1, 5.3): JIT caches,
- * ART's named anonymous memory, libraries run from an APK, boot and app oat/odex/vdex/art files,
- * extracted dex, GPU and dma-buf memory. Decides from the name (and protection and offset for
- * APK libraries) only; nothing is opened. */
+/* What a /proc/PID/maps name is, Android's names included (docs/design/android-art.md 5.1, 5.3):
+ * JIT caches, ART's named anonymous memory, libraries run from an APK, boot and app
+ * oat/odex/vdex/art files, extracted dex, GPU and dma-buf memory. Decides from the name (and
+ * protection and offset for APK libraries) only; nothing is opened. */
 #ifndef PERCH_MAPKIND_H
 #define PERCH_MAPKIND_H
 

@@ -5,7 +5,7 @@
  * Rules (first match wins; the name is the mapping's path with " (deleted)" stripped):
  *
  * MEMINFO_RULES_ANDROID: Android 15 libmeminfo ExtractAndroidHeapStatsFromFile, as written in
- *   spec/android-art.md 5.3:
+ *   docs/design/android-art.md 5.3:
  *    1-4  "[heap]", "[anon:libc_malloc]", "[anon:scudo:", "[anon:GWP-ASan"  -> Native Heap
  *    5-6  "[stack", "[anon:stack_and_tls:"                                  -> Stack
  *    7-10 ends ".so" / ".jar" / ".apk" / ".ttf"                 -> .so/.jar/.apk/.ttf mmap

@@ -12,7 +12,7 @@ struct output_opts {
 	int top;         /* text: how many functions --top prints */
 };
 
-/* Folded stacks (../shared/spec/formats.md section 1): one line per distinct (thread, stack),
+/* Folded stacks (docs/design/formats.md section 1): one line per distinct (thread, stack),
  * "threadname-TID;root;...;leaf COUNT", lines in byte order, frame names cleaned (no ';',
  * no newline, no trailing " <digits>", never empty). Returns 0 or -errno (write error). */
 int out_folded_write(const struct profile *p, const struct output_opts *o, FILE *f);

@@ -59,8 +59,8 @@ typedef const struct cfi_table *unwind_jit_cfi_fn(void *arg, uint64_t pc, uint64
  * and frames of ART's runtime library (libart.so) are checked for the DEX PC marker. */
 void unwinder_set_jit(struct unwinder *u, unwind_jit_cfi_fn *fn, void *arg);
 /* After unwinder_unwind(): dex_pcs[i] != 0 when the CFI of frame i carried ART's DEX PC
- * marker (android-art.md 3): an interpreted Java method at that dex pc runs between pcs[i]
- * and pcs[i + 1]. UNWIND_MAX_FRAMES entries, valid until the next unwind. */
+ * marker (docs/design/android-art.md 3): an interpreted Java method at that dex pc runs between
+ * pcs[i] and pcs[i + 1]. UNWIND_MAX_FRAMES entries, valid until the next unwind. */
 const uint64_t *unwinder_dex_pcs(const struct unwinder *u);
 /* The stack pointer of each frame with a dex pc (valid where dex_pcs[i] != 0). */
 const uint64_t *unwinder_dex_sps(const struct unwinder *u);

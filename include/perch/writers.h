@@ -1,7 +1,7 @@
-/* More writers (formats.md sections 2-4, and the issue's flame graph): pprof, speedscope,
- * Chrome trace JSON and a self-contained interactive SVG flame graph. Each one only reads the
- * profile, is deterministic (no clock, no environment: the same profile gives the same bytes)
- * and returns 0 or -errno (a write error on @f, -EIO when zlib fails).
+/* More writers (docs/design/formats.md sections 2-4, and the issue's flame graph): pprof,
+ * speedscope, Chrome trace JSON and a self-contained interactive SVG flame graph. Each one only
+ * reads the profile, is deterministic (no clock, no environment: the same profile gives the same
+ * bytes) and returns 0 or -errno (a write error on @f, -EIO when zlib fails).
  *
  * Profile meta keys they read (all optional, decimal unless said otherwise):
  *   "pid"            target process id (labels, Chrome pid, names)
@@ -36,7 +36,7 @@ struct profile;
 /* The sampling period of @p in ns: meta "period_ns" or OUT_DEFAULT_PERIOD_NS. */
 uint64_t out_period_ns(const struct profile *p);
 
-/* gzipped pprof profile.proto (formats.md 2): sample types samples/count and
+/* gzipped pprof profile.proto (docs/design/formats.md 2): sample types samples/count and
  * wall/nanoseconds (count x period), one Mapping per module (filename = path; memory range =
  * the ELF vaddrs seen, since the profile has no load addresses), one Location per profile
  * location (address = its ELF vaddr) with one Line per frame innermost first, one Function
@@ -45,13 +45,13 @@ uint64_t out_period_ns(const struct profile *p);
  * samples have one). An empty stack is the pseudo location "[no stack]". */
 int out_pprof_write(const struct profile *p, const struct output_opts *o, FILE *f);
 
-/* speedscope JSON (formats.md 3): an "all threads" sampled profile first, then one per thread
- * (ordered by tid), unit nanoseconds, stacks root first, consecutive identical samples
+/* speedscope JSON (docs/design/formats.md 3): an "all threads" sampled profile first, then one
+ * per thread (ordered by tid), unit nanoseconds, stacks root first, consecutive identical samples
  * merged; shared frames with file and line. Time ordered when samples were kept, else the
  * aggregated counts (weight = count x period). */
 int out_speedscope_write(const struct profile *p, const struct output_opts *o, FILE *f);
 
-/* Chrome trace event JSON in object form (formats.md 4, example A): process_name and
+/* Chrome trace event JSON in object form (docs/design/formats.md 4, example A): process_name and
  * thread_name metadata, per-thread nested "X" slices built from consecutive kept samples
  * (a frame continues while the frames below it do and the next sample comes within 2
  * periods), counter ("C") events from the meta, stalls (meta "stalls") as "X" slices on
@@ -59,7 +59,7 @@ int out_speedscope_write(const struct profile *p, const struct output_opts *o, F
  * Without kept samples there is no time line: only the metadata and counters. */
 int out_chrome_write(const struct profile *p, const struct output_opts *o, FILE *f);
 
-/* Chrome trace JSON with stackFrames + samples (formats.md 4.5, example B) for
+/* Chrome trace JSON with stackFrames + samples (docs/design/formats.md 4.5, example B) for
  * chrome://tracing and speedscope; kept samples only. A separate file: speedscope would drop
  * the slices of out_chrome_write() if both were in one. */
 int out_chrome_samples_write(const struct profile *p, const struct output_opts *o, FILE *f);
@@ -73,54 +73,52 @@ int out_flamegraph_write(const struct profile *p, const struct output_opts *o, F
 /* The same flame graph inline in a self-contained HTML page (no network). */
 int out_flamegraph_html_write(const struct profile *p, const struct output_opts *o, FILE *f);
 
-/* Sentry, Android ART method trace and text call tree writers (formats.md 5 and 6, issue 6).
- * More meta keys they read (all optional):
+/* Sentry, Android ART method trace and text call tree writers (docs/design/formats.md 5 and 6,
+ * issue 6). More meta keys they read (all optional):
  *   "profiler_id"          32 lowercase hex digits: Sentry profiler_id, so that several files
  *                          of one session link up; else derived from pid, comm and start time
  *   "sentry_release"       Sentry release; else "<comm>@unknown"
  *   "sentry_environment"   Sentry environment; else "production"
- *   "sentry_platform"      Sentry platform; else "rust" (formats.md 5.6: Sentry has no value
- *                          for C/C++; "rust" is the native back-end platform)
+ *   "sentry_platform"      Sentry platform; else "rust" (docs/design/formats.md 5.6: Sentry
+ *                          has no value for C/C++; "rust" is the native back-end platform)
  * Counters read by the Sentry writer, the first one listed in "counters" of each row:
  *   cpu_usage (percent)             "cpu_usage", "cpu_percent"
  *   memory_footprint (byte)         "memory_footprint", "pss_bytes", "rss_bytes"
  *   memory_native_footprint (byte)  "memory_native_footprint", "native_heap_bytes" */
 
-/* Sentry v2 profile chunk JSON (formats.md 5.2): frames (function, filename, lineno, package,
- * in_app, platform; managed "pkg.Class.method(args)" names split into module and function),
- * stacks leaf first, one sample per kept sample (thread_id a string, timestamp in Unix epoch
- * seconds with µs precision: meta start_time_ns stands for the earliest sample or counter
- * point, later ones add their CLOCK_MONOTONIC distance to it), thread_metadata, measurements
- * from the counters above, and debug_meta images of type "symbolic" for native modules with a
- * "build_id:PATH" meta. The profile has ELF vaddrs, not load addresses, so images are laid out
- * at synthetic, non-overlapping image_addr values (image_vmaddr 0): a frame's instruction_addr
- * - image_addr is its ELF vaddr (right for shared libraries and PIE executables, whose first
- * PT_LOAD is at 0). A nameless frame with an image has no "function" (Sentry symbolicates the
- * address); without one it is "module+0xaddr". in_app: native frames outside /usr/lib*, /lib*,
- * /usr/libexec, /system, /apex, /vendor and "[...]" pseudo modules. Without kept samples, each
- * thread's aggregated counts are laid out one period apart from the first counter point (or
- * 0). chunk_id and a missing profiler_id are hashes of the profile (deterministic). One chunk
- * whatever its length: Relay rejects chunks longer than 66 s, use
- * out_sentry_envelope_write() for those. */
+/* Sentry v2 profile chunk JSON (docs/design/formats.md 5.2): frames (function, filename, lineno,
+ * package, in_app, platform; managed "pkg.Class.method(args)" names split into module and
+ * function), stacks leaf first, one sample per kept sample (thread_id a string, timestamp in Unix
+ * epoch seconds with µs precision: meta start_time_ns stands for the earliest sample or counter
+ * point, later ones add their CLOCK_MONOTONIC distance to it), thread_metadata, measurements from
+ * the counters above, and debug_meta images of type "symbolic" for native modules with a
+ * "build_id:PATH" meta. The profile has ELF vaddrs, not load addresses, so images are laid out at
+ * synthetic, non-overlapping image_addr values (image_vmaddr 0): a frame's instruction_addr -
+ * image_addr is its ELF vaddr (right for shared libraries and PIE executables, whose first PT_LOAD
+ * is at 0). A nameless frame with an image has no "function" (Sentry symbolicates the address);
+ * without one it is "module+0xaddr". in_app: native frames outside /usr/lib*, /lib*, /usr/libexec,
+ * /system, /apex, /vendor and "[...]" pseudo modules. Without kept samples, each thread's
+ * aggregated counts are laid out one period apart from the first counter point (or 0). chunk_id and
+ * a missing profiler_id are hashes of the profile (deterministic). One chunk whatever its length:
+ * Relay rejects chunks longer than 66 s, use out_sentry_envelope_write() for those. */
 int out_sentry_write(const struct profile *p, const struct output_opts *o, FILE *f);
 
-/* A Sentry envelope (formats.md 5.1): a header line, then one "profile_chunk" item per 60 s
- * of samples, each chunk on one line as out_sentry_write() makes it, all with one
+/* A Sentry envelope (docs/design/formats.md 5.1): a header line, then one "profile_chunk" item
+ * per 60 s of samples, each chunk on one line as out_sentry_write() makes it, all with one
  * profiler_id; items carry "length". Counter points go to the chunk their time falls in. */
 int out_sentry_envelope_write(const struct profile *p, const struct output_opts *o, FILE *f);
 
-/* Android ART method trace, non-streaming (formats.md 6.3): version 2, clock=wall (perch has
- * no per-sample thread CPU time, and version 3 needs both clocks), 10-byte records built by
- * diffing consecutive kept samples of a thread (exits innermost first, then enters outermost
- * first), all frames left when the thread is not seen for more than 2 periods and at its end
- * (its last sample + one period, which also gives elapsed-time-usec). Start time = the earliest
- * sample (µs, CLOCK_MONOTONIC).
- * Methods: one per (kind, module, function): native frames as class = module file name,
- * signature "()V"; managed names split into class, method and "(args)". Thread ids are the
- * tid when it is in 1..65535, else the smallest free id, with " (tid N)" added to the name.
+/* Android ART method trace, non-streaming (docs/design/formats.md 6.3): version 2, clock=wall
+ * (perch has no per-sample thread CPU time, and version 3 needs both clocks), 10-byte records built
+ * by diffing consecutive kept samples of a thread (exits innermost first, then enters outermost
+ * first), all frames left when the thread is not seen for more than 2 periods and at its end (its
+ * last sample + one period, which also gives elapsed-time-usec). Start time = the earliest sample
+ * (µs, CLOCK_MONOTONIC). Methods: one per (kind, module, function): native frames as class = module
+ * file name, signature "()V"; managed names split into class, method and "(args)". Thread ids are
+ * the tid when it is in 1..65535, else the smallest free id, with " (tid N)" added to the name.
  * Text is sanitised (no tab, newline or control character; valid UTF-8). Records stop, and
- * data-file-overflow=true is written, where the 32-bit µs delta would wrap (71 minutes).
- * Without kept samples the aggregated counts are laid out one period apart per thread. */
+ * data-file-overflow=true is written, where the 32-bit µs delta would wrap (71 minutes). Without
+ * kept samples the aggregated counts are laid out one period apart per thread. */
 int out_arttrace_write(const struct profile *p, const struct output_opts *o, FILE *f);
 
 #define OUT_TEXT_DEFAULT_MIN_PERCENT 0.5

@@ -1,8 +1,8 @@
 /* Zip archives (APKs): which stored entry holds a file offset. Android maps native libraries
  * straight out of an APK when they are stored uncompressed and page-aligned; a mapping of
  * base.apk at offset X then runs the ELF file that starts at that entry's data
- * (android-art.md 5.2). Reads the central directory (ZIP64 too) and the local headers; every
- * offset and count is checked, the archive is hostile input. */
+ * (docs/design/android-art.md 5.2). Reads the central directory (ZIP64 too) and the local headers;
+ * every offset and count is checked, the archive is hostile input. */
 #ifndef PERCH_ZIP_H
 #define PERCH_ZIP_H
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make bench (issue 3): perch against perf, eu-stack and gdb, every figure measured in this run.
 
-Method (docs: /work/shared/spec/perf-baseline.md, section 1): every timed run first waits for
+Method (docs: docs/design/perf-baseline.md, section 1): every timed run first waits for
 the machine to be idle (idle gate: under 6 % busy over two 0.5 s windows, giving up after
 --gate-max s), records other_s (CPU seconds used by anything but the target, the tool and this
 driver during the run) and leaves runs with other_s >= --other-max out of the medians when a

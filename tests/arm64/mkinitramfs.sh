@@ -2,7 +2,7 @@
 # mkinitramfs.sh OUT.cpio.gz SYSROOT INIT E2E FILE...: the arm64 test VM's initramfs: static
 # busybox from SYSROOT with its applets, ld.so + libc from SYSROOT, INIT as /init, E2E as
 # /e2e.sh, every FILE in /t.
-# newc cpio, every file owned by 0:0, gzip -1 (see shared/spec/arm64-qemu.md).
+# newc cpio, every file owned by 0:0, gzip -1 (see docs/design/arm64-qemu.md).
 set -eu
 [ $# -ge 4 ] || { echo "usage: $0 OUT SYSROOT INIT E2E [FILE...]" >&2; exit 64; }
 OUT=$1 SYSROOT=$2 INIT=$3 E2E=$4

@@ -1,6 +1,7 @@
-/* fakeart: a stand-in for ART's debugger interfaces (android-art.md sections 1-3), so that perch's
- * ART support is tested without a device. fakeart_libart.c is the "libart.so" (descriptors,
- * interpreter trampolines), fakeart_main.c the runtime (JIT cache, list writer, Java calls). */
+/* fakeart: a stand-in for ART's debugger interfaces (docs/design/android-art.md sections 1-3), so
+ * that perch's ART support is tested without a device. fakeart_libart.c is the "libart.so"
+ * (descriptors, interpreter trampolines), fakeart_main.c the runtime (JIT cache, list writer, Java
+ * calls). */
 #ifndef FAKEART_H
 #define FAKEART_H
 

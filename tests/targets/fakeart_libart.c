@@ -1,11 +1,11 @@
-/* fakeart's "libart.so": what perch looks for in ART's runtime library (android-art.md 1.1,
- * 1.2, 3.1). Exports the JIT and dex debugger descriptors in .data with the initial bytes of the
- * real Android 11 libart.so (version 1, magic "Android2", sizes 56/48 on 64-bit, 48/32 on i386,
- * timestamp 1), the registration hooks and size globals, and two interpreter trampolines whose
- * CFI carries ART's DEX PC marker (spec 3.2): fakeart_switch_interp (the switch interpreter's
- * ExecuteSwitchImplAsm: dex pc in rbx, tmp rax on x86-64; x19, tmp x0 on aarch64; ebx, tmp eax
- * on i386) and fakeart_nterp (nterp: r12, tmp rdi; x22, tmp x0; esi, tmp eax). The list writer
- * lives in fakeart_main.c; this file only holds what must be in "libart.so". */
+/* fakeart's "libart.so": what perch looks for in ART's runtime library (docs/design/android-art.md
+ * 1.1, 1.2, 3.1). Exports the JIT and dex debugger descriptors in .data with the initial bytes of
+ * the real Android 11 libart.so (version 1, magic "Android2", sizes 56/48 on 64-bit, 48/32 on i386,
+ * timestamp 1), the registration hooks and size globals, and two interpreter trampolines whose CFI
+ * carries ART's DEX PC marker (spec 3.2): fakeart_switch_interp (the switch interpreter's
+ * ExecuteSwitchImplAsm: dex pc in rbx, tmp rax on x86-64; x19, tmp x0 on aarch64; ebx, tmp eax on
+ * i386) and fakeart_nterp (nterp: r12, tmp rdi; x22, tmp x0; esi, tmp eax). The list writer lives
+ * in fakeart_main.c; this file only holds what must be in "libart.so". */
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,4 +1,5 @@
-/* fakeart: a process that looks to a profiler like an ART app (android-art.md 1.5, 2.1, 3, 5.1).
+/* fakeart: a process that looks to a profiler like an ART app (docs/design/android-art.md 1.5,
+ * 2.1, 3, 5.1).
  *
  *   fakeart LAYOUT DEXFILE       LAYOUT: android2 (R+), android1 (P/Q), gdb (no magic)
  *
@@ -52,7 +53,7 @@
 #define FIRST_CHURN 8
 /* Pointers with a top-byte tag, as arm64 Android's heap hands them out (TBI: loads ignore the
  * byte): the dex list's entries (malloc'ed in ART) and the dex pcs the interpreter trampolines
- * report, so that a reader must strip it (android-art.md 3.5, 7.8). None on x86-64. */
+ * report, so that a reader must strip it (docs/design/android-art.md 3.5, 7.8). None on x86-64. */
 #if defined(__aarch64__)
 #define PTR_TAG (0xb4ULL << 56)
 #else

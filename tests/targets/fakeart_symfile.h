@@ -1,11 +1,10 @@
-/* In-memory ELF "symfiles" the way ART's JIT writes them (android-art.md 1.8): no program
- * headers, .text SHT_NOBITS at the absolute code address, one STT_FUNC STB_GLOBAL symbol per
- * method, .debug_frame with one CIE at offset 0 (version 1 "zR" with an absptr|udata8/udata4
- * FDE encoding, or version 4 with address/segment size) and FDEs whose CIE pointer is 0 and
- * which carry a 0 augmentation-length byte in both versions; packed files cover several methods,
- * compressed ones wrap a packed file in an xz .gnu_debugdata section.
- * Used by tests/targets/fakeart (the writer) and tests/unit/check_art.c (fixtures); header-only
- * so both can include it. */
+/* In-memory ELF "symfiles" the way ART's JIT writes them (docs/design/android-art.md 1.8): no
+ * program headers, .text SHT_NOBITS at the absolute code address, one STT_FUNC STB_GLOBAL symbol
+ * per method, .debug_frame with one CIE at offset 0 (version 1 "zR" with an absptr|udata8/udata4
+ * FDE encoding, or version 4 with address/segment size) and FDEs whose CIE pointer is 0 and which
+ * carry a 0 augmentation-length byte in both versions; packed files cover several methods,
+ * compressed ones wrap a packed file in an xz .gnu_debugdata section. Used by tests/targets/fakeart
+ * (the writer) and tests/unit/check_art.c (fixtures); header-only so both can include it. */
 #ifndef FAKEART_SYMFILE_H
 #define FAKEART_SYMFILE_H
 

@@ -1,8 +1,8 @@
 /* Unit tests for the ART debugger-interface readers (art-list.c, art-symfile.c, art-jit.c,
  * art-dex.c, art-proc.c's symbol lookup): descriptors, lists and symfiles are built byte by byte
- * in a fake address space with the offsets of android-art.md 1.2/1.3 (64-bit, x86, ARM32), the
- * symfiles with the same builder fakeart uses; and the real Android 11 libart.so of Debian's
- * android-libart package for the descriptor locator. */
+ * in a fake address space with the offsets of docs/design/android-art.md 1.2/1.3 (64-bit, x86,
+ * ARM32), the symfiles with the same builder fakeart uses; and the real Android 11 libart.so of
+ * Debian's android-libart package for the descriptor locator. */
 #include <check.h>
 #include <elf.h>
 #include <errno.h>

@@ -16,7 +16,7 @@
 #include "testutil.h"
 
 /* insn_mask of PTRACE_GETREGSET(NT_ARM_PAC_MASK) on Linux with 48-bit VAs; qemu-user uses the
- * same layout (arm64-qemu.md, section 6) */
+ * same layout (docs/design/arm64-qemu.md, section 6) */
 #define PAC_MASK 0x007f000000000000ULL
 #define MAX_FRAMES 64
 

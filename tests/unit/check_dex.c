@@ -468,7 +468,7 @@ START_TEST(test_vdex_shared_data)
 END_TEST
 
 /* ---- the dex list (art-dex.c) over a fake target: ART's Android2 descriptor and entries for
- * 64-bit (android-art.md 1.2/1.3), the dex bytes at fixed addresses ---- */
+ * 64-bit (docs/design/android-art.md 1.2/1.3), the dex bytes at fixed addresses ---- */
 
 #define FK_DESC 0x1000ULL
 #define FK_ENTRY(i) (0x2000ULL + 48ULL * (i))
@@ -794,7 +794,7 @@ START_TEST(test_jit_dex_same_name)
 }
 END_TEST
 
-/* The one naming function on every form ART gives a method's name (android-art.md 1.8, 2.4,
+/* The one naming function on every form ART gives a method's name (docs/design/android-art.md 1.8, 2.4,
  * 4.2): JIT and AOT symbols with MiniDebugInfo (no signature) and with full debug info
  * (ART's PrettyMethod with signature), dedup markers, and names that are not Java methods. The
  * expected column is our reading of those forms. */

@@ -1,7 +1,7 @@
 /* Unit tests for the maps-name classifier: every maps line of the real Android captures in
  * fixtures/android-meminfo (smaps) classified, as a golden table (fixtures/golden/android-maps,
  * one row per distinct executable-bit/offset/name, with how often it occurs), plus the names of
- * android-art.md 5.1 that those captures lack. */
+ * docs/design/android-art.md 5.1 that those captures lack. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +82,7 @@ START_TEST(test_captures)
 }
 END_TEST
 
-/* Names from android-art.md 5.1 that the captures do not have. */
+/* Names from docs/design/android-art.md 5.1 that the captures do not have. */
 START_TEST(test_spec_names)
 {
 	static const struct {

@@ -121,7 +121,7 @@ static struct profile *build_profile(void)
 
 #define DEMO_TOTAL 129
 
-/* The folded grammar of formats.md 1.6, line by line, plus sortedness and the total. */
+/* The folded grammar of docs/design/formats.md 1.6, line by line, plus sortedness and the total. */
 static void check_folded_rules(const char *text, uint64_t total)
 {
 	regex_t re;
@@ -169,7 +169,7 @@ START_TEST(test_folded_golden)
 	ck_assert_ptr_nonnull(strstr(text, "\nworker_1-1240;worker;libc.so.6+0x1234 5\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\nworker_1-1240;main;odd_name_with_control;"
 					   "operator new 12_ 2\n"));
-	/* JIT "_[j]", interpreted "_[0]" (formats.md 1.4) */
+	/* JIT "_[j]", interpreted "_[0]" (docs/design/formats.md 1.4) */
 	ck_assert_ptr_nonnull(strstr(text, "gc-1250;worker;com.example.Foo.bar(int)_[j];"
 					   "com.example.Foo.baz()_[0] 4\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\ngc-1250;[no stack] 6\n"));

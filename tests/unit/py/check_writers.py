@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Consumer-side checks for perch's writers (stdlib only; jsonschema when installed).
 
-  check_writers.py speedscope FILE SCHEMA   schema + index/weight checks (formats.md 3.4)
+  check_writers.py speedscope FILE SCHEMA   schema + index/weight checks
+                                            (docs/design/formats.md 3.4)
   check_writers.py chrome FILE              trace events: phases, nesting per thread (4.7)
   check_writers.py chrome-samples FILE      stackFrames/samples references (4.5)
   check_writers.py svg FILE                 well-formed XML, frame geometry of the flame graph

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Consumer-side checks for perch's Sentry and ART trace writers (stdlib only).
 
-  check_writers2.py sentry FILE [--dump]   Relay's rules for a v2 profile chunk (formats.md 5.10)
+  check_writers2.py sentry FILE [--dump]   Relay's rules for a v2 profile chunk
+                                           (docs/design/formats.md 5.10)
   check_writers2.py sentry-envelope FILE   an envelope of profile_chunk items (5.1), each checked
   check_writers2.py arttrace FILE [--dump] a perflib-style reader of a non-streaming .trace (6.8)
 
