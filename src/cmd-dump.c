@@ -70,9 +70,10 @@ static void print_stack(struct profile *p, struct resolver *r, struct dump_threa
 		for (size_t k = 0; k < nf; k++) {
 			const struct profile_frame *f = profile_frame(p, frames[k]);
 
-			printf("#%zu  0x%016llx %s (%s)", n++,
+			printf("#%zu  0x%016llx %s%s (%s)", n++,
 			       (unsigned long long)(i < (size_t)npcs ? pcs[i] : 0),
-			       profile_str(p, f->name), module);
+			       profile_str(p, f->name), f->detail ? profile_str(p, f->detail) : "",
+			       module);
 			if (f->file && f->line)
 				printf(" at %s:%u", profile_str(p, f->file), f->line);
 			if (f->inlined)

@@ -548,9 +548,9 @@ static void out_pretty_type(struct outbuf *o, const char *desc)
 
 /* ART's PrettyMethod(idx, with_signature=true) of method @idx, "<ret> pkg.Class.m(<params>)"
  * (what JIT and AOT symbols hold with full debug info), then dex_java_name() of it: dex frames
- * are named by the same function as compiled ones. */
+ * are named by the same function as compiled ones. The parameters go to @sig, "(<params>)". */
 static void method_name(struct dex_file *d, const struct dex_part *pt, uint32_t idx,
-			char *buf, size_t size)
+			char *buf, size_t size, char *sig, size_t sig_size)
 {
 	char full[1024];
 	struct outbuf o = { full, sizeof(full), 0 };
@@ -560,6 +560,7 @@ static void method_name(struct dex_file *d, const struct dex_part *pt, uint32_t 
 	uint32_t n;
 
 	full[0] = '\0';
+	sig[0] = '\0';
 	if (!mid || idx >= pt->method_ids_size) {
 		snprintf(buf, size, "?");
 		return;
@@ -587,6 +588,7 @@ static void method_name(struct dex_file *d, const struct dex_part *pt, uint32_t 
 	}
 	out_ch(&o, ')');
 	dex_java_name(full, buf, size);
+	snprintf(sig, sig_size, "%s", strchr(full, '(') ? strchr(full, '(') : "");
 }
 
 /* Is [@s, @s + @n) "pkg.Class.method": a dot, not at either end, no space and no C++ "::"? */
@@ -844,7 +846,8 @@ static void fill(struct dex_file *d, const struct dex_meth *m, uint32_t target,
 	const char *src = cd && le32(cd + 16) != DEX_NO_INDEX ? string_at(d, pt, le32(cd + 16)) : NULL;
 	struct outbuf o = { out->file, sizeof(out->file), 0 };
 
-	method_name(d, pt, m->method_idx, out->name, sizeof(out->name));
+	method_name(d, pt, m->method_idx, out->name, sizeof(out->name), out->signature,
+		    sizeof(out->signature));
 	out->file[0] = '\0';
 	if (src)
 		out_str(&o, src);

@@ -248,7 +248,8 @@ static int frame_eq(const struct profile *p, uint32_t id, const void *key)
 	const struct profile_frame *a = &p->frames[id], *b = key;
 
 	return a->name == b->name && a->file == b->file && a->line == b->line &&
-	       a->module == b->module && a->kind == b->kind && a->inlined == b->inlined;
+	       a->module == b->module && a->detail == b->detail && a->kind == b->kind &&
+	       a->inlined == b->inlined;
 }
 
 static uint32_t intern_frame(struct profile *p, const struct profile_frame *f)
@@ -262,6 +263,7 @@ static uint32_t intern_frame(struct profile *p, const struct profile_frame *f)
 	key.file = f->file;
 	key.line = f->line;
 	key.module = f->module;
+	key.detail = f->detail;
 	key.kind = f->kind;
 	key.inlined = f->inlined;
 	h = frame_hash(&key);

@@ -242,6 +242,7 @@ static uint32_t dex_location(struct resolver *r, uint64_t dex_pc)
 		f.name = profile_intern_str(r->p, m.name);
 		f.file = m.file[0] ? profile_intern_str(r->p, m.file) : 0;
 		f.line = m.line;
+		f.detail = m.signature[0] ? profile_intern_str(r->p, m.signature) : 0;
 		/* bit 63 apart from raw dex pcs (user-space addresses) */
 		addr = 1ULL << 63 | (uint64_t)f.name << 32 | m.line;
 	} else {

@@ -19,6 +19,7 @@ struct dex_file; /* opaque */
 /* What a dex pc names. */
 struct dex_method {
 	char name[256];	      /* "pkg.Class.method", as dex_java_name() gives every Java frame */
+	char signature[256];  /* its parameters in Java notation, "(int, java.lang.String[])" */
 	char file[128];	      /* source file from the class def ("Foo.java"), "" when unknown */
 	uint32_t line;	      /* 0 when unknown */
 	uint32_t code_offset; /* file offset of the method's insns */

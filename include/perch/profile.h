@@ -27,6 +27,8 @@ struct profile_frame {
 	uint32_t file;   /* string id of the source file, 0 when unknown */
 	uint32_t line;   /* 0 when unknown */
 	uint32_t module; /* string id of the module path, 0 for none */
+	uint32_t detail; /* string id of what `perch dump` shows after the name (an interpreted
+			  * Java method's signature, "(int, int)"), 0 for none */
 	uint8_t kind;    /* enum profile_frame_kind */
 	uint8_t inlined; /* inlined into the next frame of its location */
 };

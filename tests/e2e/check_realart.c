@@ -402,7 +402,8 @@ static int is_java(const char *frame)
 	return !strncmp(frame, "perch.realart.", 14);
 }
 
-/* @frame is @want: "name(params) (file:line)" from --lines, with the folded writer's suffix
+/* @frame is @want: "name (file:line)" from --lines (aggregated outputs name a Java method
+ * without its signature, as simpleperf does; only `perch dump` shows it), with the folded writer's suffix
  * for interpreted frames, "_[0]" */
 static int frame_eq(const char *frame, const struct java_frame *want)
 {
@@ -459,14 +460,14 @@ static void run_record_deep(enum interp it, int jar)
 	run = dd_method("perch.realart.Deep.run");
 	mn = dd_method("perch.realart.Deep.main");
 	spin = dd_method("perch.realart.Deep.spin");
-	want[n++] = (struct java_frame){ dd_pretty(mn), mn->file, dd_line(mn, "Deep;.run:") };
-	want[n++] = (struct java_frame){ dd_pretty(run), run->file, dd_line(run, "Deep;.down:") };
+	want[n++] = (struct java_frame){ mn->name, mn->file, dd_line(mn, "Deep;.run:") };
+	want[n++] = (struct java_frame){ run->name, run->file, dd_line(run, "Deep;.down:") };
 	for (int i = 0; i < DEEP_DEPTH; i++)
-		want[n++] = (struct java_frame){ dd_pretty(down), down->file,
+		want[n++] = (struct java_frame){ down->name, down->file,
 						 dd_line(down, "invoke-static {v0, v2}") };
-	want[n++] = (struct java_frame){ dd_pretty(down), down->file, dd_line(down, "Deep;.spin:") };
+	want[n++] = (struct java_frame){ down->name, down->file, dd_line(down, "Deep;.spin:") };
 	/* the loop: every instruction from if-ge to goto is on one line */
-	want[n++] = (struct java_frame){ dd_pretty(spin), spin->file, dd_line(spin, "goto") };
+	want[n++] = (struct java_frame){ spin->name, spin->file, dd_line(spin, "goto") };
 
 	record("perch/realart/Deep", 1, it, jar, 3, &f, &pid);
 	for (size_t i = 0; i < f.nr; i++) {
@@ -538,10 +539,10 @@ static void run_record_split(enum interp it)
 	mn = dd_method("perch.realart.Split.main");
 	a = dd_method("perch.realart.Split.a");
 	b = dd_method("perch.realart.Split.b");
-	ca = (struct java_frame){ dd_pretty(mn), mn->file, dd_line(mn, "Split;.a:") };
-	cb = (struct java_frame){ dd_pretty(mn), mn->file, dd_line(mn, "Split;.b:") };
-	la = (struct java_frame){ dd_pretty(a), a->file, dd_line(a, "goto") };
-	lb = (struct java_frame){ dd_pretty(b), b->file, dd_line(b, "goto") };
+	ca = (struct java_frame){ mn->name, mn->file, dd_line(mn, "Split;.a:") };
+	cb = (struct java_frame){ mn->name, mn->file, dd_line(mn, "Split;.b:") };
+	la = (struct java_frame){ a->name, a->file, dd_line(a, "goto") };
+	lb = (struct java_frame){ b->name, b->file, dd_line(b, "goto") };
 
 	record("perch/realart/Split", 0, it, 0, 3, &f, &pid);
 	for (size_t i = 0; i < f.nr; i++) {

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "perch/strbuf.h"
 
 #define SYS_POINTS 2.0
 #define STATE_POINTS 3.0
@@ -165,11 +166,13 @@ static double summary_r(const char *err, const char *name)
 }
 
 /* Record duty target threads @specs at @hz in wall mode (beside a busy process when
- * @competitor) and compare each thread's R% with its truth. */
-static void states(const char *hz, double secs, int competitor, const char *const *specs,
-		   int nspecs)
+ * @competitor) and compare each thread's R% with its truth: 0 when every thread is within its
+ * bound, else -1 with the reason in @why. */
+static int states_once(const char *hz, double secs, int competitor, const char *const *specs,
+		       int nspecs, struct strbuf *why)
 {
 	const char *argv[24];
+	struct strbuf det = STRBUF_INIT;
 	struct harness_proc *t, *perch, *busy = NULL;
 	double dur = secs - 1.5, ticks = atof(hz) * dur, missed_pct = 0;
 	const char *v;
@@ -204,10 +207,12 @@ static void states(const char *hz, double secs, int competitor, const char *cons
 		if (nt > 0 && m)
 			missed_pct = 100.0 * strtod(m + 14, NULL) / nt;
 	}
-	H_ASSERT(missed_pct <= MISSED_MAX,
-		 "perch missed %.1f%% of its ticks at %s Hz (more than %.0f%%: the machine is too busy "
-		 "for perch to keep its schedule, and the states of those ticks are guesses)",
-		 missed_pct, hz, MISSED_MAX);
+	if (missed_pct > MISSED_MAX) {
+		strbuf_addf(why, "perch missed %.1f%% of its ticks at %s Hz (more than %.0f%%: the "
+				 "machine is too busy for perch to keep its schedule, and the states "
+				 "of those ticks are guesses)", missed_pct, hz, MISSED_MAX);
+		return -1;
+	}
 	for (int i = 0; i < nspecs; i++) {
 		const char *name = harness_fmt("d%d", i);
 		const char *line = strstr(t->out.buf, harness_fmt("truth %s ", name));
@@ -226,10 +231,33 @@ static void states(const char *hz, double secs, int competitor, const char *cons
 			fabs(got - truth) <= allowed ? "" : "  <-- FAILS");
 		harness_context_add("%s: truth R %.1f%%, perch %.1f%% (allowed +-%.1f)\n", specs[i],
 				    truth, got, allowed);
-		bad += fabs(got - truth) > allowed;
+		if (fabs(got - truth) > allowed)
+			strbuf_addf(&det, "%s%s: perch R %.1f%%, truth %.1f%% (allowed +-%.1f)",
+				    bad++ ? "; " : "", specs[i], got, truth, allowed);
 	}
-	H_ASSERT(!bad, "%d of %d threads' R share in wall mode at %s Hz%s is off their own truth",
-		 bad, nspecs, hz, competitor ? " beside a busy process" : "");
+	if (bad)
+		strbuf_addf(why, "%d of %d threads' R share in wall mode at %s Hz%s is off their own "
+				 "truth: %s", bad, nspecs, hz, competitor ? " beside a busy process" : "",
+			    det.buf);
+	strbuf_release(&det);
+	return bad ? -1 : 0;
+}
+
+/* states_once(), judged twice: a statistical comparison on a shared machine fails now and
+ * then by chance, a systematic error fails both runs. The first run's failure is logged. */
+static void states(const char *hz, double secs, int competitor, const char *const *specs,
+		   int nspecs)
+{
+	struct strbuf why = STRBUF_INIT;
+
+	if (states_once(hz, secs, competitor, specs, nspecs, &why) == 0)
+		return;
+	fprintf(stderr, "states: first run: %s; running it again\n", why.buf);
+	strbuf_reset(&why);
+	harness_context_reset();
+	H_ASSERT(states_once(hz, secs, competitor, specs, nspecs, &why) == 0, "%s (second run; "
+		 "the first failed too)", why.buf);
+	strbuf_release(&why);
 }
 
 static const char *const periodic100[] = { "p10/10", "p5/15", "p15/5" };
