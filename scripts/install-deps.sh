@@ -5,7 +5,7 @@
 set -eu
 
 # build: compiler and libraries; tests: gdb (reference stacks), elfutils, binutils (fixture
-# checks), util-linux (setpriv); output consumers the writer tests open their files with:
+# checks), util-linux (setpriv, unshare), strace (a second tracer); output consumers the writer tests open their files with:
 # dmtracedump (ART .trace), protobuf-compiler (pprof), python3 + python3-jsonschema
 # (speedscope schema, Sentry/Chrome/trace checkers), python3-scipy (Student's t and chi-square
 # values the diff statistics are checked against); Android: libsmali-java (smali assembles the dex
@@ -22,7 +22,7 @@ set -eu
 # lld (the module and toolchain tests link with it), libzstd-dev (zstd sections)
 PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
 libreadline-dev check liblzma-dev zlib1g-dev libzstd-dev libiberty-dev elfutils gdb binutils xz-utils
-util-linux g++ dmtracedump protobuf-compiler python3 python3-jsonschema python3-scipy
+util-linux strace g++ dmtracedump protobuf-compiler python3 python3-jsonschema python3-scipy
 libsmali-java dexdump zipalign
 golang-go chromium
 clang-14 libclang-rt-14-dev valgrind nodejs lld

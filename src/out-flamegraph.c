@@ -42,6 +42,7 @@ struct fg {
 	const struct profile *p;
 	const struct diff *d; /* diff mode: NEW's shape, coloured by the change (p is NEW) */
 	double scale;	      /* diff mode: the largest change drawn (strongest colour) */
+	int multi; /* several processes: a level for each above its threads */
 	struct fnode *v;
 	size_t nr, alloc;
 	uint32_t max_depth;
@@ -88,10 +89,20 @@ static void add_count(uint32_t thread, uint32_t stack, uint64_t count, void *arg
 	uint32_t node;
 	char *tname;
 
+	node = 0;
+	if (g->multi && t && t->pid) {
+		/* one process level above its threads (followed children) */
+		const char *pname = profile_process_name(p, t->pid);
+
+		tname = xasprintf("%s-%d", pname && *pname ? pname : "[unknown]", (int)t->pid);
+		node = fg_child(g, 0, 0, (uint32_t)t->pid, FG_KIND_THREAD, tname);
+		free(tname);
+		g->v[node].count += count;
+	}
 	tname = xasprintf("%s-%d",
 			  t && *profile_str(p, t->name) ? profile_str(p, t->name) : "[unknown]",
 			  t ? (int)t->tid : -1);
-	node = fg_child(g, 0, 0, thread, FG_KIND_THREAD, tname);
+	node = fg_child(g, node, 0, thread, FG_KIND_THREAD, tname);
 	free(tname);
 	g->v[0].count += count;
 	g->v[node].count += count;
@@ -665,7 +676,7 @@ static size_t vanished_lines(size_t n)
  * Diff mode when @d is set (@p is then its NEW profile). */
 static int fg_write(const struct profile *p, const struct diff *d, FILE *f, int html)
 {
-	struct fg g = {.p = p};
+	struct fg g = {.p = p, .multi = profile_multi_process(p)};
 	struct strbuf sb = STRBUF_INIT;
 	const char *pid = profile_meta(p, "pid"), *comm = profile_meta(p, "comm");
 	const uint64_t usable = (FG_WIDTH - 2 * FG_PAD) * 100; /* in hundredths of a pixel */

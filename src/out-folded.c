@@ -1,5 +1,7 @@
 /* Folded stacks writer (docs/design/formats.md section 1): "thread-TID;root;...;leaf COUNT" per
- * line, lines aggregated and in byte order. Names are cleaned here; the profile keeps raw names. */
+ * line, lines aggregated and in byte order. Names are cleaned here; the profile keeps raw names.
+ * A recording of several processes (followed children) puts the process first, in the form
+ * of stackcollapse-perf.pl --tid: "process-PID/thread-TID;root;...;leaf COUNT". */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@ struct folded_line {
 struct folded {
 	const struct profile *p;
 	const struct output_opts *o;
+	int multi; /* profile_multi_process() */
 	struct folded_line *lines;
 	size_t nr, alloc;
 	struct strbuf sb;
@@ -112,6 +115,10 @@ static void collect(uint32_t thread, uint32_t stack, uint64_t count, void *arg)
 	size_t n, i, end;
 
 	strbuf_reset(&fo->sb);
+	if (fo->multi && t && t->pid) {
+		add_clean(&fo->sb, profile_process_name(fo->p, t->pid), 1);
+		strbuf_addf(&fo->sb, "-%d/", (int)t->pid);
+	}
 	add_clean(&fo->sb, t ? profile_str(fo->p, t->name) : NULL, 1);
 	strbuf_addf(&fo->sb, "-%d", t ? (int)t->tid : -1);
 	locs = profile_stack(fo->p, stack, &n);
@@ -142,7 +149,7 @@ static int cmp_line(const void *a, const void *b)
 
 int out_folded_write(const struct profile *p, const struct output_opts *o, FILE *f)
 {
-	struct folded fo = {.p = p, .o = o};
+	struct folded fo = {.p = p, .o = o, .multi = profile_multi_process(p)};
 	size_t i, j;
 	int ret = 0;
 

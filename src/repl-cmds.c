@@ -496,8 +496,10 @@ static int dump_job(struct session *s, void *arg)
 		if (q->only && tid != q->only)
 			continue;
 		d[nr].tid = tid;
-		/* states first: a thread we stop reads as 't' */
-		d[nr].state = proc_stat_read(s->pid, tid, &ps) == 0 ? ps.state : '?';
+		/* states first: a thread we stop reads as 't'; a group-stopped one is 'T' */
+		d[nr].state = proc_stat_read(s->pid, tid, &ps) == 0
+				      ? tracee_state_letter(s->t.threads[i], ps.state)
+				      : '?';
 		if (proc_task_comm(s->pid, tid, d[nr].name, sizeof(d[nr].name)) < 0)
 			strcpy(d[nr].name, "?");
 		d[nr].snap.stack_cap = DUMP_STACK_SIZE;
