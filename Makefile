@@ -17,7 +17,7 @@ P_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes 
 	-Wno-unused-parameter -MMD -MP -Iinclude -I/usr/include/libdwarf -I/usr/include/libiberty \
 	$(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 P_LDFLAGS := $(LDFLAGS)
-P_LDLIBS := $(PKG_LIBS) -ldwarf -liberty -lreadline -lpthread -ldl $(LDLIBS)
+P_LDLIBS := $(PKG_LIBS) -ldwarf -liberty -lreadline -lpthread -ldl -lm $(LDLIBS)
 
 ifneq ($(SAN),)
   override O := $(O)-san

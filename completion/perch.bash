@@ -95,7 +95,7 @@ _perch_formats()
 	text=$(_perch_opt_entry --format | tr '\n' ' ')
 	[[ $text == *:* ]] || return
 	for w in ${text#*:}; do
-		[[ $w =~ ^[a-z0-9]+$ ]] || break
+		[[ $w =~ ^[a-z0-9][a-z0-9-]*$ ]] || break
 		echo "$w"
 	done
 }

@@ -32,7 +32,13 @@ $(BENCH_BIN)/libbench%.so: $(B_DIR)/lib_one.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(B_CFLAGS) -shared -fPIC -DBENCH_LIB_FN=bench_lib_$* -o $@ $<
 
-bench-build: $(O)/perch $(addprefix $(BENCH_BIN)/,$(B_PROGS)) $(B_LIBS)
+# report page (issue 20): a 10-minute, 50-thread recording written through perch's own
+# recording writer (tests/bench/report_gen.c), rendered and opened in headless Chromium
+$(BENCH_BIN)/report-gen: $(O)/tests/bench/report_gen.o $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(call msg,LINK,$@)$(CC) $(P_LDFLAGS) -o $@ $^ $(P_LDLIBS)
+
+bench-build: $(O)/perch $(addprefix $(BENCH_BIN)/,$(B_PROGS)) $(B_LIBS) $(BENCH_BIN)/report-gen
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory bench-build

@@ -9,6 +9,10 @@
 #   PERCH=/path/to/perch tests/real/oracle.py --out /tmp/x    against another perch build
 # The programs are built once for the normal and the sanitizer run (build/ and build-san/).
 REAL_PROGRAMS ?= $(patsubst %-san,%,$(O))/real-programs
+# Under SAN a few cases (one per toolchain family): the sanitizers check perch's memory use on
+# real binaries; the frame-by-frame comparison itself is the normal build's.
+REAL_SAN_CASES := gcc-lld-O2,clang-bfd-O2,g++-bfd-O2,go,rust-O2,python3
+REAL_ONLY ?= $(if $(SAN),$(REAL_SAN_CASES))
 CHECK_EXTRA += check-real
 .PHONY: check-real
 

@@ -5,9 +5,10 @@
 set -eu
 
 # build: compiler and libraries; tests: gdb (reference stacks), elfutils, binutils (fixture
-# checks), util-linux (setpriv); output consumers the writer tests open their files with:
+# checks), util-linux (setpriv, unshare), strace (a second tracer); output consumers the writer tests open their files with:
 # dmtracedump (ART .trace), protobuf-compiler (pprof), python3 + python3-jsonschema
-# (speedscope schema, Sentry/Chrome/trace checkers); Android: libsmali-java (smali assembles the dex
+# (speedscope schema, Sentry/Chrome/trace checkers), python3-scipy (Student's t and chi-square
+# values the diff statistics are checked against); Android: libsmali-java (smali assembles the dex
 # fixtures), dexdump (their oracle), zipalign (APK fixtures); golang-go (go tool pprof) and
 # chromium (headless: the flame graphs load and render) for the consumer checks; clang-14 and
 # libclang-rt-14-dev (libFuzzer: make fuzz), valgrind (make check-valgrind); gcc-12-multilib and
@@ -21,7 +22,7 @@ set -eu
 # lld (the module and toolchain tests link with it), libzstd-dev (zstd sections)
 PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
 libreadline-dev check liblzma-dev zlib1g-dev libzstd-dev libiberty-dev elfutils gdb binutils xz-utils
-util-linux g++ dmtracedump protobuf-compiler python3 python3-jsonschema
+util-linux strace g++ dmtracedump protobuf-compiler python3 python3-jsonschema python3-scipy
 libsmali-java dexdump zipalign
 golang-go chromium
 clang-14 libclang-rt-14-dev valgrind nodejs lld
@@ -36,6 +37,11 @@ go-md2man groff-base man-db bash-completion debhelper dpkg-dev"
 # libc6-dbg is also the unit suites' glibc DWARF 5 (tail calls, line tables: check_debuginfo.c);
 # rustc their Rust legacy and v0 symbol names (check_symbolize.c)
 PKGS="$PKGS clang lld rustc sqlite3 perl libc6-dbg"
+
+# npm fetches the report page's uPlot at build time (mk/report.mk, web/package-lock.json). A
+# Node.js from elsewhere (NodeSource) brings its own npm, which Debian's npm package would fight
+# with: install Debian's only when there is no npm at all.
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 
 missing=""
 for p in $PKGS; do

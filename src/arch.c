@@ -50,21 +50,27 @@ static const char *machine_name(unsigned int machine, int cls, char *buf, size_t
 	return buf;
 }
 
-/* The table for an ELF of @machine and @cls, or NULL after saying why. */
-static const struct perch_arch *arch_for(unsigned int machine, int cls, const char *how)
+/* The table for an ELF of @machine and @cls, or NULL after saying why: into @why (@size
+ * bytes) when it is not NULL, else as an error message. */
+static const struct perch_arch *arch_for(unsigned int machine, int cls, const char *how,
+					 char *why, size_t size)
 {
 	const struct perch_arch *host = perch_arch_host();
-	char name[64];
+	char name[64], msg[256];
 
 	if (machine == host->e_machine && cls == ELFCLASS64)
 		return host;
 	if (host->e_machine == EM_X86_64 && machine == EM_386 && cls == ELFCLASS32)
 		return &perch_arch_i386;
-	log_err(0, "perch cannot profile %s processes on this host (%s)%s",
-		machine_name(machine, cls, name, sizeof(name)), host->name,
-		machine == EM_ARM && host->e_machine == EM_AARCH64
-			? ": it has no unwinder for 32-bit ARM code (ARM EHABI)"
-			: "");
+	snprintf(msg, sizeof(msg), "perch cannot profile %s processes on this host (%s)%s",
+		 machine_name(machine, cls, name, sizeof(name)), host->name,
+		 machine == EM_ARM && host->e_machine == EM_AARCH64
+			 ? ": it has no unwinder for 32-bit ARM code (ARM EHABI)"
+			 : "");
+	if (why)
+		snprintf(why, size, "%s", msg);
+	else
+		log_err(0, "%s", msg);
 	log_debug("(decided from %s)", how);
 	errno = ENOEXEC;
 	return NULL;
@@ -182,6 +188,11 @@ static int mapped_ident(pid_t pid, unsigned int *machine, int *cls)
 
 const struct perch_arch *perch_arch_of_pid(pid_t pid)
 {
+	return perch_arch_of_pid_why(pid, NULL, 0);
+}
+
+const struct perch_arch *perch_arch_of_pid_why(pid_t pid, char *why, size_t size)
+{
 	const struct perch_arch *host = perch_arch_host();
 	unsigned int machine;
 	char path[64];
@@ -189,7 +200,7 @@ const struct perch_arch *perch_arch_of_pid(pid_t pid)
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	if (read_ident(path, &machine, &cls) == 0)
-		return arch_for(machine, cls, path);
+		return arch_for(machine, cls, path, why, size);
 	/* the executable cannot be read: the auxiliary vector's word size tells the class, and
 	 * a 32-bit process on a 64-bit host runs the host's 32-bit instruction set */
 	cls = auxv_class_of(pid);
@@ -199,9 +210,9 @@ const struct perch_arch *perch_arch_of_pid(pid_t pid)
 		return arch_for(host->e_machine == EM_X86_64	? EM_386
 				: host->e_machine == EM_AARCH64 ? EM_ARM
 								: host->e_machine,
-				cls, "auxv");
+				cls, "auxv", why, size);
 	if (mapped_ident(pid, &machine, &cls) == 0)
-		return arch_for(machine, cls, "a mapped file");
+		return arch_for(machine, cls, "a mapped file", why, size);
 	return host; /* nothing perch can judge: let attaching and sampling tell */
 }
 

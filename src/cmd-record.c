@@ -9,6 +9,7 @@
 #include "perch/cmd.h"
 #include "perch/log.h"
 #include "perch/output.h"
+#include "perch/profile.h"
 #include "perch/record-core.h"
 #include "perch/sampler.h"
 #include "perch/tracee.h"
@@ -25,14 +26,15 @@ static const char record_usage[] =
 	"  -d, --duration SEC     stop after SEC seconds (default: until the target exits or\n"
 	"                         Ctrl-C / SIGTERM)\n"
 	"  -o, --output FILE      write the profile to FILE ('-' for stdout); the ending picks\n"
-	"                         the format: .folded, .svg/.html (flame graph), .pb.gz (pprof),\n"
+	"                         the format: .folded, .svg (flame graph), .html (report page:\n"
+	"                         timeline, charts, flame graph), .pb.gz (pprof),\n"
 	"                         .speedscope.json, .trace.json (Chrome/Perfetto), .sentry.json,\n"
 	"                         .trace (Android method trace), .txt (call tree and top\n"
 	"                         functions), .perch (a recording, written while sampling, that\n"
 	"                         perch report renders later); up to 8 -o\n"
 	"      --format NAME      format for -o files with another ending (default folded):\n"
-	"                         folded svg html pprof speedscope chrome sentry arttrace text\n"
-	"                         top perch\n"
+	"                         folded svg html flamegraph-html pprof speedscope chrome sentry\n"
+	"                         arttrace text top perch\n"
 	"      --lines            add ' (file:line)' to folded frames when known\n"
 	"      --show-art-frames  keep the Android runtime's own frames between Java frames\n"
 	"      --mode wall|cpu    wall (default): every thread at every tick, a waiting thread's\n"
@@ -63,13 +65,18 @@ static const char record_usage[] =
 	"      --no-cpu-hold      interrupt running threads from perch's CPU without first\n"
 	"                         holding theirs at the tick (measures the system-call bias\n"
 	"                         the hold removes: such stops land at a later call's exit)\n"
+	"      --follow-children  also sample the processes PID forks (and their children),\n"
+	"                         each labelled with its pid and name (the default with\n"
+	"                         PROGRAM)\n"
+	"      --no-follow        sample PROGRAM's own process only, not its children\n"
 	"      --sysroot DIR      look for debug files under DIR/usr/lib/debug\n"
 	"      --symfs DIR        look for unstripped copies of modules under DIR first\n"
 	"  -q, --quiet            no summary\n"
 	"  -v, --verbose          more messages (twice for debug)\n"
 	"\n"
-	"Exit status: 0 ok, 1 finished with per-sample errors, 2 fatal error, 64 usage;\n"
-	"with PROGRAM, its own exit status (128+N if killed by signal N).\n";
+	"Exit status: 0 ok, 1 finished with per-sample errors, 2 fatal error or no sample at\n"
+	"all, 64 usage; with PROGRAM, its own exit status (128+N if killed by signal N), or 2\n"
+	"when it exited 0 and nothing was sampled.\n";
 
 int cmd_parse_pid(const char *s, int *pid)
 {
@@ -101,12 +108,23 @@ static int exit_code_of(int status)
 	return 0;
 }
 
+/* The recording holds no sample: say why, from what the sampler counted. The exit code. */
+static int no_samples(const struct record_core *rc, int *empty)
+{
+	char why[512];
+
+	*empty = 1;
+	record_core_why_empty(rc, why, sizeof(why));
+	log_err(0, "no samples: %s", why);
+	return PERCH_EXIT_FATAL;
+}
+
 static int record_run(int argc, char **argv)
 {
 	struct record_core rc;
 	struct sampler_opts so;
 	struct tracee t = { 0 };
-	int ret, code = PERCH_EXIT_OK;
+	int ret, code = PERCH_EXIT_OK, empty = 0;
 	sigset_t old;
 
 	record_core_init(&rc);
@@ -126,10 +144,18 @@ static int record_run(int argc, char **argv)
 		return ret == -EINVAL ? PERCH_EXIT_USAGE : PERCH_EXIT_FATAL;
 	}
 	sampler_block_signals(&old);
-	ret = rc.o.argv ? tracee_launch(&t, rc.o.argv) : tracee_attach(&t, rc.o.pid);
+	/* a program's children are followed unless --no-follow; a running process's only with
+	 * --follow-children. Short-lived children are often gone before their samples are named:
+	 * their maps are taken as they exit */
+	tracee_init(&t, rc.o.follow > 0 || (rc.o.follow < 0 && rc.o.argv)
+				? TRACEE_FOLLOW | TRACEE_EXIT_STOPS
+				: 0);
+	ret = rc.o.argv ? tracee_add_program(&t, rc.o.argv) : tracee_add_pid(&t, rc.o.pid);
 	if (ret < 0) {
+		tracee_release(&t);
 		record_core_discard(&rc);
 		record_core_release(&rc);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		return PERCH_EXIT_FATAL;
 	}
 	log_info("attached to %d (%zu threads)", t.pid, t.nr_threads);
@@ -168,16 +194,22 @@ static int record_run(int argc, char **argv)
 	}
 	if (ret < 0)
 		code = PERCH_EXIT_FATAL;
+	else if (!profile_total_samples(record_core_profile(&rc)))
+		code = no_samples(&rc, &empty);
 	else if (code == PERCH_EXIT_OK && (rc.st->err_regs || rc.st->err_stack))
 		code = PERCH_EXIT_SAMPLE_ERRORS;
-	if (rc.o.argv && code != PERCH_EXIT_FATAL) {
+	if (rc.o.argv && (code != PERCH_EXIT_FATAL || empty)) {
+		int status;
+
 		/* launched: the program's own status, once it is done */
 		/* a signal sent to perch alone (not the terminal's, which the program got too)
 		 * is passed on, so the program ends as it would have */
 		if (t.alive && rc.st->stop_reason == SAMPLER_STOP_SIGNAL &&
 		    (rc.st->signal_code == SI_USER || rc.st->signal_code == SI_QUEUE))
 			kill(t.pid, rc.st->signal);
-		code = exit_code_of(tracee_wait_exit(&t));
+		status = exit_code_of(tracee_wait_exit(&t));
+		/* a recording without a sample fails even when the program did not */
+		code = empty && !status ? PERCH_EXIT_FATAL : status;
 	}
 out:
 	record_core_release(&rc);

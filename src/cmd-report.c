@@ -11,6 +11,7 @@
 #include "perch/output.h"
 #include "perch/profile.h"
 #include "perch/recording.h"
+#include "perch/report-diff.h"
 #include "perch/report.h"
 #include "perch/writers.h"
 
@@ -18,31 +19,35 @@
 
 static const char report_usage[] =
 	"usage: perch report [options] RECORDING\n"
+	"       perch report --diff BASE [options] RECORDING\n"
 	"\n"
 	"Render a recording made with 'perch record -o FILE.perch'. Without -o, the call tree\n"
 	"and the top functions go to stdout as text.\n"
 	"\n"
 	"  -o, --output FILE      write to FILE ('-' for stdout); the ending picks the format as\n"
-	"                         in perch record: .folded, .svg, .html, .pb.gz, .speedscope.json,\n"
-	"                         .trace.json, .sentry.json, .trace, .txt, .perch; up to 8 -o\n"
+	"                         in perch record: .folded, .svg, .html (the report page: summary,\n"
+	"                         thread timeline, CPU and memory, flame graph), .pb.gz,\n"
+	"                         .speedscope.json, .trace.json, .sentry.json, .trace, .txt,\n"
+	"                         .perch; up to 8 -o\n"
 	"      --format NAME      format for stdout and for -o files with another ending:\n"
-	"                         folded svg html pprof speedscope chrome sentry arttrace text\n"
-	"                         top perch (default text)\n"
+	"                         folded svg html flamegraph-html pprof speedscope chrome sentry\n"
+	"                         arttrace text top perch (default text)\n"
 	"      --symfs DIR        re-symbolize from unstripped copies of the modules below DIR,\n"
 	"                         found by build-id (or by path)\n" REPORT_FILTER_USAGE
 	"      --lines            add ' (file:line)' to folded frames when known\n"
-	"      --top N            rows of the top table (text, top)\n"
+	"      --top N            rows of the top table (text, top)\n" REPORT_DIFF_USAGE
 	"  -q, --quiet            no messages but errors\n"
 	"  -v, --verbose          more messages\n"
 	"\n"
 	"Exit status: 0 ok, 2 the recording cannot be read or an output cannot be written,\n"
-	"64 usage.\n";
+	"3 a --fail-if rule tripped, 64 usage.\n";
 
 struct report {
 	const char *in;
 	struct report_output {
 		const char *path;
 		const struct output_format *fmt;
+		const char *diff_fmt; /* --diff: the diff writer's format */
 	} outputs[REPORT_MAX_OUTPUTS];
 	int nr_outputs;
 	const struct output_format *fmt; /* --format */
@@ -50,12 +55,15 @@ struct report {
 	struct report_filter filter;
 	struct output_opts oo;
 	int quiet;
+	const char *diff_base; /* --diff BASE */
+	int diff_opts;	       /* an option that goes with --diff was given */
+	struct report_diff_args dargs;
 };
 
 static int parse_args(struct report *rep, int argc, char **argv)
 {
 	enum { OPT_FORMAT = 256, OPT_SYMFS, OPT_LINES, OPT_TOP, OPT_HELP, OPT_TID, OPT_THREAD,
-	       OPT_MODE, OPT_START, OPT_END };
+	       OPT_MODE, OPT_START, OPT_END, OPT_DIFF, OPT_FAIL_IF, OPT_ALPHA, OPT_MERGE };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -67,6 +75,10 @@ static int parse_args(struct report *rep, int argc, char **argv)
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "start", required_argument, NULL, OPT_START },
 		{ "end", required_argument, NULL, OPT_END },
+		{ "diff", required_argument, NULL, OPT_DIFF },
+		{ "fail-if", required_argument, NULL, OPT_FAIL_IF },
+		{ "alpha", required_argument, NULL, OPT_ALPHA },
+		{ "merge-threads", no_argument, NULL, OPT_MERGE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -109,6 +121,16 @@ static int parse_args(struct report *rep, int argc, char **argv)
 			if (report_filter_option(&rep->filter, opts[idx].name, optarg) < 0)
 				return -EINVAL;
 			break;
+		case OPT_DIFF:
+			rep->diff_base = optarg;
+			break;
+		case OPT_FAIL_IF:
+		case OPT_ALPHA:
+		case OPT_MERGE:
+			if (report_diff_option(&rep->dargs, opts[idx].name, optarg) < 0)
+				return -EINVAL;
+			rep->diff_opts = 1;
+			break;
 		case 'q':
 			rep->quiet = 1;
 			log_level = LOG_LEVEL_QUIET;
@@ -138,10 +160,50 @@ static int parse_args(struct report *rep, int argc, char **argv)
 		ro->fmt = strcmp(ro->path, "-") ? output_format_for_path(ro->path) : NULL;
 		if (!ro->fmt)
 			ro->fmt = rep->fmt ? rep->fmt : output_format_by_name("text");
-		if (!strcmp(ro->path, "-") && ro->fmt->write == out_recording_write)
+		if (!strcmp(ro->path, "-") && ro->fmt->write == out_recording_write && !rep->diff_base)
 			return log_err(-EINVAL, "a recording is written to a file, not to stdout");
+		if (rep->diff_base &&
+		    !(ro->diff_fmt = report_diff_format(ro->path, rep->fmt ? rep->fmt->name : "text")))
+			return -EINVAL;
 	}
+	if (rep->diff_opts && !rep->diff_base)
+		return log_err(-EINVAL, "--fail-if, --alpha and --merge-threads go with --diff BASE");
+	if (rep->diff_base && rep->filter.nr_tids)
+		return log_err(-EINVAL, "--tid does not go with --diff (thread ids differ between "
+					"runs): use --thread REGEX");
 	return 0;
+}
+
+static void print_trip(const struct diff_rule *r, const struct diff_fn *fn, void *arg)
+{
+	char *text = report_diff_trip_text(arg, r, fn);
+
+	fprintf(stderr, "perch: %s\n", text);
+	free(text);
+}
+
+/* perch report --diff BASE NEW: compare, write, judge the --fail-if rules. */
+static int report_diff_run(struct report *rep, struct report_symfs *rs)
+{
+	struct report_diff_run run;
+	int code;
+
+	rep->dargs.path[DIFF_BASE] = rep->diff_base;
+	rep->dargs.path[DIFF_NEW] = rep->in;
+	rep->dargs.filter = &rep->filter;
+	rep->dargs.rs = rs;
+	rep->dargs.quiet = rep->quiet;
+	code = report_diff_open(&run, &rep->dargs);
+	if (code)
+		return code;
+	for (int i = 0; i < rep->nr_outputs; i++)
+		if (report_diff_write(run.d, &rep->oo, rep->outputs[i].path, rep->outputs[i].diff_fmt,
+				      rep->quiet))
+			code = PERCH_EXIT_FATAL;
+	if (!code && report_diff_trips(run.d, &rep->dargs, print_trip, run.d))
+		code = PERCH_EXIT_REGRESSION;
+	report_diff_close(&run);
+	return code;
 }
 
 static int write_one(struct report *rep, const struct profile *p, const struct report_output *ro)
@@ -173,9 +235,11 @@ static int report_run(int argc, char **argv)
 	int code = PERCH_EXIT_OK;
 
 	report_filter_init(&rep.filter);
+	report_diff_args_init(&rep.dargs);
 	if (parse_args(&rep, argc, argv) < 0) {
 		fprintf(stderr, "\n%s", report_usage);
 		report_filter_release(&rep.filter);
+		report_diff_args_release(&rep.dargs);
 		return PERCH_EXIT_USAGE;
 	}
 	if (rep.symfs) {
@@ -184,6 +248,10 @@ static int report_run(int argc, char **argv)
 			code = PERCH_EXIT_USAGE;
 			goto out;
 		}
+	}
+	if (rep.diff_base) {
+		code = report_diff_run(&rep, rs);
+		goto out;
 	}
 	code = report_load(rep.in, &src, rep.quiet);
 	if (code)
@@ -202,6 +270,7 @@ out:
 	profile_free(src);
 	report_symfs_free(rs);
 	report_filter_release(&rep.filter);
+	report_diff_args_release(&rep.dargs);
 	return code;
 }
 

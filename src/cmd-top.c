@@ -24,7 +24,7 @@ const struct cmd cmd_top = {
 	.summary = "live view of the hottest functions, refreshed every second",
 	.usage = "usage: perch top -p PID|NAME [-F HZ] [-d SEC] [-n ROWS] [--mode wall|cpu]\n"
 		 "                [--stack-size BYTES] [--follow-cpu] [--no-idle-reuse]\n"
-		 "                [--sysroot DIR] [--symfs DIR]\n"
+		 "                [--no-cpu-hold] [--show-art-frames] [--sysroot DIR] [--symfs DIR]\n"
 		 "\n"
 		 "Sample PID and show its hottest functions, refreshed every second until -d SEC,\n"
 		 "a key (on a terminal) or Ctrl-C; then detach. Like py-spy top: %Own and %Total\n"

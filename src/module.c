@@ -176,7 +176,8 @@ const struct modules_map *modules_find_fresh(struct modules *ms, uint64_t addr, 
 
 	/* code runs only in executable mappings: one that is not was replaced since (dlopen
 	 * maps a library where it had just unmapped /etc/ld.so.cache) */
-	if ((mm && (mm->prot & PROC_MAPS_PROT_EXEC)) || snap_ns <= ms->last_reload_ns)
+	if ((mm && (mm->prot & PROC_MAPS_PROT_EXEC)) || snap_ns <= ms->last_reload_ns ||
+	    ms->final)
 		return mm;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;

@@ -126,6 +126,12 @@ static uint64_t trace_pid(const struct profile *p)
 	return t && t->tid > 0 ? (uint64_t)t->tid : 1;
 }
 
+/* The process track of thread @t: its own process in a recording of several, else @pid. */
+static uint64_t thread_pid(const struct profile_thread *t, uint64_t pid)
+{
+	return t && t->pid > 0 ? (uint64_t)t->pid : pid;
+}
+
 static const char *thread_name(const struct profile *p, const struct profile_thread *t, char *buf,
 			       size_t size)
 {
@@ -466,6 +472,25 @@ static void add_metadata(struct strbuf *sb, const struct profile *p, uint64_t pi
 		json_add_str(sb, buf);
 	}
 	strbuf_addstr(sb, "}}");
+	/* a process track for each other process of the recording (followed children) */
+	for (i = 0; i < profile_nr_processes(p) && profile_multi_process(p); i++) {
+		const struct profile_process *pr = profile_process_get(p, (uint32_t)i);
+		const char *name = profile_process_name(p, pr->pid);
+
+		if ((uint64_t)pr->pid == pid)
+			continue;
+		strbuf_addf(sb,
+			    ",\n  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"tid\": %d, "
+			    "\"args\": {\"name\": ",
+			    (int)pr->pid, (int)pr->pid);
+		if (name && *name) {
+			json_add_str(sb, name);
+		} else {
+			snprintf(buf, sizeof(buf), "pid %d", (int)pr->pid);
+			json_add_str(sb, buf);
+		}
+		strbuf_addstr(sb, "}}");
+	}
 	for (k = 0; k < nr; k++) {
 		const struct profile_thread *t = NULL;
 		char tbuf[32];
@@ -478,7 +503,7 @@ static void add_metadata(struct strbuf *sb, const struct profile *p, uint64_t pi
 		strbuf_addf(sb,
 			    ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRIu64
 			    ", \"tid\": %d, \"args\": {\"name\": ",
-			    pid, (int)t->tid);
+			    thread_pid(t, pid), (int)t->tid);
 		json_add_str(sb, thread_name(p, t, tbuf, sizeof(tbuf)));
 		strbuf_addstr(sb, "}}");
 	}
@@ -540,7 +565,7 @@ int out_chrome_write(const struct profile *p, const struct output_opts *o, FILE 
 		strbuf_addstr(&sb, ",\n  {\"ph\": \"X\", \"name\": ");
 		add_item_name(&sb, p, &s->it);
 		strbuf_addf(&sb, ", \"cat\": \"%s\", \"pid\": %" PRIu64 ", \"tid\": %d, \"ts\": ",
-			    kind_name(s->it.kind), pid, (int)t->tid);
+			    kind_name(s->it.kind), thread_pid(t, pid), (int)t->tid);
 		add_us(&sb, s->start - base);
 		strbuf_addstr(&sb, ", \"dur\": ");
 		add_us(&sb, s->end - s->start);
@@ -647,7 +672,7 @@ int out_chrome_samples_write(const struct profile *p, const struct output_opts *
 			sf_of_stack[ks[i].stack] = node;
 		}
 		strbuf_addf(&samples, "%s  {\"pid\": %" PRIu64 ", \"tid\": %d, \"ts\": ",
-			    samples.len ? ",\n" : "", pid, (int)t->tid);
+			    samples.len ? ",\n" : "", thread_pid(t, pid), (int)t->tid);
 		add_us(&samples, ks[i].time_ns - base);
 		strbuf_addf(&samples,
 			    ", \"name\": \"perch\", \"sf\": \"%" PRIu32 "\", \"weight\": 1}",

@@ -3,9 +3,11 @@
  * (not flamegraph.pl's); the static drawing is complete without the script. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "perch/diff.h"
 #include "perch/json.h"
 #include "perch/path.h"
 #include "perch/profile.h"
@@ -33,24 +35,23 @@ struct fnode {
 	uint32_t depth;
 	uint8_t kind;
 	uint64_t count, start;
+	const struct diff_node *dn;   /* diff mode: the call path it draws, else NULL */
 };
 
 struct fg {
 	const struct profile *p;
+	const struct diff *d; /* diff mode: NEW's shape, coloured by the change (p is NEW) */
+	double scale;	      /* diff mode: the largest change drawn (strongest colour) */
+	int multi; /* several processes: a level for each above its threads */
 	struct fnode *v;
 	size_t nr, alloc;
 	uint32_t max_depth;
 };
 
-static uint32_t fg_child(struct fg *g, uint32_t parent, uint32_t key_name, uint32_t key_loc,
-			 uint8_t kind, const char *name_if_new)
+/* A new child of @parent (no lookup). */
+static uint32_t fg_new(struct fg *g, uint32_t parent, uint32_t key_name, uint32_t key_loc,
+		       uint8_t kind, const char *name_if_new)
 {
-	uint32_t c;
-
-	for (c = g->v[parent].child; c; c = g->v[c].next)
-		if (g->v[c].key_name == key_name && g->v[c].kind == kind &&
-		    g->v[c].key_loc == key_loc)
-			return c;
 	ALLOC_GROW(g->v, g->nr + 1, g->alloc);
 	g->v[g->nr] =
 	    (struct fnode){.name = xstrdup(name_if_new && *name_if_new ? name_if_new : "[unknown]"),
@@ -66,6 +67,18 @@ static uint32_t fg_child(struct fg *g, uint32_t parent, uint32_t key_name, uint3
 	return (uint32_t)g->nr++;
 }
 
+static uint32_t fg_child(struct fg *g, uint32_t parent, uint32_t key_name, uint32_t key_loc,
+			 uint8_t kind, const char *name_if_new)
+{
+	uint32_t c;
+
+	for (c = g->v[parent].child; c; c = g->v[c].next)
+		if (g->v[c].key_name == key_name && g->v[c].kind == kind &&
+		    g->v[c].key_loc == key_loc)
+			return c;
+	return fg_new(g, parent, key_name, key_loc, kind, name_if_new);
+}
+
 static void add_count(uint32_t thread, uint32_t stack, uint64_t count, void *arg)
 {
 	struct fg *g = arg;
@@ -76,10 +89,20 @@ static void add_count(uint32_t thread, uint32_t stack, uint64_t count, void *arg
 	uint32_t node;
 	char *tname;
 
+	node = 0;
+	if (g->multi && t && t->pid) {
+		/* one process level above its threads (followed children) */
+		const char *pname = profile_process_name(p, t->pid);
+
+		tname = xasprintf("%s-%d", pname && *pname ? pname : "[unknown]", (int)t->pid);
+		node = fg_child(g, 0, 0, (uint32_t)t->pid, FG_KIND_THREAD, tname);
+		free(tname);
+		g->v[node].count += count;
+	}
 	tname = xasprintf("%s-%d",
 			  t && *profile_str(p, t->name) ? profile_str(p, t->name) : "[unknown]",
 			  t ? (int)t->tid : -1);
-	node = fg_child(g, 0, 0, thread, FG_KIND_THREAD, tname);
+	node = fg_child(g, node, 0, thread, FG_KIND_THREAD, tname);
 	free(tname);
 	g->v[0].count += count;
 	g->v[node].count += count;
@@ -370,6 +393,8 @@ static const char script[] =
     "      pct(nd.count, total) + \"% of all\";\n"
     "    if (zoomed !== root)\n"
     "      s += \", \" + pct(nd.count, zoomed.count) + \"% of zoomed\";\n"
+    "    if (nd.g.getAttribute(\"data-diff\"))\n"
+    "      s += \"; \" + nd.g.getAttribute(\"data-diff\");\n"
     "    return s + \")\";\n"
     "  }\n"
     "  function search(q) {\n"
@@ -451,10 +476,207 @@ static const char script[] =
     "  }\n"
     "})();\n";
 
-/* The SVG document, or (@html) an HTML page with the SVG inline and the script after it. */
-static int fg_write(const struct profile *p, const struct output_opts *o, FILE *f, int html)
+/* ---- diff mode (out_flamegraph_diff_write) ---- */
+
+#define FG_VANISHED_MAX 20 /* vanished call paths listed below the graph */
+
+/* NEW's call paths of the diff as the tree (paths NEW does not have are left out). */
+static void fg_from_diff(struct fg *g)
 {
-	struct fg g = {.p = p};
+	size_t nn = diff_nr_nodes(g->d);
+	uint32_t *map = xcalloc(nn ? nn : 1, sizeof(*map)); /* diff node -> fnode, 0: none */
+
+	g->v[0].count = diff_samples(g->d, DIFF_NEW);
+	g->v[0].dn = diff_node(g->d, 0);
+	for (uint32_t n = 1; n < nn; n++) {
+		const struct diff_node *dn = diff_node(g->d, n);
+		uint32_t c;
+
+		if (!dn->st.x[DIFF_NEW] || (dn->parent && !map[dn->parent]))
+			continue;
+		c = fg_new(g, map[dn->parent], 0, n,
+			   dn->kind == DIFF_NODE_THREAD ? FG_KIND_THREAD : dn->kind, dn->name);
+		g->v[c].count = dn->st.x[DIFF_NEW];
+		g->v[c].dn = dn;
+		map[n] = c;
+		if (dn->depth >= 2 && dn->st.tested && fabs(dn->st.change) > g->scale)
+			g->scale = fabs(dn->st.change);
+	}
+	free(map);
+}
+
+/* White to red (grew) or blue (shrank) by the change relative to the largest one drawn:
+ * strong beyond noise, pale within; grey for the root, threads and what is not compared. */
+static void add_diff_colour(struct strbuf *sb, const struct diff_node *dn, double scale)
+{
+	const struct diff_stat *st = &dn->st;
+	double s = scale > 0 ? fabs(st->change) / scale : 0;
+	const double from[3] = {238, 238, 238}, red[3] = {225, 40, 40}, blue[3] = {50, 90, 225};
+	const double *to = st->change > 0 ? red : blue;
+	int c[3];
+
+	if (dn->depth < 2 || !st->tested) {
+		strbuf_addstr(sb, dn->depth < 2 ? "rgb(200,200,200)" : "rgb(215,215,195)");
+		return;
+	}
+	s = s > 1 ? 1 : s;
+	s = st->beyond_noise ? 0.3 + 0.7 * s : 0.15 * s;
+	for (int i = 0; i < 3; i++)
+		c[i] = (int)(from[i] + s * (to[i] - from[i]) + 0.5);
+	strbuf_addf(sb, "rgb(%d,%d,%d)", c[0], c[1], c[2]);
+}
+
+static void add_diff_legend(struct strbuf *sb)
+{
+	static const struct {
+		const char *text;
+		double change;
+		int beyond;
+	} items[] = {{"grew", 1, 1}, {"shrank", -1, 1}, {"grew, within noise", 1, 0},
+		     {"shrank, within noise", -1, 0}};
+
+	for (size_t i = 0; i < ARRAY_SIZE(items); i++) {
+		struct diff_node dn = {.depth = 2,
+				       .st = {.tested = 1,
+					      .change = items[i].change,
+					      .beyond_noise = items[i].beyond}};
+		int x = FG_PAD + (int)i * 200;
+
+		strbuf_addf(sb, "<rect x=\"%d\" y=\"50\" width=\"12\" height=\"12\" fill=\"", x);
+		add_diff_colour(sb, &dn, 1);
+		strbuf_addf(sb, "\"/><text x=\"%d\" y=\"60\">%s</text>\n", x + 16, items[i].text);
+	}
+}
+
+/* "BASE 5.00%, NEW 10.00% of the thread, change +5.00 ±1.20 points, beyond noise" */
+static void add_diff_text(struct strbuf *sb, const struct diff_node *dn)
+{
+	const struct diff_stat *st = &dn->st;
+
+	if (dn->depth < 2) {
+		strbuf_addf(sb, "; BASE %" PRIu64 " samples, NEW %" PRIu64 " samples", st->x[0],
+			    st->x[1]);
+	} else if (!st->tested) {
+		strbuf_addf(sb, "; thread only in %s", st->n[0] ? "BASE" : "NEW");
+	} else {
+		strbuf_addf(sb,
+			    "; BASE %.2f%%, NEW %.2f%% of the thread, change %+.2f ±%.2f "
+			    "points, %s",
+			    100 * st->share[0], 100 * st->share[1], 100 * st->change,
+			    100 * st->margin, st->beyond_noise ? "beyond noise" : "within noise");
+	}
+}
+
+static void add_diff_subtitle(struct strbuf *sb, const struct fg *g)
+{
+	strbuf_addf(sb,
+		    "<text id=\"subtitle\" x=\"%d\" y=\"40\">NEW's shape (%" PRIu64
+		    " samples); colour: change of share of the thread, strong beyond noise (%g%% "
+		    "over %zu paths); click to zoom, Ctrl-F to search</text>\n",
+		    FG_WIDTH / 2, g->v[0].count, 100 * diff_alpha(g->d),
+		    diff_nr_node_tests(g->d));
+}
+
+static const struct diff *vanished_d;
+
+static double vanished_share(const struct diff_node *dn)
+{
+	return dn->st.n[DIFF_BASE] ? (double)dn->st.x[DIFF_BASE] / (double)dn->st.n[DIFF_BASE] : 0;
+}
+
+static int cmp_vanished(const void *a, const void *b)
+{
+	double x = vanished_share(diff_node(vanished_d, *(const uint32_t *)a));
+	double y = vanished_share(diff_node(vanished_d, *(const uint32_t *)b));
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return (*(const uint32_t *)a > *(const uint32_t *)b) - (*(const uint32_t *)a < *(const uint32_t *)b);
+}
+
+/* The call paths of BASE that NEW does not have (the topmost node of each), largest share
+ * first, into *@out; their number. */
+static size_t vanished_list(const struct diff *d, uint32_t **out)
+{
+	size_t n = 0, nn = diff_nr_nodes(d);
+	uint32_t *v = xmalloc((nn ? nn : 1) * sizeof(*v));
+
+	for (uint32_t i = 1; i < nn; i++) {
+		const struct diff_node *dn = diff_node(d, i);
+
+		if (!dn->st.x[DIFF_NEW] && dn->st.x[DIFF_BASE] &&
+		    (dn->depth == 1 || diff_node(d, dn->parent)->st.x[DIFF_NEW]))
+			v[n++] = i;
+	}
+	vanished_d = d;
+	qsort(v, n, sizeof(*v), cmp_vanished);
+	*out = v;
+	return n;
+}
+
+/* Lines of text from @y: the vanished paths (thread;frame;...;frame) and their share. */
+static void add_vanished(struct strbuf *sb, const struct diff *d, const uint32_t *v, size_t n,
+			 size_t y)
+{
+	struct strbuf path = STRBUF_INIT, line = STRBUF_INIT;
+
+	strbuf_addf(sb, "<text class=\"vanished\" x=\"%d\" y=\"%zu\">%s</text>\n", FG_PAD, y,
+		    n ? "In BASE, not in NEW (vanished), largest first:"
+		      : "Nothing of BASE vanished: every call path of BASE is in NEW.");
+	for (size_t i = 0; i < n && i < FG_VANISHED_MAX; i++) {
+		const struct diff_node *dn = diff_node(d, v[i]);
+
+		strbuf_reset(&path);
+		for (const struct diff_node *a = dn; a->depth >= 1; a = diff_node(d, a->parent)) {
+			/* leaf last: prepend */
+			strbuf_reset(&line);
+			strbuf_addstr(&line, a->name);
+			if (path.len)
+				strbuf_addch(&line, ';');
+			strbuf_add(&line, path.buf, path.len);
+			strbuf_reset(&path);
+			strbuf_add(&path, line.buf, line.len);
+		}
+		strbuf_reset(&line);
+		if (dn->depth == 1)
+			strbuf_addf(&line, "thread only in BASE (%" PRIu64 " samples): ",
+				    dn->st.x[DIFF_BASE]);
+		else
+			strbuf_addf(&line, "%6.2f%% of its thread: ", 100 * vanished_share(dn));
+		strbuf_addf(sb, "<text class=\"vanished\" x=\"%d\" y=\"%zu\">", FG_PAD + 10,
+			    y + (i + 1) * FG_FRAME_H);
+		xml_add(sb, line.buf, SIZE_MAX);
+		/* keep the leaf end of a long path */
+		{
+			size_t chars = utf8_len(path.buf), skip = chars > 130 ? chars - 128 : 0;
+			const char *s = path.buf;
+
+			for (size_t k = 0, step; k < skip && *s; k++, s += step)
+				json_utf8_next(s, &step);
+			if (skip)
+				strbuf_addstr(sb, "..");
+			xml_add(sb, s, SIZE_MAX);
+		}
+		strbuf_addstr(sb, "</text>\n");
+	}
+	if (n > FG_VANISHED_MAX)
+		strbuf_addf(sb, "<text class=\"vanished\" x=\"%d\" y=\"%zu\">... and %zu more</text>\n",
+			    FG_PAD + 10, y + (FG_VANISHED_MAX + 1) * FG_FRAME_H, n - FG_VANISHED_MAX);
+	strbuf_release(&path);
+	strbuf_release(&line);
+}
+
+/* Lines the vanished list takes. */
+static size_t vanished_lines(size_t n)
+{
+	return 1 + (n > FG_VANISHED_MAX ? FG_VANISHED_MAX + 1 : n);
+}
+
+/* The SVG document, or (@html) an HTML page with the SVG inline and the script after it.
+ * Diff mode when @d is set (@p is then its NEW profile). */
+static int fg_write(const struct profile *p, const struct diff *d, FILE *f, int html)
+{
+	struct fg g = {.p = p, .multi = profile_multi_process(p)};
 	struct strbuf sb = STRBUF_INIT;
 	const char *pid = profile_meta(p, "pid"), *comm = profile_meta(p, "comm");
 	const uint64_t usable = (FG_WIDTH - 2 * FG_PAD) * 100; /* in hundredths of a pixel */
@@ -465,18 +687,32 @@ static int fg_write(const struct profile *p, const struct output_opts *o, FILE *
 	    PROFILE_FRAME_NATIVE, PROFILE_FRAME_KERNEL, PROFILE_FRAME_JIT, PROFILE_FRAME_INTERP,
 	    PROFILE_FRAME_AOT,	  PROFILE_FRAME_PSEUDO, FG_KIND_THREAD};
 	char *title;
+	uint32_t *vanished = NULL;
+	size_t nr_vanished = 0, vh = 0; /* diff mode: the vanished list, its height below */
+	struct strbuf dtext = STRBUF_INIT;
 	int ret = 0;
 
-	(void)o;
 	ALLOC_GROW(g.v, 1, g.alloc);
 	g.v[0] = (struct fnode){.name = xstrdup("all"), .kind = FG_KIND_ROOT};
 	g.nr = 1;
-	profile_foreach_count(p, add_count, &g);
+	g.d = d;
+	if (d)
+		fg_from_diff(&g);
+	else
+		profile_foreach_count(p, add_count, &g);
 	layout(&g);
 	total = g.v[0].count;
 	height = FG_TOP + (g.max_depth + 1) * FG_FRAME_H + FG_BOTTOM;
+	if (d) {
+		nr_vanished = vanished_list(d, &vanished);
+		vh = vanished_lines(nr_vanished) * FG_FRAME_H + 10;
+		height += vh;
+	}
 
-	if (pid)
+	if (d)
+		title = xasprintf("perch diff: %s \xe2\x86\x92 %s", diff_label(d, DIFF_BASE),
+				  diff_label(d, DIFF_NEW));
+	else if (pid)
 		title = xasprintf("perch: %s%spid %s", comm ? comm : "", comm ? " " : "", pid);
 	else
 		title = xasprintf("perch%s%s", comm ? ": " : "", comm ? comm : "");
@@ -516,11 +752,15 @@ static int fg_write(const struct profile *p, const struct output_opts *o, FILE *
 		    FG_WIDTH, height);
 	strbuf_addf(&sb, "<text id=\"title\" x=\"%d\" y=\"22\">", FG_WIDTH / 2);
 	xml_add(&sb, title, 200);
-	strbuf_addf(&sb,
-		    "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"40\">%" PRIu64 " samples, %" PRIu64
-		    ".%03" PRIu64 " ms each; click a frame to zoom, "
-		    "Ctrl-F to search</text>\n",
-		    FG_WIDTH / 2, total, period / 1000000, period / 1000 % 1000);
+	strbuf_addstr(&sb, "</text>\n");
+	if (d)
+		add_diff_subtitle(&sb, &g);
+	else
+		strbuf_addf(&sb,
+			    "<text id=\"subtitle\" x=\"%d\" y=\"40\">%" PRIu64 " samples, %" PRIu64
+			    ".%03" PRIu64 " ms each; click a frame to zoom, "
+			    "Ctrl-F to search</text>\n",
+			    FG_WIDTH / 2, total, period / 1000000, period / 1000 % 1000);
 	strbuf_addf(&sb,
 		    "<text id=\"unzoom\" class=\"btn hidden\" x=\"%d\" y=\"22\">"
 		    "Reset Zoom</text>\n",
@@ -529,8 +769,10 @@ static int fg_write(const struct profile *p, const struct output_opts *o, FILE *
 		    "<text id=\"search\" class=\"btn\" x=\"%d\" y=\"22\" "
 		    "text-anchor=\"end\">Search</text>\n",
 		    FG_WIDTH - FG_PAD);
-	/* legend: the colour of each kind */
-	for (i = 0; i < ARRAY_SIZE(legend); i++) {
+	/* legend: the colour of each kind (diff mode: of each kind of change) */
+	if (d)
+		add_diff_legend(&sb);
+	for (i = 0; !d && i < ARRAY_SIZE(legend); i++) {
 		struct fnode nd = {.name = (char *)"", .kind = legend[i]};
 		int x = FG_PAD + (int)i * 110;
 
@@ -560,16 +802,28 @@ static int fg_write(const struct profile *p, const struct output_opts *o, FILE *
 		    "\" data-c=\"%" PRIu64 "\" data-d=\"%" PRIu32 "\" data-k=\"%s\" data-name=\"",
 		    n, n ? nd->parent : 0, nd->start, nd->count, nd->depth, kind_label(nd->kind));
 		xml_add(&sb, nd->name, SIZE_MAX);
+		if (nd->dn) {
+			strbuf_reset(&dtext);
+			add_diff_text(&dtext, nd->dn);
+			strbuf_addstr(&sb, "\" data-diff=\"");
+			xml_add(&sb, dtext.buf + 2, SIZE_MAX);
+		}
 		strbuf_addstr(&sb, "\"><title>");
 		xml_add(&sb, nd->name, SIZE_MAX);
 		strbuf_addf(&sb, " (%s, %" PRIu64 " samples, ", kind_label(nd->kind), nd->count);
 		add_percent(&sb, nd->count, total);
-		strbuf_addstr(&sb, "%)</title><rect x=\"");
+		strbuf_addch(&sb, '%');
+		if (nd->dn)
+			xml_add(&sb, dtext.buf, SIZE_MAX);
+		strbuf_addstr(&sb, ")</title><rect x=\"");
 		add_px(&sb, x);
 		strbuf_addf(&sb, "\" y=\"%" PRIu64 "\" width=\"", y);
 		add_px(&sb, w);
 		strbuf_addf(&sb, "\" height=\"%d\" rx=\"2\" fill=\"", FG_FRAME_H - 1);
-		add_colour(&sb, nd);
+		if (nd->dn)
+			add_diff_colour(&sb, nd->dn, g.scale);
+		else
+			add_colour(&sb, nd);
 		strbuf_addstr(&sb, "\"/><text x=\"");
 		add_px(&sb, x + 300);
 		strbuf_addf(&sb, "\" y=\"%" PRIu64 "\">", y + FG_FRAME_H - 4);
@@ -585,9 +839,12 @@ static int fg_write(const struct profile *p, const struct output_opts *o, FILE *
 			stack[nr_s - i] = c;
 	}
 	strbuf_addstr(&sb, "</g>\n");
-	strbuf_addf(&sb, "<text id=\"details\" x=\"%d\" y=\"%zu\"> </text>\n", FG_PAD, height - 10);
+	strbuf_addf(&sb, "<text id=\"details\" x=\"%d\" y=\"%zu\"> </text>\n", FG_PAD,
+		    height - vh - 10);
 	strbuf_addf(&sb, "<text id=\"matched\" x=\"%d\" y=\"%zu\" text-anchor=\"end\"> </text>\n",
-		    FG_WIDTH - FG_PAD, height - 10);
+		    FG_WIDTH - FG_PAD, height - vh - 10);
+	if (d)
+		add_vanished(&sb, d, vanished, nr_vanished, height - vh + 12);
 	if (html)
 		strbuf_addf(&sb, "</svg>\n<script>\n%s</script>\n</body>\n</html>\n", script);
 	else
@@ -603,17 +860,29 @@ static int fg_write(const struct profile *p, const struct output_opts *o, FILE *
 	free(g.v);
 	free(stack);
 	free(title);
+	free(vanished);
+	strbuf_release(&dtext);
 	strbuf_release(&sb);
 	return ret;
 }
 
 int out_flamegraph_write(const struct profile *p, const struct output_opts *o, FILE *f)
 {
-	return fg_write(p, o, f, 0);
+	return fg_write(p, NULL, f, 0);
 }
 
 int out_flamegraph_html_write(const struct profile *p, const struct output_opts *o, FILE *f)
 {
 	/* the script holds no "</": it cannot end the HTML <script> element early */
-	return fg_write(p, o, f, 1);
+	return fg_write(p, NULL, f, 1);
+}
+
+int out_flamegraph_diff_write(const struct diff *d, const struct output_opts *o, FILE *f)
+{
+	return fg_write(diff_profile(d, DIFF_NEW), d, f, 0);
+}
+
+int out_flamegraph_diff_html_write(const struct diff *d, const struct output_opts *o, FILE *f)
+{
+	return fg_write(diff_profile(d, DIFF_NEW), d, f, 1);
 }

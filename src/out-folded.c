@@ -1,15 +1,19 @@
 /* Folded stacks writer (docs/design/formats.md section 1): "thread-TID;root;...;leaf COUNT" per
- * line, lines aggregated and in byte order. Names are cleaned here; the profile keeps raw names. */
+ * line, lines aggregated and in byte order. Names are cleaned here; the profile keeps raw names.
+ * A recording of several processes (followed children) puts the process first, in the form
+ * of stackcollapse-perf.pl --tid: "process-PID/thread-TID;root;...;leaf COUNT". */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "perch/diff.h"
 #include "perch/output.h"
 #include "perch/path.h"
 #include "perch/profile.h"
 #include "perch/strbuf.h"
+#include "perch/writers.h"
 #include "perch/xalloc.h"
 
 struct folded_line {
@@ -20,6 +24,7 @@ struct folded_line {
 struct folded {
 	const struct profile *p;
 	const struct output_opts *o;
+	int multi; /* profile_multi_process() */
 	struct folded_line *lines;
 	size_t nr, alloc;
 	struct strbuf sb;
@@ -110,6 +115,10 @@ static void collect(uint32_t thread, uint32_t stack, uint64_t count, void *arg)
 	size_t n, i, end;
 
 	strbuf_reset(&fo->sb);
+	if (fo->multi && t && t->pid) {
+		add_clean(&fo->sb, profile_process_name(fo->p, t->pid), 1);
+		strbuf_addf(&fo->sb, "-%d/", (int)t->pid);
+	}
 	add_clean(&fo->sb, t ? profile_str(fo->p, t->name) : NULL, 1);
 	strbuf_addf(&fo->sb, "-%d", t ? (int)t->tid : -1);
 	locs = profile_stack(fo->p, stack, &n);
@@ -140,7 +149,7 @@ static int cmp_line(const void *a, const void *b)
 
 int out_folded_write(const struct profile *p, const struct output_opts *o, FILE *f)
 {
-	struct folded fo = {.p = p, .o = o};
+	struct folded fo = {.p = p, .o = o, .multi = profile_multi_process(p)};
 	size_t i, j;
 	int ret = 0;
 
@@ -162,6 +171,97 @@ int out_folded_write(const struct profile *p, const struct output_opts *o, FILE 
 		free(fo.lines[i].text);
 	free(fo.lines);
 	strbuf_release(&fo.sb);
+	if (!ret && fflush(f))
+		ret = -errno;
+	else if (!ret && ferror(f))
+		ret = -EIO;
+	return ret;
+}
+
+/* ---- diffs (difffolded.pl's two-column form) ---- */
+
+/* The text of diff node @n: its group root frame first, then its frames. */
+static void diff_path(const struct diff *d, uint32_t n, struct strbuf *sb)
+{
+	const struct diff_node *nd = diff_node(d, n);
+
+	if (nd->depth > 1) {
+		diff_path(d, nd->parent, sb);
+		strbuf_addch(sb, ';');
+		add_clean(sb, nd->name, 0);
+		if (nd->kind == PROFILE_FRAME_JIT || nd->kind == PROFILE_FRAME_AOT)
+			strbuf_addstr(sb, "_[j]");
+		else if (nd->kind == PROFILE_FRAME_INTERP)
+			strbuf_addstr(sb, "_[0]");
+		else if (nd->kind == PROFILE_FRAME_KERNEL)
+			strbuf_addstr(sb, "_[k]");
+	} else {
+		add_clean(sb, nd->name, 1);
+	}
+}
+
+struct diff_line {
+	char *text;
+	uint64_t count[2];
+};
+
+static int cmp_diff_line(const void *a, const void *b)
+{
+	return strcmp(((const struct diff_line *)a)->text, ((const struct diff_line *)b)->text);
+}
+
+int out_folded_diff_write(const struct diff *d, const struct output_opts *o, FILE *f)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct diff_line *lines = NULL;
+	size_t nr = 0, alloc = 0, i, j;
+	double global = diff_samples(d, DIFF_BASE)
+			    ? (double)diff_samples(d, DIFF_NEW) / (double)diff_samples(d, DIFF_BASE)
+			    : 1;
+	int ret = 0;
+
+	(void)o;
+	for (uint32_t n = 1; n < diff_nr_nodes(d); n++) {
+		const struct diff_node *nd = diff_node(d, n);
+		const struct diff_group *g = diff_group(d, nd->group);
+		double scale = g->samples[0] && g->samples[1]
+				   ? (double)g->samples[1] / (double)g->samples[0]
+				   : global;
+		uint64_t base = (uint64_t)((double)nd->self[0] * scale + 0.5);
+		size_t end;
+
+		if (nd->depth < 2 || (!base && !nd->self[1]))
+			continue;
+		strbuf_reset(&sb);
+		diff_path(d, n, &sb);
+		/* "...;foo 12" would read as a count: keep the text from ending in " <digits>" */
+		for (end = sb.len; end > 0 && sb.buf[end - 1] >= '0' && sb.buf[end - 1] <= '9';)
+			end--;
+		if (end < sb.len && end > 0 && sb.buf[end - 1] == ' ')
+			strbuf_addch(&sb, '_');
+		ALLOC_GROW(lines, nr + 1, alloc);
+		lines[nr].text = xstrdup(sb.buf);
+		lines[nr].count[0] = base;
+		lines[nr].count[1] = nd->self[1];
+		nr++;
+	}
+	if (nr)
+		qsort(lines, nr, sizeof(*lines), cmp_diff_line);
+	for (i = 0; i < nr; i = j) {
+		uint64_t c0 = lines[i].count[0], c1 = lines[i].count[1];
+
+		/* two paths can print alike (frames whose names clean to the same text) */
+		for (j = i + 1; j < nr && !strcmp(lines[i].text, lines[j].text); j++) {
+			c0 += lines[j].count[0];
+			c1 += lines[j].count[1];
+		}
+		if (!ret && fprintf(f, "%s %" PRIu64 " %" PRIu64 "\n", lines[i].text, c0, c1) < 0)
+			ret = errno ? -errno : -EIO;
+	}
+	for (i = 0; i < nr; i++)
+		free(lines[i].text);
+	free(lines);
+	strbuf_release(&sb);
 	if (!ret && fflush(f))
 		ret = -errno;
 	else if (!ret && ferror(f))

@@ -262,6 +262,8 @@ static void encode(const struct profile *p, struct strbuf *out)
 	uint64_t *map_lo = NULL, *map_hi = NULL, period = out_period_ns(p), pid, t;
 	size_t nr_locs = profile_nr_locations(p), i, j, n, map_alloc = 0;
 	uint32_t s_samples, s_count, s_wall, s_ns, k_tid, k_tname, k_pid, k_state, noloc_id = 0;
+	uint32_t k_pname = 0;
+	int multi = profile_multi_process(p);
 	size_t alloc_lo = 0, alloc_hi = 0;
 
 	strbuf_init(&pp.functions, 0);
@@ -276,6 +278,8 @@ static void encode(const struct profile *p, struct strbuf *out)
 	k_tname = str_idx(&pp, "thread_name");
 	k_pid = str_idx(&pp, "pid");
 	k_state = str_idx(&pp, "state");
+	if (multi)
+		k_pname = str_idx(&pp, "process_name");
 	pid = profile_meta_u64(p, "pid");
 
 	/* mappings: one per module, in order of first use by a location */
@@ -392,9 +396,17 @@ static void encode(const struct profile *p, struct strbuf *out)
 		pb_uint(&pp.tmp, 1, k_tname);
 		pb_uint(&pp.tmp, 2, str_idx(&pp, thread_label(p, th)));
 		pb_msg(&pp.tmp2, 3, &pp.tmp);
-		if (pid) {
+		if ((th && th->pid) || pid) {
+			/* the thread's own process in a recording of several */
 			pb_uint(&pp.tmp, 1, k_pid);
-			pb_uint(&pp.tmp, 3, pid);
+			pb_uint(&pp.tmp, 3, th && th->pid ? (uint64_t)(uint32_t)th->pid : pid);
+			pb_msg(&pp.tmp2, 3, &pp.tmp);
+		}
+		if (multi && th && th->pid) {
+			const char *pname = profile_process_name(p, th->pid);
+
+			pb_uint(&pp.tmp, 1, k_pname);
+			pb_uint(&pp.tmp, 2, str_idx(&pp, pname && *pname ? pname : "[unknown]"));
 			pb_msg(&pp.tmp2, 3, &pp.tmp);
 		}
 		if (s->state) {

@@ -188,6 +188,7 @@ static void add_profile(struct ss *s, struct strbuf *out, const struct runs *r, 
 
 int out_speedscope_write(const struct profile *p, const struct output_opts *o, FILE *f)
 {
+	int multi = profile_multi_process(p);
 	struct ss s = {.p = p};
 	struct runs r = {.period = out_period_ns(p)};
 	struct strbuf profiles = STRBUF_INIT, head = STRBUF_INIT;
@@ -248,7 +249,15 @@ int out_speedscope_write(const struct profile *p, const struct output_opts *o, F
 
 		if (!t->samples)
 			continue;
-		name = xasprintf("%s (tid %d)", tn && *tn ? tn : "[unknown]", (int)t->tid);
+		if (multi && t->pid) {
+			/* several processes (followed children): each profile names its own */
+			const char *pn = profile_process_name(p, t->pid);
+
+			name = xasprintf("%s-%d/%s (tid %d)", pn && *pn ? pn : "[unknown]",
+					 (int)t->pid, tn && *tn ? tn : "[unknown]", (int)t->tid);
+		} else {
+			name = xasprintf("%s (tid %d)", tn && *tn ? tn : "[unknown]", (int)t->tid);
+		}
 		strbuf_addstr(&profiles, ",\n");
 		add_profile(&s, &profiles, &r, order[i], name, first[order[i]]);
 		free(name);

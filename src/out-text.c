@@ -305,9 +305,7 @@ static void copy_count(uint32_t thread, uint32_t stack, uint64_t count, void *ar
 	if (c->thread != UINT32_MAX && thread != c->thread)
 		return;
 	if (c->qthread[thread] == UINT32_MAX) {
-		const struct profile_thread *th = profile_thread_get(c->p, thread);
-
-		c->qthread[thread] = profile_thread(c->q, th->tid, profile_str(c->p, th->name));
+		c->qthread[thread] = profile_thread_copy(c->q, c->p, thread);
 	}
 	ALLOC_GROW(c->locs, n + 1, c->alloc_locs);
 	for (i = 0; i < n; i++) {
@@ -394,6 +392,12 @@ static void print_thread_head(const struct profile *p, FILE *f, uint32_t thread,
 		add_clean(&sb, name);
 	else
 		strbuf_addstr(&sb, "[unknown]");
+	if (th->pid && profile_multi_process(p)) {
+		const char *pn = profile_process_name(p, th->pid);
+
+		/* several processes (followed children): say whose thread it is */
+		strbuf_addf(&sb, " of process %s-%d", pn && *pn ? pn : "[unknown]", (int)th->pid);
+	}
 	fprintf(f, "\n# thread %s (tid %d): %" PRIu64 " sample%s, %.2f%% of %" PRIu64 "\n", sb.buf,
 		(int)th->tid, n, n == 1 ? "" : "s", pct(n, total), total);
 	strbuf_release(&sb);

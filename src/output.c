@@ -16,7 +16,8 @@
 const struct output_format output_formats[] = {
 	{ "folded", ".folded", out_folded_write, 0, "folded stacks (flamegraph.pl, speedscope)" },
 	{ "svg", ".svg", out_flamegraph_write, 0, "interactive flame graph (open in a browser)" },
-	{ "html", ".html", out_flamegraph_html_write, 0, "the flame graph as an HTML page" },
+	{ "html", ".html", out_report_html_write, 1, "report page: timeline, charts, flame graph" },
+	{ "flamegraph-html", NULL, out_flamegraph_html_write, 0, "the flame graph as an HTML page" },
 	{ "pprof", ".pb.gz", out_pprof_write, 0, "pprof profile.proto (go tool pprof)" },
 	{ "speedscope", ".speedscope.json", out_speedscope_write, 1, "speedscope JSON" },
 	{ "chrome", ".trace.json", out_chrome_write, 1, "Chrome trace JSON (Perfetto UI)" },

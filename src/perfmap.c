@@ -10,6 +10,7 @@
 
 #include "perch/log.h"
 #include "perch/perfmap.h"
+#include "perch/proc-task.h"
 #include "perch/xalloc.h"
 
 #define PERFMAP_SCAN_BACK 64 /* entries looked at below an address for a covering one */
@@ -52,8 +53,12 @@ struct perfmap *perfmap_new_empty(void)
 struct perfmap *perfmap_new(pid_t pid)
 {
 	struct perfmap *pm = perfmap_new_empty();
+	struct proc_status st;
+	/* the JIT names the file with its pid as it knows it: inside a PID namespace (a
+	 * container, unshare -p) that is not perch's number for it */
+	pid_t own = proc_status_read(pid, 0, &st) == 0 ? st.ns_pid : pid;
 
-	pm->path[0] = xasprintf("/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)pid);
+	pm->path[0] = xasprintf("/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)own);
 	pm->path[1] = xasprintf("/tmp/perf-%d.map", (int)pid);
 	return pm;
 }

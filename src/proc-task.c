@@ -238,8 +238,18 @@ int proc_status_parse(const char *text, struct proc_status *out)
 		} else if ((v = status_value(line, "CapEff"))) {
 			if (status_hex(v, &out->cap_eff))
 				return -EINVAL;
+		} else if ((v = status_value(line, "NSpid"))) {
+			/* "NSpid:\t1234\t1": outermost first; the last is its own namespace's */
+			while (textscan_u64(&v, eol, &x) == 0 && x && x <= INT_MAX) {
+				out->ns_pid = (pid_t)x;
+				if (*v != '\t')
+					break;
+				v++;
+			}
 		}
 	}
+	if (!out->ns_pid)
+		out->ns_pid = out->tgid; /* kernels before 4.1 have no NSpid line */
 	return have_name && have_tgid && out->state ? 0 : -EINVAL;
 }
 

@@ -59,6 +59,9 @@ struct profile {
 	size_t threads_nr, threads_alloc;
 	struct idtab thread_tab;
 
+	struct profile_process *procs;
+	size_t procs_nr, procs_alloc;
+
 	struct count *counts;
 	size_t counts_nr, counts_alloc;
 	struct idtab count_tab;
@@ -438,22 +441,34 @@ size_t profile_nr_stacks(const struct profile *p)
 	return p->stacks_nr;
 }
 
-/* threads */
+/* threads: keyed by (process, thread id) */
+
+struct thread_key {
+	pid_t pid, tid;
+};
+
+static uint64_t thread_hash(pid_t pid, pid_t tid)
+{
+	return mix64((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid);
+}
 
 static uint64_t thread_hash_id(const struct profile *p, uint32_t id)
 {
-	return mix64((uint64_t)(uint32_t)p->threads[id].tid);
+	return thread_hash(p->threads[id].pid, p->threads[id].tid);
 }
 
 static int thread_eq(const struct profile *p, uint32_t id, const void *key)
 {
-	return p->threads[id].tid == *(const pid_t *)key;
+	const struct thread_key *k = key;
+
+	return p->threads[id].tid == k->tid && p->threads[id].pid == k->pid;
 }
 
-uint32_t profile_thread(struct profile *p, pid_t tid, const char *name)
+uint32_t profile_thread_in(struct profile *p, pid_t pid, pid_t tid, const char *name)
 {
-	uint64_t h = mix64((uint64_t)(uint32_t)tid);
-	uint32_t idx = idtab_find(p, &p->thread_tab, h, thread_eq, &tid);
+	struct thread_key k = { pid, tid };
+	uint64_t h = thread_hash(pid, tid);
+	uint32_t idx = idtab_find(p, &p->thread_tab, h, thread_eq, &k);
 	uint32_t name_id = name ? profile_intern_str(p, name) : 0;
 
 	if (idx == UINT32_MAX) {
@@ -464,11 +479,93 @@ uint32_t profile_thread(struct profile *p, pid_t tid, const char *name)
 		t = &p->threads[p->threads_nr++];
 		memset(t, 0, sizeof(*t));
 		t->tid = tid;
-		idtab_add(p, &p->thread_tab, h, thread_hash_id, thread_eq, &tid, idx);
+		t->pid = pid;
+		idtab_add(p, &p->thread_tab, h, thread_hash_id, thread_eq, &k, idx);
+		if (pid && profile_process_find(p, pid) == UINT32_MAX)
+			profile_process(p, pid, NULL);
 	}
 	if (name)
 		p->threads[idx].name = name_id;
 	return idx;
+}
+
+uint32_t profile_thread(struct profile *p, pid_t tid, const char *name)
+{
+	return profile_thread_in(p, 0, tid, name);
+}
+
+uint32_t profile_thread_copy(struct profile *dst, const struct profile *src, uint32_t idx)
+{
+	const struct profile_thread *t = profile_thread_get(src, idx);
+	const char *name = t->name ? profile_str(src, t->name) : NULL;
+
+	if (t->pid && profile_process_find(dst, t->pid) == UINT32_MAX)
+		profile_process(dst, t->pid, profile_process_name(src, t->pid));
+	return profile_thread_in(dst, t->pid, t->tid, name);
+}
+
+/* processes: few, looked up linearly from the newest */
+
+uint32_t profile_process_find(const struct profile *p, pid_t pid)
+{
+	for (size_t i = p->procs_nr; i-- > 0;)
+		if (p->procs[i].pid == pid)
+			return (uint32_t)i;
+	return UINT32_MAX;
+}
+
+uint32_t profile_process(struct profile *p, pid_t pid, const char *name)
+{
+	uint32_t idx = profile_process_find(p, pid);
+
+	if (idx == UINT32_MAX) {
+		idx = next_id(p->procs_nr, "processes");
+		ALLOC_GROW(p->procs, p->procs_nr + 1, p->procs_alloc);
+		memset(&p->procs[idx], 0, sizeof(p->procs[idx]));
+		p->procs[idx].pid = pid;
+		p->procs_nr++;
+	}
+	if (name)
+		p->procs[idx].name = profile_intern_str(p, name);
+	return idx;
+}
+
+const struct profile_process *profile_process_get(const struct profile *p, uint32_t idx)
+{
+	return idx < p->procs_nr ? &p->procs[idx] : NULL;
+}
+
+size_t profile_nr_processes(const struct profile *p)
+{
+	return p->procs_nr;
+}
+
+const char *profile_process_name(const struct profile *p, pid_t pid)
+{
+	uint32_t idx = profile_process_find(p, pid);
+	const char *name = idx != UINT32_MAX ? profile_str(p, p->procs[idx].name) : NULL;
+
+	if (name && *name)
+		return name;
+	/* its main thread's name, else none */
+	for (size_t i = 0; i < p->threads_nr; i++)
+		if (p->threads[i].pid == pid && p->threads[i].tid == pid)
+			return profile_str(p, p->threads[i].name);
+	return NULL;
+}
+
+int profile_multi_process(const struct profile *p)
+{
+	pid_t first = 0;
+
+	for (size_t i = 0; i < p->threads_nr; i++) {
+		if (!p->threads[i].pid)
+			continue;
+		if (first && p->threads[i].pid != first)
+			return 1;
+		first = p->threads[i].pid;
+	}
+	return 0;
 }
 
 const struct profile_thread *profile_thread_get(const struct profile *p, uint32_t idx)
@@ -678,6 +775,7 @@ void profile_free(struct profile *p)
 	idtab_release(&p->stack_tab);
 	free(p->threads);
 	idtab_release(&p->thread_tab);
+	free(p->procs);
 	free(p->counts);
 	idtab_release(&p->count_tab);
 	free(p->samples);

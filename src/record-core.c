@@ -95,6 +95,7 @@ void record_opts_init(struct record_opts *o)
 	o->cpu_ms = TIMELINE_DEFAULT_CPU_MS;
 	o->mem_ms = TIMELINE_DEFAULT_MEM_MS;
 	o->stall_ms = STALL_DEFAULT_MS;
+	o->follow = -1;
 }
 
 void record_opts_release(struct record_opts *o)
@@ -366,8 +367,8 @@ static void resolve_outputs(struct record_opts *o)
 
 int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int flags)
 {
-	enum { OPT_HELP = 512 };
-	struct option opts[O_NR + 6];
+	enum { OPT_HELP = 512, OPT_FOLLOW, OPT_NO_FOLLOW };
+	struct option opts[O_NR + 8];
 	char what[32];
 	size_t n = 0;
 	int c;
@@ -381,6 +382,8 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 		opts[n++] = (struct option){ "quiet", no_argument, NULL, 'q' };
 		opts[n++] = (struct option){ "verbose", no_argument, NULL, 'v' };
 		opts[n++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+		opts[n++] = (struct option){ "follow-children", no_argument, NULL, OPT_FOLLOW };
+		opts[n++] = (struct option){ "no-follow", no_argument, NULL, OPT_NO_FOLLOW };
 	}
 	if (flags & RECORD_PARSE_TOP)
 		opts[n++] = (struct option){ "rows", required_argument, NULL, 'n' };
@@ -408,6 +411,10 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 			continue;
 		case OPT_HELP:
 			return RECORD_PARSE_HELP;
+		case OPT_FOLLOW:
+		case OPT_NO_FOLLOW:
+			o->follow = c == OPT_FOLLOW;
+			continue;
 		case 'n':
 			id = O_TOP;
 			break;
@@ -448,21 +455,161 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 
 /* ---- the sampler callbacks (the sampler's worker thread) ---- */
 
-/* The profile's index of thread @tid, named @comm when known. */
-static uint32_t thread_of(struct record_core *rc, pid_t tid, const char *comm)
+/* ---- processes: each has its own maps, modules, unwinder and architecture ---- */
+
+/* The live entry of process @pid, or NULL. */
+static struct record_proc *proc_find(struct record_core *rc, pid_t pid)
 {
-	return profile_thread(rc->p, tid, comm && comm[0] ? comm : NULL);
+	for (size_t i = rc->nr_procs; i-- > 0;)
+		if (rc->procs[i].pid == pid && rc->procs[i].r)
+			return &rc->procs[i];
+	return NULL;
 }
 
-/* Read a thread's name now (at attach and for new threads; samples bring their own). */
-static void name_thread(struct record_core *rc, pid_t tid)
+/* Read process @pid's name now into the profile (at attach, fork and exec). */
+static void name_process(struct record_core *rc, pid_t pid, pid_t task)
 {
 	char comm[64];
 
-	if (proc_task_comm(rc->pid, tid, comm, sizeof(comm)) == 0)
-		profile_thread(rc->p, tid, comm);
+	if (proc_task_comm(task, task, comm, sizeof(comm)) == 0)
+		profile_process(rc->p, pid, comm);
 	else
-		profile_thread(rc->p, tid, NULL);
+		profile_process(rc->p, pid, NULL);
+}
+
+/* Start resolving process @pid (@task: a live thread of it), an @arch program it runs after
+ * @execs execs. */
+static struct record_proc *proc_open(struct record_core *rc, pid_t pid, pid_t task,
+				     const struct perch_arch *arch, uint64_t execs)
+{
+	struct record_proc *rp = NULL;
+
+	for (size_t i = 0; i < rc->nr_procs && !rp; i++)
+		if (rc->procs[i].pid == pid && !rc->procs[i].r)
+			rp = &rc->procs[i]; /* a gone one, its pid reused */
+	if (!rp) {
+		ALLOC_GROW(rc->procs, rc->nr_procs + 1, rc->alloc_procs);
+		rp = &rc->procs[rc->nr_procs++];
+	}
+	memset(rp, 0, sizeof(*rp));
+	rp->pid = pid;
+	rp->execs = execs;
+	rp->task = task;
+	rp->arch = arch ? arch : perch_arch_host();
+	rp->r = resolver_new(task, rp->arch, rc->p, rc->sym);
+	resolver_set_max_frames(rp->r, rc->o.max_frames);
+	resolver_show_art_frames(rp->r, rc->o.art_frames);
+	name_process(rc, pid, task);
+	if (pid == rc->pid) {
+		rc->r = rp->r;
+		rc->arch = rp->arch;
+	}
+	return rp;
+}
+
+/* @to += @from, field by field: every field of struct resolve_stats is a uint64_t counter
+ * (checked below), so a field added there is summed too. */
+static void add_resolve_stats(struct resolve_stats *to, const struct resolve_stats *from)
+{
+	uint64_t v[sizeof(*to) / sizeof(uint64_t)], w[sizeof(*to) / sizeof(uint64_t)];
+
+	_Static_assert(sizeof(*to) % sizeof(uint64_t) == 0, "resolve_stats holds uint64_t only");
+	memcpy(v, to, sizeof(v));
+	memcpy(w, from, sizeof(w));
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+		v[i] += w[i];
+	memcpy(to, v, sizeof(v));
+}
+
+/* Process @pid is gone: keep what its resolver counted, free the rest. */
+static void proc_close(struct record_core *rc, struct record_proc *rp)
+{
+	add_resolve_stats(&rc->gone_stats, resolver_stats(rp->r));
+	if (rc->r == rp->r)
+		rc->r = NULL;
+	resolver_free(rp->r);
+	rp->r = NULL;
+}
+
+/* The maps process @rp had when it exited, if the sampler has handed them over by now: its
+ * queued samples are named with them (the live /proc file is gone, or is another process's). */
+static void use_final_maps(struct record_core *rc, struct record_proc *rp)
+{
+	unsigned int gen = rc->final_gen;
+
+	if (rp->final_seen == gen)
+		return;
+	rp->final_seen = gen;
+	pthread_mutex_lock(&rc->final_lock);
+	for (size_t i = 0; i < rc->nr_finals; i++) {
+		struct record_final *f = &rc->finals[i];
+
+		if (f->pid != rp->pid || f->execs != rp->execs || !f->maps)
+			continue;
+		resolver_final_maps(rp->r, f->maps);
+		free(f->maps);
+		*f = rc->finals[--rc->nr_finals];
+		break;
+	}
+	pthread_mutex_unlock(&rc->final_lock);
+}
+
+/* The process of a sample: known, or one whose events the worker has not seen (its fork came
+ * after the queue was full). */
+static struct record_proc *proc_of(struct record_core *rc, const struct sampler_info *info)
+{
+	struct record_proc *rp = proc_find(rc, info->pid ? info->pid : rc->pid);
+
+	if (!rp)
+		rp = proc_open(rc, info->pid, info->pid, info->arch, 0);
+	use_final_maps(rc, rp);
+	return rp;
+}
+
+/* sampler_ops.exiting, on the ptrace thread. */
+static void on_exiting(void *arg, pid_t pid, uint64_t execs, const char *maps)
+{
+	struct record_core *rc = arg;
+
+	if (!maps)
+		return;
+	pthread_mutex_lock(&rc->final_lock);
+	ALLOC_GROW(rc->finals, rc->nr_finals + 1, rc->alloc_finals);
+	rc->finals[rc->nr_finals++] = (struct record_final){ pid, execs, xstrdup(maps) };
+	rc->final_gen++;
+	pthread_mutex_unlock(&rc->final_lock);
+}
+
+const struct resolve_stats *record_core_resolve_stats(const struct record_core *rc,
+						     struct resolve_stats *out)
+{
+	*out = rc->gone_stats;
+	for (size_t i = 0; i < rc->nr_procs; i++)
+		if (rc->procs[i].r)
+			add_resolve_stats(out, resolver_stats(rc->procs[i].r));
+	return out;
+}
+
+/* The profile's index of thread @tid of process @pid, named @comm when known; the main
+ * thread's name is the process's. */
+static uint32_t thread_of(struct record_core *rc, pid_t pid, pid_t tid, const char *comm)
+{
+	const char *name = comm && comm[0] ? comm : NULL;
+
+	if (name && tid == pid)
+		profile_process(rc->p, pid, name);
+	return profile_thread_in(rc->p, pid, tid, name);
+}
+
+/* Read a thread's name now (at attach and for new threads; samples bring their own). */
+static void name_thread(struct record_core *rc, pid_t pid, pid_t tid)
+{
+	char comm[64];
+
+	if (proc_task_comm(pid, tid, comm, sizeof(comm)) == 0)
+		profile_thread_in(rc->p, pid, tid, comm);
+	else
+		profile_thread_in(rc->p, pid, tid, NULL);
 }
 
 /* The stack to count: @stack, ending in why the thread waits ("[lock futex]") when it was
@@ -470,16 +617,17 @@ static void name_thread(struct record_core *rc, pid_t tid)
  * just after the thread woke up. @site (may be NULL) remembers the last reason seen there:
  * a sleeper that perch interrupted once resumes in restart_syscall at the same place, and the
  * reason is still the call it restarts. */
-static uint32_t with_wait_frame(struct record_core *rc, const struct sampler_info *info,
-				uint32_t stack, struct record_site *site)
+static uint32_t with_wait_frame(struct record_core *rc, struct record_proc *rp,
+				const struct sampler_info *info, uint32_t stack,
+				struct record_site *site)
 {
-	pid_t pid = rc->pid;
+	pid_t pid = rp->task;
 	struct waitreason wr;
 	const char *frame;
 
 	if (!info->state || info->state == 'R')
 		return stack;
-	waitreason_classify(rc->arch->e_machine, info->state, info->syscall, NULL,
+	waitreason_classify(rp->arch->e_machine, info->state, info->syscall, NULL,
 			    waitreason_fd_path_proc, &pid, &wr);
 	/* woke up between the two reads: it runs */
 	if (wr.kind == WAITREASON_RUNNING || !wr.frame[0])
@@ -491,7 +639,7 @@ static uint32_t with_wait_frame(struct record_core *rc, const struct sampler_inf
 	} else if (site) {
 		site->wait = profile_intern_str(rc->p, frame) + 1;
 	}
-	return resolver_add_leaf(rc->r, stack, frame);
+	return resolver_add_leaf(rp->r, stack, frame);
 }
 
 static struct record_sites *sites_of(struct record_core *rc, uint32_t thread)
@@ -523,6 +671,9 @@ static void record_stream(struct record_core *rc, uint64_t now_ns)
 /* Per-thread state shares and the stall detector see every sample as it is counted. */
 static void watch_sample(struct record_core *rc, const struct sampler_info *info, uint32_t stack)
 {
+	/* the timeline and its thread table are of the first process (its /proc/PID) */
+	if (info->pid && info->pid != rc->pid)
+		return;
 	if (rc->tl)
 		timeline_note_state(rc->tl, info->tid, info->state, info->weight);
 	if (rc->stall)
@@ -531,10 +682,11 @@ static void watch_sample(struct record_core *rc, const struct sampler_info *info
 }
 
 /* --verify: do the frames of the last resolver_stack() call equal libunwind-ptrace's? */
-static void verify_sample(struct record_core *rc, const struct sampler_info *info)
+static void verify_sample(struct record_core *rc, struct record_proc *rp,
+			  const struct sampler_info *info)
 {
 	int n, m = info->nr_verify;
-	const uint64_t *pcs = resolver_last_pcs(rc->r, &n);
+	const uint64_t *pcs = resolver_last_pcs(rp->r, &n);
 
 	if (m <= 0)
 		return;
@@ -558,9 +710,10 @@ static void on_sample(void *arg, const struct sampler_info *info,
 		      const struct unwind_snapshot *snap)
 {
 	struct record_core *rc = arg;
-	uint32_t thread = thread_of(rc, info->tid, info->comm);
-	uint64_t sp = perch_regs_sp(rc->arch, &snap->regs), pc = perch_regs_pc(rc->arch, &snap->regs);
-	uint32_t stack = resolver_stack(rc->r, snap);
+	struct record_proc *rp = proc_of(rc, info);
+	uint32_t thread = thread_of(rc, rp->pid, info->tid, info->comm);
+	uint64_t sp = perch_regs_sp(rp->arch, &snap->regs), pc = perch_regs_pc(rp->arch, &snap->regs);
+	uint32_t stack = resolver_stack(rp->r, snap);
 	struct record_sites *rs = sites_of(rc, thread);
 	struct record_site *site = NULL;
 
@@ -577,8 +730,8 @@ static void on_sample(void *arg, const struct sampler_info *info,
 		site->stack = stack + 1;
 	}
 	if (rc->o.verify)
-		verify_sample(rc, info);
-	stack = with_wait_frame(rc, info, stack, site);
+		verify_sample(rc, rp, info);
+	stack = with_wait_frame(rc, rp, info, stack, site);
 	profile_add_weighted(rc->p, thread, stack, info->time_ns, info->state, info->weight);
 	watch_sample(rc, info, stack);
 	record_stream(rc, info->time_ns);
@@ -587,12 +740,13 @@ static void on_sample(void *arg, const struct sampler_info *info,
 static void on_reuse(void *arg, const struct sampler_info *info, uint64_t sp, uint64_t pc)
 {
 	struct record_core *rc = arg;
-	uint32_t thread = thread_of(rc, info->tid, info->comm);
+	struct record_proc *rp = proc_of(rc, info);
+	uint32_t thread = thread_of(rc, rp->pid, info->tid, info->comm);
 	struct record_site *site = site_find(sites_of(rc, thread), sp, pc);
 
 	/* the sampler names only sites of snapshots it queued before this item */
 	if (site) {
-		uint32_t stack = with_wait_frame(rc, info, site->stack - 1, site);
+		uint32_t stack = with_wait_frame(rc, rp, info, site->stack - 1, site);
 
 		profile_add_weighted(rc->p, thread, stack, info->time_ns, info->state,
 				     info->weight);
@@ -601,17 +755,47 @@ static void on_reuse(void *arg, const struct sampler_info *info, uint64_t sp, ui
 	record_stream(rc, info->time_ns);
 }
 
-static void on_event(void *arg, int kind, pid_t tid)
+static void on_event(void *arg, const struct sampler_event *ev)
 {
 	struct record_core *rc = arg;
+	struct record_proc *rp = proc_find(rc, ev->pid);
 
-	if (kind == TRACEE_EV_THREAD_NEW)
-		name_thread(rc, tid);
-	else if (kind == TRACEE_EV_EXEC)
-		resolver_reload(rc->r);
+	switch (ev->kind) {
+	case TRACEE_EV_THREAD_NEW:
+		name_thread(rc, ev->pid, ev->tid);
+		break;
+	case TRACEE_EV_PROC_NEW:
+		if (rp)
+			proc_close(rc, rp); /* its pid was reused */
+		proc_open(rc, ev->pid, ev->pid, ev->arch, 0);
+		name_thread(rc, ev->pid, ev->pid);
+		break;
+	case TRACEE_EV_EXEC: {
+		/* a new program: new maps, maybe another architecture */
+		uint64_t execs = rp ? rp->execs + 1 : 1;
+
+		if (rp && rp->arch == (ev->arch ? ev->arch : perch_arch_host())) {
+			/* the same unwinder: modules it knew (libc, the loader) stay loaded */
+			rp->execs = execs;
+			rp->final_seen = 0; /* its final maps may have come already */
+			rp->task = ev->pid;
+			resolver_reload(rp->r);
+			name_process(rc, ev->pid, ev->pid);
+			break;
+		}
+		if (rp)
+			proc_close(rc, rp);
+		proc_open(rc, ev->pid, ev->pid, ev->arch, execs);
+		break;
+	}
+	case TRACEE_EV_PROC_GONE:
+		if (rp)
+			proc_close(rc, rp);
+		break;
+	}
 }
 
-const struct sampler_ops record_core_ops = { on_sample, on_reuse, on_event };
+const struct sampler_ops record_core_ops = { on_sample, on_reuse, on_event, on_exiting };
 
 /* ---- a recording ---- */
 
@@ -620,6 +804,7 @@ void record_core_init(struct record_core *rc)
 	memset(rc, 0, sizeof(*rc));
 	record_opts_init(&rc->o);
 	rc->st = xcalloc(1, sizeof(*rc->st));
+	pthread_mutex_init(&rc->final_lock, NULL);
 }
 
 void record_core_release(struct record_core *rc)
@@ -628,7 +813,13 @@ void record_core_release(struct record_core *rc)
 		recording_close(rc->rw, rc->p);
 	timeline_free(rc->tl);
 	stall_free(rc->stall);
-	resolver_free(rc->r);
+	for (size_t i = 0; i < rc->nr_procs; i++)
+		resolver_free(rc->procs[i].r);
+	free(rc->procs);
+	for (size_t i = 0; i < rc->nr_finals; i++)
+		free(rc->finals[i].maps);
+	free(rc->finals);
+	pthread_mutex_destroy(&rc->final_lock);
 	symbolizer_free(rc->sym);
 	profile_free(rc->p);
 	profile_free(rc->back);
@@ -705,7 +896,7 @@ int record_core_setup(struct record_core *rc, const struct tracee *t)
 	struct timespec now;
 
 	rc->pid = t->pid;
-	rc->arch = perch_arch_of_pid(t->pid);
+	rc->arch = perch_arch_of_pid(t->nr_procs ? tracee_proc_task(t, t->procs[0]) : t->pid);
 	if (!rc->arch)
 		return -ENOEXEC;
 	if (rc->o.verify && !perch_arch_is_host(rc->arch))
@@ -721,15 +912,20 @@ int record_core_setup(struct record_core *rc, const struct tracee *t)
 	clock_gettime(CLOCK_REALTIME, &now);
 	rc->start_realtime_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
 	rc->sym = symbolizer_new(rc->o.sysroot, rc->o.symfs);
-	rc->r = resolver_new(rc->pid, rc->arch, rc->p, rc->sym);
-	resolver_set_max_frames(rc->r, rc->o.max_frames);
-	resolver_show_art_frames(rc->r, rc->o.art_frames);
+	for (size_t i = 0; i < t->nr_procs; i++) {
+		const struct tracee_proc *tp = t->procs[i];
+
+		if (tp->alive)
+			proc_open(rc, tp->pid, tracee_proc_task(t, tp),
+				  tp->pid == rc->pid ? rc->arch : tp->arch, tp->execs);
+	}
+	if (!rc->r) /* no process of the set (a tracee the caller filled itself) */
+		proc_open(rc, rc->pid, rc->pid, rc->arch, 0);
 	for (size_t i = 0; i < t->nr_threads; i++)
-		name_thread(rc, t->threads[i]->tid);
+		name_thread(rc, t->threads[i]->proc->pid, t->threads[i]->tid);
 	/* the process's name now: it may be gone when the profile is written */
-	if (profile_nr_threads(rc->p))
-		profile_set_meta(rc->p, "comm",
-				 profile_str(rc->p, profile_thread_get(rc->p, 0)->name));
+	if (profile_process_name(rc->p, rc->pid))
+		profile_set_meta(rc->p, "comm", profile_process_name(rc->p, rc->pid));
 	set_meta(rc, -1);
 	return 0;
 }
@@ -866,7 +1062,8 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 			       const char *prefix, int headline, FILE *f)
 {
 	const struct sampler_stats *st = rc->st;
-	const struct resolve_stats *rs = resolver_stats(rc->r);
+	struct resolve_stats rsum;
+	const struct resolve_stats *rs = record_core_resolve_stats(rc, &rsum);
 	uint64_t total = profile_total_samples(rc->p);
 	/* weight beyond one per sample; a stop can also give no sample (e.g. a thread that
 	 * exited before the worker got to it), so do not let the difference wrap */
@@ -911,6 +1108,12 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		(unsigned long long)ts->signals);
 	if (resolve_stats_stopped(rs))
 		print_stop_reasons(rs, stacks, prefix, f);
+	if (ts->procs_seen > 1 || ts->procs_skipped)
+		fprintf(f, "%s  processes: %llu sampled (%llu forked children followed), %llu let "
+			   "go (not followed, or a program perch cannot profile)\n",
+			prefix, (unsigned long long)(ts->procs_seen - ts->procs_skipped),
+			(unsigned long long)(ts->procs_seen - ts->procs_skipped - 1),
+			(unsigned long long)ts->procs_skipped);
 	print_hold(rc, prefix, f);
 	if (rs->java_frames)
 		fprintf(f, "%s  Java frames (interpreted): %.1f per sample, named in %.1f us per "
@@ -927,12 +1130,74 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		print_stalls(rc, prefix, f);
 }
 
+/* Unwind quality and per-sample errors as meta "unwind" and "errors" (one line of text each,
+ * for the report page's summary). */
+static void set_quality_meta(struct record_core *rc)
+{
+	const struct sampler_stats *st = rc->st;
+	struct resolve_stats rsum;
+	const struct resolve_stats *rs = record_core_resolve_stats(rc, &rsum);
+	double stacks = rs->stacks ? (double)rs->stacks : 1;
+	char buf[320];
+
+	snprintf(buf, sizeof(buf),
+		 "unwound to root %.1f%%, frame-pointer fallback %.1f%% of frames, stopped early "
+		 "%.1f%%, cut at %d frames %.1f%%, %.1f frames per sample",
+		 100.0 * (double)rs->to_root / stacks,
+		 100.0 * (double)rs->fp_frames / (rs->frames ? (double)rs->frames : 1),
+		 100.0 * (double)resolve_stats_stopped(rs) / stacks, rc->o.max_frames,
+		 100.0 * (double)rs->truncated / stacks, (double)rs->frames / stacks);
+	profile_set_meta(rc->p, "unwind", buf);
+	snprintf(buf, sizeof(buf),
+		 "registers %llu, stack copy %llu, dropped (perch behind) %llu, threads exited "
+		 "under perch %llu, missed ticks %llu of %llu",
+		 (unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
+		 (unsigned long long)st->dropped, (unsigned long long)st->races,
+		 (unsigned long long)st->missed_ticks, (unsigned long long)st->ticks);
+	profile_set_meta(rc->p, "errors", buf);
+}
+
+void record_core_why_empty(const struct record_core *rc, char *buf, size_t size)
+{
+	const struct sampler_stats *st = rc->st;
+	double ms = st->elapsed_s * 1e3, period_ms = 1e3 / rc->o.hz;
+
+	if (st->stop_reason == SAMPLER_STOP_ERROR)
+		snprintf(buf, size, "sampling stopped on an error after %.0f ms", ms);
+	else if (!st->ticks || (st->stop_reason == SAMPLER_STOP_EXIT && !st->samples &&
+				!(rc->o.cpu_mode && st->skipped_idle)))
+		snprintf(buf, size, "%s after %.1f ms, before perch could sample it (a tick every "
+				    "%.1f ms at -F %g): raise -F, or record a longer run",
+			 st->stop_reason == SAMPLER_STOP_EXIT ? "the target exited"
+							      : "the recording ended",
+			 ms, period_ms, rc->o.hz);
+	else if (rc->o.cpu_mode && st->skipped_idle)
+		snprintf(buf, size, "no thread was running at any of the %llu ticks (--mode cpu "
+				    "counts running threads only: the target waited or was stopped; "
+				    "--mode wall shows where it waits)",
+			 (unsigned long long)st->ticks);
+	else if (st->err_regs || st->dropped)
+		snprintf(buf, size, "every sample failed: %llu times the registers could not be "
+				    "read, %llu dropped because perch fell behind",
+			 (unsigned long long)st->err_regs, (unsigned long long)st->dropped);
+	else if (st->late)
+		snprintf(buf, size, "no thread stopped for perch in %llu ticks (%llu times a stop "
+				    "was still pending: the threads did not return to user space)",
+			 (unsigned long long)st->ticks, (unsigned long long)st->late);
+	else
+		snprintf(buf, size, "no thread stopped for perch in %llu ticks over %.0f ms (the "
+				    "recording ended before a stop came, or the threads exited or "
+				    "were let go)",
+			 (unsigned long long)st->ticks, ms);
+}
+
 /* Timelines as counters, stalls as meta "stalls" (see writers.h). */
 void record_core_finish(struct record_core *rc)
 {
 	char buf[32];
 
 	set_meta(rc, rc->st->elapsed_s);
+	set_quality_meta(rc);
 	if (rc->tl)
 		timeline_store(rc->tl, rc->p);
 	if (rc->stall) {

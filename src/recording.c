@@ -34,6 +34,7 @@ enum rec_type {
 	REC_META,
 	REC_META_ADD,
 	REC_END,
+	REC_PROCESS, /* version 2 */
 };
 
 static void put_le16(uint8_t *b, uint16_t v)
@@ -91,6 +92,8 @@ struct recording_writer {
 	size_t strs, locs, stacks; /* how many of each the file has */
 	uint32_t *thread_name;	   /* name string id written per thread */
 	size_t threads, threads_alloc;
+	uint32_t *proc_name;	   /* name string id written per process */
+	size_t procs, procs_alloc;
 	struct written_meta *meta; /* per profile meta index */
 	size_t meta_nr, meta_alloc;
 	uint64_t total_samples;
@@ -284,8 +287,32 @@ static void write_thread(struct recording_writer *w, const struct profile *p, si
 	put_varint(&w->body, i);
 	put_varint(&w->body, (uint32_t)t->tid);
 	put_varint(&w->body, t->name);
+	put_varint(&w->body, (uint32_t)t->pid);
 	add_record(w, REC_THREAD);
 	w->thread_name[i] = t->name;
+}
+
+static void write_process(struct recording_writer *w, const struct profile *p, size_t i)
+{
+	const struct profile_process *pr = profile_process_get(p, (uint32_t)i);
+
+	put_varint(&w->body, (uint32_t)pr->pid);
+	put_varint(&w->body, pr->name);
+	add_record(w, REC_PROCESS);
+	w->proc_name[i] = pr->name;
+}
+
+/* New and renamed processes (their names change at exec). */
+static void write_processes(struct recording_writer *w, const struct profile *p)
+{
+	size_t nr = profile_nr_processes(p), i;
+
+	for (i = 0; i < w->procs; i++)
+		if (profile_process_get(p, (uint32_t)i)->name != w->proc_name[i])
+			write_process(w, p, i);
+	ALLOC_GROW(w->proc_name, nr, w->procs_alloc);
+	for (; w->procs < nr; w->procs++)
+		write_process(w, p, w->procs);
 }
 
 static void write_threads(struct recording_writer *w, const struct profile *p)
@@ -358,6 +385,7 @@ static int flush_all(struct recording_writer *w, const struct profile *p)
 	write_strings(w, p);
 	write_locations(w, p);
 	write_stacks(w, p);
+	write_processes(w, p);
 	write_threads(w, p);
 	write_samples(w, p);
 	write_meta(w, p);
@@ -409,6 +437,7 @@ static int finish(struct recording_writer *w, const struct profile *p)
 		free(w->meta[i].value);
 	free(w->meta);
 	free(w->thread_name);
+	free(w->proc_name);
 	free(w->zbuf);
 	strbuf_release(&w->raw);
 	strbuf_release(&w->body);
@@ -590,14 +619,15 @@ static int rd_thread(struct reader *r, struct cur *c)
 {
 	uint64_t idx = get_varint(c), tid = get_varint(c);
 	int64_t name = str_id(r, c);
+	uint64_t pid = r->info->version >= 2 ? get_varint(c) : 0; /* version 1: no process */
 	uint32_t t;
 
-	if (c->bad || idx > r->nr_threads || tid > INT32_MAX)
+	if (c->bad || idx > r->nr_threads || tid > INT32_MAX || pid > INT32_MAX)
 		return fail(r, "bad thread record");
-	t = profile_thread(r->p, (pid_t)tid, NULL);
+	t = profile_thread_in(r->p, (pid_t)pid, (pid_t)tid, NULL);
 	/* an empty name does not rename (the profile's "unknown") */
 	if (name > 0)
-		profile_thread(r->p, (pid_t)tid, profile_str(r->p, (uint32_t)name));
+		profile_thread_in(r->p, (pid_t)pid, (pid_t)tid, profile_str(r->p, (uint32_t)name));
 	if (idx == r->nr_threads) {
 		ALLOC_GROW(r->threads, r->nr_threads + 1, r->alloc_threads);
 		r->threads[r->nr_threads++] = t;
@@ -605,6 +635,20 @@ static int rd_thread(struct reader *r, struct cur *c)
 		return fail(r, "thread record changes the tid of thread %llu",
 			    (unsigned long long)idx);
 	}
+	return 0;
+}
+
+static int rd_process(struct reader *r, struct cur *c)
+{
+	uint64_t pid = get_varint(c);
+	int64_t name = str_id(r, c);
+
+	if (c->bad || !pid || pid > INT32_MAX)
+		return fail(r, "bad process record");
+	if (profile_process_find(r->p, (pid_t)pid) == UINT32_MAX &&
+	    profile_nr_processes(r->p) >= RECORDING_MAX_PROCESSES)
+		return fail(r, "more than %d processes", RECORDING_MAX_PROCESSES);
+	profile_process(r->p, (pid_t)pid, name > 0 ? profile_str(r->p, (uint32_t)name) : NULL);
 	return 0;
 }
 
@@ -713,6 +757,10 @@ static int rd_records(struct reader *r, const uint8_t *raw, size_t len)
 			break;
 		case REC_THREAD:
 			ret = rd_thread(r, &c);
+			break;
+		case REC_PROCESS:
+			if (r->info->version >= 2)
+				ret = rd_process(r, &c);
 			break;
 		case REC_SAMPLE:
 			ret = rd_sample(r, &c);

@@ -496,8 +496,10 @@ static int dump_job(struct session *s, void *arg)
 		if (q->only && tid != q->only)
 			continue;
 		d[nr].tid = tid;
-		/* states first: a thread we stop reads as 't' */
-		d[nr].state = proc_stat_read(s->pid, tid, &ps) == 0 ? ps.state : '?';
+		/* states first: a thread we stop reads as 't'; a group-stopped one is 'T' */
+		d[nr].state = proc_stat_read(s->pid, tid, &ps) == 0
+				      ? tracee_state_letter(s->t.threads[i], ps.state)
+				      : '?';
 		if (proc_task_comm(s->pid, tid, d[nr].name, sizeof(d[nr].name)) < 0)
 			strcpy(d[nr].name, "?");
 		d[nr].snap.stack_cap = DUMP_STACK_SIZE;
@@ -780,6 +782,15 @@ static int c_top(struct repl *r, int argc, char **argv)
 	return ret < 0 ? PERCH_EXIT_FATAL : ret;
 }
 
+const struct profile *repl_last_profile(struct repl *r)
+{
+	if (!r->rec || !r->rec->rc.p)
+		return log_err(0, "nothing recorded yet: 'record' first, or give NEW.perch"), NULL;
+	if (r->rec->running)
+		return log_err(0, "the recording still runs: 'record stop' first"), NULL;
+	return record_core_profile(&r->rec->rc);
+}
+
 /* report [FORMAT] [FILE] and save FILE: the last recording through a writer. */
 static int render(struct repl *r, const struct output_format *fmt, const char *path)
 {
@@ -982,18 +993,20 @@ static const char *const record_opts_words[] = {
 	"-F", "--freq", "-d", "--duration", "-o", "--output", "--format", "--mode", "--stack-size",
 	"--lines", "--cpu-interval", "--mem-interval", "--stall", "--stall-thread", "--top",
 	"--verify", "--follow-cpu", "--no-idle-reuse", "--no-cpu-hold", "--sysroot", "--symfs",
-	NULL,
+	"--show-art-frames", NULL,
 };
 static const char *const set_words[] = {
 	"rate", "duration", "stack-size", "mode", "cpu-interval", "mem-interval", "stall",
 	"stall-thread", "format", "lines", "top", "verify", "follow-cpu", "no-idle-reuse",
-	"no-cpu-hold", "sysroot", "symfs", NULL,
+	"no-cpu-hold", "sysroot", "symfs", "show-art-frames", NULL,
 };
 static const char *const top_opts[] = { "-F", "--freq", "-d", "--duration", "-n", "--rows",
 					 "--mode", "--stack-size", "--follow-cpu",
 					 "--no-idle-reuse", "--no-cpu-hold", "--sysroot", "--symfs",
-					 NULL };
+					 "--show-art-frames", NULL };
 static const char *const maps_opts[] = { "--exec", NULL };
+static const char *const diff_opts[] = { "--fail-if", "--alpha", "--merge-threads", "--top", "-o",
+					  "--output", "--thread", "--mode", "--start", "--end", NULL };
 static const char *const report_opts[] = { "-o", "--output", "--format", "--symfs", "--lines",
 					    "--top", "--tid", "--thread", "--mode", "--start",
 					    "--end", NULL };
@@ -1020,14 +1033,20 @@ const struct repl_cmd repl_cmds[] = {
 	  "             --mode wall|cpu, --stack-size BYTES, --lines, --cpu-interval MS,\n"
 	  "             --mem-interval MS, --stall MS, --stall-thread TID|NAME, --top N,\n"
 	  "             --verify, --follow-cpu, --no-idle-reuse, --no-cpu-hold, --sysroot DIR,\n"
-	  "             --symfs DIR\n"
+	  "             --symfs DIR, --show-art-frames\n"
 	  "    the defaults are those of 'set'\n",
 	  record_words, record_opts_words, REPL_COMPLETE_NONE, 0, c_record },
 	{ "top", "[-F HZ] [-d SEC] [-n ROWS]", "live view of the hottest functions (a key or "
 	  "Ctrl-C stops)",
 	  "    %Own and %Total: share of the samples of the last second with the function\n"
 	  "    innermost / anywhere in the stack; OwnTime and TotalTime: seconds since top\n"
-	  "    started (samples / rate, all threads together)\n",
+	  "    started (samples / rate, all threads together)\n"
+	  "    options as perch record's:\n"
+	  "    --mode wall|cpu\n"
+	  "    --stack-size BYTES\n"
+	  "    --follow-cpu, --no-idle-reuse, --no-cpu-hold, --show-art-frames\n"
+	  "    --sysroot DIR\n"
+	  "    --symfs DIR\n",
 	  NULL, top_opts, REPL_COMPLETE_NONE, 1, c_top },
 	{ "report", "[FORMAT] [FILE] | [options] FILE.perch", "render the last recording, or a "
 	  "recording file",
@@ -1039,6 +1058,9 @@ const struct repl_cmd repl_cmds[] = {
 	  NULL, report_opts, REPL_COMPLETE_FORMAT, 0, c_report },
 	{ "save", "FILE", "write the last recording (the ending picks the format)", NULL, NULL,
 	  NULL, REPL_COMPLETE_FILE, 0, c_save },
+	{ "diff", "[options] BASE.perch [NEW.perch]", "what changed: compare two recordings (or "
+	  "BASE with the last one)", repl_diff_usage, NULL, diff_opts, REPL_COMPLETE_FILE, 0,
+	  repl_diff_cmd },
 	{ "maps", "[--exec] [SUBSTRING]", "the target's memory mappings", NULL, NULL, maps_opts,
 	  REPL_COMPLETE_NONE, 1, c_maps },
 	{ "set", "[NAME [VALUE]]", "recording defaults (no name: show them)",

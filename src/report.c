@@ -275,12 +275,10 @@ struct profile *report_apply(const struct profile *src, const struct report_filt
 	lo = t0 + (uint64_t)(f->start_s * 1e9);
 	hi = f->end_s < 0 ? UINT64_MAX : t0 + (uint64_t)(f->end_s * 1e9);
 	for (uint32_t t = 0; t < nt; t++) {
-		const struct profile_thread *th = profile_thread_get(src, t);
-
 		keep[t] = (signed char)keep_thread(f, src, t);
 		/* every thread keeps its place and name, even without samples left */
 		if (keep[t])
-			profile_thread(dst, th->tid, th->name ? profile_str(src, th->name) : NULL);
+			profile_thread_copy(dst, src, t);
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_thread *th = profile_thread_get(src, s[i].thread);
@@ -301,7 +299,7 @@ struct profile *report_apply(const struct profile *src, const struct report_filt
 			}
 			stack_map[s[i].stack] = profile_intern_stack(dst, locs, k) + 1;
 		}
-		dt = profile_thread(dst, th->tid, NULL);
+		dt = profile_thread_in(dst, th->pid, th->tid, NULL);
 		profile_add_weighted(dst, dt, stack_map[s[i].stack] - 1, s[i].time_ns, s[i].state,
 				     s[i].weight);
 	}

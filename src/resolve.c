@@ -178,6 +178,13 @@ void resolver_reload(struct resolver *r)
 	tailcall_flush(r->tc);
 }
 
+void resolver_final_maps(struct resolver *r, const char *maps_text)
+{
+	modules_load_maps(r->ms, proc_maps_parse(maps_text, NULL));
+	r->ms->final = 1;
+	unwinder_flush(r->u);
+}
+
 const struct resolve_stats *resolver_stats(struct resolver *r)
 {
 	r->st.reloads = r->ms->reloads;

@@ -15,6 +15,7 @@
 
 #include "perch/arch.h"
 #include "perch/log.h"
+#include "perch/proc-task.h"
 #include "perch/sampler.h"
 #include "perch/sampler-hold.h"
 #include "perch/tracee.h"
@@ -24,6 +25,10 @@
 #include "perch/xalloc.h"
 
 #define SAMPLER_NICE (-10)
+#define SAMPLER_JOB_STOP_NS (300 * 1000000ULL) /* Ctrl-Z: how long perch waits for the
+						* programs of its process group to stop */
+#define SAMPLER_JOB_FORWARD_NS (30 * 1000000ULL) /* ... and before it passes a stop sent
+						  * to it alone on to the program */
 
 #define SAMPLER_MAX_BATCH 1024 /* threads interrupted after the CPU move; more: at once */
 #define SAMPLER_MAX_CPUS 256   /* CPUs follow_cpu() counts threads on */
@@ -36,7 +41,8 @@
  * (a TRACEE_EV_* kind). */
 struct item {
 	int kind;
-	pid_t tid;
+	pid_t pid, tid;
+	const struct perch_arch *arch;
 	uint32_t weight;
 	char state;
 	int has_syscall;
@@ -52,6 +58,7 @@ struct item {
 struct queue {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
+	pthread_cond_t freed; /* the worker gave an item back (post_event() waits for one) */
 	struct item *items;
 	struct item **ring, **free;
 	size_t head, len, nr_free, cap;
@@ -73,6 +80,14 @@ static void wait_set(sigset_t *set)
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGTSTP);
+	sigaddset(set, SIGTTIN);
+	sigaddset(set, SIGTTOU);
+}
+
+static int is_job_stop(int sig)
+{
+	return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
 void sampler_block_signals(sigset_t *old)
@@ -90,6 +105,33 @@ int sampler_snapshot(struct tracee *t, const struct perch_arch *arch, struct tra
 	return unwind_snapshot_take(t->pid, th->tid, arch, snap);
 }
 
+int sampler_snapshot_blocked(const struct perch_arch *arch, pid_t tid, const char *syscall,
+			     struct unwind_snapshot *snap)
+{
+	struct waitreason_syscall sc;
+
+	snap->time_ns = tracee_now_ns();
+	snap->tid = tid;
+	snap->pac_mask = 0;
+	memset(&snap->regs, 0, sizeof(snap->regs));
+	if (!syscall || waitreason_syscall_parse(syscall, &sc) < 0 ||
+	    sc.what != WAITREASON_SC_SYSCALL || !sc.sp || !sc.pc)
+		return -EAGAIN;
+	/* (a table without the list has six zeros) */
+	for (int i = 0; i < 6 && arch->dw_sysargs[0] != arch->dw_sysargs[1]; i++) {
+		int r = arch->dw_sysargs[i];
+
+		if (r >= 0 && r < PERCH_MAX_DWREGS) {
+			snap->regs.r[r] = sc.args[i];
+			snap->regs.valid |= 1ULL << r;
+		}
+	}
+	snap->regs.r[arch->dw_sp] = sc.sp;
+	snap->regs.r[arch->dw_pc] = sc.pc;
+	snap->regs.valid |= 1ULL << arch->dw_sp | 1ULL << arch->dw_pc;
+	return unwind_snapshot_read_stack(tid, sc.sp, snap);
+}
+
 /* ---- the queue ---- */
 
 static void queue_init(struct queue *q, size_t cap, size_t stack_size, int verify)
@@ -97,6 +139,7 @@ static void queue_init(struct queue *q, size_t cap, size_t stack_size, int verif
 	memset(q, 0, sizeof(*q));
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->wake, NULL);
+	pthread_cond_init(&q->freed, NULL);
 	q->cap = cap;
 	q->items = xcalloc(cap, sizeof(*q->items));
 	q->ring = xcalloc(cap, sizeof(*q->ring));
@@ -121,6 +164,7 @@ static void queue_release(struct queue *q)
 	free(q->free);
 	pthread_mutex_destroy(&q->lock);
 	pthread_cond_destroy(&q->wake);
+	pthread_cond_destroy(&q->freed);
 }
 
 /* A free item, or NULL when the worker is a whole queue behind. */
@@ -163,6 +207,8 @@ static void *worker_main(void *p)
 		pthread_mutex_unlock(&q->lock);
 		if (it->kind == ITEM_SAMPLE || it->kind == ITEM_REUSE) {
 			struct sampler_info info = {
+				.pid = it->pid,
+				.arch = it->arch,
 				.tid = it->tid,
 				.weight = it->weight,
 				.state = it->state,
@@ -178,10 +224,15 @@ static void *worker_main(void *p)
 			else
 				w->ops->reuse(w->arg, &info, it->site_sp, it->site_pc);
 		}
-		else if (w->ops->event)
-			w->ops->event(w->arg, it->kind, it->tid);
+		else if (w->ops->event) {
+			struct sampler_event ev = { .kind = it->kind, .pid = it->pid,
+						    .tid = it->tid, .arch = it->arch };
+
+			w->ops->event(w->arg, &ev);
+		}
 		pthread_mutex_lock(&q->lock);
 		q->free[q->nr_free++] = it;
+		pthread_cond_signal(&q->freed);
 	}
 	pthread_mutex_unlock(&q->lock);
 	return NULL;
@@ -226,6 +277,9 @@ struct sthread {
 	uint32_t wait_ppm;         /* share of time it recently spent waiting for a CPU (ppm) */
 	int woken;                 /* found woken (runnable, not yet run) at this tick */
 	uint64_t tick;             /* the last tick that visited it (tick_pass()) */
+	/* group-stopped and sampled once: where (its stack is counted again until SIGCONT) */
+	int stopped_known;
+	uint64_t stopped_sp, stopped_pc;
 };
 
 static struct sthread *sthread_of(struct tracee_thread *th)
@@ -263,10 +317,11 @@ static ssize_t read_task_file(struct tracee *t, struct tracee_thread *th, int *f
 {
 	ssize_t n;
 
+	(void)t;
 	if (*fd == -1) {
 		char path[64];
 
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", t->pid, th->tid, name);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", th->proc->pid, th->tid, name);
 		*fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (*fd < 0)
 			*fd = -2;
@@ -403,6 +458,8 @@ static int blocked_site(const struct sthread *s)
 static void fill_item(struct item *it, int kind, struct tracee_thread *th, struct sthread *s)
 {
 	it->kind = kind;
+	it->pid = th->proc->pid;
+	it->arch = th->proc->arch;
 	it->tid = th->tid;
 	it->weight = 1 + s->late_ticks;
 	it->state = s->state;
@@ -413,14 +470,36 @@ static void fill_item(struct item *it, int kind, struct tracee_thread *th, struc
 	s->late_ticks = 0;
 }
 
+/* A sample of a group-stopped thread: its state is 'T' (/proc reads 't' while perch traces
+ * it), and it stays where it is until SIGCONT, so later ticks count this stack again without
+ * stopping it (tick_stopped()). */
+static void note_stopped(struct sthread *s, struct item *it, uint64_t sp, uint64_t pc,
+			 struct sampler_stats *st)
+{
+	it->state = 'T';
+	it->has_syscall = 0;
+	s->stopped_known = 1;
+	s->stopped_sp = sp;
+	s->stopped_pc = pc;
+	st->stopped++;
+}
+
+/* The architecture of @th's process (@arch when it is not known). */
+static const struct perch_arch *arch_of(const struct tracee_thread *th,
+					const struct perch_arch *arch)
+{
+	return th->proc->arch ? th->proc->arch : arch;
+}
+
 /* Our interrupt-stop: copy, resume, queue. */
 static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		       struct tracee_thread *th, struct sampler_stats *st)
 {
 	struct item *it = queue_get_free(&w->q);
-	int ret = 0;
+	int ret = 0, group_stop = th->in_group_stop;
 	uint64_t us;
 
+	arch = arch_of(th, arch);
 	if (it)
 		ret = sampler_snapshot(t, arch, th, &it->snap);
 	if (it && w->verify && ret == 0)
@@ -438,32 +517,66 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	} else if (ret < 0 && !it->snap.regs.valid) {
 		st->err_regs++;
 	} else {
+		struct sthread *s = sthread_of(th);
+		uint64_t sp = perch_regs_sp(arch, &it->snap.regs);
+		uint64_t pc = perch_regs_pc(arch, &it->snap.regs);
+
 		if (ret < 0)
 			st->err_stack++;
 		st->samples++;
-		struct sthread *s = sthread_of(th);
-
 		fill_item(it, ITEM_SAMPLE, th, s);
+		if (group_stop)
+			note_stopped(s, it, sp, pc, st);
 		/* where it was found blocked: where it may be found blocked again (running
 		 * samples would only push those places out) */
 		if (it->state && it->state != 'R')
-			remember_site(s, perch_regs_sp(arch, &it->snap.regs),
-				      perch_regs_pc(arch, &it->snap.regs));
+			remember_site(s, sp, pc);
 		queue_push(&w->q, it);
 		return;
 	}
 	queue_push_free(&w->q, it);
 }
 
-static void post_event(struct worker *w, int kind, pid_t tid)
+/* A free item for an event: unlike a sample, an event is never dropped (the worker's view of
+ * the processes, their programs and architectures depends on every one): when the worker is
+ * a whole queue behind, wait for it to give one back (it does, one sample at a time). */
+static struct item *queue_get_free_wait(struct queue *q)
 {
-	struct item *it = queue_get_free(&w->q);
+	struct item *it;
 
-	if (!it)
-		return; /* the worker is far behind; it re-reads names on its own */
-	it->kind = kind;
-	it->tid = tid;
+	pthread_mutex_lock(&q->lock);
+	while (!q->nr_free)
+		pthread_cond_wait(&q->freed, &q->lock);
+	it = q->free[--q->nr_free];
+	pthread_mutex_unlock(&q->lock);
+	return it;
+}
+
+static void post_event(struct worker *w, const struct tracee_event *ev)
+{
+	struct item *it = queue_get_free_wait(&w->q);
+
+	it->kind = ev->kind;
+	it->pid = ev->proc ? ev->proc->pid : 0;
+	it->arch = ev->proc ? ev->proc->arch : NULL;
+	it->tid = ev->thread ? ev->thread->tid : it->pid;
 	queue_push(&w->q, it);
+}
+
+/* A process's last thread stopped on its way out: hand its maps to the caller now, while
+ * they can be read (the worker may still have its samples queued), then let it go on. */
+static void on_exiting(struct tracee *t, struct worker *w, const struct tracee_event *ev)
+{
+	if (w->ops->exiting) {
+		char path[64], *text;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", ev->proc->pid,
+			 ev->thread->tid);
+		text = proc_read_file(path, NULL);
+		w->ops->exiting(w->arg, ev->proc->pid, ev->proc->execs, text);
+		free(text);
+	}
+	tracee_resume(t, ev->thread);
 }
 
 static int handle_events(struct tracee *t, const struct perch_arch *arch, struct worker *w,
@@ -480,11 +593,11 @@ static int handle_events(struct tracee *t, const struct perch_arch *arch, struct
 		case TRACEE_EV_EXIT:
 			st->stop_reason = SAMPLER_STOP_EXIT;
 			return 0;
-		case TRACEE_EV_EXEC:
-			post_event(w, ev.kind, t->pid);
+		case TRACEE_EV_PROC_EXITING:
+			on_exiting(t, w, &ev);
 			break;
 		default:
-			post_event(w, ev.kind, ev.thread->tid);
+			post_event(w, &ev);
 			break;
 		}
 	}
@@ -516,6 +629,51 @@ static int reuse(struct worker *w, struct tracee_thread *th, struct sthread *s, 
 	it->site_sp = sp;
 	it->site_pc = pc;
 	st->reused++;
+	queue_push(&w->q, it);
+	return 0;
+}
+
+/* A group-stopped thread at a tick (wall mode): counted again where its first sample in this
+ * stop was taken, or interrupted once (the interrupt re-reports its group-stop; it listens
+ * again after the snapshot, so job control is untouched). Returns 1 when it is to be
+ * interrupted. */
+static int tick_stopped(struct worker *w, struct tracee_thread *th, struct sthread *s,
+			uint64_t missed, struct sampler_stats *st)
+{
+	s->state = 'T';
+	s->has_syscall = 0;
+	s->late_ticks += (uint32_t)missed;
+	if (!s->stopped_known)
+		return 1;
+	if (reuse(w, th, s, s->stopped_sp, s->stopped_pc, st) < 0)
+		st->dropped++; /* the worker is a whole queue behind (as in tick_thread()) */
+	return 0;
+}
+
+/* A thread in uninterruptible sleep ('D') at a tick: a PTRACE_INTERRUPT would take effect
+ * only when it wakes up (a vfork parent sleeps until its child execs), so it is sampled from
+ * /proc without a stop. 0, or -errno when it could not be (then it is interrupted as usual). */
+static int tick_blocked(struct worker *w, struct tracee_thread *th, struct sthread *s,
+			const struct perch_arch *arch, struct sampler_stats *st)
+{
+	struct item *it;
+	int ret;
+
+	if (!s->has_syscall)
+		return -EAGAIN;
+	it = queue_get_free(&w->q);
+	if (!it)
+		return -ENOSPC;
+	ret = sampler_snapshot_blocked(arch, th->tid, s->syscall, &it->snap);
+	if (ret < 0 && !it->snap.stack_len && !(it->snap.regs.valid & (1ULL << arch->dw_pc))) {
+		queue_push_free(&w->q, it);
+		return ret;
+	}
+	it->nr_verify = 0;
+	fill_item(it, ITEM_SAMPLE, th, s);
+	remember_site(s, perch_regs_sp(arch, &it->snap.regs), perch_regs_pc(arch, &it->snap.regs));
+	st->samples++;
+	st->blocked++;
 	queue_push(&w->q, it);
 	return 0;
 }
@@ -554,14 +712,17 @@ static void follow_cpu(struct tracee_thread *const *stop, size_t n, struct sampl
 
 /* One thread at a tick: read its state first (a thread we stop reads as 't'); a thread not
  * running is skipped in cpu mode, counted again without a stop when it is blocked where an
- * earlier sample was taken. Returns 1 when it is to be interrupted. */
-static int tick_thread(struct tracee *t, struct worker *w, const struct sampler_opts *o,
-		       struct tracee_thread *th, uint64_t missed, uint64_t now,
-		       struct sampler_stats *st)
+ * earlier sample was taken (or group-stopped where it was sampled in this stop), sampled from
+ * /proc when in uninterruptible sleep. Returns 1 when it is to be interrupted. */
+static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		       const struct sampler_opts *o, struct tracee_thread *th, uint64_t missed,
+		       uint64_t now, struct sampler_stats *st)
 {
 	struct sthread *s = sthread_of(th);
 	int site, idle = IDLE_GONE;
 
+	if (!th->in_group_stop)
+		s->stopped_known = 0;
 	/* ticks a thread could not be sampled at are credited to its next sample, in wall
 	 * mode only: in cpu mode, a thread waiting for a CPU does not count */
 	if (th->state == TRACEE_INTERRUPTING) {
@@ -570,7 +731,15 @@ static int tick_thread(struct tracee *t, struct worker *w, const struct sampler_
 			s->late_ticks += 1 + (uint32_t)missed;
 		return 0;
 	}
-	if (th->state != TRACEE_RUNNING || th->new_stop_pending)
+	if (!th->proc->arch || th->detaching || th->new_stop_pending)
+		return 0; /* being let go, or not started yet */
+	if (th->state == TRACEE_GROUP_STOPPED) {
+		if (!o->cpu_mode)
+			return tick_stopped(w, th, s, missed, st);
+		st->skipped_idle++;
+		return 0;
+	}
+	if (th->state != TRACEE_RUNNING)
 		return 0;
 	/* found blocked at a site before and not switched in since: still there (one
 	 * read instead of stat + syscall: hundreds of idle threads stay cheap) */
@@ -613,6 +782,8 @@ static int tick_thread(struct tracee *t, struct worker *w, const struct sampler_
 		s->idle_ns = now;
 		return 0;
 	}
+	if (s->state == 'D' && tick_blocked(w, th, s, arch_of(th, arch), st) == 0)
+		return 0;
 	return 1;
 }
 
@@ -647,8 +818,9 @@ static void interrupt(struct tracee *t, struct tracee_thread *th, struct tick_ho
 
 /* Visit the threads that ran at the last tick (@running 1) or the others (0), and interrupt
  * the ones tick_thread() picks, all at once after the optional CPU move. */
-static void tick_pass(struct tracee *t, struct worker *w, const struct sampler_opts *o,
-		      uint64_t missed, struct tick_hold *hd, int running, struct sampler_stats *st)
+static void tick_pass(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		      const struct sampler_opts *o, uint64_t missed, struct tick_hold *hd,
+		      int running, struct sampler_stats *st)
 {
 	uint64_t now = tracee_now_ns();
 	struct tracee_thread *stop[SAMPLER_MAX_BATCH];
@@ -662,7 +834,7 @@ static void tick_pass(struct tracee *t, struct worker *w, const struct sampler_o
 		if (s->tick == st->ticks || (s->state == 'R' || !s->state) != running)
 			continue;
 		s->tick = st->ticks;
-		if (!tick_thread(t, w, o, th, missed, now, st))
+		if (!tick_thread(t, arch, w, o, th, missed, now, st))
 			continue;
 		if (nr_stop < SAMPLER_MAX_BATCH)
 			stop[nr_stop++] = th;
@@ -678,9 +850,9 @@ static void tick_pass(struct tracee *t, struct worker *w, const struct sampler_o
 /* One tick (scheduled at @fire) that stands for 1 + @missed ticks of the schedule (perch fell
  * behind). The threads that were running go first, so that the CPU holders, which keep them
  * where they were at @fire, are released soon; then the others. @next: the following tick. */
-static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *o,
-		 struct sampler_hold *h, uint64_t fire, uint64_t next, uint64_t missed,
-		 struct sampler_stats *st)
+static void tick(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		 const struct sampler_opts *o, struct sampler_hold *h, uint64_t fire, uint64_t next,
+		 uint64_t missed, struct sampler_stats *st)
 {
 	struct tick_hold hd = { .h = h, .fire = fire };
 
@@ -693,13 +865,83 @@ static void tick(struct tracee *t, struct worker *w, const struct sampler_opts *
 		hd.deadline = tracee_now_ns() + (period / 8 < SAMPLER_HOLD_WAIT_NS ? period / 8
 										    : SAMPLER_HOLD_WAIT_NS);
 	}
-	tick_pass(t, w, o, missed, &hd, 1, st);
+	tick_pass(t, arch, w, o, missed, &hd, 1, st);
 	if (h)
 		sampler_hold_release(h, fire);
 	hd.released = 1;
-	tick_pass(t, w, o, missed, &hd, 0, st);
+	tick_pass(t, arch, w, o, missed, &hd, 0, st);
 	if (h)
 		sampler_hold_arm(h, hd.running, SAMPLER_HOLD_MAX_CPUS);
+}
+
+/* Is @th going to stop by itself because of a stop signal of perch's process group (a thread
+ * of ours that must not be left in a stop while perch is stopped)? */
+static int settling(const struct tracee_thread *th)
+{
+	if (th->state == TRACEE_INTERRUPTING || th->state == TRACEE_STOPPED)
+		return 1;
+	return th->state == TRACEE_RUNNING && !th->detaching &&
+	       getpgid(th->proc->pid) == getpgrp();
+}
+
+/* perch got SIGTSTP, SIGTTIN or SIGTTOU (Ctrl-Z: the terminal sends it to perch and to the
+ * program it launched, which share perch's process group). Without care the program would
+ * sit in a signal-delivery-stop until perch runs again, and only then stop, after the shell's
+ * SIGCONT. So: pass a stop sent to perch alone on to the program it launched, let the traced
+ * threads of perch's process group reach their group-stop (listened, as usual) and no stop of
+ * ours stay pending, then stop perch itself with the same signal; the shell sees the job
+ * stopped. After SIGCONT, a program still stopped is sent SIGCONT too (when the shell
+ * continued perch alone). */
+static void job_stop(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		     const siginfo_t *si, struct sampler_stats *st)
+{
+	uint64_t start = tracee_now_ns(), deadline = start + SAMPLER_JOB_STOP_NS, now;
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
+	int sig = si->si_signo, still, forwarded = 0;
+	sigset_t one;
+
+	for (;;) {
+		size_t busy = 0;
+
+		if (handle_events(t, arch, w, st) < 0 || st->stop_reason)
+			break;
+		for (size_t i = 0; i < t->nr_threads; i++)
+			busy += settling(t->threads[i]);
+		now = tracee_now_ns();
+		if (!busy || now >= deadline)
+			break;
+		/* sent to perch alone (kill, not the terminal or killpg, which reach the program
+		 * too): pass it on once the program has shown it did not get its own */
+		if (!forwarded && si->si_code == SI_USER && now - start > SAMPLER_JOB_FORWARD_NS &&
+		    t->launched && t->nr_procs && t->procs[0]->alive) {
+			kill(t->pid, sig);
+			forwarded = 1;
+		}
+		usleep(100);
+	}
+	st->job_stops++;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigaction(sig, &dfl, &old);
+	raise(sig); /* pending while blocked: delivered, and perch stops, when unblocked */
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	pthread_sigmask(SIG_BLOCK, &one, NULL);
+	sigaction(sig, &old, NULL);
+	/* continued: give the shell's SIGCONT time to reach the program too */
+	deadline = tracee_now_ns() + SAMPLER_JOB_STOP_NS;
+	do {
+		still = 0;
+		if (handle_events(t, arch, w, st) < 0 || st->stop_reason)
+			return;
+		for (size_t i = 0; i < t->nr_threads; i++)
+			still += t->threads[i]->in_group_stop &&
+				 getpgid(t->threads[i]->proc->pid) == getpgrp();
+		if (still)
+			usleep(100);
+	} while (still && tracee_now_ns() < deadline);
+	for (size_t i = 0; i < t->nr_procs && still; i++)
+		if (t->procs[i]->alive && getpgid(t->procs[i]->pid) == getpgrp())
+			kill(t->procs[i]->pid, SIGCONT);
 }
 
 int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sampler_opts *o,
@@ -719,6 +961,9 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		sigdelset(&set, SIGINT);
 		sigdelset(&set, SIGTERM);
 		sigdelset(&set, SIGHUP);
+		sigdelset(&set, SIGTSTP);
+		sigdelset(&set, SIGTTIN);
+		sigdelset(&set, SIGTTOU);
 	}
 	t->on_free = sthread_free;
 	queue_init(&w.q, SAMPLER_QUEUE, o->stack_size, o->verify);
@@ -740,6 +985,9 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		queue_release(&w.q);
 		return log_errno(-ret, "cannot start the worker thread");
 	}
+	/* (-v; tests wait for this line: the first tick follows at once) */
+	log_info("sampling %zu threads of %zu processes at %g Hz", t->nr_threads, t->nr_alive,
+		 o->hz);
 	while (!st->stop_reason) {
 		uint64_t now = tracee_now_ns();
 
@@ -764,7 +1012,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			st->missed_ticks += missed;
 			base += (behind ? behind : 1) * period;
 			fire = base + jitter_ns(period);
-			tick(t, &w, o, hold, this_fire, fire, missed, st);
+			tick(t, arch, &w, o, hold, this_fire, fire, missed, st);
 		}
 		ret = handle_events(t, arch, &w, st);
 		if (ret < 0) {
@@ -785,6 +1033,10 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 				st->stop_reason = SAMPLER_STOP_SIGNAL;
 				st->signal = sig;
 				st->signal_code = si.si_code;
+			} else if (is_job_stop(sig)) {
+				job_stop(t, arch, &w, &si, st);
+				/* the ticks perch was stopped for are not owed to anyone */
+				base = fire = tracee_now_ns();
 			}
 		}
 	}

@@ -60,12 +60,16 @@ size_t session_take_notices(struct session *s, struct strbuf *out)
 	return n;
 }
 
-/* Forget the target (session thread): it exited, or it was detached. */
+/* Forget the target (session thread): it exited, or it was detached. Threads that could not
+ * be detached yet (asleep in 'D') stay in @s->t, marked: service() detaches each when it
+ * stops, so none is left stopped while the session lives on. */
 static void forget(struct session *s)
 {
+	s->attached = 0;
+	if (s->t.nr_threads && s->t.alive)
+		return;
 	tracee_release(&s->t);
 	memset(&s->t, 0, sizeof(s->t));
-	s->attached = 0;
 }
 
 void session_target_gone(struct session *s)
@@ -82,7 +86,7 @@ static void service(struct session *s)
 {
 	struct tracee_event ev;
 
-	while (s->attached && tracee_poll(&s->t, &ev) > 0) {
+	while ((s->attached || s->t.nr_threads) && tracee_poll(&s->t, &ev) > 0) {
 		if (ev.kind == TRACEE_EV_STOPPED)
 			tracee_resume(&s->t, ev.thread);
 		else if (ev.kind == TRACEE_EV_EXIT)
@@ -136,6 +140,8 @@ static void *session_main(void *arg)
 		tracee_detach_all(&s->t, SESSION_DETACH_MS);
 		forget(s);
 	}
+	/* threads still to detach are released by the kernel when perch exits */
+	tracee_release(&s->t);
 	return NULL;
 }
 
@@ -267,6 +273,9 @@ static int attach_job(struct session *s, void *arg)
 		tracee_detach_all(&s->t, SESSION_DETACH_MS);
 		forget(s);
 	}
+	/* a thread still to detach (asleep in 'D') reports its stop to the new set as an unknown
+	 * task, which is let go at once (tracee.c new_task()) */
+	tracee_release(&s->t);
 	memset(&s->t, 0, sizeof(s->t));
 	ret = tracee_attach(&s->t, pid);
 	if (ret < 0) {

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perch/arch.h"
 #include "perch/log.h"
 #include "perch/proc-task.h"
 #include "perch/tracee.h"
@@ -19,6 +20,8 @@
 
 #define TRACEE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
 #define TRACEE_ATTACH_ROUNDS 64
+#define TRACEE_D_CHECK_NS (50 * 1000000ULL) /* detach: how often to look for threads in
+					     * uninterruptible sleep, which cannot stop */
 #define CAP_SYS_PTRACE_BIT 19
 
 uint64_t tracee_now_ns(void)
@@ -29,7 +32,7 @@ uint64_t tracee_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- thread table (sorted by tid) ---- */
+/* ---- thread table (sorted by tid) and processes ---- */
 
 static size_t thread_pos(const struct tracee *t, pid_t tid)
 {
@@ -53,7 +56,34 @@ struct tracee_thread *tracee_find(const struct tracee *t, pid_t tid)
 	return i < t->nr_threads && t->threads[i]->tid == tid ? t->threads[i] : NULL;
 }
 
-static struct tracee_thread *thread_add(struct tracee *t, pid_t tid)
+struct tracee_proc *tracee_proc_find(const struct tracee *t, pid_t pid)
+{
+	/* newest first: a pid reused by a later process is that process */
+	for (size_t i = t->nr_procs; i-- > 0;)
+		if (t->procs[i]->pid == pid && t->procs[i]->alive)
+			return t->procs[i];
+	return NULL;
+}
+
+pid_t tracee_proc_task(const struct tracee *t, const struct tracee_proc *p)
+{
+	struct tracee_thread *leader = tracee_find(t, p->pid);
+
+	if (leader || !p->leader_gone)
+		return p->pid;
+	for (size_t i = 0; i < t->nr_threads; i++)
+		if (t->threads[i]->proc == p)
+			return t->threads[i]->tid;
+	return p->pid;
+}
+
+char tracee_state_letter(const struct tracee_thread *th, char proc_state)
+{
+	return th && th->in_group_stop && (proc_state == 't' || proc_state == 'T') ? 'T'
+										   : proc_state;
+}
+
+static struct tracee_thread *thread_add(struct tracee *t, struct tracee_proc *p, pid_t tid)
 {
 	size_t i = thread_pos(t, tid);
 	struct tracee_thread *th;
@@ -62,13 +92,50 @@ static struct tracee_thread *thread_add(struct tracee *t, pid_t tid)
 		return t->threads[i];
 	th = xcalloc(1, sizeof(*th));
 	th->tid = tid;
+	th->proc = p;
 	th->state = TRACEE_RUNNING;
+	th->detaching = p->detaching;
 	ALLOC_GROW(t->threads, t->nr_threads + 1, t->alloc_threads);
 	memmove(t->threads + i + 1, t->threads + i, (t->nr_threads - i) * sizeof(*t->threads));
 	t->threads[i] = th;
 	t->nr_threads++;
+	p->nr_threads++;
 	t->stats.threads_seen++;
 	return th;
+}
+
+static struct tracee_proc *proc_add(struct tracee *t, pid_t pid, pid_t parent)
+{
+	struct tracee_proc *p = xcalloc(1, sizeof(*p));
+	char why[160];
+
+	p->pid = pid;
+	p->parent = parent;
+	p->alive = 1;
+	p->arch = perch_arch_of_pid_why(pid, why, sizeof(why));
+	ALLOC_GROW(t->procs, t->nr_procs + 1, t->alloc_procs);
+	t->procs[t->nr_procs++] = p;
+	t->nr_alive++;
+	t->alive = 1;
+	t->stats.procs_seen++;
+	if (t->nr_procs == 1)
+		t->pid = pid;
+	return p;
+}
+
+/* @p is no longer traced: it exited (@status, or @exited 0 when it was let go). */
+static void proc_done(struct tracee *t, struct tracee_proc *p, int exited, int status)
+{
+	if (exited && !p->exited) {
+		p->exited = 1;
+		p->exit_status = status;
+		if (p == t->procs[0])
+			t->exit_status = status;
+	}
+	if (!p->alive)
+		return;
+	p->alive = 0;
+	t->nr_alive--;
 }
 
 /* The thread removed last; freed lazily so an event can still point to it. */
@@ -93,16 +160,30 @@ static void bury(struct tracee *t, struct tracee_thread *th)
 	graveyard_free = t ? t->on_free : NULL;
 }
 
-static void thread_remove(struct tracee *t, struct tracee_thread *th)
+/* Take @th out of the table (@later: keep it until the next removal, for an event). A process
+ * left without threads while being let go is no longer traced. */
+static void thread_unlink(struct tracee *t, struct tracee_thread *th, int later)
 {
 	size_t i = thread_pos(t, th->tid);
+	struct tracee_proc *p = th->proc;
 
 	if (i < t->nr_threads && t->threads[i] == th) {
 		memmove(t->threads + i, t->threads + i + 1,
 			(t->nr_threads - i - 1) * sizeof(*t->threads));
 		t->nr_threads--;
+		p->nr_threads--;
 	}
-	bury(t, th);
+	if (later)
+		bury(t, th);
+	else
+		thread_free(t, th);
+	if (!p->nr_threads && p->detaching)
+		proc_done(t, p, 0, 0);
+}
+
+static void thread_remove(struct tracee *t, struct tracee_thread *th)
+{
+	thread_unlink(t, th, 1);
 }
 
 /* ---- attach ---- */
@@ -192,7 +273,9 @@ static int explain_busy(pid_t pid, pid_t tracer)
 			       "debugger or tracer first", pid, tracer, comm);
 }
 
-static int check_target(pid_t pid)
+/* 0 when @pid can be attached; 1 when it is a process whose main thread has exited (a zombie)
+ * while other threads run on; -errno with the message printed otherwise. */
+static int check_target(const struct tracee *t, pid_t pid)
 {
 	struct proc_status st;
 	int ret = proc_status_read(pid, 0, &st);
@@ -204,78 +287,79 @@ static int check_target(pid_t pid)
 	if (st.tgid != pid)
 		return log_err(-EINVAL, "cannot attach to %d: it is a thread of process %d: "
 					"give the process id", pid, st.tgid);
-	if (st.state == 'Z' || st.state == 'X')
-		return log_err(-EINVAL, "cannot attach to %d: it is a zombie (exited, not reaped "
-					"by its parent)", pid);
+	if (tracee_proc_find(t, pid))
+		return log_err(-EBUSY, "cannot attach to %d twice", pid);
 	if (st.tracer_pid)
 		return explain_busy(pid, st.tracer_pid);
-	return 0;
+	if ((st.state == 'Z' || st.state == 'X') && st.threads <= 1)
+		return log_err(-EINVAL, "cannot attach to %d: it is a zombie (exited, not reaped "
+					"by its parent)", pid);
+	return st.state == 'Z' || st.state == 'X';
 }
 
-static int seize(struct tracee *t, pid_t tid)
+static unsigned long seize_options(const struct tracee *t)
+{
+	return TRACEE_OPTIONS |
+	       (t->flags & TRACEE_FOLLOW ? PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK : 0) |
+	       (t->flags & TRACEE_EXIT_STOPS ? PTRACE_O_TRACEEXIT : 0);
+}
+
+static int seize(struct tracee *t, struct tracee_proc *p, pid_t tid)
 {
 	struct proc_status st;
 
-	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)TRACEE_OPTIONS) == 0) {
-		thread_add(t, tid);
+	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)seize_options(t)) == 0) {
+		thread_add(t, p, tid);
 		return 0;
 	}
 	if (errno == ESRCH)
 		return -ESRCH;
 	/* already ours through PTRACE_O_TRACECLONE? */
-	if (errno == EPERM && proc_status_read(t->pid, tid, &st) == 0 && st.tracer_pid == getpid()) {
-		thread_add(t, tid)->new_stop_pending = 1;
+	if (errno == EPERM && proc_status_read(p->pid, tid, &st) == 0 && st.tracer_pid == getpid()) {
+		thread_add(t, p, tid)->new_stop_pending = 1;
 		return 0;
 	}
-	if (errno == EPERM && proc_status_read(t->pid, tid, &st) == 0 && st.tracer_pid)
-		return explain_busy(t->pid, st.tracer_pid);
+	if (errno == EPERM && proc_status_read(p->pid, tid, &st) == 0 && st.tracer_pid)
+		return explain_busy(p->pid, st.tracer_pid);
+	/* an exited thread (the zombie main thread of a live process) cannot be traced */
+	if (errno == EPERM && proc_status_read(p->pid, tid, &st) == 0 &&
+	    (st.state == 'Z' || st.state == 'X'))
+		return -ESRCH;
 	return -errno;
 }
 
-int tracee_attach(struct tracee *t, pid_t pid)
+/* Seize every thread of @p, re-scanning its task list until no new one shows up. 0 or -errno
+ * (message printed). */
+static int seize_all(struct tracee *t, struct tracee_proc *p)
 {
-	int ret, round;
-
-	memset(t, 0, sizeof(*t));
-	t->pid = pid;
-	t->alive = 1;
-	ret = check_target(pid);
-	if (ret < 0)
-		return ret;
-
-	for (round = 0; round < TRACEE_ATTACH_ROUNDS; round++) {
+	for (int round = 0; round < TRACEE_ATTACH_ROUNDS; round++) {
 		pid_t *tids = NULL;
-		int n = proc_task_list(pid, &tids), added = 0;
+		int n = proc_task_list(p->pid, &tids), added = 0, ret;
 
-		if (n < 0) {
-			ret = n == -ENOENT ? log_err(-ESRCH, "cannot attach to %d: no such process",
-						     pid)
-					   : log_errno(n, "cannot list threads of %d", pid);
-			goto fail;
-		}
+		if (n < 0)
+			return n == -ENOENT ? log_err(-ESRCH, "cannot attach to %d: no such process",
+						      p->pid)
+					    : log_errno(n, "cannot list threads of %d", p->pid);
 		for (int i = 0; i < n; i++) {
 			if (tracee_find(t, tids[i]))
 				continue;
-			ret = seize(t, tids[i]);
+			ret = seize(t, p, tids[i]);
 			if (ret == -ESRCH)
 				continue; /* the thread exited meanwhile */
-			if (ret == -EPERM && t->nr_threads == 0) {
-				ret = explain_eperm(pid);
+			if (ret == -EPERM && p->nr_threads == 0) {
+				ret = explain_eperm(p->pid);
 				if (ret == -EBUSY) {
 					struct proc_status st;
 
-					if (proc_status_read(pid, 0, &st) == 0 && st.tracer_pid)
-						ret = explain_busy(pid, st.tracer_pid);
+					if (proc_status_read(p->pid, 0, &st) == 0 && st.tracer_pid)
+						ret = explain_busy(p->pid, st.tracer_pid);
 				}
-				free(tids);
-				goto fail;
+			} else if (ret < 0 && ret != -EBUSY) {
+				log_errno(ret, "cannot attach to thread %d of %d", tids[i], p->pid);
 			}
 			if (ret < 0) {
-				if (ret != -EBUSY)
-					log_errno(ret, "cannot attach to thread %d of %d", tids[i],
-						  pid);
 				free(tids);
-				goto fail;
+				return ret;
 			}
 			added++;
 		}
@@ -283,25 +367,89 @@ int tracee_attach(struct tracee *t, pid_t pid)
 		if (!added)
 			break;
 	}
-	if (!tracee_find(t, pid)) {
-		ret = log_err(-ESRCH, "cannot attach to %d: no such process", pid);
-		goto fail;
-	}
+	if (!p->nr_threads)
+		return log_err(-ESRCH, "cannot attach to %d: no such process", p->pid);
 	return 0;
-fail:
-	tracee_detach_all(t, 1000);
-	tracee_release(t);
+}
+
+/* Forget @p, which failed to attach: detach what was seized, drop it from the set. */
+static void proc_abandon(struct tracee *t, struct tracee_proc *p)
+{
+	uint64_t deadline = tracee_now_ns() + 1000 * 1000000ULL;
+	struct tracee_event ev;
+
+	tracee_detach_proc(t, p);
+	while (p->nr_threads && tracee_now_ns() < deadline) {
+		int ret = tracee_poll(t, &ev);
+
+		if (ret < 0)
+			break;
+		if (ret == 0)
+			usleep(200);
+	}
+	for (size_t i = t->nr_threads; i-- > 0;)
+		if (t->threads[i]->proc == p)
+			thread_unlink(t, t->threads[i], 0);
+	proc_done(t, p, 0, 0);
+	/* it was the newest: take it out of the list again */
+	if (t->nr_procs && t->procs[t->nr_procs - 1] == p) {
+		t->nr_procs--;
+		t->stats.procs_seen--;
+		if (t->on_proc_free)
+			t->on_proc_free(p);
+		free(p);
+	}
+	if (!t->nr_procs) {
+		t->pid = 0;
+		t->alive = 0;
+	}
+}
+
+void tracee_init(struct tracee *t, unsigned int flags)
+{
+	memset(t, 0, sizeof(*t));
+	t->flags = flags;
+}
+
+int tracee_add_pid(struct tracee *t, pid_t pid)
+{
+	struct tracee_proc *p;
+	int ret = check_target(t, pid);
+
+	if (ret < 0)
+		return ret;
+	p = proc_add(t, pid, 0);
+	p->leader_gone = ret;
+	if (p->leader_gone)
+		log_info("the main thread of %d has exited: attaching to its other threads", pid);
+	ret = seize_all(t, p);
+	if (ret < 0)
+		proc_abandon(t, p);
+	else if (p->leader_gone)
+		/* /proc/PID/exe of an exited main thread cannot be read: ask a live thread */
+		p->arch = perch_arch_of_pid_why(tracee_proc_task(t, p), (char[160]){ 0 }, 160);
 	return ret;
 }
 
-int tracee_launch(struct tracee *t, char *const argv[])
+int tracee_attach(struct tracee *t, pid_t pid)
+{
+	int ret;
+
+	tracee_init(t, 0);
+	ret = tracee_add_pid(t, pid);
+	if (ret < 0)
+		tracee_release(t);
+	return ret;
+}
+
+int tracee_add_program(struct tracee *t, char *const argv[])
 {
 	int go[2], err[2], child_errno = 0;
+	struct tracee_proc *p;
 	sigset_t none;
 	pid_t pid;
 	ssize_t n;
 
-	memset(t, 0, sizeof(*t));
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
 		return log_errno(-errno, "cannot create a pipe");
 	pid = fork();
@@ -325,10 +473,7 @@ int tracee_launch(struct tracee *t, char *const argv[])
 	}
 	close(go[0]);
 	close(err[1]);
-	t->pid = pid;
-	t->launched = 1;
-	t->alive = 1;
-	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)TRACEE_OPTIONS) < 0) {
+	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)seize_options(t)) < 0) {
 		int e = errno;
 
 		kill(pid, SIGKILL);
@@ -337,7 +482,11 @@ int tracee_launch(struct tracee *t, char *const argv[])
 		close(err[0]);
 		return log_errno(-e, "cannot trace the program it launched");
 	}
-	thread_add(t, pid);
+	p = proc_add(t, pid, 0);
+	p->launched = 1;
+	if (t->nr_procs == 1)
+		t->launched = 1;
+	thread_add(t, p, pid);
 	if (write(go[1], "g", 1) != 1)
 		child_errno = EPIPE;
 	close(go[1]);
@@ -347,20 +496,38 @@ int tracee_launch(struct tracee *t, char *const argv[])
 	while (n < 0 && errno == EINTR);
 	close(err[0]);
 	if (n == sizeof(child_errno) && child_errno) {
+		struct tracee_thread *th = tracee_find(t, pid);
+
 		waitpid(pid, NULL, __WALL);
-		t->alive = 0;
-		tracee_release(t);
+		if (th)
+			thread_unlink(t, th, 0);
+		proc_done(t, p, 1, 127 << 8);
 		return log_errno(-child_errno, "cannot run %s", argv[0]);
 	}
+	/* the program that runs now decides the architecture */
+	p->arch = perch_arch_of_pid_why(pid, (char[160]){ 0 }, 160);
 	return 0;
+}
+
+int tracee_launch(struct tracee *t, char *const argv[])
+{
+	int ret;
+
+	tracee_init(t, 0);
+	ret = tracee_add_program(t, argv);
+	if (ret < 0)
+		tracee_release(t);
+	return ret;
 }
 
 /* ---- sampling control ---- */
 
 int tracee_interrupt(struct tracee *t, struct tracee_thread *th, uint64_t now_ns)
 {
-	if (th->state != TRACEE_RUNNING)
+	if (th->state != TRACEE_RUNNING && th->state != TRACEE_GROUP_STOPPED)
 		return -EINVAL;
+	/* on a listening thread the interrupt re-reports its group-stop (kernel/ptrace.c
+	 * ptrace_interrupt(): the trap is woken even from LISTEN) */
 	if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0) {
 		if (errno == ESRCH)
 			t->stats.thread_races++;
@@ -373,10 +540,15 @@ int tracee_interrupt(struct tracee *t, struct tracee_thread *th, uint64_t now_ns
 
 int tracee_resume(struct tracee *t, struct tracee_thread *th)
 {
+	int listen;
+
 	if (th->state != TRACEE_STOPPED)
 		return -EINVAL;
-	th->state = TRACEE_RUNNING;
-	if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0) {
+	/* a group-stopped thread stays stopped: listening keeps job control as it was */
+	listen = th->in_group_stop && !th->exit_stop;
+	th->exit_stop = 0;
+	th->state = listen ? TRACEE_GROUP_STOPPED : TRACEE_RUNNING;
+	if (ptrace(listen ? PTRACE_LISTEN : PTRACE_CONT, th->tid, 0, 0) < 0) {
 		if (errno == ESRCH)
 			t->stats.thread_races++;
 		return -errno;
@@ -400,12 +572,164 @@ static int is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+/* The thread-group id of task @tid (0 when it cannot be read) and its parent's. */
+static pid_t tgid_of(pid_t tid, pid_t *ppid)
+{
+	struct proc_status st;
+	struct proc_stat ps;
+
+	if (proc_status_read(tid, 0, &st) < 0)
+		return 0;
+	if (ppid)
+		*ppid = proc_stat_read(st.tgid, 0, &ps) == 0 ? ps.ppid : 0;
+	return st.tgid;
+}
+
+/* A task auto-attached by a clone/fork/vfork in process @pp (NULL when its own first stop
+ * came before the event): a new thread of @pp, or a new process, followed with TRACEE_FOLLOW
+ * and let go (detached at its first stop) otherwise. Sets *@out to its entry; returns 1 with
+ * @ev filled when the caller is to be told. */
+static int new_task(struct tracee *t, struct tracee_proc *pp, int detaching, pid_t tid,
+		    int is_process, struct tracee_event *ev, struct tracee_thread **out)
+{
+	struct tracee_proc *p = pp;
+	struct tracee_thread *th;
+	pid_t ppid = 0;
+
+	if (is_process) {
+		if (!pp)
+			tgid_of(tid, &ppid);
+		p = proc_add(t, tid, pp ? pp->pid : ppid);
+		if (!(t->flags & TRACEE_FOLLOW) || detaching || !p->arch) {
+			/* not ours to follow: it is detached at its first stop */
+			p->detaching = 1;
+			t->stats.procs_skipped++;
+			if (!p->arch && (t->flags & TRACEE_FOLLOW) && !detaching)
+				log_warn(0, "not following process %d: it runs a program perch "
+					    "cannot profile", tid);
+		}
+	}
+	th = thread_add(t, p, tid);
+	th->new_stop_pending = 1;
+	th->detaching |= detaching;
+	*out = th;
+	if (th->detaching)
+		return 0;
+	ev->kind = is_process ? TRACEE_EV_PROC_NEW : TRACEE_EV_THREAD_NEW;
+	ev->thread = th;
+	ev->proc = p;
+	return 1;
+}
+
+/* PTRACE_EVENT_FORK/VFORK/CLONE of @th: the new task's id is the event message. */
+static int on_clone(struct tracee *t, struct tracee_thread *th, int event,
+		    struct tracee_event *ev)
+{
+	struct tracee_thread *child = NULL;
+	unsigned long msg = 0;
+	int ret = 0;
+
+	if (ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg) == 0 && msg &&
+	    !tracee_find(t, (pid_t)msg)) {
+		/* clone() without CLONE_THREAD and without SIGCHLD as its exit signal makes a
+		 * process, but is reported as a clone: ask /proc */
+		int is_process = event != PTRACE_EVENT_CLONE ||
+				 tgid_of((pid_t)msg, NULL) == (pid_t)msg;
+
+		ret = new_task(t, th->proc, th->detaching, (pid_t)msg, is_process, ev, &child);
+	}
+	/* else: its initial stop came first and was already reported */
+	restart(t, th, 0);
+	return ret;
+}
+
+/* PTRACE_EVENT_EXEC of @th (waitpid reported it under the process id, which the execing
+ * thread now has): every other thread of the process is gone. */
+static int on_exec(struct tracee *t, struct tracee_thread *th, struct tracee_event *ev)
+{
+	struct tracee_proc *p = th->proc;
+	char why[160];
+
+	for (size_t i = t->nr_threads; i-- > 0;) {
+		struct tracee_thread *o = t->threads[i];
+
+		if (o != th && o->proc == p)
+			thread_unlink(t, o, 0);
+	}
+	t->stats.execs++;
+	p->execs++;
+	p->leader_gone = 0;
+	th->state = TRACEE_RUNNING;
+	th->in_group_stop = 0;
+	p->arch = perch_arch_of_pid_why(p->pid, why, sizeof(why));
+	if (!p->arch && !p->detaching) {
+		log_warn(0, "process %d exec'd a program perch cannot profile (%s): it is let go",
+			 p->pid, why);
+		t->stats.procs_skipped++;
+		tracee_detach_proc(t, p);
+	}
+	restart(t, th, 0);
+	if (p->detaching)
+		return 0;
+	ev->kind = TRACEE_EV_EXEC;
+	ev->thread = th;
+	ev->proc = p;
+	return 1;
+}
+
+/* A PTRACE_EVENT_STOP: our interrupt, a group-stop, a new task's first stop, or a listening
+ * thread woken by SIGCONT. Returns 1 when @ev was filled. */
+static int on_event_stop(struct tracee *t, struct tracee_thread *th, int sig,
+			 struct tracee_event *ev)
+{
+	if (th->detaching) {
+		ptrace(PTRACE_DETACH, th->tid, 0, 0);
+		thread_remove(t, th);
+		return 0;
+	}
+	if (th->new_stop_pending) {
+		th->new_stop_pending = 0;
+		if (!is_stop_signal(sig)) {
+			restart(t, th, 0);
+			return 0;
+		}
+	}
+	if (is_stop_signal(sig)) {
+		/* group-stop (entered now, or re-reported after our interrupt) */
+		if (!th->in_group_stop)
+			t->stats.group_stops++;
+		th->in_group_stop = 1;
+		if (th->state == TRACEE_INTERRUPTING) {
+			th->state = TRACEE_STOPPED; /* tracee_resume() listens again */
+			ev->kind = TRACEE_EV_STOPPED;
+			ev->thread = th;
+			ev->proc = th->proc;
+			return 1;
+		}
+		/* keep the thread stopped as job control wants */
+		th->state = TRACEE_GROUP_STOPPED;
+		ptrace(PTRACE_LISTEN, th->tid, 0, 0);
+		return 0;
+	}
+	/* SIGTRAP: our interrupt, or SIGCONT woke a listening thread */
+	th->in_group_stop = 0;
+	if (th->state == TRACEE_INTERRUPTING) {
+		th->state = TRACEE_STOPPED;
+		ev->kind = TRACEE_EV_STOPPED;
+		ev->thread = th;
+		ev->proc = th->proc;
+		return 1;
+	}
+	th->state = TRACEE_RUNNING;
+	restart(t, th, 0);
+	return 0;
+}
+
 /* A ptrace-stop of a known thread. Returns 1 when @ev was filled. */
 static int handle_stop(struct tracee *t, struct tracee_thread *th, int status,
 		       struct tracee_event *ev)
 {
 	int sig = WSTOPSIG(status), event = status >> 16;
-	unsigned long msg = 0;
 
 	/* Any ptrace-stop clears a pending PTRACE_INTERRUPT (kernel/signal.c ptrace_stop():
 	 * "Any trap clears pending STOP trap"): after a signal-delivery or clone/exec event stop
@@ -414,84 +738,32 @@ static int handle_stop(struct tracee *t, struct tracee_thread *th, int status,
 		th->state = TRACEE_RUNNING;
 
 	switch (event) {
-	case PTRACE_EVENT_CLONE: {
-		struct tracee_thread *child = NULL;
-
-		if (ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg) == 0 && msg) {
-			child = tracee_find(t, (pid_t)msg);
-			if (!child) {
-				child = thread_add(t, (pid_t)msg);
-				child->new_stop_pending = 1;
-				child->detaching = th->detaching;
-			} else {
-				child = NULL; /* its initial stop came first: already reported */
-			}
-		}
-		restart(t, th, 0);
-		if (child && !child->detaching) {
-			ev->kind = TRACEE_EV_THREAD_NEW;
-			ev->thread = child;
-			return 1;
-		}
-		return 0;
-	}
-	case PTRACE_EVENT_EXEC: {
-		/* every other thread is gone; the execing thread now has tid == pid (waitpid
-		 * reported it under that tid, so @th is the leader's entry) */
-		for (size_t i = t->nr_threads; i-- > 0;) {
-			struct tracee_thread *o = t->threads[i];
-
-			if (o != th && o->tid != t->pid) {
-				t->nr_threads--;
-				memmove(t->threads + i, t->threads + i + 1,
-					(t->nr_threads - i) * sizeof(*t->threads));
-				thread_free(t, o);
-			}
-		}
-		t->stats.execs++;
-		th->state = TRACEE_RUNNING;
-		restart(t, th, 0);
-		if (th->detaching)
-			return 0;
-		ev->kind = TRACEE_EV_EXEC;
-		ev->thread = NULL;
-		return 1;
-	}
+	case PTRACE_EVENT_CLONE:
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		return on_clone(t, th, event, ev);
+	case PTRACE_EVENT_EXEC:
+		return on_exec(t, th, ev);
 	case PTRACE_EVENT_STOP:
-		if (th->detaching) {
-			ptrace(PTRACE_DETACH, th->tid, 0, 0);
-			thread_remove(t, th);
-			return 0;
-		}
-		if (th->new_stop_pending) {
-			th->new_stop_pending = 0;
-			if (is_stop_signal(sig))
-				goto group_stop;
-			restart(t, th, 0);
-			return 0;
-		}
-		if (is_stop_signal(sig)) {
-group_stop:
-			/* group-stop: keep the thread stopped as job control wants */
-			th->state = TRACEE_GROUP_STOPPED;
-			t->stats.group_stops++;
-			ptrace(PTRACE_LISTEN, th->tid, 0, 0);
-			return 0;
-		}
-		if (th->state == TRACEE_INTERRUPTING) {
+		return on_event_stop(t, th, sig, ev);
+	case PTRACE_EVENT_EXIT:
+		/* the caller reads what it needs of a process's last thread (its maps: a sample
+		 * of a short-lived child is often named after the child is gone) */
+		if (!th->detaching && (th->tid == th->proc->pid || th->proc->nr_threads == 1)) {
 			th->state = TRACEE_STOPPED;
-			ev->kind = TRACEE_EV_STOPPED;
+			th->exit_stop = 1;
+			ev->kind = TRACEE_EV_PROC_EXITING;
 			ev->thread = th;
+			ev->proc = th->proc;
 			return 1;
 		}
-		/* SIGCONT woke a listening thread, or a stale interrupt: let it run */
-		th->state = TRACEE_RUNNING;
 		restart(t, th, 0);
 		return 0;
 	case 0:
 		/* signal-delivery-stop: deliver the signal now (an interrupt still pending
 		 * is reported after it) */
 		t->stats.signals++;
+		th->in_group_stop = 0;
 		if (th->new_stop_pending && sig == SIGSTOP)
 			sig = 0; /* PTRACE_ATTACH-style initial SIGSTOP: not the program's */
 		restart(t, th, sig);
@@ -502,39 +774,87 @@ group_stop:
 	}
 }
 
-static int handle_status(struct tracee *t, pid_t tid, int status, struct tracee_event *ev)
+/* The exec of a thread whose process's main thread perch does not trace (it had exited): the
+ * execing thread is reported under the process id; find it by its former id. */
+static struct tracee_thread *exec_former(struct tracee *t, pid_t pid)
+{
+	unsigned long former = 0;
+	struct tracee_thread *th;
+	struct tracee_proc *p;
+
+	if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &former) < 0 || !former)
+		return NULL;
+	th = tracee_find(t, (pid_t)former);
+	if (!th)
+		return NULL;
+	p = th->proc;
+	thread_unlink(t, th, 0);
+	return thread_add(t, p, pid);
+}
+
+/* Task @tid exited. Returns 1 when @ev was filled. */
+static int handle_exit(struct tracee *t, pid_t tid, int status, struct tracee_event *ev)
 {
 	struct tracee_thread *th = tracee_find(t, tid);
+	struct tracee_proc *p = th ? th->proc : tracee_proc_find(t, tid);
+	int gone, quiet;
 
-	if (WIFEXITED(status) || WIFSIGNALED(status)) {
-		if (th)
-			thread_remove(t, th);
-		if (tid == t->pid) {
-			t->alive = 0;
-			t->exit_status = status;
-			ev->kind = TRACEE_EV_EXIT;
-			ev->thread = th;
-			return 1;
-		}
+	if (th)
+		thread_remove(t, th);
+	if (!p)
+		return 0;
+	/* the main thread's exit is reported last; a process perch traces without its main
+	 * thread (a zombie when attached) is gone with its last thread */
+	gone = tid == p->pid || (!p->nr_threads && p->leader_gone);
+	if (!gone) {
 		if (!th || th->detaching)
 			return 0;
 		ev->kind = TRACEE_EV_THREAD_GONE;
 		ev->thread = th;
+		ev->proc = p;
 		return 1;
 	}
+	quiet = !p->alive || p->detaching;
+	proc_done(t, p, 1, tid == p->pid ? status : -1);
+	if (quiet && t->nr_alive)
+		return 0;
+	if (!t->nr_alive) {
+		t->alive = 0;
+		ev->kind = TRACEE_EV_EXIT;
+	} else {
+		ev->kind = TRACEE_EV_PROC_GONE;
+	}
+	ev->thread = th;
+	ev->proc = p;
+	return 1;
+}
+
+static int handle_status(struct tracee *t, pid_t tid, int status, struct tracee_event *ev)
+{
+	struct tracee_event ev2;
+	struct tracee_thread *th;
+	struct tracee_proc *p;
+	int told;
+	pid_t tgid;
+
+	if (WIFEXITED(status) || WIFSIGNALED(status))
+		return handle_exit(t, tid, status, ev);
 	if (!WIFSTOPPED(status))
 		return 0;
-	if (!th) {
-		/* a new thread whose stop arrived before its parent's clone event */
-		th = thread_add(t, tid);
-		th->new_stop_pending = 1;
-		if (handle_stop(t, th, status, ev))
-			return 1;
-		ev->kind = TRACEE_EV_THREAD_NEW;
-		ev->thread = th;
+	th = tracee_find(t, tid);
+	if (!th && status >> 16 == PTRACE_EVENT_EXEC)
+		th = exec_former(t, tid);
+	if (th)
+		return handle_stop(t, th, status, ev);
+	/* a new task whose first stop arrived before its parent's clone/fork event */
+	tgid = tgid_of(tid, NULL);
+	p = tgid && tgid != tid ? tracee_proc_find(t, tgid) : NULL;
+	told = new_task(t, p, p && p->detaching, tid, !p, ev, &th);
+	if (handle_stop(t, th, status, &ev2)) {
+		*ev = ev2;
 		return 1;
 	}
-	return handle_stop(t, th, status, ev);
+	return told;
 }
 
 int tracee_poll(struct tracee *t, struct tracee_event *ev)
@@ -545,21 +865,27 @@ int tracee_poll(struct tracee *t, struct tracee_event *ev)
 		 * child another perch thread forked and waits for (the REPL's commands) */
 		pid_t tid = waitpid(-1, &status, __WALL | __WNOTHREAD | WNOHANG);
 
-		if (tid == 0)
-			return 0;
-		if (tid < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == ECHILD) {
-				if (t->alive && t->nr_threads == 0) {
-					t->alive = 0;
-					ev->kind = TRACEE_EV_EXIT;
-					ev->thread = NULL;
-					return 1;
-				}
-				return 0;
-			}
+		if (tid < 0 && errno == EINTR)
+			continue;
+		if (tid < 0 && errno != ECHILD)
 			return -errno;
+		if (tid < 0) {
+			/* ECHILD: nothing is traced any more; entries left are stale */
+			while (t->nr_threads)
+				thread_unlink(t, t->threads[t->nr_threads - 1], 0);
+			for (size_t i = 0; i < t->nr_procs; i++)
+				proc_done(t, t->procs[i], 0, 0);
+		}
+		if (tid <= 0) {
+			/* nothing traced is left (every process exited or was let go) */
+			if (t->alive && !t->nr_alive) {
+				t->alive = 0;
+				ev->kind = TRACEE_EV_EXIT;
+				ev->thread = NULL;
+				ev->proc = NULL;
+				return 1;
+			}
+			return 0;
 		}
 		if (handle_status(t, tid, status, ev))
 			return 1;
@@ -568,59 +894,96 @@ int tracee_poll(struct tracee *t, struct tracee_event *ev)
 
 /* ---- detach ---- */
 
+/* Ask thread @th to stop so it can be detached (tracee_poll() detaches it then). */
+static void detach_thread(struct tracee *t, struct tracee_thread *th)
+{
+	th->detaching = 1;
+	if (th->state == TRACEE_STOPPED) {
+		ptrace(PTRACE_DETACH, th->tid, 0, 0);
+		thread_remove(t, th);
+	} else if (th->state == TRACEE_RUNNING || th->state == TRACEE_GROUP_STOPPED) {
+		/* a listening thread must be interrupted to be detached; it re-reports its
+		 * group-stop and stays stopped after the detach */
+		if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0 && errno == ESRCH)
+			thread_remove(t, th);
+	}
+	/* TRACEE_INTERRUPTING: its stop is on the way */
+}
+
+void tracee_detach_proc(struct tracee *t, struct tracee_proc *p)
+{
+	p->detaching = 1;
+	for (size_t i = t->nr_threads; i-- > 0;)
+		if (i < t->nr_threads && t->threads[i]->proc == p && !t->threads[i]->detaching)
+			detach_thread(t, t->threads[i]);
+	if (!p->nr_threads)
+		proc_done(t, p, 0, 0);
+}
+
+/* Threads left that are in uninterruptible sleep: they stop only when they wake up. */
+static size_t count_in_d(const struct tracee *t)
+{
+	struct proc_stat ps;
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->nr_threads; i++)
+		n += proc_stat_read(t->threads[i]->tid, 0, &ps) == 0 && ps.state == 'D';
+	return n;
+}
+
 int tracee_detach_all(struct tracee *t, int timeout_ms)
 {
-	uint64_t deadline = tracee_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	uint64_t now = tracee_now_ns(), deadline = now + (uint64_t)timeout_ms * 1000000ULL;
+	uint64_t check = now + TRACEE_D_CHECK_NS;
 	struct tracee_event ev;
+	size_t in_d = 0;
 	int left;
 
-	for (size_t i = t->nr_threads; i-- > 0;) {
-		struct tracee_thread *th = t->threads[i];
-
-		th->detaching = 1;
-		if (th->state == TRACEE_STOPPED) {
-			ptrace(PTRACE_DETACH, th->tid, 0, 0);
-			thread_remove(t, th);
-		} else if (th->state == TRACEE_RUNNING || th->state == TRACEE_GROUP_STOPPED) {
-			/* a listening thread must be interrupted to be detached; it re-reports
-			 * its group-stop and stays stopped after the detach */
-			if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0 && errno == ESRCH)
-				thread_remove(t, th);
-		}
-	}
+	for (size_t i = 0; i < t->nr_procs; i++)
+		t->procs[i]->detaching = 1;
+	for (size_t i = t->nr_threads; i-- > 0;)
+		if (i < t->nr_threads)
+			detach_thread(t, t->threads[i]);
 	while (t->nr_threads && tracee_now_ns() < deadline) {
 		int ret = tracee_poll(t, &ev);
 
 		if (ret < 0)
 			break;
-		if (ret == 0)
-			usleep(200);
-		else if (ev.kind == TRACEE_EV_EXIT)
-			break;
+		if (ret)
+			continue;
+		usleep(200);
+		if ((now = tracee_now_ns()) >= check) {
+			check = now + TRACEE_D_CHECK_NS;
+			in_d = count_in_d(t);
+			if (in_d == t->nr_threads)
+				break;
+		}
 	}
 	left = (int)t->nr_threads;
-	if (left && t->alive)
+	if (left && t->alive && (size_t)left > in_d)
 		log_warn(0, "%d thread(s) of %d did not stop to be detached; they are released "
 			    "when perch exits", left, t->pid);
-	while (t->nr_threads)
-		thread_remove(t, t->threads[t->nr_threads - 1]);
+	else if (left)
+		log_debug("%d thread(s) in uninterruptible sleep: detached when they wake up or "
+			  "perch exits", left);
+	/* they stay in the table, marked: tracee_poll() detaches each at its stop */
 	return left;
 }
 
 int tracee_wait_exit(struct tracee *t)
 {
+	struct tracee_proc *p = t->nr_procs ? t->procs[0] : NULL;
 	int status = 0;
 
-	if (!t->launched)
+	if (!t->launched || !p)
 		return 0;
-	if (!t->alive)
-		return t->exit_status;
+	if (p->exited)
+		return p->exit_status;
 	while (waitpid(t->pid, &status, 0) < 0) {
 		if (errno != EINTR)
 			return t->exit_status;
 	}
-	t->alive = 0;
-	t->exit_status = status;
+	proc_done(t, p, 1, status);
 	return status;
 }
 
@@ -632,4 +995,12 @@ void tracee_release(struct tracee *t)
 	t->threads = NULL;
 	t->nr_threads = t->alloc_threads = 0;
 	bury(NULL, NULL);
+	for (size_t i = 0; i < t->nr_procs; i++) {
+		if (t->on_proc_free)
+			t->on_proc_free(t->procs[i]);
+		free(t->procs[i]);
+	}
+	free(t->procs);
+	t->procs = NULL;
+	t->nr_procs = t->alloc_procs = t->nr_alive = 0;
 }

@@ -82,8 +82,6 @@ static ssize_t copy_stack(pid_t tid, uint64_t addr, uint64_t end, uint8_t *buf)
 int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
 			 struct unwind_snapshot *snap)
 {
-	uint64_t sp;
-	ssize_t got;
 	int ret;
 
 	ret = arch->regs_read(tid, &snap->regs);
@@ -102,7 +100,13 @@ int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
 		snap->pac_mask = mask;
 	}
 	snap->tid = tid;
-	sp = perch_regs_sp(arch, &snap->regs);
+	return unwind_snapshot_read_stack(tid, perch_regs_sp(arch, &snap->regs), snap);
+}
+
+int unwind_snapshot_read_stack(pid_t tid, uint64_t sp, struct unwind_snapshot *snap)
+{
+	ssize_t got;
+
 	snap->stack_addr = sp;
 	snap->stack_len = 0;
 	if (!snap->stack_cap)

@@ -30,6 +30,9 @@ struct perch_arch {
 	int dw_pc, dw_sp, dw_fp;
 	int dw_lr;              /* link register, -1 when the return address is on the stack */
 	int cs_arch, cs_mode;   /* capstone engine selection */
+	/* the registers holding system-call arguments 1-6, in the order /proc/PID/syscall
+	 * lists them (a thread blocked where it cannot be stopped is known from that file) */
+	int dw_sysargs[6];
 	/* Read the registers of a ptrace-stopped thread. Host arch only: -ENOSYS elsewhere.
 	 * 0 or -errno. */
 	int (*regs_read)(pid_t tid, struct perch_regs *out);
@@ -57,6 +60,9 @@ const struct perch_arch *perch_arch_by_machine(unsigned int e_machine);
  * app on arm64 (perch has no ARM EHABI unwinder); the host's when nothing can be read (the
  * process is gone or not ours: attaching reports that). */
 const struct perch_arch *perch_arch_of_pid(pid_t pid);
+/* The same without a message: for a process perch cannot profile, NULL with @why holding the
+ * sentence perch_arch_of_pid() prints (e.g. for a followed child that execs such a program). */
+const struct perch_arch *perch_arch_of_pid_why(pid_t pid, char *why, size_t size);
 /* The ELF class (ELFCLASS32, ELFCLASS64) of a process from its auxiliary vector (the @len
  * bytes of /proc/PID/auxv: pairs of the process's longs ending with AT_NULL), or 0 when the
  * bytes fit neither. */

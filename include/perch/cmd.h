@@ -7,6 +7,7 @@ enum perch_exit {
 	PERCH_EXIT_OK = 0,
 	PERCH_EXIT_SAMPLE_ERRORS = 1, /* finished, but some samples failed */
 	PERCH_EXIT_FATAL = 2,
+	PERCH_EXIT_REGRESSION = 3,    /* report --diff: a --fail-if rule tripped */
 	PERCH_EXIT_USAGE = 64,
 };
 

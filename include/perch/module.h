@@ -64,6 +64,8 @@ struct modules {
 	uint64_t window_ns;          /* start of the current one-second reload budget */
 	unsigned int window_reloads;
 	unsigned long long reloads;  /* successful reloads, for statistics */
+	int final;                   /* the maps of a process that is gone: never re-read (its pid
+				      * may be another process's by now) */
 };
 
 struct modules *modules_new(pid_t pid);

@@ -30,6 +30,8 @@ struct proc_status {
 	uid_t uid_real, uid_effective;
 	int64_t threads;    /* Threads: (-1 when the line is absent) */
 	uint64_t cap_eff;   /* CapEff: bit mask */
+	pid_t ns_pid;       /* NSpid's last value: its id inside its own PID namespace (the
+			     * Tgid/Pid seen here when it is in ours, or without NSpid) */
 };
 
 /* 0 or -EINVAL for malformed text. proc_status_parse() needs at least Name, State and Tgid. */

@@ -47,6 +47,14 @@ struct profile_thread {
 	pid_t tid;
 	uint32_t name;     /* string id of the latest name seen (comm) */
 	uint64_t samples;  /* samples taken of this thread */
+	pid_t pid;         /* its process; 0 when not recorded (a profile of one process, whose
+			    * id is the meta "pid") */
+};
+
+/* A process of the recording (a recording may hold several: followed children). */
+struct profile_process {
+	pid_t pid;
+	uint32_t name;     /* string id of its latest name (the main thread's comm), 0 unknown */
 };
 
 /* One sample as kept in time order (only when profile->keep_samples is set). */
@@ -93,8 +101,26 @@ uint32_t profile_intern_stack(struct profile *p, const uint32_t *locs, size_t n)
 const uint32_t *profile_stack(const struct profile *p, uint32_t stack_id, size_t *n);
 size_t profile_nr_stacks(const struct profile *p);
 
-/* Find or add the thread @tid; a non-NULL @name replaces its name. Returns the thread index. */
+/* Find or add the thread @tid of process @pid (0: not recorded); a non-NULL @name replaces its
+ * name. A new process gets its profile_process entry too. Returns the thread index. */
+uint32_t profile_thread_in(struct profile *p, pid_t pid, pid_t tid, const char *name);
+/* Thread @idx of @src into @dst (process, tid, name; the process's name too). Its index. */
+uint32_t profile_thread_copy(struct profile *dst, const struct profile *src, uint32_t idx);
+/* profile_thread_in(@p, 0, @tid, @name): a profile without processes. */
 uint32_t profile_thread(struct profile *p, pid_t tid, const char *name);
+
+/* Find or add process @pid; a non-NULL @name replaces its name. Returns its index. */
+uint32_t profile_process(struct profile *p, pid_t pid, const char *name);
+/* The index of process @pid, or UINT32_MAX. */
+uint32_t profile_process_find(const struct profile *p, pid_t pid);
+const struct profile_process *profile_process_get(const struct profile *p, uint32_t idx);
+size_t profile_nr_processes(const struct profile *p);
+/* The name of process @pid: its own, else its main thread's; NULL when unknown. Borrowed. */
+const char *profile_process_name(const struct profile *p, pid_t pid);
+/* Do the threads belong to more than one process? Writers then put the process before each
+ * thread (folded "name-PID/thread-TID", a pprof label, a Chrome process track each); a
+ * profile of one process keeps the layout it always had. */
+int profile_multi_process(const struct profile *p);
 const struct profile_thread *profile_thread_get(const struct profile *p, uint32_t idx);
 size_t profile_nr_threads(const struct profile *p);
 

@@ -13,10 +13,12 @@
 #ifndef PERCH_RECORD_CORE_H
 #define PERCH_RECORD_CORE_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "perch/resolve.h"
 #include "perch/sampler.h"
 
 struct output_format;
@@ -43,6 +45,8 @@ struct record_output {
 /* The record options. Strings are owned (record_opts_release() frees them). */
 struct record_opts {
 	pid_t pid;	    /* -p (RECORD_PARSE_CLI only) */
+	int follow;	    /* follow forked children: 1 --follow-children, 0 --no-follow,
+			     * -1 not said (on for PROGRAM, off for -p; RECORD_PARSE_CLI only) */
 	char **argv;	    /* PROGRAM [ARGS] after the options (borrowed from the caller's argv,
 			     * RECORD_PARSE_CLI only), or NULL */
 	double hz, duration; /* duration 0: until stopped */
@@ -66,8 +70,8 @@ void record_opts_release(struct record_opts *o);
 void record_opts_copy(struct record_opts *dst, const struct record_opts *src);
 
 enum record_parse_flags {
-	RECORD_PARSE_CLI = 0x1, /* perch record: -p PID, -q, -v, --help, PROGRAM; one of -p and
-				 * PROGRAM is required */
+	RECORD_PARSE_CLI = 0x1, /* perch record: -p PID, -q, -v, --help, --follow-children,
+				 * --no-follow, PROGRAM; one of -p and PROGRAM is required */
 	RECORD_PARSE_TOP = 0x2, /* top: -n/--rows N is --top N; no -o */
 };
 
@@ -99,17 +103,42 @@ struct record_sites {
 	unsigned int next; /* round robin */
 };
 
+/* A process of the recording: its own maps, modules and unwinder (the resolver) and its
+ * architecture (a child may exec a 32-bit program). */
+struct record_proc {
+	pid_t pid;
+	uint64_t execs;	    /* execs of the process before the program resolved here */
+	unsigned int final_seen; /* record_core.final_gen when its final maps were last looked for */
+	pid_t task;	    /* a live thread its memory and /proc files are read through (the
+			     * pid, unless its main thread had exited) */
+	const struct perch_arch *arch;
+	struct resolver *r; /* NULL once the process is gone */
+};
+
 struct record_core {
 	struct record_opts o;
 
-	pid_t pid;
-	const struct perch_arch *arch;
+	pid_t pid;			/* the first process */
+	const struct perch_arch *arch;	/* its architecture */
+	struct record_proc *procs;	/* every process sampled (followed children too) */
+	size_t nr_procs, alloc_procs;
+	struct resolve_stats gone_stats; /* what the resolvers of gone processes counted */
+	/* the maps of processes as they exited (sampler_ops.exiting, on the ptrace thread),
+	 * for their samples still queued to the worker */
+	pthread_mutex_t final_lock;
+	struct record_final {
+		pid_t pid;
+		uint64_t execs;
+		char *maps;
+	} *finals;
+	size_t nr_finals, alloc_finals;
+	volatile unsigned int final_gen; /* bumped under final_lock by every new entry */
 	struct profile *p;    /* the live profile */
 	struct profile *back; /* after record_core_write_outputs() with a .perch output: the
 			       * recording read back (every sample; the live profile dropped
 			       * those it streamed), or NULL */
 	struct symbolizer *sym;
-	struct resolver *r;
+	struct resolver *r;   /* the first process's while it lives (procs[] has them all) */
 	struct record_sites *sites; /* per profile thread */
 	size_t nr_sites;
 	struct sampler_stats *st; /* zeroed by record_core_init(); pass it to sampler_run() */
@@ -149,6 +178,9 @@ void record_core_stop(struct record_core *rc);
  * statistics of the tracee that was sampled. */
 void record_core_print_summary(const struct record_core *rc, const struct tracee_stats *ts,
 			       const char *prefix, int headline, FILE *f);
+/* Why a recording holds no sample, from the sampler's figures: a sentence into @buf ("the
+ * target exited after 3.2 ms, before the first tick ..."). */
+void record_core_why_empty(const struct record_core *rc, char *buf, size_t size);
 /* After sampling: duration meta, timelines as counters, stalls as meta. */
 void record_core_finish(struct record_core *rc);
 /* Close the streamed recording, then write every other -o (from the recording read back when
@@ -159,6 +191,10 @@ int record_core_write_outputs(struct record_core *rc, FILE *msgs);
  * (message printed). */
 int record_core_write(const struct record_core *rc, const char *path,
 		      const struct output_format *fmt);
+/* The unwinding and naming figures of every process of the recording, summed into @out
+ * (returned). */
+const struct resolve_stats *record_core_resolve_stats(const struct record_core *rc,
+						     struct resolve_stats *out);
 /* The profile to render: the one read back, else the live one. */
 const struct profile *record_core_profile(const struct record_core *rc);
 

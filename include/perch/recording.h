@@ -1,10 +1,10 @@
 /* perch's recording file (`perch record -o run.perch`): the whole profile, streamed to disk in
  * checksummed chunks while sampling, read back by `perch report` / `perch annotate`.
  *
- * Format, version 1 (all integers little endian):
+ * Format, version 2 (all integers little endian; version 1 files are still read):
  *
  *   file    := header chunk*
- *   header  := "PERCHREC" u16 major (1) u16 header_size (16) u32 flags (0)
+ *   header  := "PERCHREC" u16 major (2) u16 header_size (16) u32 flags (0)
  *   chunk   := u32 stored_len u32 raw_len u32 crc32 u32 seq  payload[stored_len]
  *              payload is a zlib stream that inflates to exactly raw_len bytes (<= 64 MiB);
  *              crc32 is zlib's CRC-32 of the stored payload; seq counts chunks from 0.
@@ -23,8 +23,10 @@
  *               addr is the ELF vaddr inside the module (the build-id of the module is the
  *               meta "build_id:PATH", so the frame is "build-id + offset" plus resolved names)
  *   3 STACK     varint n  n x varint location_id          leaf first
- *   4 THREAD    varint index  varint tid  varint name_str  index == threads so far: a new
- *               thread; smaller: the thread was renamed
+ *   4 THREAD    varint index  varint tid  varint name_str  varint pid
+ *               index == threads so far: a new thread; smaller: the thread was renamed.
+ *               pid is its process (version 2; absent in version 1, where every thread is
+ *               of the one process of meta "pid"); a thread is (pid, tid)
  *   5 SAMPLE    svarint time_delta_ns  varint thread_index  varint stack_id  u8 state
  *               varint weight                            time is CLOCK_MONOTONIC; the delta is
  *               from the previous sample of the same chunk (0 for the first)
@@ -32,6 +34,8 @@
  *   7 META_ADD  str key  bytes suffix                     appends to a meta value (timelines
  *               that grow during the recording are not rewritten every chunk)
  *   8 END       varint total_samples                      clean end of the recording
+ *   9 PROCESS   varint pid  varint name_str               (version 2) a process, or its new
+ *               name (after exec); a recording may hold several (followed children)
  *
  * Unknown record types are skipped (a later minor addition); a file with a higher major
  * version is refused. Modules: for every module a location names, the meta keys
@@ -52,12 +56,13 @@ struct output_opts;
 struct profile;
 
 #define RECORDING_MAGIC "PERCHREC"
-#define RECORDING_VERSION 1
+#define RECORDING_VERSION 2
 #define RECORDING_MAX_CHUNK (64u << 20)	      /* raw and stored bytes of one chunk */
 #define RECORDING_FLUSH_NS 1000000000ULL      /* write a chunk at least every second */
 #define RECORDING_FLUSH_SAMPLES 8192	      /* ... or every this many kept samples */
 #define RECORDING_MAX_FRAMES 64		      /* frames of one location */
 #define RECORDING_MAX_STACK 4096	      /* locations of one stack */
+#define RECORDING_MAX_PROCESSES (1 << 20)     /* processes of one recording (reader limit) */
 
 /* Writing. */
 struct recording_writer;

@@ -130,6 +130,14 @@ const struct repl_cmd *repl_cmd_find(const char *name);
 
 /* repl-cmds.c: stop and forget the recording (before quitting). */
 void repl_rec_free(struct repl *r);
+/* repl-cmds.c: the profile of the last recording, once it ended; NULL (message printed) when
+ * there is none or it still runs. Borrowed until the next record. */
+struct profile;
+const struct profile *repl_last_profile(struct repl *r);
+/* repl-diff.c: `diff [options] BASE.perch [NEW.perch]` (perch report --diff's comparison;
+ * status 3 when a --fail-if rule trips) and its help text. */
+int repl_diff_cmd(struct repl *r, int argc, char **argv);
+extern const char repl_diff_usage[];
 /* Run the foreground session job of `top`/`record`: returns when it ends; on a terminal a
  * key press or Ctrl-C ends it (repl.c watches the keyboard). */
 int repl_run_foreground(struct repl *r, int (*fn)(struct session *, void *), void *arg,

@@ -56,6 +56,9 @@ static inline uint64_t resolve_stats_stopped(const struct resolve_stats *st)
 void resolver_show_art_frames(struct resolver *r, int on);
 /* The process exec'd or its maps changed: re-read them now. */
 void resolver_reload(struct resolver *r);
+/* The process is gone (or about to be): @maps_text is its /proc/PID/maps as read at its exit;
+ * use it from now on and never re-read the live file. */
+void resolver_final_maps(struct resolver *r, const char *maps_text);
 /* Unwind and name @snap; returns its stack id in the profile. */
 uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap);
 /* @stack with a pseudo-frame @text (e.g. "[io read /x]": why the thread waits) below its

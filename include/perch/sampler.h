@@ -9,8 +9,15 @@
  * sleeper with PTRACE_INTERRUPT delays its wakeup until just after the sample, which would
  * phase-lock short bursts of work between ticks. The ptrace thread does nothing else, so signal-delivery-stops are restarted at once;
  * snapshots and thread events go through a queue to a worker thread that calls the caller's
- * ops (unwinding, naming, profile), in order. Stops on the duration, the target's exit, or
- * SIGINT/SIGTERM/SIGHUP (which it blocks and waits for). */
+ * ops (unwinding, naming, profile), in order. Stops on the duration, the exit of every traced
+ * process, or SIGINT/SIGTERM/SIGHUP (which it blocks and waits for).
+ *
+ * Every process of the tracee set is sampled, each with its own architecture. A group-stopped
+ * thread (SIGSTOP & co) is sampled as 'T' in wall mode (stopped once, then its stack counted
+ * again until SIGCONT); a thread in uninterruptible sleep ('D') is never interrupted (the stop
+ * would only come when it wakes up) but read from /proc (sampler_snapshot_blocked()). On
+ * SIGTSTP/SIGTTIN/SIGTTOU (Ctrl-Z) perch lets the programs of its process group reach their
+ * own stop, then stops itself with the same signal, so the shell's job control works. */
 #ifndef PERCH_SAMPLER_H
 #define PERCH_SAMPLER_H
 
@@ -51,10 +58,12 @@ struct sampler_opts {
 
 /* What the sampler knew of a thread when it sampled it. */
 struct sampler_info {
+	pid_t pid;         /* its process */
+	const struct perch_arch *arch; /* the process's architecture */
 	pid_t tid;
 	uint32_t weight;   /* ticks this sample stands for (see sampler_ops.sample) */
 	char state;        /* /proc state letter read just before the sample ('R', 'S', ...),
-	                    * 0 when unknown */
+	                    * 'T' for a group-stopped thread, 0 when unknown */
 	const char *syscall; /* its /proc/PID/task/TID/syscall text when it was not running,
 	                      * else NULL */
 	const char *comm;  /* its name from the same stat read ("" when unknown) */
@@ -88,6 +97,10 @@ struct sampler_stats {
 	uint64_t dropped;        /* ticks dropped: the worker was SAMPLER_QUEUE items behind */
 	uint64_t reused;         /* samples of blocked threads that were not interrupted */
 	uint64_t skipped_idle;   /* cpu mode: threads not sampled because they were not running */
+	uint64_t stopped;        /* samples of group-stopped threads (SIGSTOP & co), state 'T' */
+	uint64_t blocked;        /* samples of threads in uninterruptible sleep read from /proc
+	                          * without a stop (sampler_snapshot_blocked()) */
+	uint64_t job_stops;      /* times perch stopped itself on SIGTSTP/SIGTTIN/SIGTTOU */
 	uint64_t races;          /* threads that exited under us (expected, not errors) */
 	uint64_t migrations;     /* CPU changes of the ptrace thread (follow_cpu) */
 	uint64_t held;           /* running threads interrupted while their CPU was held at the
@@ -101,6 +114,14 @@ struct sampler_stats {
 	int signal_code;         /* its si_code: SI_USER when sent with kill(2) */
 };
 
+/* A change to the set of processes and threads, for sampler_ops.event. */
+struct sampler_event {
+	int kind;   /* TRACEE_EV_THREAD_NEW, _THREAD_GONE, _EXEC, _PROC_NEW or _PROC_GONE */
+	pid_t pid;  /* the process */
+	pid_t tid;  /* the thread (the process id for process events) */
+	const struct perch_arch *arch; /* the process's (after _EXEC: its new program's) */
+};
+
 /* Called on the worker thread, one at a time, in the order things happened. */
 struct sampler_ops {
 	/* A snapshot of a thread, taken while it was stopped; it runs again now. It stands for
@@ -112,11 +133,17 @@ struct sampler_ops {
 	/* The thread is blocked in a system call exactly where one of its earlier snapshots
 	 * was taken (user @sp and @pc): count that snapshot's stack again. */
 	void (*reuse)(void *arg, const struct sampler_info *info, uint64_t sp, uint64_t pc);
-	/* TRACEE_EV_THREAD_NEW, _THREAD_GONE or _EXEC happened to @tid. */
-	void (*event)(void *arg, int kind, pid_t tid);
+	/* A thread or process appeared, exited, or a process exec'd. */
+	void (*event)(void *arg, const struct sampler_event *ev);
+	/* Optional, for a tracee made with TRACEE_EXIT_STOPS: process @pid (after @execs
+	 * execs) is about to exit, and @maps is its /proc/PID/maps text now (NULL when it could
+	 * not be read): the worker may name its queued samples after it is gone. Called on
+	 * the ptrace thread, at once (the process waits): be quick and thread-safe. */
+	void (*exiting)(void *arg, pid_t pid, uint64_t execs, const char *maps);
 };
 
-/* Block the signals the sampler waits for (call before attaching, so none is lost). */
+/* Block the signals the sampler waits for (call before attaching, so none is lost): SIGCHLD,
+ * SIGINT, SIGTERM, SIGHUP and the job-control stops. */
 void sampler_block_signals(sigset_t *old);
 
 /* Run until a stop condition. Threads are left attached (the caller detaches). Returns 0,
@@ -130,5 +157,12 @@ uint64_t sampler_stop_percentile(const struct sampler_stats *st, double pct);
 /* Snapshot one stopped thread now (for perch dump): registers + stack. 0 or -errno. */
 int sampler_snapshot(struct tracee *t, const struct perch_arch *arch, struct tracee_thread *th,
 		     struct unwind_snapshot *snap);
+/* Snapshot a thread that is not stopped and cannot be (uninterruptible sleep, 'D': a ptrace
+ * interrupt takes effect only when it leaves the kernel) from @syscall, the text of its
+ * /proc/PID/task/TID/syscall: user SP, PC and the system call's argument registers, and a
+ * copy of its stack; no other register is known, so unwinding goes as far as CFI that needs
+ * only those. 0, -EAGAIN when it is not blocked in a system call, or -errno. */
+int sampler_snapshot_blocked(const struct perch_arch *arch, pid_t tid, const char *syscall,
+			     struct unwind_snapshot *snap);
 
 #endif

@@ -1,15 +1,23 @@
-/* The attached threads of one process: seize, interrupt, resume, detach, and the wait-event
- * state machine. The only module that attaches or detaches. Signal-delivery-stops are
- * restarted at once with their signal, group-stops are held with PTRACE_LISTEN so job control
- * behaves as without perch, new threads are followed (PTRACE_O_TRACECLONE) and exec is
- * reported (PTRACE_O_TRACEEXEC). PTRACE_O_EXITKILL is never set: if perch dies the kernel
- * detaches and the target runs on. */
+/* The attached threads of one or more processes: seize, interrupt, resume, detach, and the
+ * wait-event state machine. The only module that attaches or detaches. Signal-delivery-stops
+ * are restarted at once with their signal, group-stops are held with PTRACE_LISTEN so job
+ * control behaves as without perch (and a group-stopped thread can still be sampled: an
+ * interrupt re-reports its group-stop, and tracee_resume() listens again), new threads are
+ * followed (PTRACE_O_TRACECLONE), exec is reported (PTRACE_O_TRACEEXEC), and with
+ * TRACEE_FOLLOW the processes the traced ones fork, vfork or clone join the set
+ * (PTRACE_O_TRACEFORK/VFORK). PTRACE_O_EXITKILL is never set: if perch dies the kernel
+ * detaches and the targets run on.
+ *
+ * One struct tracee is the whole set: every traced thread of every process is in one table
+ * (ptrace reports them all to one waitpid(-1) loop), each pointing to its process. */
 #ifndef PERCH_TRACEE_H
 #define PERCH_TRACEE_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+struct perch_arch;
 
 enum tracee_thread_state {
 	TRACEE_RUNNING,       /* not in a stop of ours */
@@ -18,73 +26,140 @@ enum tracee_thread_state {
 	TRACEE_GROUP_STOPPED, /* in group-stop (SIGSTOP & co), held with PTRACE_LISTEN */
 };
 
+/* One traced process. Kept (with alive 0) until tracee_release() once it is gone. */
+struct tracee_proc {
+	pid_t pid;
+	pid_t parent;           /* the traced process it was forked from; 0: attached/launched */
+	const struct perch_arch *arch; /* of its program, updated at exec; NULL: perch cannot
+					* profile it (it is being detached) */
+	int launched;           /* perch started it (tracee_add_program) */
+	int alive;              /* traced and running: 0 once gone or detached */
+	int exited;             /* its exit was seen: @exit_status is valid */
+	int exit_status;        /* wait(2) status of its main thread (-1: the main thread
+				 * had exited before perch attached, so it is unknown) */
+	int detaching;          /* being detached (not followed, or unsupported program) */
+	int leader_gone;        /* its main thread had exited (zombie) when perch attached */
+	size_t nr_threads;      /* its threads in tracee.threads */
+	uint64_t execs;
+	void *user;             /* the caller's per-process data */
+};
+
 struct tracee_thread {
 	pid_t tid;
+	struct tracee_proc *proc;
 	enum tracee_thread_state state;
 	int detaching;          /* tracee_detach_all() is waiting for its stop */
 	int new_stop_pending;   /* auto-attached: its initial PTRACE_EVENT_STOP is still to come */
+	int in_group_stop;      /* its process is group-stopped (SIGSTOP & co): a stop of ours is
+				 * then the group-stop re-reported, and tracee_resume() listens */
+	int exit_stop;          /* TRACEE_STOPPED at its exit (TRACEE_EV_PROC_EXITING) */
 	uint64_t interrupt_ns;  /* CLOCK_MONOTONIC when PTRACE_INTERRUPT was sent */
 	void *user;             /* the caller's per-thread data */
 };
 
 struct tracee_stats {
 	uint64_t signals;       /* signal-delivery-stops restarted with their signal */
-	uint64_t group_stops;
+	uint64_t group_stops;   /* threads that entered a group-stop */
 	uint64_t threads_seen;
 	uint64_t thread_races;  /* ESRCH on a thread that exited under us */
 	uint64_t execs;
+	uint64_t procs_seen;    /* processes traced (attached, launched or followed) */
+	uint64_t procs_skipped; /* new processes let go: not followed, or a program perch cannot
+				 * profile */
 };
 
+#define TRACEE_FOLLOW 0x1     /* tracee_init(): follow fork/vfork/clone children */
+#define TRACEE_EXIT_STOPS 0x2 /* tracee_init(): stop each process's last thread as it exits
+			       * (PTRACE_O_TRACEEXIT), reported as TRACEE_EV_PROC_EXITING */
+
 struct tracee {
-	pid_t pid;
-	int launched;          /* perch started it (tracee_launch) */
-	int alive;             /* 0 once the whole process is gone */
-	int exit_status;       /* wait(2) status of the process when !alive */
-	struct tracee_thread **threads; /* sorted by tid */
+	pid_t pid;             /* the first process added */
+	unsigned int flags;
+	int launched;          /* the first process was launched by perch */
+	int alive;             /* 1 while any traced process lives */
+	int exit_status;       /* wait(2) status of the first process once it is gone */
+	struct tracee_thread **threads; /* every traced thread, sorted by tid */
 	size_t nr_threads, alloc_threads;
+	struct tracee_proc **procs; /* every process, in the order they were added */
+	size_t nr_procs, alloc_procs;
+	size_t nr_alive;       /* procs with alive set */
 	struct tracee_stats stats;
-	/* called for every thread struct before it is freed (e.g. to free th->user) */
+	/* called for every thread (process) struct before it is freed (e.g. to free ->user) */
 	void (*on_free)(struct tracee_thread *th);
+	void (*on_proc_free)(struct tracee_proc *p);
 };
 
 enum tracee_event_kind {
 	TRACEE_EV_STOPPED = 1, /* @thread, which we interrupted, is stopped */
 	TRACEE_EV_THREAD_NEW,  /* @thread appeared (it is running) */
 	TRACEE_EV_THREAD_GONE, /* @thread exited; it is freed at the next tracee call */
-	TRACEE_EV_EXEC,        /* the process called execve: maps and threads changed */
-	TRACEE_EV_EXIT,        /* the whole process is gone: tracee->exit_status */
+	TRACEE_EV_EXEC,        /* @proc called execve: maps, threads and maybe arch changed;
+				* @thread is its only thread now (tid == pid) */
+	TRACEE_EV_EXIT,        /* every traced process is gone: tracee->exit_status */
+	TRACEE_EV_PROC_NEW,    /* @proc was forked by a traced process and is followed;
+				* @thread is its first thread */
+	TRACEE_EV_PROC_GONE,   /* @proc exited (others are still traced) */
+	TRACEE_EV_PROC_EXITING, /* TRACEE_EXIT_STOPS: @thread, the last of @proc (or its main
+				 * thread), is stopped on its way out with the memory still there
+				 * (its maps can be read); the caller must tracee_resume() it */
 };
 
 struct tracee_event {
 	enum tracee_event_kind kind;
 	struct tracee_thread *thread;
+	struct tracee_proc *proc;
 };
 
-/* Seize every thread of @pid (re-scanning /proc/PID/task until no new thread shows up).
- * On failure nothing stays attached and a clear message was printed. 0 or -errno:
- * -ESRCH no such process, -EPERM not permitted, -EBUSY already traced, -EINVAL zombie. */
-int tracee_attach(struct tracee *t, pid_t pid);
+/* An empty set: call before tracee_add_pid()/tracee_add_program(). @flags: TRACEE_*. */
+void tracee_init(struct tracee *t, unsigned int flags);
+/* Seize every thread of process @pid (re-scanning /proc/PID/task until no new thread shows
+ * up) and add it to the set. On failure none of its threads stays attached, the rest of the
+ * set is untouched, and a clear message was printed. 0 or -errno: -ESRCH no such process,
+ * -EPERM not permitted, -EBUSY already traced (by another tracer, or already in the set),
+ * -EINVAL zombie or not a process id. A process whose main thread exited (a zombie) while
+ * other threads run is attached through those threads (proc->leader_gone). */
+int tracee_add_pid(struct tracee *t, pid_t pid);
 /* Fork and exec @argv traced from its first instruction; stdio is inherited.
  * 0 or -errno (message printed; -ENOENT etc. when the program cannot be run). */
+int tracee_add_program(struct tracee *t, char *const argv[]);
+/* tracee_init(@t, 0), then tracee_add_pid() / tracee_add_program(); on failure @t holds
+ * nothing. */
+int tracee_attach(struct tracee *t, pid_t pid);
 int tracee_launch(struct tracee *t, char *const argv[]);
 
-/* Send PTRACE_INTERRUPT to a running thread. 0, -ESRCH (gone), -EINVAL (not running). */
+/* Send PTRACE_INTERRUPT to a running or group-stopped thread. 0, -ESRCH (gone), -EINVAL
+ * (already interrupted or stopped). */
 int tracee_interrupt(struct tracee *t, struct tracee_thread *th, uint64_t now_ns);
-/* Restart a thread that is in our interrupt-stop. 0 or -errno. */
+/* Restart a thread that is in our interrupt-stop (listen again when it is group-stopped).
+ * 0 or -errno. */
 int tracee_resume(struct tracee *t, struct tracee_thread *th);
 
 /* Take the next event without blocking: 1 with @ev filled, 0 when there is none now,
  * -errno on error. Stops that need no caller action are handled inside. */
 int tracee_poll(struct tracee *t, struct tracee_event *ev);
 
+/* Let one process go (not followed after all, or a program perch cannot profile): its
+ * threads are detached as their stops arrive (tracee_poll). */
+void tracee_detach_proc(struct tracee *t, struct tracee_proc *p);
 /* Detach every thread, leaving each as it would be without perch (running, or stopped if the
  * process is group-stopped; pending signals delivered). Waits at most @timeout_ms for threads
- * to reach a stop. Returns the number of threads that could not be detached cleanly. */
+ * to reach a stop, and not for threads in uninterruptible sleep (D), which stop only when
+ * they wake up. Returns the number of threads not detached yet: they stay in the table,
+ * marked, and tracee_poll() detaches each when its stop comes (or the kernel does when perch
+ * exits). */
 int tracee_detach_all(struct tracee *t, int timeout_ms);
 /* For launched targets after detach: wait for the program to exit; its wait status. */
 int tracee_wait_exit(struct tracee *t);
 
 struct tracee_thread *tracee_find(const struct tracee *t, pid_t tid);
+/* The live process @pid of the set, or NULL. */
+struct tracee_proc *tracee_proc_find(const struct tracee *t, pid_t pid);
+/* A thread id through which @p's memory and /proc files can be read: its pid, or when its
+ * main thread is gone (a zombie) one of its traced threads. */
+pid_t tracee_proc_task(const struct tracee *t, const struct tracee_proc *p);
+/* The state letter to show for @th: 'T' for a thread in group-stop (whose /proc state reads
+ * 't' while perch traces it), else @proc_state. */
+char tracee_state_letter(const struct tracee_thread *th, char proc_state);
 void tracee_release(struct tracee *t);
 
 uint64_t tracee_now_ns(void);

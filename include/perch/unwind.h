@@ -32,6 +32,9 @@ int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
  * buffer (malloc'ed, grown with realloc) up to @max bytes, the thread still stopped. For a
  * one-off dump that must see the whole stack. 0 or -errno. */
 int unwind_snapshot_grow(pid_t tid, struct unwind_snapshot *snap, size_t max);
+/* The stack part alone: copy up to @snap->stack_cap bytes from @sp of thread @tid, which need
+ * not be stopped (a thread blocked where it cannot be stopped: its SP from /proc). 0 or -errno. */
+int unwind_snapshot_read_stack(pid_t tid, uint64_t sp, struct unwind_snapshot *snap);
 
 enum {
 	UNWIND_TRUNCATED = 1 << 0, /* cut at the frame limit (there was a caller to show) */

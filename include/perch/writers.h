@@ -73,6 +73,13 @@ int out_flamegraph_write(const struct profile *p, const struct output_opts *o, F
 /* The same flame graph inline in a self-contained HTML page (no network). */
 int out_flamegraph_html_write(const struct profile *p, const struct output_opts *o, FILE *f);
 
+/* The report page (src/out-html.c, issue 20): one self-contained HTML page (no network) with
+ * the summary, a thread timeline by state, CPU and memory charts, flame graph / icicle /
+ * left-heavy views, top functions and callers/callees, every view filtered by a time range;
+ * the profile goes in as a compressed data block the page decodes. Kept samples give the
+ * time line; without them the aggregated counts are all at one time. */
+int out_report_html_write(const struct profile *p, const struct output_opts *o, FILE *f);
+
 /* Sentry, Android ART method trace and text call tree writers (docs/design/formats.md 5 and 6,
  * issue 6). More meta keys they read (all optional):
  *   "profiler_id"          32 lowercase hex digits: Sentry profiler_id, so that several files
@@ -139,6 +146,31 @@ int out_text_write(const struct profile *p, const struct output_opts *o, FILE *f
 /* The same with explicit options (@to NULL: the defaults). */
 int out_text_write_opts(const struct profile *p, const struct output_opts *o,
 			const struct out_text_opts *to, FILE *f);
+
+/* Diffs of two profiles (diff.h, `perch report --diff BASE NEW`). */
+struct diff;
+typedef int out_diff_write_fn(const struct diff *d, const struct output_opts *o, FILE *f);
+
+/* Text: per thread group (NEW's busiest first), the functions whose total or self share
+ * changed most: BASE %, NEW %, change in points, its noise margin and '*' beyond noise. Every
+ * change beyond noise is listed, then the largest others up to o->top (default 20). */
+int out_diff_text_write(const struct diff *d, const struct output_opts *o, FILE *f);
+/* Folded stacks in the two-column form of FlameGraph's difffolded.pl, which flamegraph.pl
+ * draws as a differential flame graph: "group;root;...;leaf BASE NEW" per call path, the
+ * root frame the thread group ("process/thread", no tid), lines in byte order. BASE is
+ * scaled to NEW's sample count of the group (difffolded.pl -n, per thread group; rounded),
+ * so the colours show the change in share. Paths with both 0 are left out. */
+int out_folded_diff_write(const struct diff *d, const struct output_opts *o, FILE *f);
+/* The flame graph of out_flamegraph_write() drawn on NEW's shape (widths: NEW's samples;
+ * thread groups instead of threads), each frame coloured by the change of its path's share
+ * of the group's samples: red grew, blue shrank, strong colours beyond noise, pale within;
+ * details on hover give both shares and the margin. Below it, the call paths of BASE that
+ * are not in NEW (vanished), largest first. */
+int out_flamegraph_diff_write(const struct diff *d, const struct output_opts *o, FILE *f);
+/* The same inline in a self-contained HTML page. */
+int out_flamegraph_diff_html_write(const struct diff *d, const struct output_opts *o, FILE *f);
+/* The diff writer for output format @format ("text", "folded", "svg", "html"), or NULL. */
+out_diff_write_fn *out_diff_writer(const char *format);
 
 /* Split a managed frame name "pkg.Class.method(args)" (or "pkg.Class.method"): *@dot is the
  * offset of the '.' before the method, *@paren that of the '(' (strlen when none). -EINVAL

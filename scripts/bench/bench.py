@@ -1180,10 +1180,12 @@ def main():
     ap.add_argument("--states-secs", type=int, default=6,
                     help="seconds per run of the wall-mode state target")
     ap.add_argument("--only",
-                    default="t1,t4,accuracy,syscall,states,dump,first,memory,idle,verify,realart")
+                    default="t1,t4,accuracy,syscall,states,dump,first,memory,idle,verify,realart,"
+                    "html")
     ap.add_argument("--realart", default=None,
                     help="the real-ART fixture (default: targets/realart beside perch)")
     ap.add_argument("--realart-runs", type=int, default=3)
+    ap.add_argument("--html-runs", type=int, default=3, help="report page: loads in Chromium")
     args = ap.parse_args()
     only = set(args.only.split(","))
 
@@ -1261,6 +1263,10 @@ def main():
             R["verify"] = B.verify(5)
         if "realart" in only:
             R["realart"] = B.realart(args.realart_runs)
+        if "html" in only:
+            import report_page
+            R["html"] = report_page.run(args.perch, os.path.join(args.bin, "report-gen"),
+                                        args.out, args.html_runs)
         if "memory" in only:
             secs = int(min(args.mem_seconds, args.budget - elapsed() - 10))
             R["memory"] = B.memory(max(15, secs))
@@ -1272,6 +1278,9 @@ def main():
         R["goals"] = goals(R)
         B.cleanup()
         text = render(R)
+        if R.get("html"):
+            import report_page
+            text += "\n".join(report_page.render(R["html"])) + "\n"
         with open(os.path.join(args.out, "bench.json"), "w") as fj:
             json.dump(R, fj, indent=1, default=str)
         with open(os.path.join(args.out, "bench.txt"), "w") as ft:

@@ -98,7 +98,7 @@ def help_formats(text):
     entry = option_entry(text, "--format")
     words = []
     for w in entry.split(":", 1)[1].split() if ":" in entry else []:
-        if not re.match(r"^[a-z0-9]+$", w):
+        if not re.match(r"^[a-z0-9][a-z0-9-]*$", w):
             break
         words.append(w)
     return words

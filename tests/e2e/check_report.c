@@ -184,11 +184,14 @@ START_TEST(report_every_format)
 		 back.nr, live.total, live.nr);
 	assert_hottest("folded", tmp("back.folded"), "spin", 90);
 
-	report(fmt("report -q '%s' -o %s -o %s -o %s -o %s -o %s -o %s -o %s -o %s", rec,
+	report(fmt("report -q '%s' -o %s -o %s -o %s -o %s -o %s -o %s -o %s", rec,
 			   tmp("r.speedscope.json"), tmp("r.trace.json"),
 			   tmp("r.sentry.json"), tmp("r.pb.gz"),
 			   tmp("r.trace"), tmp("r.txt"),
-			   tmp("r.html"), tmp("r.svg")));
+			   tmp("r.svg")));
+	/* .html is the report page (tests/report); the flame graph page by --format */
+	report(fmt("report -q '%s' --format flamegraph-html -o '%s'", rec, tmp("r.htm")));
+	rename(tmp("r.htm"), tmp("r.html"));
 	assert_hottest("speedscope", tmp("r.speedscope.json"), "spin", 90);
 	assert_hottest("chrome", tmp("r.trace.json"), "spin", 90);
 	assert_hottest("sentry", tmp("r.sentry.json"), "spin", 90);

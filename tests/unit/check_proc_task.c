@@ -170,6 +170,14 @@ START_TEST(test_status)
 	ck_assert_uint_eq(st.uid_effective, 65534);
 	ck_assert_int_eq(st.threads, 1);
 	ck_assert_uint_eq(st.cap_eff, 0);
+	ck_assert_int_eq(st.ns_pid, 3120);
+	free(text);
+
+	/* a process in its own PID namespace: NSpid lists the host's id, then its own */
+	text = testutil_fixture_text("proc/pidns/status", NULL);
+	ck_assert_int_eq(proc_status_parse(text, &st), 0);
+	ck_assert_int_eq(st.tgid, 4172);
+	ck_assert_int_eq(st.ns_pid, 1);
 	free(text);
 }
 END_TEST

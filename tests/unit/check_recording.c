@@ -3,10 +3,13 @@
  * including timelines that grew between flushes); the streamed profile keeps no samples after
  * a flush; every prefix of a file (a recording cut short) and every corrupted byte reads back
  * as an error or as the complete chunks before it; a stored version-1 file still reads back
- * (fixtures/recording/demo-v1.perch, against fixtures/golden/recording/demo-v1.folded).
+ * (fixtures/recording/demo-v1.perch, against fixtures/golden/recording/demo-v1.folded; frozen:
+ * perch writes version 2 now); a recording of several processes (version 2: a process per
+ * thread, process names renamed at exec) reads back with each thread in its process
+ * (fixtures/recording/demo-v2.perch, against fixtures/golden/recording/demo-v2.folded).
  *
- * PERCH_UPDATE_GOLDEN=1 CK_RUN_SUITE=recording build/tests/unit/run rewrites the stored file,
- * its golden rendering and the fuzz seeds in fixtures/fuzz/recording/. */
+ * PERCH_UPDATE_GOLDEN=1 CK_RUN_SUITE=recording build/tests/unit/run rewrites the stored
+ * version-2 file, its golden rendering and the fuzz seeds in fixtures/fuzz/recording/. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -256,15 +259,17 @@ START_TEST(test_bad_files)
 {
 	struct profile *p;
 	struct recording_info info;
-	uint8_t hdr[16] = "PERCHREC\x02\x00\x10\x00";
+	uint8_t hdr[16] = "PERCHREC\x03\x00\x10\x00";
 	char *path;
 
 	ck_assert_int_eq(recording_read_mem((const uint8_t *)"hello", 5, &p, &info), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(info.error, "not a perch recording"));
 	ck_assert_int_eq(recording_read_mem(hdr, sizeof(hdr), &p, &info), -EPROTONOSUPPORT);
-	ck_assert_ptr_nonnull(strstr(info.error, "version 2"));
-	hdr[8] = 1;
+	ck_assert_ptr_nonnull(strstr(info.error, "version 3"));
 	/* a header alone: no chunk to read */
+	hdr[8] = 2;
+	ck_assert_int_eq(recording_read_mem(hdr, sizeof(hdr), &p, &info), -EINVAL);
+	hdr[8] = 1;
 	ck_assert_int_eq(recording_read_mem(hdr, sizeof(hdr), &p, &info), -EINVAL);
 	ck_assert_int_eq(recording_read("/nonexistent/x.perch", &p, &info), -ENOENT);
 	ck_assert_int_eq(recording_read("/", &p, &info), -EINVAL);
@@ -280,10 +285,116 @@ START_TEST(test_bad_files)
 }
 END_TEST
 
-/* A file written by format version 1 still reads back the same. */
+/* A file written by format version 1 still reads back the same (frozen: this perch writes
+ * version 2, whose threads carry their process). */
 START_TEST(test_stored_v1)
 {
 	char *rel = testutil_fixture_path("recording/demo-v1.perch"), *text;
+	struct profile *back;
+	struct recording_info info;
+
+	ck_assert_int_eq(recording_read(rel, &back, &info), 0);
+	ck_assert_msg(info.complete, "%s", info.error);
+	ck_assert_uint_eq(info.version, 1);
+	text = folded(back);
+	testutil_check_golden("recording/demo-v1.folded", text, strlen(text));
+	ck_assert_str_eq(profile_meta(back, "build_id:/usr/bin/demo"), "0123456789abcdef");
+	/* no process recorded: every thread is of meta "pid"'s process */
+	ck_assert_uint_eq(profile_nr_processes(back), 0);
+	ck_assert_int_eq(profile_thread_get(back, 0)->pid, 0);
+	free(text);
+	profile_free(back);
+	free(rel);
+}
+END_TEST
+
+/* A shell (pid 700) that forks a child (701) which execs xz: the child's process name changes
+ * between flushes, and tid 702 exists in both processes one after the other (a reused id is a
+ * different thread of a different process). */
+static struct profile *build_multi(struct recording_writer *w)
+{
+	struct profile *p = profile_new();
+	uint32_t exe = profile_intern_str(p, "/bin/sh");
+	struct profile_frame f = {0};
+	uint32_t loc, st, t_sh, t_child, t_a, t_b;
+
+	profile_keep_samples(p, 1);
+	profile_set_meta(p, "pid", "700");
+	f.name = profile_intern_str(p, "main");
+	f.module = exe;
+	loc = profile_intern_location(p, exe, 0x1000, &f, 1);
+	st = profile_intern_stack(p, &loc, 1);
+	profile_process(p, 700, "sh");
+	t_sh = profile_thread_in(p, 700, 700, "sh");
+	t_a = profile_thread_in(p, 700, 702, "sh-worker");
+	t_child = profile_thread_in(p, 701, 701, "sh");
+	profile_process(p, 701, "sh");
+	for (int i = 0; i < 20; i++) {
+		profile_add_sample(p, t_sh, st, T0 + (uint64_t)i * 1000, 'S');
+		profile_add_sample(p, i < 10 ? t_a : t_child, st, T0 + (uint64_t)i * 1000 + 1, 'R');
+		if (i == 9) {
+			if (w)
+				ck_assert_int_eq(recording_flush(w, p), 0);
+			/* the child execs xz; tid 702 of the shell is gone, 702 of xz appears */
+			profile_process(p, 701, "xz");
+			profile_thread_in(p, 701, 701, "xz");
+			t_b = profile_thread_in(p, 701, 702, "xz-worker");
+		}
+		if (i >= 10)
+			profile_add_sample(p, t_b, st, T0 + (uint64_t)i * 1000 + 2, 'R');
+	}
+	return p;
+}
+
+static char *write_multi(const char *name, struct profile **live)
+{
+	char *path = testutil_tmp_path(name);
+	struct recording_writer *w = recording_create(path);
+
+	ck_assert_ptr_nonnull(w);
+	*live = build_multi(w);
+	ck_assert_int_eq(recording_close(w, *live), 0);
+	return path;
+}
+
+START_TEST(test_processes)
+{
+	struct profile *live, *back, *ref = build_multi(NULL);
+	struct recording_info info;
+	char *path = write_multi("multi.perch", &live), *a, *b;
+
+	ck_assert_int_eq(recording_read(path, &back, &info), 0);
+	ck_assert_msg(info.complete, "%s", info.error);
+	ck_assert_uint_eq(profile_nr_processes(back), 2);
+	ck_assert_uint_eq(profile_nr_threads(back), 4);
+	ck_assert_str_eq(profile_process_name(back, 700), "sh");
+	ck_assert_str_eq(profile_process_name(back, 701), "xz");
+	ck_assert(profile_multi_process(back));
+	assert_same_samples(ref, back);
+	for (uint32_t i = 0; i < profile_nr_threads(ref); i++) {
+		ck_assert_int_eq(profile_thread_get(back, i)->pid, profile_thread_get(ref, i)->pid);
+		ck_assert_int_eq(profile_thread_get(back, i)->tid, profile_thread_get(ref, i)->tid);
+	}
+	a = folded(ref);
+	b = folded(back);
+	ck_assert_str_eq(a, b);
+	/* the process before the thread, as stackcollapse-perf.pl --tid writes it */
+	ck_assert_ptr_nonnull(strstr(a, "xz-701/xz-worker-702;main 10\n"));
+	ck_assert_ptr_nonnull(strstr(a, "sh-700/sh-worker-702;main 10\n"));
+	ck_assert_ptr_nonnull(strstr(a, "sh-700/sh-700;main 20\n"));
+	free(a);
+	free(b);
+	profile_free(back);
+	profile_free(live);
+	profile_free(ref);
+	free(path);
+}
+END_TEST
+
+/* The stored version-2 file of build_multi() reads back to its golden rendering. */
+START_TEST(test_stored_v2)
+{
+	char *rel = testutil_fixture_path("recording/demo-v2.perch"), *text;
 	struct profile *live, *back;
 	struct recording_info info;
 	const char *update = getenv("PERCH_UPDATE_GOLDEN");
@@ -291,15 +402,15 @@ START_TEST(test_stored_v1)
 	uint8_t *data;
 
 	if (update && !strcmp(update, "1")) {
-		char *path = write_demo("v1.perch", &live), *seed;
+		char *path = write_multi("v2.perch", &live), *seed;
 
 		data = testutil_read_file(path, &size);
 		testutil_write_file(rel, data, size);
-		/* fuzz seeds: the whole file, cut in a chunk, and the header with one chunk */
-		seed = testutil_fixture_path("fuzz/recording/demo");
+		/* fuzz seeds: the whole file, cut in a chunk */
+		seed = testutil_fixture_path("fuzz/recording/demo-v2");
 		testutil_write_file(seed, data, size);
 		free(seed);
-		seed = testutil_fixture_path("fuzz/recording/cut");
+		seed = testutil_fixture_path("fuzz/recording/cut-v2");
 		testutil_write_file(seed, data, size * 2 / 3);
 		free(seed);
 		free(data);
@@ -308,9 +419,9 @@ START_TEST(test_stored_v1)
 	}
 	ck_assert_int_eq(recording_read(rel, &back, &info), 0);
 	ck_assert_msg(info.complete, "%s", info.error);
+	ck_assert_uint_eq(info.version, 2);
 	text = folded(back);
-	testutil_check_golden("recording/demo-v1.folded", text, strlen(text));
-	ck_assert_str_eq(profile_meta(back, "build_id:/usr/bin/demo"), "0123456789abcdef");
+	testutil_check_golden("recording/demo-v2.folded", text, strlen(text));
 	free(text);
 	profile_free(back);
 	free(rel);
@@ -328,6 +439,8 @@ Suite *recording_suite(void)
 	tcase_add_test(tc, test_cut_and_corrupt);
 	tcase_add_test(tc, test_bad_files);
 	tcase_add_test(tc, test_stored_v1);
+	tcase_add_test(tc, test_processes);
+	tcase_add_test(tc, test_stored_v2);
 	suite_add_tcase(s, tc);
 	return s;
 }

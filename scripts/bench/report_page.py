@@ -1,0 +1,88 @@
+"""make bench, section "report page" (issue 20): the size of `perch report X.perch -o
+report.html` for a 10-minute, 50-thread, 100 Hz recording (3 million samples) and the time
+headless Chromium takes to show it.
+
+The recording is written by build/bench/bin/report-gen (tests/bench/report_gen.c) through
+perch's own recording writer, with app-like content (2000 functions, hot stacks 8-40 deep that
+change every 30 s, wait frames, counters, stalls): recording 10 minutes for real would take 10
+minutes. Render time = from Page.navigate to the page's ready mark (every view drawn, after two
+animation frames), median of RUNS loads in one browser; the renderer's CPU seconds
+(SystemInfo.getProcessInfo) are given too, since other load on the machine stretches wall time.
+Python 3 standard library only (tests/report/cdp.py)."""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "report"))
+sys.dont_write_bytecode = True
+import cdp  # noqa: E402
+
+SIZE_GOAL = 15e6
+TIME_GOAL = 2.0
+
+
+def run(perch, gen, out, runs=3, seconds=600, threads=50, hz=100):
+    rec = os.path.join(out, "report-%ds-%dt-%dhz.perch" % (seconds, threads, hz))
+    page = os.path.join(out, "report-page.html")
+    res = {"seconds": seconds, "threads": threads, "hz": hz}
+    t = time.monotonic()
+    subprocess.run([gen, rec, str(seconds), str(threads), str(hz)], check=True)
+    res["gen_s"] = time.monotonic() - t
+    res["recording_bytes"] = os.path.getsize(rec)
+    t = time.monotonic()
+    subprocess.run([perch, "report", "-q", rec, "-o", page], check=True)
+    res["report_s"] = time.monotonic() - t
+    res["page_bytes"] = os.path.getsize(page)
+    b = cdp.Browser(timeout=180)
+    loads = []
+    try:
+        def cpu():
+            info = b.send("SystemInfo.getProcessInfo", _browser=True)["processInfo"]
+            return sum(p["cpuTime"] for p in info if p["type"] == "renderer")
+        for _ in range(runs):
+            c0, t = cpu(), time.monotonic()
+            b.navigate("file://" + os.path.abspath(page))
+            b.wait_for("window.perchReport && (perchReport.ready || perchReport.error)", 180)
+            wall = time.monotonic() - t
+            err = b.eval("perchReport.error")
+            if err:
+                raise RuntimeError("the page failed: " + err)
+            loads.append({"wall_s": wall, "renderer_cpu_s": cpu() - c0,
+                          "timing": b.eval("perchReport.timing")})
+        b.pump(0.2)
+        res["problems"] = b.problems()
+    finally:
+        b.close()
+    res["loads"] = loads
+    res["render_s"] = statistics.median(x["wall_s"] for x in loads)
+    res["renderer_cpu_s"] = statistics.median(x["renderer_cpu_s"] for x in loads)
+    res["samples"] = seconds * threads * hz
+    with open("/proc/loadavg") as f:
+        res["loadavg"] = f.read().split()[0]
+    return res
+
+
+def render(res):
+    if not res:
+        return []
+    t = res["loads"][len(res["loads"]) // 2]["timing"]
+    return [
+        "",
+        "Report page (perch report X.perch -o report.html; recording by report-gen: %d s, %d "
+        "threads, %d Hz, %d samples)" % (res["seconds"], res["threads"], res["hz"],
+                                         res["samples"]),
+        "  recording %.1f MB (written in %.1f s), page %.2f MB (written in %.1f s)   goal < %.0f MB: %s"
+        % (res["recording_bytes"] / 1e6, res["gen_s"], res["page_bytes"] / 1e6, res["report_s"],
+           SIZE_GOAL / 1e6, "ok" if res["page_bytes"] < SIZE_GOAL else "MISS"),
+        "  headless Chromium: shown in %.2f s (median of %d loads; renderer CPU %.2f s; load "
+        "average %s)   goal < %.0f s: %s" % (
+            res["render_s"], len(res["loads"]), res["renderer_cpu_s"], res["loadavg"], TIME_GOAL,
+            "ok" if res["render_s"] < TIME_GOAL else "MISS"),
+        "  in the page: inflate %.0f ms, decode %.0f ms, draw %.0f ms (%s)%s" % (
+            t["inflate"], t["decode"], t["draw"],
+            ", ".join("%s %.0f" % kv for kv in t["steps"].items()),
+            "" if not res["problems"] else "; PROBLEMS: " + "; ".join(res["problems"])),
+    ]

@@ -1,0 +1,195 @@
+/* `perch report --diff` and the REPL's `diff`: read, filter, compare, write, judge (see
+ * report-diff.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perch/cmd.h"
+#include "perch/diff.h"
+#include "perch/log.h"
+#include "perch/output.h"
+#include "perch/path.h"
+#include "perch/profile.h"
+#include "perch/report-diff.h"
+#include "perch/report.h"
+#include "perch/strbuf.h"
+#include "perch/writers.h"
+#include "perch/xalloc.h"
+
+void report_diff_args_init(struct report_diff_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->opts.alpha = DIFF_DEFAULT_ALPHA;
+}
+
+void report_diff_args_release(struct report_diff_args *a)
+{
+	for (size_t i = 0; i < a->nr_rules; i++)
+		diff_rule_release(&a->rules[i]);
+	free(a->rules);
+	report_diff_args_init(a);
+}
+
+int report_diff_option(struct report_diff_args *a, const char *name, const char *arg)
+{
+	if (!strcmp(name, "fail-if")) {
+		ALLOC_GROW(a->rules, a->nr_rules + 1, a->alloc_rules);
+		if (diff_rule_parse(&a->rules[a->nr_rules], arg) < 0)
+			return -EINVAL;
+		a->nr_rules++;
+		return 0;
+	}
+	if (!strcmp(name, "alpha")) {
+		char *end;
+
+		a->opts.alpha = strtod(arg, &end);
+		if (*end || end == arg || !(a->opts.alpha > 0 && a->opts.alpha <= 0.5))
+			return log_err(-EINVAL, "--alpha wants a rate above 0 and at most 0.5, not "
+						"'%s'",
+				       arg);
+		return 0;
+	}
+	if (!strcmp(name, "merge-threads")) {
+		a->opts.merge_threads = 1;
+		return 0;
+	}
+	return log_err(-EINVAL, "BUG: unknown diff option %s", name);
+}
+
+/* Side @s of @a, filtered: the profile to compare (owned by @run). 0 or an exit code. */
+static int load_side(struct report_diff_run *run, const struct report_diff_args *a, int s,
+		     const struct profile **out)
+{
+	const struct profile *p = a->live;
+	int code;
+
+	if (a->path[s]) {
+		code = report_load(a->path[s], &run->read[s], a->quiet);
+		if (code)
+			return code;
+		p = run->read[s];
+	}
+	if (a->rs || (a->filter && !report_filter_is_empty(a->filter))) {
+		struct report_filter none;
+
+		report_filter_init(&none);
+		run->kept[s] = report_apply(p, a->filter ? a->filter : &none, a->rs);
+		report_filter_release(&none);
+		p = run->kept[s];
+	}
+	if (!profile_total_samples(p) && !a->quiet)
+		log_warn(0, "%s has no samples%s", a->path[s] ? a->path[s] : "the last recording",
+			 run->kept[s] ? " after the filters" : "");
+	*out = p;
+	return 0;
+}
+
+int report_diff_open(struct report_diff_run *run, const struct report_diff_args *a)
+{
+	const struct profile *p[2];
+	struct diff_opts o = a->opts;
+	int code;
+
+	memset(run, 0, sizeof(*run));
+	for (int s = 0; s < 2; s++) {
+		code = load_side(run, a, s, &p[s]);
+		if (code) {
+			report_diff_close(run);
+			return code;
+		}
+	}
+	for (int s = 0; s < 2; s++)
+		o.label[s] = a->path[s] ? path_base(a->path[s]) : "the last recording";
+	run->d = diff_new(p[0], p[1], &o);
+	if (!diff_time_ordered(run->d) && !a->quiet)
+		log_warn(0, "a profile has no samples in time order: the noise margins take "
+			    "samples as independent and may be too small");
+	return 0;
+}
+
+void report_diff_close(struct report_diff_run *run)
+{
+	diff_free(run->d);
+	for (int s = 0; s < 2; s++) {
+		profile_free(run->kept[s]);
+		profile_free(run->read[s]);
+	}
+	memset(run, 0, sizeof(*run));
+}
+
+size_t report_diff_trips(const struct diff *d, const struct report_diff_args *a,
+			 report_diff_trip_fn *fn, void *arg)
+{
+	size_t n = 0;
+
+	for (size_t r = 0; r < a->nr_rules; r++)
+		for (size_t i = 0; i < diff_nr_fns(d); i++) {
+			const struct diff_fn *f = diff_fn(d, diff_fns_sorted(d)[i]);
+
+			if (diff_rule_trips(&a->rules[r], f)) {
+				if (fn)
+					fn(&a->rules[r], f, arg);
+				n++;
+			}
+		}
+	return n;
+}
+
+char *report_diff_trip_text(const struct diff *d, const struct diff_rule *r,
+			    const struct diff_fn *fn)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addstr(&sb, fn->name);
+	if (*fn->module)
+		strbuf_addf(&sb, " (%s)", fn->module);
+	strbuf_addf(&sb,
+		    " of thread %s grew by %.2f points (±%.2f), more than %g (--fail-if '%s')",
+		    diff_group(d, fn->group)->label, 100 * fn->total.change, 100 * fn->total.margin,
+		    r->points, r->text);
+	return strbuf_detach(&sb, NULL);
+}
+
+const char *report_diff_format(const char *path, const char *fallback)
+{
+	const struct output_format *fmt = strcmp(path, "-") ? output_format_for_path(path) : NULL;
+	const char *name = fmt ? fmt->name : fallback;
+	size_t len = strlen(path);
+
+	if (name && out_diff_writer(name))
+		return name;
+	/* endings whose plain format is another one (a page that is not the flame graph) */
+	if (len > 5 && !strcmp(path + len - 5, ".html"))
+		return "html";
+	if (len > 4 && !strcmp(path + len - 4, ".svg"))
+		return "svg";
+	log_err(0, "--diff writes text (.txt), folded, svg or html, not %s (%s)",
+		name ? name : "this format", path);
+	return NULL;
+}
+
+int report_diff_write(const struct diff *d, const struct output_opts *o, const char *path,
+		      const char *format, int quiet)
+{
+	out_diff_write_fn *write = out_diff_writer(format);
+	struct output_file of;
+	int ret;
+
+	if (!write)
+		return log_err(PERCH_EXIT_USAGE, "BUG: no diff writer for %s", format);
+	ret = output_open(&of, path);
+	if (ret < 0)
+		return log_errno(ret, "cannot create %s", path), PERCH_EXIT_FATAL;
+	ret = write(d, o, of.f);
+	if (ret < 0) {
+		output_abort(&of);
+		return log_errno(ret, "cannot write %s", path), PERCH_EXIT_FATAL;
+	}
+	ret = output_commit(&of);
+	if (ret < 0)
+		return log_errno(ret, "cannot write %s", path), PERCH_EXIT_FATAL;
+	if (!quiet && strcmp(path, "-"))
+		fprintf(stderr, "perch: wrote %s (%s diff)\n", path, format);
+	return 0;
+}
