@@ -25,6 +25,8 @@
 #include "perch/xalloc.h"
 
 #define SAMPLER_NICE (-10)
+#define SAMPLER_RT_PRIO 1 /* the ptrace thread's SCHED_FIFO priority, when allowed */
+#define SAMPLER_EARLY_MAX_NS 200000ULL /* wait_until() spins at most this long per tick */
 #define SAMPLER_JOB_STOP_NS (300 * 1000000ULL) /* Ctrl-Z: how long perch waits for the
 						* programs of its process group to stop */
 #define SAMPLER_JOB_FORWARD_NS (30 * 1000000ULL) /* ... and before it passes a stop sent
@@ -509,6 +511,9 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	us = (tracee_now_ns() - th->interrupt_ns) / 1000;
 	st->stop_hist[us < SAMPLER_HIST_US ? us : SAMPLER_HIST_US]++;
 	if (!it) {
+		/* the worker is a whole queue behind: the snapshot is lost, not the tick (its
+		 * next sample stands for it; a stopped thread is one that was running) */
+		sthread_of(th)->late_ticks++;
 		st->dropped++;
 		return;
 	}
@@ -645,8 +650,10 @@ static int tick_stopped(struct worker *w, struct tracee_thread *th, struct sthre
 	s->late_ticks += (uint32_t)missed;
 	if (!s->stopped_known)
 		return 1;
-	if (reuse(w, th, s, s->stopped_sp, s->stopped_pc, st) < 0)
-		st->dropped++; /* the worker is a whole queue behind (as in tick_thread()) */
+	if (reuse(w, th, s, s->stopped_sp, s->stopped_pc, st) < 0) {
+		s->late_ticks++; /* the worker is a whole queue behind (as in tick_thread()) */
+		st->dropped++;
+	}
 	return 0;
 }
 
@@ -750,8 +757,9 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 			s->late_ticks += (uint32_t)missed;
 			if (reuse(w, th, s, s->idle_sp, s->idle_pc, st) == 0)
 				return 0;
-			/* the worker is a whole queue behind: this tick is lost for every
-			 * thread alike (stopping the thread would not keep it) */
+			/* the worker is a whole queue behind: the next sample stands for
+			 * this tick (stopping the thread would not keep it) */
+			s->late_ticks++;
 			st->dropped++;
 			return 0;
 		}
@@ -772,7 +780,8 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 					sizeof(s->syscall)) > 0;
 	site = o->no_idle_reuse ? -1 : blocked_site(s);
 	if (site >= 0 && reuse(w, th, s, s->sites[site].sp, s->sites[site].pc, st) < 0) {
-		st->dropped++; /* as above */
+		s->late_ticks++; /* as above */
+		st->dropped++;
 		return 0;
 	}
 	if (site >= 0) {
@@ -816,15 +825,14 @@ static void interrupt(struct tracee *t, struct tracee_thread *th, struct tick_ho
 		st->races++;
 }
 
-/* Visit the threads that ran at the last tick (@running 1) or the others (0), and interrupt
- * the ones tick_thread() picks, all at once after the optional CPU move. */
+/* Visit the threads that ran at the last tick (@running 1) or the others (0), and add the
+ * ones tick_thread() picks to @stop (interrupted at once when it is full). */
 static void tick_pass(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		      const struct sampler_opts *o, uint64_t missed, struct tick_hold *hd,
-		      int running, struct sampler_stats *st)
+		      int running, struct tracee_thread **stop, size_t *nr_stop,
+		      struct sampler_stats *st)
 {
 	uint64_t now = tracee_now_ns();
-	struct tracee_thread *stop[SAMPLER_MAX_BATCH];
-	size_t nr_stop = 0;
 
 	for (size_t i = 0; i < t->nr_threads; i++) {
 		struct tracee_thread *th = t->threads[i];
@@ -836,25 +844,32 @@ static void tick_pass(struct tracee *t, const struct perch_arch *arch, struct wo
 		s->tick = st->ticks;
 		if (!tick_thread(t, arch, w, o, th, missed, now, st))
 			continue;
-		if (nr_stop < SAMPLER_MAX_BATCH)
-			stop[nr_stop++] = th;
+		if (*nr_stop < SAMPLER_MAX_BATCH)
+			stop[(*nr_stop)++] = th;
 		else
 			interrupt(t, th, hd, st);
 	}
-	if (o->follow_cpu)
-		follow_cpu(stop, nr_stop, st);
-	for (size_t i = 0; i < nr_stop; i++)
-		interrupt(t, stop[i], hd, st);
+}
+
+static int is_running(const struct tracee_thread *th)
+{
+	return ((const struct sthread *)th->user)->state == 'R';
 }
 
 /* One tick (scheduled at @fire) that stands for 1 + @missed ticks of the schedule (perch fell
- * behind). The threads that were running go first, so that the CPU holders, which keep them
- * where they were at @fire, are released soon; then the others. @next: the following tick. */
+ * behind). Every thread's state is read first, before any interrupt or wait for a CPU holder:
+ * a state read later than the tick describes a later moment, and perch's own activity then
+ * (holders spinning, the ptrace thread running) keeps threads runnable that would have gone
+ * to sleep. The threads that were running go first, then the others; the running ones are
+ * interrupted next, so that the CPU holders, which keep them where they were at @fire, are
+ * released soon, then the others. @next: the following tick. */
 static void tick(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		 const struct sampler_opts *o, struct sampler_hold *h, uint64_t fire, uint64_t next,
 		 uint64_t missed, struct sampler_stats *st)
 {
 	struct tick_hold hd = { .h = h, .fire = fire };
+	struct tracee_thread *stop[SAMPLER_MAX_BATCH];
+	size_t nr_stop = 0;
 
 	st->ticks++;
 	if (h) {
@@ -865,11 +880,19 @@ static void tick(struct tracee *t, const struct perch_arch *arch, struct worker 
 		hd.deadline = tracee_now_ns() + (period / 8 < SAMPLER_HOLD_WAIT_NS ? period / 8
 										    : SAMPLER_HOLD_WAIT_NS);
 	}
-	tick_pass(t, arch, w, o, missed, &hd, 1, st);
+	tick_pass(t, arch, w, o, missed, &hd, 1, stop, &nr_stop, st);
+	tick_pass(t, arch, w, o, missed, &hd, 0, stop, &nr_stop, st);
+	if (o->follow_cpu)
+		follow_cpu(stop, nr_stop, st);
+	for (size_t i = 0; i < nr_stop; i++)
+		if (is_running(stop[i]))
+			interrupt(t, stop[i], &hd, st);
 	if (h)
 		sampler_hold_release(h, fire);
 	hd.released = 1;
-	tick_pass(t, arch, w, o, missed, &hd, 0, st);
+	for (size_t i = 0; i < nr_stop; i++)
+		if (!is_running(stop[i]))
+			interrupt(t, stop[i], &hd, st);
 	if (h)
 		sampler_hold_arm(h, hd.running, SAMPLER_HOLD_MAX_CPUS);
 }
@@ -944,14 +967,69 @@ static void job_stop(struct tracee *t, const struct perch_arch *arch, struct wor
 			kill(t->procs[i]->pid, SIGCONT);
 }
 
+/* Raise the calling (ptrace) thread's priority: SCHED_FIFO at SAMPLER_RT_PRIO when allowed,
+ * else nice SAMPLER_NICE. A tick is a sample of the moment it fires only if the states are read
+ * then: under CFS the ptrace thread woke 0.2-0.9 ms late (p50-p90, 1000 Hz) whenever the
+ * target's threads kept the CPUs busy (autogroups make its nice count only against its own
+ * session), and got a CPU just as a target thread went to sleep, so it read that thread as
+ * sleeping: R shares 5-20 points under the target's own truth, and 9-24% of ticks missed. As
+ * SCHED_FIFO it wakes 45-100 us after the tick, whatever the load (measured 2026-11-25,
+ * docs-pending/ticks.md). Threads it creates get the default policy back
+ * (SCHED_RESET_ON_FORK). Returns 1 when the policy changed (restore_priority() undoes it). */
+static int raise_priority(void)
+{
+	struct sched_param sp = { .sched_priority = SAMPLER_RT_PRIO };
+
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), SAMPLER_NICE) < 0)
+		log_debug("cannot raise the sampler's priority: %s", strerror(errno));
+	if (sched_setscheduler((pid_t)gettid(), SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
+		return 1;
+	log_debug("sampling without real-time priority: %s", strerror(errno));
+	return 0;
+}
+
+static void restore_priority(int rt)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	if (rt)
+		sched_setscheduler((pid_t)gettid(), SCHED_OTHER, &sp);
+}
+
+/* Wait for one of @set until CLOCK_MONOTONIC @target: the signal, or -1 at @target. Timers wake
+ * the thread some tens of microseconds late (on these VMs 45 us at best): @late keeps about
+ * the 25th percentile of that delay, the wait ends that much early and the rest is spun, so
+ * that a tick's states are read at the tick. */
+static int wait_until(const sigset_t *set, siginfo_t *si, uint64_t target, uint64_t period,
+		      uint64_t *late)
+{
+	uint64_t now = tracee_now_ns(), early = *late;
+	uint64_t wake = target > now + early ? target - early : now, wait = wake - now;
+	struct timespec ts = { (time_t)(wait / 1000000000ULL), (long)(wait % 1000000000ULL) };
+	int sig = sigtimedwait(set, si, &ts);
+
+	if (sig >= 0 || errno != EAGAIN)
+		return sig;
+	now = tracee_now_ns();
+	if (now > wake && now - wake < *late)
+		*late -= (*late - (now - wake)) / 4;
+	else if (now > wake)
+		*late += (now - wake - *late) / 64;
+	if (*late > period / 8 || *late > SAMPLER_EARLY_MAX_NS)
+		*late = period / 8 < SAMPLER_EARLY_MAX_NS ? period / 8 : SAMPLER_EARLY_MAX_NS;
+	while (now < target)
+		now = tracee_now_ns();
+	return -1;
+}
+
 int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sampler_opts *o,
 		const struct sampler_ops *ops, void *arg, struct sampler_stats *st)
 {
-	uint64_t period = (uint64_t)(1e9 / o->hz), start, end, base, fire;
+	uint64_t period = (uint64_t)(1e9 / o->hz), start, end, base, fire, late = 0;
 	struct worker w = { .ops = ops, .arg = arg };
 	struct sampler_hold *hold = NULL;
 	sigset_t set;
-	int ret = 0;
+	int ret = 0, rt;
 
 	cpu_set_t old_cpus;
 	int have_old_cpus = sched_getaffinity(0, sizeof(old_cpus), &old_cpus) == 0;
@@ -972,8 +1050,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	ret = pthread_create(&w.thread, NULL, worker_main, &w);
 	/* the ptrace thread's few microseconds per tick should not wait behind a busy target:
 	 * raise its priority when allowed (the worker keeps the default) */
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), SAMPLER_NICE) < 0)
-		log_debug("cannot raise the sampler's priority: %s", strerror(errno));
+	rt = raise_priority();
 	if (!o->no_hold && !o->follow_cpu)
 		hold = sampler_hold_new(SAMPLER_NICE / 2);
 	/* the clock starts once everything is set up: a short -d still gets its ticks */
@@ -981,6 +1058,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	srandom((unsigned int)start);
 	if (ret) {
+		restore_priority(rt);
 		sampler_hold_free(hold);
 		queue_release(&w.q);
 		return log_errno(-ret, "cannot start the worker thread");
@@ -1023,11 +1101,8 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			break;
 		now = tracee_now_ns();
 		if (now < fire && now < end) {
-			uint64_t wait = (fire < end ? fire : end) - now;
-			struct timespec ts = { (time_t)(wait / 1000000000ULL),
-					       (long)(wait % 1000000000ULL) };
 			siginfo_t si;
-			int sig = sigtimedwait(&set, &si, &ts);
+			int sig = wait_until(&set, &si, fire < end ? fire : end, period, &late);
 
 			if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
 				st->stop_reason = SAMPLER_STOP_SIGNAL;
@@ -1041,6 +1116,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		}
 	}
 	st->elapsed_s = (double)(tracee_now_ns() - start) / 1e9;
+	restore_priority(rt);
 	sampler_hold_free(hold);
 	if (have_old_cpus && st->migrations)
 		sched_setaffinity(0, sizeof(old_cpus), &old_cpus);

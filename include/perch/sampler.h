@@ -94,7 +94,8 @@ struct sampler_stats {
 	                          * (credited to its next sample as extra weight) */
 	uint64_t err_regs;       /* registers could not be read */
 	uint64_t err_stack;      /* stack could not be copied */
-	uint64_t dropped;        /* ticks dropped: the worker was SAMPLER_QUEUE items behind */
+	uint64_t dropped;        /* snapshots dropped: the worker was SAMPLER_QUEUE items behind
+	                          * (the tick is credited to the thread's next sample) */
 	uint64_t reused;         /* samples of blocked threads that were not interrupted */
 	uint64_t skipped_idle;   /* cpu mode: threads not sampled because they were not running */
 	uint64_t stopped;        /* samples of group-stopped threads (SIGSTOP & co), state 'T' */
