@@ -26,7 +26,6 @@
 
 #define SAMPLER_NICE (-10)
 #define SAMPLER_RT_PRIO 1 /* the ptrace thread's SCHED_FIFO priority, when allowed */
-#define SAMPLER_EARLY_MAX_NS 200000ULL /* wait_until() spins at most this long per tick */
 #define SAMPLER_JOB_STOP_NS (300 * 1000000ULL) /* Ctrl-Z: how long perch waits for the
 						* programs of its process group to stop */
 #define SAMPLER_JOB_FORWARD_NS (30 * 1000000ULL) /* ... and before it passes a stop sent
@@ -996,36 +995,10 @@ static void restore_priority(int rt)
 		sched_setscheduler((pid_t)gettid(), SCHED_OTHER, &sp);
 }
 
-/* Wait for one of @set until CLOCK_MONOTONIC @target: the signal, or -1 at @target. Timers wake
- * the thread some tens of microseconds late (on these VMs 45 us at best): @late keeps about
- * the 25th percentile of that delay, the wait ends that much early and the rest is spun, so
- * that a tick's states are read at the tick. */
-static int wait_until(const sigset_t *set, siginfo_t *si, uint64_t target, uint64_t period,
-		      uint64_t *late)
-{
-	uint64_t now = tracee_now_ns(), early = *late;
-	uint64_t wake = target > now + early ? target - early : now, wait = wake - now;
-	struct timespec ts = { (time_t)(wait / 1000000000ULL), (long)(wait % 1000000000ULL) };
-	int sig = sigtimedwait(set, si, &ts);
-
-	if (sig >= 0 || errno != EAGAIN)
-		return sig;
-	now = tracee_now_ns();
-	if (now > wake && now - wake < *late)
-		*late -= (*late - (now - wake)) / 4;
-	else if (now > wake)
-		*late += (now - wake - *late) / 64;
-	if (*late > period / 8 || *late > SAMPLER_EARLY_MAX_NS)
-		*late = period / 8 < SAMPLER_EARLY_MAX_NS ? period / 8 : SAMPLER_EARLY_MAX_NS;
-	while (now < target)
-		now = tracee_now_ns();
-	return -1;
-}
-
 int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sampler_opts *o,
 		const struct sampler_ops *ops, void *arg, struct sampler_stats *st)
 {
-	uint64_t period = (uint64_t)(1e9 / o->hz), start, end, base, fire, late = 0;
+	uint64_t period = (uint64_t)(1e9 / o->hz), start, end, base, fire;
 	struct worker w = { .ops = ops, .arg = arg };
 	struct sampler_hold *hold = NULL;
 	sigset_t set;
@@ -1101,8 +1074,11 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			break;
 		now = tracee_now_ns();
 		if (now < fire && now < end) {
+			uint64_t wait = (fire < end ? fire : end) - now;
+			struct timespec ts = { (time_t)(wait / 1000000000ULL),
+					       (long)(wait % 1000000000ULL) };
 			siginfo_t si;
-			int sig = wait_until(&set, &si, fire < end ? fire : end, period, &late);
+			int sig = sigtimedwait(&set, &si, &ts);
 
 			if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
 				st->stop_reason = SAMPLER_STOP_SIGNAL;
