@@ -47,16 +47,22 @@ static size_t chrome_counter(const char *text, const char *name, double *v, size
 }
 
 /* The name of the first counter starting with @prefix, or NULL (harness-owned). */
-static const char *chrome_counter_named(const char *text, const char *prefix)
+/* The name of the first counter that starts with @prefix and has @part in its name (the
+ * order of the tracks is not part of the format). */
+static const char *chrome_counter_named(const char *text, const char *prefix, const char *part)
 {
 	const char *key = harness_fmt("{\"ph\": \"C\", \"name\": \"%s", prefix);
-	const char *s = strstr(text, key), *end;
+	const char *s, *end;
 
-	if (!s)
-		return NULL;
-	s += strlen("{\"ph\": \"C\", \"name\": \"");
-	end = strchr(s, '"');
-	return harness_fmt("%.*s", (int)(end - s), s);
+	for (s = strstr(text, key); s; s = strstr(end, key)) {
+		s += strlen("{\"ph\": \"C\", \"name\": \"");
+		end = strchr(s, '"');
+		if (!end)
+			return NULL;
+		if (memmem(s, (size_t)(end - s), part, strlen(part)))
+			return harness_fmt("%.*s", (int)(end - s), s);
+	}
+	return NULL;
 }
 
 struct e2e_stall {
@@ -201,7 +207,7 @@ START_TEST(duty_cycle_cpu)
 	truth = lifetime_cpu(pid, "duty");
 	check_duty("process cpu_usage", mean(cpu, n), truth);
 	/* the thread's own track (a step counter: a point where the value changes) */
-	thread_counter = chrome_counter_named(text, "thread_cpu_usage.");
+	thread_counter = chrome_counter_named(text, "thread_cpu_usage.", ".duty");
 	H_ASSERT(thread_counter && strstr(thread_counter, ".duty"),
 		 "no thread_cpu_usage counter of the duty thread");
 	n = chrome_counter(text, thread_counter, thr, 200);
