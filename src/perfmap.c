@@ -21,6 +21,12 @@ struct pm_entry {
 	uint32_t name; /* offset in names */
 };
 
+/* One read of the file: every line written before @time_ns is in it or an earlier one. */
+struct pm_batch {
+	uint64_t time_ns;
+	uint32_t end_seq; /* lines [previous end_seq, end_seq) came from it */
+};
+
 struct perfmap {
 	char *path[2];
 	struct pm_entry *e;
@@ -30,6 +36,8 @@ struct perfmap {
 	size_t names_len, names_alloc;
 	uint64_t consumed; /* bytes of the file parsed (complete lines) */
 	uint64_t checked_ns;
+	struct pm_batch *batch;
+	size_t nr_batch, alloc_batch;
 	struct perfmap_sym out;
 	int which;	   /* index of the path that opened, -1 none yet */
 };
@@ -70,6 +78,7 @@ void perfmap_free(struct perfmap *pm)
 	free(pm->path[0]);
 	free(pm->path[1]);
 	free(pm->e);
+	free(pm->batch);
 	free(pm->names);
 	free(pm);
 }
@@ -134,6 +143,21 @@ static void add_line(struct perfmap *pm, const char *s, const char *end)
 	pm->e[pm->nr++] = e;
 }
 
+/* Close the batch of lines added since the last one, as read at @time_ns. With none, the last
+ * batch holds all lines written before @time_ns: it is moved to that time. */
+static void end_batch(struct perfmap *pm, uint64_t time_ns)
+{
+	size_t end = pm->nr_batch ? pm->batch[pm->nr_batch - 1].end_seq : 0;
+
+	if (pm->nr == end) {
+		if (pm->nr_batch)
+			pm->batch[pm->nr_batch - 1].time_ns = time_ns;
+		return;
+	}
+	ALLOC_GROW(pm->batch, pm->nr_batch + 1, pm->alloc_batch);
+	pm->batch[pm->nr_batch++] = (struct pm_batch){ time_ns, (uint32_t)pm->nr };
+}
+
 size_t perfmap_add_text(struct perfmap *pm, const char *text, size_t len)
 {
 	const char *p = text, *end = text + len, *nl;
@@ -145,6 +169,14 @@ size_t perfmap_add_text(struct perfmap *pm, const char *text, size_t len)
 	return (size_t)(p - text);
 }
 
+size_t perfmap_add_text_at(struct perfmap *pm, const char *text, size_t len, uint64_t time_ns)
+{
+	size_t used = perfmap_add_text(pm, text, len);
+
+	end_batch(pm, time_ns);
+	return used;
+}
+
 static int entry_cmp(const void *a, const void *b)
 {
 	const struct pm_entry *x = a, *y = b;
@@ -154,8 +186,9 @@ static int entry_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Read what was appended to the file since last time. */
-static void refresh(struct perfmap *pm)
+/* Read what was appended to the file since last time (at most every PERFMAP_RECHECK_NS
+ * unless @force). */
+static void refresh(struct perfmap *pm, int force)
 {
 	uint64_t now = now_ns();
 	struct stat st;
@@ -164,7 +197,8 @@ static void refresh(struct perfmap *pm)
 	size_t want;
 	int fd = -1;
 
-	if (!pm->path[0] || (pm->checked_ns && now - pm->checked_ns < PERFMAP_RECHECK_NS))
+	if (!pm->path[0] ||
+	    (!force && pm->checked_ns && now - pm->checked_ns < PERFMAP_RECHECK_NS))
 		return;
 	pm->checked_ns = now;
 	for (int i = 0; i < 2 && fd < 0; i++) {
@@ -179,6 +213,7 @@ static void refresh(struct perfmap *pm)
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size <= pm->consumed ||
 	    pm->consumed >= PERFMAP_MAX_FILE) {
 		close(fd);
+		end_batch(pm, now);
 		return;
 	}
 	want = (size_t)((uint64_t)st.st_size - pm->consumed);
@@ -190,14 +225,32 @@ static void refresh(struct perfmap *pm)
 	if (got > 0)
 		pm->consumed += perfmap_add_text(pm, buf, (size_t)got);
 	free(buf);
+	end_batch(pm, now); /* @now was taken before the read: all written by then is in */
 }
 
-const struct perfmap_sym *perfmap_find(struct perfmap *pm, uint64_t addr)
+/* Lines after this one were written after @time_ns: the end of the first batch read at or
+ * after it (all lines when no read was that late yet). */
+static uint32_t seq_limit(const struct perfmap *pm, uint64_t time_ns)
+{
+	size_t lo = 0, hi = pm->nr_batch;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pm->batch[mid].time_ns < time_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < pm->nr_batch ? pm->batch[lo].end_seq : UINT32_MAX;
+}
+
+static const struct perfmap_sym *lookup(struct perfmap *pm, uint64_t addr, uint64_t time_ns)
 {
 	const struct pm_entry *best = NULL;
+	uint32_t limit = seq_limit(pm, time_ns);
 	size_t lo = 0, hi;
 
-	refresh(pm);
 	if (pm->nr_sorted != pm->nr && pm->nr) {
 		qsort(pm->e, pm->nr, sizeof(*pm->e), entry_cmp);
 		pm->nr_sorted = pm->nr;
@@ -214,11 +267,31 @@ const struct perfmap_sym *perfmap_find(struct perfmap *pm, uint64_t addr)
 	for (size_t i = lo, k = 0; i-- > 0 && k < PERFMAP_SCAN_BACK; k++) {
 		const struct pm_entry *e = &pm->e[i];
 
-		if (addr - e->start < e->size && (!best || e->seq > best->seq))
+		if (addr - e->start < e->size && e->seq < limit && (!best || e->seq > best->seq))
 			best = e;
 	}
 	if (!best)
 		return NULL;
 	pm->out = (struct perfmap_sym){ best->start, best->size, pm->names + best->name };
 	return &pm->out;
+}
+
+const struct perfmap_sym *perfmap_find_at(struct perfmap *pm, uint64_t addr, uint64_t time_ns)
+{
+	const struct perfmap_sym *sym;
+
+	refresh(pm, 0);
+	sym = lookup(pm, addr, time_ns);
+	/* code made just before @time_ns, since the last read: read once more (once per
+	 * snapshot time, so garbage addresses cannot make it read constantly) */
+	if (!sym && pm->checked_ns < time_ns && time_ns != UINT64_MAX) {
+		refresh(pm, 1);
+		sym = lookup(pm, addr, time_ns);
+	}
+	return sym;
+}
+
+const struct perfmap_sym *perfmap_find(struct perfmap *pm, uint64_t addr)
+{
+	return perfmap_find_at(pm, addr, UINT64_MAX);
 }

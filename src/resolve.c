@@ -337,7 +337,7 @@ static uint32_t perfmap_location(struct resolver *r, const struct modules_map *m
 	uint32_t loc;
 
 	if (!mm || mm->mod || !(mm->prot & PROC_MAPS_PROT_EXEC) ||
-	    !(sym = perfmap_find(r->perfmap, lookup)))
+	    !(sym = perfmap_find_at(r->perfmap, lookup, r->snap_ns)))
 		return UINT32_MAX;
 	f.module = own_module(r, &r->perfmap_module, "[perf-map]");
 	f.name = profile_intern_str(r->p, sym->name);

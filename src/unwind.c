@@ -713,6 +713,16 @@ static int lr_step(struct unwinder *u, const struct perch_regs *r, const struct 
 	return 0;
 }
 
+/* Is the frame at @r in a file libunwind could have CFI for (acc_find_proc_info())? Not JIT
+ * code in anonymous memory: trying it there costs a cursor init for nothing. */
+static int in_elf(struct unwinder *u, const struct perch_regs *r, int exact)
+{
+	uint64_t pc = perch_regs_pc(u->arch, r);
+	const struct modules_map *mm = modules_find(u->ms, exact ? pc : pc - 1);
+
+	return mm && mm->mod && modules_elf(u->ms, mm);
+}
+
 /* One step with perch's own CFI, else the frame pointers, from @r into @next. 0, 1 for a step
  * without CFI (frame pointer, link register), -ENOENT at the outermost frame, -EAGAIN to retry
  * the frame with libunwind, or a stop reason as -(UNWIND_STOP_* + 1000). */
@@ -731,7 +741,7 @@ static int fallback_step(struct unwinder *u, struct walk *w, struct perch_regs *
 	ret = own_cfi_step(u, r, exact, next, &out_flags);
 	if (ret == -ENOENT)
 		return -ENOENT;
-	if (ret == -ENODATA && w->own_only && u->libunwind) {
+	if (ret == -ENODATA && w->own_only && u->libunwind && in_elf(u, r, exact)) {
 		/* perch has no CFI for this frame (e.g. the vDSO): libunwind may */
 		w->own_only = 0;
 		w->cursor_ok = unw_init_remote(&w->c, u->as, u) == 0;
@@ -739,7 +749,9 @@ static int fallback_step(struct unwinder *u, struct walk *w, struct perch_regs *
 		if (w->cursor_ok)
 			return -EAGAIN;
 	}
-	w->own_only = ret == 0;
+	/* a frame no CFI covers (JIT code, stepped by its frame pointer) does not make
+	 * libunwind step the next ones: perch's CFI tries each first */
+	w->own_only = ret == 0 || ret == -ENODATA;
 	w->exact = ret == 0 && (out_flags & CFI_PC_EXACT);
 	if (ret == 0)
 		return perch_regs_pc(a, next) & ~u->snap->pac_mask ? 0 : -ENOENT; /* RA 0: root */

@@ -32,10 +32,20 @@ void perfmap_free(struct perfmap *pm);
  * consumed (up to the last newline). Malformed lines are skipped. */
 size_t perfmap_add_text(struct perfmap *pm, const char *text, size_t len);
 
+/* The same, as one read of the file at @time_ns (CLOCK_MONOTONIC): lines added by a later
+ * call are newer than that time (tests). */
+size_t perfmap_add_text_at(struct perfmap *pm, const char *text, size_t len, uint64_t time_ns);
+
 /* The symbol covering @addr: the newest line whose [start, start + size) holds it. Re-reads
  * the file first when it grew (checked at most every PERFMAP_RECHECK_NS). Borrowed until the
  * next call; NULL when nothing covers @addr or there is no file. */
 const struct perfmap_sym *perfmap_find(struct perfmap *pm, uint64_t addr);
+/* The symbol covering @addr at @time_ns (CLOCK_MONOTONIC), when a snapshot saw it: the newest
+ * line that may have been written by then. Lines read only after a read made at or after
+ * @time_ns were written later (the JIT reused that memory since, for other code) and are not
+ * used. When nothing covers @addr and the file was last read before @time_ns, it is read again
+ * at once (code made in between). */
+const struct perfmap_sym *perfmap_find_at(struct perfmap *pm, uint64_t addr, uint64_t time_ns);
 
 #define PERFMAP_RECHECK_NS 50000000ULL
 

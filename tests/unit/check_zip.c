@@ -113,6 +113,31 @@ START_TEST(test_perfmap)
 }
 END_TEST
 
+/* A pc seen at some time is named by the lines that may have been written by then: a line read
+ * only after a read made at or after that time was written later (the JIT reused the memory). */
+START_TEST(test_perfmap_time)
+{
+	static const char first[] = "7f0000001000 100 JS:~old\n";
+	static const char second[] = "7f0000001000 80 JS:*new\n7f0000009000 10 later\n";
+	struct perfmap *pm = perfmap_new_empty();
+
+	perfmap_add_text_at(pm, first, strlen(first), 100);
+	perfmap_add_text_at(pm, second, strlen(second), 200);
+	/* seen before the first read: that read may hold it, the second came after */
+	ck_assert_str_eq(perfmap_find_at(pm, 0x7f0000001010, 50)->name, "JS:~old");
+	ck_assert_str_eq(perfmap_find_at(pm, 0x7f0000001010, 100)->name, "JS:~old");
+	/* between the reads: the second read may hold lines written before it */
+	ck_assert_str_eq(perfmap_find_at(pm, 0x7f0000001010, 150)->name, "JS:*new");
+	ck_assert_str_eq(perfmap_find_at(pm, 0x7f0000001010, 250)->name, "JS:*new");
+	ck_assert_str_eq(perfmap_find(pm, 0x7f0000001010)->name, "JS:*new");
+	/* the old line still names what the new one does not cover */
+	ck_assert_str_eq(perfmap_find_at(pm, 0x7f0000001090, 250)->name, "JS:~old");
+	ck_assert_ptr_null(perfmap_find_at(pm, 0x7f0000009000, 100));
+	ck_assert_str_eq(perfmap_find_at(pm, 0x7f0000009000, 101)->name, "later");
+	perfmap_free(pm);
+}
+END_TEST
+
 Suite *zip_suite(void)
 {
 	Suite *s = suite_create("zip");
@@ -121,6 +146,7 @@ Suite *zip_suite(void)
 	tcase_add_checked_fixture(tc, testutil_tmp_setup, testutil_tmp_teardown);
 	tcase_add_test(tc, test_python_zip);
 	tcase_add_test(tc, test_perfmap);
+	tcase_add_test(tc, test_perfmap_time);
 	suite_add_tcase(s, tc);
 	return s;
 }
