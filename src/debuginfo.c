@@ -2174,6 +2174,11 @@ static void sec_add(struct debuginfo *di, const GElf_Shdr *shdr, const char *nam
 	s.elf_name = xstrdup(name);
 	if (!is_dwarf_name(name)) {
 		s.name = xstrdup(name);
+		/* libdwarf may load it too (relocations, symbols): one the file cannot hold
+		 * fails to load instead */
+		if (shdr->sh_type == SHT_NOBITS || shdr->sh_offset > file_size ||
+		    shdr->sh_size > file_size - shdr->sh_offset || shdr->sh_size > SIZE_MAX - 1)
+			s.state = -1;
 	} else {
 		/* a DWARF section: libdwarf reads it through sec_load() only, so check it here */
 		s.name = name[1] == 'z' ? xasprintf(".%s", name + 2) : xstrdup(name);
