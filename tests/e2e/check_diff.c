@@ -20,58 +20,6 @@
 #define RATE "400"
 #define SECS 5.0
 
-/* printf into one of a ring of strings (the harness keeps only 64 per test) */
-#define RING 32
-static char *ring[RING];
-static unsigned int ring_next;
-
-static const char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static const char *fmt(const char *f, ...)
-{
-	char **slot = &ring[ring_next++ % RING];
-	va_list ap;
-
-	free(*slot);
-	va_start(ap, f);
-	H_ASSERT(vasprintf(slot, f, ap) >= 0, "out of memory");
-	va_end(ap);
-	return *slot;
-}
-
-/* Run @cmd with sh (stdout + stderr), its exit code in *@code. */
-static const char *sh(const char *cmd, int *code, double timeout)
-{
-	struct strbuf sb = STRBUF_INIT;
-	char **slot = &ring[ring_next++ % RING];
-	char buf[4096];
-	size_t n;
-	FILE *f;
-	int st;
-
-	setenv("PERCH_DIFF_CMD", cmd, 1);
-	f = popen(fmt("timeout %.0f sh -c \"$PERCH_DIFF_CMD\" 2>&1", timeout), "r");
-	H_ASSERT(f, "cannot run %s", cmd);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		strbuf_add(&sb, buf, n);
-	st = pclose(f);
-	*code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-	H_ASSERT(*code != 124, "'%s' did not finish in %.0f s", cmd, timeout);
-	harness_context_add("$ %s\n%.4000s\n", cmd, sb.buf);
-	free(*slot);
-	*slot = strbuf_detach(&sb, NULL);
-	return *slot;
-}
-
-static int have(const char *tool)
-{
-	int code;
-
-	sh(fmt("command -v %s >/dev/null 2>&1", tool), &code, 10);
-	if (code)
-		fprintf(stderr, "SKIP: %s not installed, its check in e2e-diff did not run\n", tool);
-	return !code;
-}
-
 static const char *tmp(const char *name)
 {
 	return harness_tmpfile(name);
@@ -85,7 +33,7 @@ static pid_t start_target(const char *build, struct harness_proc **out)
 {
 	struct harness_proc *t =
 	    harness_spawn("target", HARNESS_ARGV("/usr/bin/nice", "-n", "-10",
-						 harness_target(fmt("diff-%s/diffwork", build)),
+						 harness_target(harness_fmt("diff-%s/diffwork", build)),
 						 "60"));
 
 	*out = t;
@@ -99,8 +47,8 @@ static void record(const char *build, const char *name)
 	pid_t pid = start_target(build, &t);
 
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-q", "-F", RATE,
-						    "-d", fmt("%g", SECS), "-o", tmp(name), "-p",
-						    fmt("%d", pid)));
+						    "-d", harness_fmt("%g", SECS), "-o", tmp(name), "-p",
+						    harness_fmt("%d", pid)));
 	H_ASSERT(harness_proc_wait(perch, SECS + 30) == 0, "perch record did not stop");
 	H_ASSERT(harness_proc_exit_code(perch) == 0, "perch record exited %d:\n%s",
 		 harness_proc_exit_code(perch), perch->err.buf);
@@ -113,7 +61,7 @@ static void record(const char *build, const char *name)
 static int text_row(const char *text, const char *thread, const char *fn, double *change,
 		    int *beyond)
 {
-	const char *sec = strstr(text, fmt("\n# thread %s:", thread)), *line, *end;
+	const char *sec = strstr(text, harness_fmt("\n# thread %s:", thread)), *line, *end;
 	double base, new, margin;
 	char mark = 0;
 
@@ -122,7 +70,7 @@ static int text_row(const char *text, const char *thread, const char *fn, double
 	end = strstr(sec + 1, "\n# thread ");
 	for (line = strchr(sec + 1, '\n'); line && (!end || line < end);
 	     line = strchr(line + 1, '\n')) {
-		const char *eol = strchr(line + 1, '\n'), *name = strstr(line, fmt("  %s (", fn));
+		const char *eol = strchr(line + 1, '\n'), *name = strstr(line, harness_fmt("  %s (", fn));
 
 		if (!name || (eol && name > eol))
 			continue;
@@ -152,7 +100,7 @@ static void retry_note(const char *test, int attempt, double change)
 static const char *report(const char *args, int want)
 {
 	int code;
-	const char *out = sh(fmt("'%s' report %s", harness_perch(), args), &code, 60);
+	const char *out = harness_sh(harness_fmt("'%s' report %s", harness_perch(), args), &code, 60);
 
 	H_ASSERT(code == want, "perch report %s exited %d, want %d:\n%s", args, code, want, out);
 	return out;
@@ -165,12 +113,12 @@ static void check_flamegraph(const char *svg)
 	long run = 0;
 	int code;
 
-	if (!have("chromium"))
+	if (!harness_have("chromium"))
 		return;
 #define CHROMIUM                                                                                   \
 	"HOME=%s timeout 60 chromium --headless --no-sandbox --disable-gpu --no-first-run "       \
 	"--disable-extensions --enable-logging=stderr --v=0 --user-data-dir=%s/chromium "
-	out = sh(fmt(CHROMIUM "--dump-dom 'file://%s#selftest=all/^step_b$'", harness_tmpdir(),
+	out = harness_sh(harness_fmt(CHROMIUM "--dump-dom 'file://%s#selftest=all/^step_b$'", harness_tmpdir(),
 		     harness_tmpdir(), svg),
 		 &code, 70);
 	H_ASSERT(code == 0, "chromium --dump-dom %s failed (%d)", svg, code);
@@ -178,12 +126,12 @@ static void check_flamegraph(const char *svg)
 	m = strstr(out, ";matched=");
 	H_ASSERT(m && sscanf(m, ";matched=%lu", &matched) == 1 && matched > 0,
 		 "the flame graph's self-test did not find step_b");
-	out = sh(fmt(CHROMIUM "--window-size=1200,400 --screenshot=%s 'file://%s'",
+	out = harness_sh(harness_fmt(CHROMIUM "--window-size=1200,400 --screenshot=%s 'file://%s'",
 		     harness_tmpdir(), harness_tmpdir(), shot, svg),
 		 &code, 70);
 	H_ASSERT(code == 0, "chromium --screenshot failed (%d)", code);
 	/* step_b changed most: the strongest red of the palette (225,40,40), wide */
-	out = sh(fmt("python3 tests/e2e/py/hottest.py png-run '%s' 225 40 40", shot), &code, 60);
+	out = harness_sh(harness_fmt("python3 tests/e2e/py/hottest.py png-run '%s' 225 40 40", shot), &code, 60);
 	H_ASSERT(code == 0 && sscanf(out, "%ld", &run) == 1 && run >= 200,
 		 "the screenshot has a strongest-red run of %ld px, want >= 200:\n%s", run, out);
 }
@@ -200,10 +148,10 @@ START_TEST(slower_build_found)
 	for (int attempt = 1;; attempt++) {
 		record("base", "base.perch");
 		record("slow", "slow.perch");
-		report(fmt("-q --diff '%s' '%s' -o '%s' -o '%s' -o '%s'", tmp("base.perch"),
+		report(harness_fmt("-q --diff '%s' '%s' -o '%s' -o '%s' -o '%s'", tmp("base.perch"),
 			   tmp("slow.perch"), tmp("diff.txt"), tmp("diff.folded"), svg),
 		       0);
-		out = sh(fmt("cat '%s'", tmp("diff.txt")), &code, 10);
+		out = harness_sh(harness_fmt("cat '%s'", tmp("diff.txt")), &code, 10);
 		H_ASSERT(!text_row(out, "diffwork/diffwork", "step_b", &change, &beyond),
 			 "no step_b row in the main thread's section");
 		H_ASSERT(change > 20, "step_b: change %+.2f points", change);
@@ -226,17 +174,17 @@ START_TEST(slower_build_found)
 		 "helper_work changed beyond noise (%+.2f)", change);
 
 	/* --fail-if: exit 3 for the function that grew, 0 for those that did not */
-	out = report(fmt("-q --diff '%s' '%s' -o /dev/null --fail-if '^step_b$:+5'",
+	out = report(harness_fmt("-q --diff '%s' '%s' -o /dev/null --fail-if '^step_b$:+5'",
 			 tmp("base.perch"), tmp("slow.perch")),
 		     3);
 	H_ASSERT(strstr(out, "step_b (diffwork) of thread diffwork/diffwork grew by"),
 		 "no message naming step_b");
-	report(fmt("-q --diff '%s' '%s' -o /dev/null --fail-if '^step_a$:+0' --fail-if "
+	report(harness_fmt("-q --diff '%s' '%s' -o /dev/null --fail-if '^step_a$:+0' --fail-if "
 		   "'^step_c$:+0' --fail-if 'helper:+0'",
 		   tmp("base.perch"), tmp("slow.perch")),
 	       0);
 	/* ... and the other way round nothing grew but step_a and step_c */
-	report(fmt("-q --diff '%s' '%s' -o /dev/null --fail-if '^step_b$:+0'", tmp("slow.perch"),
+	report(harness_fmt("-q --diff '%s' '%s' -o /dev/null --fail-if '^step_b$:+0'", tmp("slow.perch"),
 		   tmp("base.perch")),
 	       0);
 
@@ -254,17 +202,17 @@ START_TEST(slower_build_found)
 	}
 	fclose(f);
 	H_ASSERT(new_b > 2 * base_b, "step_b in the folded diff: BASE %lu, NEW %lu", base_b, new_b);
-	if (have("flamegraph.pl")) {
-		out = sh(fmt("flamegraph.pl '%s' > '%s'", tmp("diff.folded"), tmp("fg.svg")), &code,
+	if (harness_have("flamegraph.pl")) {
+		out = harness_sh(harness_fmt("flamegraph.pl '%s' > '%s'", tmp("diff.folded"), tmp("fg.svg")), &code,
 			 60);
 		H_ASSERT(code == 0 && !strstr(out, "Ignored"), "flamegraph.pl: %s", out);
-		out = sh(fmt("grep -o '<title>step_b ([^<]*</title>' '%s'", tmp("fg.svg")), &code,
+		out = harness_sh(harness_fmt("grep -o '<title>step_b ([^<]*</title>' '%s'", tmp("fg.svg")), &code,
 			 10);
 		H_ASSERT(strstr(out, "; +"), "flamegraph.pl shows no growth of step_b: %s", out);
 	}
 
 	/* the flame graph: step_b red, the script runs in a browser */
-	out = sh(fmt("grep -o 'data-name=\"step_b\" data-diff=\"[^\"]*\"' '%s'", svg), &code, 10);
+	out = harness_sh(harness_fmt("grep -o 'data-name=\"step_b\" data-diff=\"[^\"]*\"' '%s'", svg), &code, 10);
 	H_ASSERT(code == 0 && strstr(out, "beyond noise"), "step_b's frame: %s", out);
 	line = strstr(out, "change +");
 	H_ASSERT(line, "step_b did not grow in the flame graph: %s", out);
@@ -275,7 +223,7 @@ START_TEST(slower_build_found)
 	H_ASSERT(f, "cannot write the script");
 	fprintf(f, "diff --fail-if '^step_b$:+5' '%s' '%s'\n", tmp("base.perch"), tmp("slow.perch"));
 	fclose(f);
-	out = sh(fmt("'%s' -x '%s' --json 2>/dev/null", harness_perch(), tmp("s.txt")), &code, 60);
+	out = harness_sh(harness_fmt("'%s' -x '%s' --json 2>/dev/null", harness_perch(), tmp("s.txt")), &code, 60);
 	H_ASSERT(code == 3, "perch -x exited %d, want 3", code);
 	H_ASSERT(strstr(out, "\"status\":3") && strstr(out, "\"failed\":true") &&
 		     strstr(out, "\"fail_if\":[{\"rule\":\"^step_b$:+5\",\"thread\":\"diffwork/"
@@ -291,13 +239,13 @@ START_TEST(same_build_quiet)
 
 	record("base", "a.perch");
 	record("base", "b.perch");
-	out = report(fmt("-q --diff '%s' '%s' --top 100 --fail-if '.:+0'", tmp("a.perch"),
+	out = report(harness_fmt("-q --diff '%s' '%s' --top 100 --fail-if '.:+0'", tmp("a.perch"),
 			 tmp("b.perch")),
 		     0);
 	H_ASSERT(strstr(out, "\n0 functions grew and 0 shrank beyond noise"),
 		 "two runs of one build differ beyond noise");
 	H_ASSERT(!strstr(out, " * "), "a change is marked beyond noise");
-	out = sh(fmt("'%s' report -q --diff '%s' '%s' -o '%s' && grep -c 'beyond noise\"' '%s'",
+	out = harness_sh(harness_fmt("'%s' report -q --diff '%s' '%s' -o '%s' && grep -c 'beyond noise\"' '%s'",
 		     harness_perch(), tmp("a.perch"), tmp("b.perch"), tmp("d.svg"), tmp("d.svg")),
 		 &code, 60);
 	H_ASSERT(code != 0 || atoi(out) == 0, "flame graph paths beyond noise: %s", out);
@@ -324,7 +272,7 @@ START_TEST(repl_last_recording)
 		fprintf(f, "attach %d\nrecord -F %s -d %g\ndiff --fail-if '^step_b$:+5' '%s'\n",
 			(int)pid, RATE, SECS, tmp("base.perch"));
 		fclose(f);
-		out = sh(fmt("'%s' -x '%s' --json 2>/dev/null", harness_perch(), tmp("s.txt")),
+		out = harness_sh(harness_fmt("'%s' -x '%s' --json 2>/dev/null", harness_perch(), tmp("s.txt")),
 			 &code, 90);
 		harness_proc_kill(t, SIGKILL);
 		harness_proc_wait(t, 10);

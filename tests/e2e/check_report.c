@@ -12,71 +12,17 @@
 
 #include "harness.h"
 
-/* printf into one of a ring of strings (the harness keeps only 64 per test; this suite formats
- * more), valid for the next REPORT_RING calls. */
-#define REPORT_RING 48
-static char *ring[REPORT_RING];
-static unsigned int ring_next;
-
-static const char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static const char *fmt(const char *f, ...)
-{
-	char **slot = &ring[ring_next++ % REPORT_RING];
-	va_list ap;
-
-	free(*slot);
-	va_start(ap, f);
-	H_ASSERT(vasprintf(slot, f, ap) >= 0, "out of memory");
-	va_end(ap);
-	return *slot;
-}
-
 static const char *tmp(const char *name)
 {
-	return fmt("%s/%s", harness_tmpdir(), name);
+	return harness_fmt("%s/%s", harness_tmpdir(), name);
 }
 
-/* Run @cmd with sh (killed after @timeout s); its exit code in *@code; stdout + stderr. */
-static const char *sh(const char *cmd, int *code, double timeout)
-{
-	struct strbuf sb = STRBUF_INIT;
-	char **slot = &ring[ring_next++ % REPORT_RING];
-	FILE *f;
-	char buf[4096];
-	size_t n;
-	int st;
-
-	/* through the environment: @cmd keeps its own quoting */
-	setenv("PERCH_REPORT_CMD", cmd, 1);
-	f = popen(fmt("timeout %.0f sh -c \"$PERCH_REPORT_CMD\" 2>&1", timeout), "r");
-	H_ASSERT(f, "cannot run %s", cmd);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		strbuf_add(&sb, buf, n);
-	st = pclose(f);
-	*code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-	H_ASSERT(*code != 124, "'%s' did not finish in %.0f s", cmd, timeout);
-	harness_context_add("$ %s\n%.3000s\n", cmd, sb.buf);
-	free(*slot);
-	*slot = strbuf_detach(&sb, NULL);
-	return *slot;
-}
-
-static int have(const char *tool)
-{
-	int code;
-
-	sh(fmt("command -v %s >/dev/null 2>&1", tool), &code, 10);
-	if (code)
-		fprintf(stderr, "SKIP: %s not installed, its check in e2e-report did not run\n",
-			tool);
-	return !code;
-}
 
 /* `perch report ARGS...` (a shell word list); must exit 0. Returns its stderr + stdout. */
 static const char *report(const char *args)
 {
 	int code;
-	const char *out = sh(fmt("'%s' %s", harness_perch(), args), &code, 30);
+	const char *out = harness_sh(harness_fmt("'%s' %s", harness_perch(), args), &code, 30);
 
 	H_ASSERT(code == 0, "perch %s exited with %d:\n%s", args, code, out);
 	return out;
@@ -88,7 +34,7 @@ static void assert_hottest(const char *kind, const char *path, const char *fn, d
 	char name[256];
 	double pct = 0;
 	int code;
-	const char *out = sh(fmt("python3 tests/e2e/py/hottest.py %s '%s'", kind, path),
+	const char *out = harness_sh(harness_fmt("python3 tests/e2e/py/hottest.py %s '%s'", kind, path),
 			     &code, 30);
 
 	H_ASSERT(code == 0 && sscanf(out, "%255s %lf", name, &pct) == 2,
@@ -118,8 +64,8 @@ static pid_t record_chain(const char *rec, double secs, struct harness_folded *l
 	pid = harness_proc_wait_ready(t, 5);
 	perch = harness_spawn("perch",
 			      HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-d",
-					   fmt("%g", secs), "-o", rec, "-o", folded, "-p",
-					   fmt("%d", pid)));
+					   harness_fmt("%g", secs), "-o", rec, "-o", folded, "-p",
+					   harness_fmt("%d", pid)));
 	H_ASSERT(harness_proc_wait(perch, secs + 10) == 0, "perch did not stop after -d");
 	H_CHECK_RECORD(perch, 0, folded, live);
 	H_ASSERT(strstr(perch->err.buf, "wrote ") && strstr(perch->err.buf, "perch recording"),
@@ -137,14 +83,14 @@ static void check_flamegraph(const char *path, const char *fn, unsigned long tot
 	long run = 0;
 	int code;
 
-	if (have("chromium"))
+	if (harness_have("chromium"))
 		browser = "chromium";
 	if (!browser)
 		return;
 #define CHROMIUM                                                                                   \
 	"HOME=%s timeout 60 %s --headless --no-sandbox --disable-gpu --no-first-run "             \
 	"--disable-extensions --enable-logging=stderr --v=0 --user-data-dir=%s/chromium "
-	out = sh(fmt(CHROMIUM "--dump-dom 'file://%s#selftest=all/^%s$'", harness_tmpdir(),
+	out = harness_sh(harness_fmt(CHROMIUM "--dump-dom 'file://%s#selftest=all/^%s$'", harness_tmpdir(),
 			     browser, harness_tmpdir(), path, fn),
 		 &code, 70);
 	H_ASSERT(code == 0, "chromium --dump-dom %s failed (%d):\n%.2000s", path, code, out);
@@ -155,13 +101,13 @@ static void check_flamegraph(const char *path, const char *fn, unsigned long tot
 		 out);
 	H_ASSERT(matched * 100 >= total * 90, "search for %s matched %lu of %lu samples", fn,
 		 matched, total);
-	out = sh(fmt(CHROMIUM "--window-size=1200,500 --screenshot=%s "
+	out = harness_sh(harness_fmt(CHROMIUM "--window-size=1200,500 --screenshot=%s "
 				      "'file://%s#selftest=all/^%s$'",
 			     harness_tmpdir(), browser, harness_tmpdir(), shot, path, fn),
 		 &code, 70);
 	H_ASSERT(code == 0, "chromium --screenshot failed (%d):\n%.2000s", code, out);
 	/* search hits are drawn in rgb(230,0,230): the hottest frame is a wide magenta bar */
-	out = sh(fmt("python3 tests/e2e/py/hottest.py png-run '%s' 230 0 230", shot), &code,
+	out = harness_sh(harness_fmt("python3 tests/e2e/py/hottest.py png-run '%s' 230 0 230", shot), &code,
 		 60);
 	H_ASSERT(code == 0 && sscanf(out, "%ld", &run) == 1 && run >= 1000,
 		 "the screenshot of %s has a highlighted run of %ld px, want >= 1000 (of 1180):\n%s",
@@ -177,26 +123,26 @@ START_TEST(report_every_format)
 
 	record_chain(rec, 2, &live);
 	/* folded from the recording == folded written live */
-	report(fmt("report -q '%s' -o '%s'", rec, tmp("back.folded")));
+	report(harness_fmt("report -q '%s' -o '%s'", rec, tmp("back.folded")));
 	H_ASSERT(harness_folded_load(&back, tmp("back.folded")) == 0, "no back.folded");
 	H_ASSERT(back.total == live.total && back.nr == live.nr,
 		 "report gives %lu samples in %zu lines, record wrote %lu in %zu", back.total,
 		 back.nr, live.total, live.nr);
 	assert_hottest("folded", tmp("back.folded"), "spin", 90);
 
-	report(fmt("report -q '%s' -o %s -o %s -o %s -o %s -o %s -o %s -o %s", rec,
+	report(harness_fmt("report -q '%s' -o %s -o %s -o %s -o %s -o %s -o %s -o %s", rec,
 			   tmp("r.speedscope.json"), tmp("r.trace.json"),
 			   tmp("r.sentry.json"), tmp("r.pb.gz"),
 			   tmp("r.trace"), tmp("r.txt"),
 			   tmp("r.svg")));
 	/* .html is the report page (tests/report); the flame graph page by --format */
-	report(fmt("report -q '%s' --format flamegraph-html -o '%s'", rec, tmp("r.htm")));
+	report(harness_fmt("report -q '%s' --format flamegraph-html -o '%s'", rec, tmp("r.htm")));
 	rename(tmp("r.htm"), tmp("r.html"));
 	assert_hottest("speedscope", tmp("r.speedscope.json"), "spin", 90);
 	assert_hottest("chrome", tmp("r.trace.json"), "spin", 90);
 	assert_hottest("sentry", tmp("r.sentry.json"), "spin", 90);
-	if (have("go")) {
-		out = sh(fmt("HOME=%s go tool pprof -symbolize=none -top -nodecount=1 '%s'",
+	if (harness_have("go")) {
+		out = harness_sh(harness_fmt("HOME=%s go tool pprof -symbolize=none -top -nodecount=1 '%s'",
 				     harness_tmpdir(), tmp("r.pb.gz")),
 			 &code, 120);
 		line = strstr(out, "flat%");
@@ -204,23 +150,23 @@ START_TEST(report_every_format)
 		H_ASSERT(code == 0 && line && strstr(line, " spin\n"),
 			 "go tool pprof -top does not put spin first:\n%s", out);
 	}
-	if (have("dmtracedump")) {
+	if (harness_have("dmtracedump")) {
 		/* the exclusive-time table: the first method after (toplevel) is spin */
-		out = sh(fmt("dmtracedump '%s' | grep -m2 '^ *[0-9].*\\[[0-9]*\\]' | "
+		out = harness_sh(harness_fmt("dmtracedump '%s' | grep -m2 '^ *[0-9].*\\[[0-9]*\\]' | "
 				     "grep -v toplevel | head -1",
 				     tmp("r.trace")),
 			 &code, 60);
 		H_ASSERT(code == 0 && strstr(out, ".spin ()V"),
 			 "dmtracedump's hottest method is not spin:\n%s", out);
 	}
-	out = sh(fmt("grep -A2 'functions by self' '%s' | tail -1",
+	out = harness_sh(harness_fmt("grep -A2 'functions by self' '%s' | tail -1",
 			     tmp("r.txt")), &code, 10);
 	H_ASSERT(strstr(out, " spin ("), "the text report's top self row is not spin:\n%s", out);
 	check_flamegraph(tmp("r.html"), "spin", live.total);
 	check_flamegraph(tmp("r.svg"), "spin", live.total);
 
 	/* annotate: the instructions of spin share its samples */
-	out = report(fmt("annotate spin '%s'", rec));
+	out = report(harness_fmt("annotate spin '%s'", rec));
 	H_ASSERT(strstr(out, "<spin>:"), "no disassembly header:\n%s", out);
 	for (line = out; (line = strchr(line, '\n')); line++) {
 		double pct;
@@ -249,13 +195,13 @@ START_TEST(report_cut_short)
 	t = harness_spawn("target", HARNESS_ARGV(harness_target("chain-fp"), "30"));
 	pid = harness_proc_wait_ready(t, 5);
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-o",
-						    rec, "-p", fmt("%d", pid)));
+						    rec, "-p", harness_fmt("%d", pid)));
 	H_ASSERT(harness_wait_traced(pid, 1, 5) == 0, "perch did not attach");
 	harness_sleep(2.6);
 	harness_proc_kill(perch, SIGKILL);
 	H_ASSERT(harness_proc_wait(perch, 5) == 0, "perch did not die");
 	H_ASSERT(harness_wait_traced(pid, 0, 5) == 0, "target still traced after perch died");
-	out = sh(fmt("'%s' report '%s' -o '%s'", harness_perch(), rec, folded), &code, 30);
+	out = harness_sh(harness_fmt("'%s' report '%s' -o '%s'", harness_perch(), rec, folded), &code, 30);
 	H_ASSERT(code == 0, "report of a cut recording exited with %d:\n%s", code, out);
 	H_ASSERT(strstr(out, "cut short"), "no 'cut short' warning:\n%s", out);
 	H_ASSERT(harness_folded_load(&f, folded) == 0, "no %s", folded);
@@ -273,7 +219,7 @@ static unsigned long report_total(const char *rec, const char *args, struct harn
 {
 	const char *path = tmp("filtered.folded");
 
-	report(fmt("report -q '%s' %s -o '%s'", rec, args, path));
+	report(harness_fmt("report -q '%s' %s -o '%s'", rec, args, path));
 	harness_folded_release(f);
 	H_ASSERT(harness_folded_load(f, path) == 0, "no %s", path);
 	return f->total;
@@ -303,7 +249,7 @@ START_TEST(report_filters)
 	pid = harness_proc_wait_ready(t, 5);
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-q", "-F", "100",
 						    "-d", "2", "-o", rec, "-p",
-						    fmt("%d", pid)));
+						    harness_fmt("%d", pid)));
 	H_ASSERT(harness_proc_wait(perch, 12) == 0, "perch did not stop");
 	H_ASSERT(harness_proc_exit_code(perch) == 0, "perch exited with %d:\n%s",
 		 harness_proc_exit_code(perch), perch->err.buf);
@@ -317,7 +263,7 @@ START_TEST(report_filters)
 	H_ASSERT(part > 0 && part < all && harness_folded_count(&f, "wA", harness_pred_any, NULL) == part,
 		 "--thread '^wA$' kept %lu of %lu samples, %lu of wA", part, all,
 		 harness_folded_count(&f, "wA", harness_pred_any, NULL));
-	part = report_total(rec, fmt("--tid %d", pid), &f);
+	part = report_total(rec, harness_fmt("--tid %d", pid), &f);
 	for (size_t i = 0; i < f.nr; i++)
 		H_ASSERT(f.lines[i].tid == pid, "--tid %d kept thread %d", pid, f.lines[i].tid);
 	H_ASSERT(part > 0 && part < all, "--tid kept %lu of %lu", part, all);
@@ -351,9 +297,9 @@ START_TEST(report_symfs)
 	unsigned long spin;
 	int code;
 
-	if (!have("strip"))
+	if (!harness_have("strip"))
 		return;
-	out = sh(fmt("strip -o '%s' '%s' && mkdir -p '%s/a/b' && cp '%s' '%s/a/b/unstripped' "
+	out = harness_sh(harness_fmt("strip -o '%s' '%s' && mkdir -p '%s/a/b' && cp '%s' '%s/a/b/unstripped' "
 			     "&& echo junk > '%s/a/junk'",
 			     bin, harness_target("chain-fp"), symfs, harness_target("chain-fp"), symfs,
 			     symfs),
@@ -369,17 +315,17 @@ START_TEST(report_symfs)
 	report_total(rec, "", &f);
 	spin = harness_folded_count(&f, NULL, harness_pred_has, "spin");
 	H_ASSERT(spin == 0, "the stripped target already names spin (%lu samples)", spin);
-	report_total(rec, fmt("--symfs '%s'", symfs), &f);
+	report_total(rec, harness_fmt("--symfs '%s'", symfs), &f);
 	spin = harness_folded_count(&f, NULL, has_chain, NULL);
 	if (spin * 100 < f.total * 85)
 		harness_folded_context(&f, NULL, 20);
 	H_ASSERT(f.total >= 100 && spin * 100 >= f.total * 85,
 		 "with --symfs %lu of %lu samples hold main;f0;f1;f2;f3;spin", spin, f.total);
-	out = report(fmt("annotate --symfs '%s' spin '%s'", symfs, rec));
+	out = report(harness_fmt("annotate --symfs '%s' spin '%s'", symfs, rec));
 	H_ASSERT(strstr(out, "<spin>:") && strstr(out, "chain-strip"),
 		 "annotate --symfs did not disassemble spin:\n%s", out);
 	/* without --symfs the stripped file has no symbol for it */
-	sh(fmt("'%s' annotate spin '%s'", harness_perch(), rec), &code, 20);
+	harness_sh(harness_fmt("'%s' annotate spin '%s'", harness_perch(), rec), &code, 20);
 	H_ASSERT(code == HARNESS_EXIT_FATAL, "annotate of a stripped module exited with %d", code);
 	harness_folded_release(&f);
 }
@@ -391,19 +337,19 @@ START_TEST(report_errors)
 	const char *junk = harness_tmpfile("junk.perch"), *out;
 	int code;
 
-	out = sh(fmt("echo hello > '%s'; '%s' report '%s'", junk, harness_perch(), junk),
+	out = harness_sh(harness_fmt("echo hello > '%s'; '%s' report '%s'", junk, harness_perch(), junk),
 		 &code, 10);
 	H_ASSERT(code == HARNESS_EXIT_FATAL && strstr(out, "not a perch recording"),
 		 "junk file: exit %d:\n%s", code, out);
-	out = sh(fmt("'%s' report /nonexistent.perch", harness_perch()), &code, 10);
+	out = harness_sh(harness_fmt("'%s' report /nonexistent.perch", harness_perch()), &code, 10);
 	H_ASSERT(code == HARNESS_EXIT_FATAL && strstr(out, "No such file"), "missing: %d:\n%s",
 		 code, out);
-	out = sh(fmt("'%s' report --mode idle x.perch", harness_perch()), &code, 10);
+	out = harness_sh(harness_fmt("'%s' report --mode idle x.perch", harness_perch()), &code, 10);
 	H_ASSERT(code == HARNESS_EXIT_USAGE, "bad --mode: exit %d", code);
-	out = sh(fmt("'%s' report --thread '(' x.perch", harness_perch()), &code, 10);
+	out = harness_sh(harness_fmt("'%s' report --thread '(' x.perch", harness_perch()), &code, 10);
 	H_ASSERT(code == HARNESS_EXIT_USAGE && strstr(out, "--thread"), "bad regex: %d:\n%s", code,
 		 out);
-	out = sh(fmt("'%s' record -o a.perch -o b.perch -p 1", harness_perch()), &code, 10);
+	out = harness_sh(harness_fmt("'%s' record -o a.perch -o b.perch -p 1", harness_perch()), &code, 10);
 	H_ASSERT(code == HARNESS_EXIT_USAGE && strstr(out, "only one recording"),
 		 "two recordings: %d:\n%s", code, out);
 }

@@ -24,7 +24,6 @@
 #define HARNESS_MAX_PROCS    16
 #define HARNESS_MAX_PIDS     16
 #define HARNESS_MAX_TMPFILES 32
-#define HARNESS_MAX_STRINGS  64
 #define HARNESS_CONTEXT_TAIL 6000
 #define HARNESS_BAD_KEEP     20
 
@@ -35,14 +34,14 @@ static size_t nr_extra_pids;
 static char *tmpdir;
 static char *tmpfiles[HARNESS_MAX_TMPFILES];
 static size_t nr_tmpfiles;
-static char *strings[HARNESS_MAX_STRINGS];
-static size_t nr_strings;
+static char **strings; /* freed at teardown */
+static size_t nr_strings, alloc_strings;
 static struct strbuf context = STRBUF_INIT;
 
 static const char *keep_string(char *s)
 {
-	if (nr_strings < HARNESS_MAX_STRINGS)
-		strings[nr_strings++] = s; /* else leaked: the test process exits soon anyway */
+	ALLOC_GROW(strings, nr_strings + 1, alloc_strings);
+	strings[nr_strings++] = s;
 	return s;
 }
 
@@ -272,7 +271,9 @@ void harness_teardown(void)
 	}
 	for (i = 0; i < nr_strings; i++)
 		free(strings[i]);
-	nr_strings = 0;
+	free(strings);
+	strings = NULL;
+	nr_strings = alloc_strings = 0;
 	strbuf_release(&context);
 }
 
@@ -292,6 +293,37 @@ const char *harness_fmt(const char *fmt, ...)
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
 	return keep_string(strbuf_detach(&sb, NULL));
+}
+
+const char *harness_sh(const char *cmd, int *code, double timeout)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	size_t n;
+	FILE *f;
+	int st;
+
+	/* through the environment: @cmd keeps its own quoting */
+	setenv("PERCH_HARNESS_CMD", cmd, 1);
+	f = popen(harness_fmt("timeout %.0f sh -c \"$PERCH_HARNESS_CMD\" 2>&1", timeout), "r");
+	H_ASSERT(f, "cannot run %s", cmd);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		strbuf_add(&sb, buf, n);
+	st = pclose(f);
+	*code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	H_ASSERT(*code != 124, "'%s' did not finish in %.0f s", cmd, timeout);
+	harness_context_add("$ %s\n%.4000s\n", cmd, sb.buf);
+	return keep_string(strbuf_detach(&sb, NULL));
+}
+
+int harness_have(const char *tool)
+{
+	int code;
+
+	harness_sh(harness_fmt("command -v %s >/dev/null 2>&1", tool), &code, 10);
+	if (code)
+		fprintf(stderr, "SKIP: %s not installed, the check that needs it did not run\n", tool);
+	return !code;
 }
 
 const char *harness_perch(void)

@@ -47,6 +47,11 @@ const char *harness_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2
 const char *harness_perch(void);
 const char *harness_target(const char *name);
 const char *harness_tmpfile(const char *name);
+/* Run @cmd with sh, killed after @timeout s: its stdout and stderr (kept like harness_fmt()'s
+ * strings, and added to the failure context), its exit code in *@code (128: killed). */
+const char *harness_sh(const char *cmd, int *code, double timeout);
+/* Is @tool on PATH? When not, says so on stderr ("SKIP: ...") for the check that needs it. */
+int harness_have(const char *tool);
 const char *harness_tmpdir(void);
 
 /* A child started with pipes on stdin, stdout and stderr. */
