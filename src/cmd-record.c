@@ -3,12 +3,15 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "perch/cmd.h"
 #include "perch/log.h"
 #include "perch/output.h"
+#include "perch/procwait.h"
 #include "perch/profile.h"
 #include "perch/record-core.h"
 #include "perch/sampler.h"
@@ -16,12 +19,19 @@
 
 static const char record_usage[] =
 	"usage: perch record [options] -p PID\n"
+	"       perch record [options] --wait NAME\n"
 	"       perch record [options] -- PROGRAM [ARGS...]\n"
 	"\n"
-	"Sample the stacks of every thread of a running process (-p) or of a program perch\n"
-	"starts, and write them as folded stacks.\n"
+	"Sample the stacks of every thread of a running process (-p), of a process as it\n"
+	"starts (--wait) or of a program perch starts, and write them as folded stacks.\n"
 	"\n"
 	"  -p, --pid PID          attach to process PID\n"
+	"      --wait NAME        wait for a new process named NAME (its comm, its argv[0] or\n"
+	"                         argv[0]'s last component: an Android app's process name)\n"
+	"                         and attach to it as soon as it exists and may be traced\n"
+	"                         (an Android app: once zygote has made it the app's); the\n"
+	"                         summary says when the first sample came after it appeared\n"
+	"      --wait-timeout SEC give up (exit 2) when none has started after SEC seconds\n"
 	"  -F, --freq HZ          samples per second per thread (default 100)\n"
 	"  -d, --duration SEC     stop after SEC seconds (default: until the target exits or\n"
 	"                         Ctrl-C / SIGTERM)\n"
@@ -119,8 +129,98 @@ static int no_samples(const struct record_core *rc, int *empty)
 	return PERCH_EXIT_FATAL;
 }
 
+/* ---- --wait NAME ---- */
+
+static void wait_ready(void *arg, const struct procwait_result *res)
+{
+	const struct record_opts *o = arg;
+
+	if (o->quiet)
+		return;
+	fprintf(stderr, "perch: waiting for a process named '%s' (%s)", o->wait_name,
+		res->how == PROCWAIT_NETLINK ? "kernel process events" : "polling /proc");
+	if (res->ignored)
+		fprintf(stderr, "; %zu already running left alone (pid %d)", res->ignored,
+			(int)res->ignored_pid);
+	fputs("\n", stderr);
+}
+
+/* Wait for the process of --wait, then attach to it. 0, or the exit code. */
+static int wait_and_attach(struct record_core *rc, struct tracee *t, struct procwait_result *res)
+{
+	sigset_t stop;
+	struct procwait_opts po = { .name = rc->o.wait_name, .timeout_s = rc->o.wait_timeout,
+				    .stop = &stop, .ready = wait_ready, .arg = &rc->o };
+	const char *poll = getenv("PERCH_WAIT_POLL");
+	int ret;
+
+	/* PERCH_WAIT_POLL=proc[:US]: poll /proc (every US microseconds) even when process
+	 * events are available (the benchmark compares both) */
+	if (poll && !strncmp(poll, "proc", 4)) {
+		po.no_netlink = 1;
+		if (poll[4] == ':')
+			po.poll_us = (unsigned int)strtoul(poll + 5, NULL, 10);
+	}
+	/* from the process event to the first tick, perch should not wait for a CPU behind a
+	 * busy host: real-time priority when allowed (threads started meanwhile do not inherit
+	 * it; sampler_run() takes its own and ends in SCHED_OTHER) */
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK,
+			       &(struct sched_param){ .sched_priority = 1 }) < 0)
+		log_debug("waiting without real-time priority: %s", strerror(errno));
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	ret = procwait_run(&po, res);
+	if (ret == -EINTR) {
+		log_err(0, "interrupted while waiting for '%s': nothing recorded", po.name);
+		return 128 + res->signal;
+	}
+	if (ret == -ETIMEDOUT)
+		return log_err(0, "no new process named '%s' started within %g s", po.name,
+			       po.timeout_s), PERCH_EXIT_FATAL;
+	if (ret == -EPERM)
+		log_err(0, "process %d is named '%s' but perch could not attach to it within %g s",
+			(int)res->pid, po.name, po.timeout_s);
+	else if (ret < 0)
+		return log_errno(ret, "cannot wait for '%s'", po.name), PERCH_EXIT_FATAL;
+	/* (on -EPERM the attach says why) */
+	ret = tracee_add_pid(t, res->pid);
+	return ret < 0 ? PERCH_EXIT_FATAL : 0;
+}
+
+static double ms_between(uint64_t from, uint64_t to)
+{
+	return to >= from ? (double)(to - from) / 1e6 : -(double)(from - to) / 1e6;
+}
+
+/* The summary lines of --wait: how long it waited, and when the first sample came. */
+static void print_wait_summary(const struct record_core *rc, const struct procwait_result *res,
+			       uint64_t attached_ns)
+{
+	fprintf(stderr, "perch: waited %.3f s for '%s': pid %d, found by %s\n",
+		ms_between(res->start_ns, res->found_ns) / 1e3, rc->o.wait_name, (int)res->pid,
+		res->how == PROCWAIT_NETLINK ? "a kernel process event (times are the kernel's)"
+					     : "polling /proc (times from the last poll before "
+					       "it was seen: upper bounds)");
+	if (res->denied)
+		fprintf(stderr, "perch:   not attachable for %.1f ms (%u checks): not yet the "
+				"app's or not dumpable\n",
+			ms_between(res->found_ns, res->ready_ns), res->denied);
+	if (rc->first_sample_ns)
+		fprintf(stderr, "perch:   first sample %.1f ms after the process appeared "
+				"(attached after %.1f ms)\n",
+			ms_between(res->appeared_ns, rc->first_sample_ns),
+			ms_between(res->appeared_ns, attached_ns));
+	else
+		fprintf(stderr, "perch:   no sample (attached %.1f ms after the process "
+				"appeared)\n", ms_between(res->appeared_ns, attached_ns));
+}
+
 static int record_run(int argc, char **argv)
 {
+	struct procwait_result wres = { 0 };
+	uint64_t attached_ns = 0;
 	struct record_core rc;
 	struct sampler_opts so;
 	struct tracee t = { 0 };
@@ -150,14 +250,26 @@ static int record_run(int argc, char **argv)
 	tracee_init(&t, rc.o.follow > 0 || (rc.o.follow < 0 && rc.o.argv)
 				? TRACEE_FOLLOW | TRACEE_EXIT_STOPS
 				: 0);
-	ret = rc.o.argv ? tracee_add_program(&t, rc.o.argv) : tracee_add_pid(&t, rc.o.pid);
+	if (rc.o.wait_name) {
+		struct timespec ts;
+
+		code = wait_and_attach(&rc, &t, &wres);
+		ret = code ? -1 : 0;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		attached_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	} else {
+		ret = rc.o.argv ? tracee_add_program(&t, rc.o.argv) : tracee_add_pid(&t, rc.o.pid);
+		code = PERCH_EXIT_FATAL;
+	}
 	if (ret < 0) {
+		sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ 0 });
 		tracee_release(&t);
 		record_core_discard(&rc);
 		record_core_release(&rc);
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		return PERCH_EXIT_FATAL;
+		return code;
 	}
+	code = PERCH_EXIT_OK;
 	log_info("attached to %d (%zu threads)", t.pid, t.nr_threads);
 
 	if (record_core_setup(&rc, &t) < 0) {
@@ -171,6 +283,7 @@ static int record_run(int argc, char **argv)
 	record_core_start(&rc);
 	ret = sampler_run(&t, rc.arch, &so, &record_core_ops, &rc, rc.st);
 	record_core_stop(&rc);
+	sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ 0 });
 	if (ret < 0)
 		log_errno(ret, "sampling stopped");
 	if (t.alive)
@@ -183,6 +296,8 @@ static int record_run(int argc, char **argv)
 	}
 	if (!rc.o.quiet)
 		record_core_print_summary(&rc, &t.stats, "perch: ", 1, stderr);
+	if (!rc.o.quiet && rc.o.wait_name)
+		print_wait_summary(&rc, &wres, attached_ns);
 	record_core_finish(&rc);
 	if (record_core_write_outputs(&rc, rc.o.quiet ? NULL : stderr) < 0)
 		code = PERCH_EXIT_FATAL;

@@ -105,6 +105,7 @@ void record_opts_release(struct record_opts *o)
 	free(o->sysroot);
 	free(o->symfs);
 	free(o->stall_thread);
+	free(o->wait_name);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -121,6 +122,7 @@ void record_opts_copy(struct record_opts *dst, const struct record_opts *src)
 	dst->sysroot = dup_or_null(src->sysroot);
 	dst->symfs = dup_or_null(src->symfs);
 	dst->stall_thread = dup_or_null(src->stall_thread);
+	dst->wait_name = dup_or_null(src->wait_name);
 }
 
 static void set_str(char **dst, const char *v)
@@ -367,8 +369,8 @@ static void resolve_outputs(struct record_opts *o)
 
 int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int flags)
 {
-	enum { OPT_HELP = 512, OPT_FOLLOW, OPT_NO_FOLLOW };
-	struct option opts[O_NR + 8];
+	enum { OPT_HELP = 512, OPT_FOLLOW, OPT_NO_FOLLOW, OPT_WAIT, OPT_WAIT_TIMEOUT };
+	struct option opts[O_NR + 10];
 	char what[32];
 	size_t n = 0;
 	int c;
@@ -384,6 +386,9 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 		opts[n++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
 		opts[n++] = (struct option){ "follow-children", no_argument, NULL, OPT_FOLLOW };
 		opts[n++] = (struct option){ "no-follow", no_argument, NULL, OPT_NO_FOLLOW };
+		opts[n++] = (struct option){ "wait", required_argument, NULL, OPT_WAIT };
+		opts[n++] = (struct option){ "wait-timeout", required_argument, NULL,
+					     OPT_WAIT_TIMEOUT };
 	}
 	if (flags & RECORD_PARSE_TOP)
 		opts[n++] = (struct option){ "rows", required_argument, NULL, 'n' };
@@ -415,6 +420,20 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 		case OPT_NO_FOLLOW:
 			o->follow = c == OPT_FOLLOW;
 			continue;
+		case OPT_WAIT:
+			if (!*optarg)
+				return log_err(-EINVAL, "--wait needs a process name");
+			set_str(&o->wait_name, optarg);
+			continue;
+		case OPT_WAIT_TIMEOUT: {
+			char *end;
+
+			o->wait_timeout = strtod(optarg, &end);
+			if (*end || end == optarg || !(o->wait_timeout > 0))
+				return log_err(-EINVAL, "--wait-timeout: '%s' is not a number of "
+							"seconds above 0", optarg);
+			continue;
+		}
 		case 'n':
 			id = O_TOP;
 			break;
@@ -447,9 +466,13 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 		o->argv = argv + optind;
 	}
 	resolve_outputs(o);
-	if ((flags & RECORD_PARSE_CLI) && !o->pid == !o->argv)
-		return log_err(-EINVAL, o->pid ? "give either -p PID or a program, not both"
-					       : "nothing to profile: give -p PID or -- PROGRAM");
+	if ((flags & RECORD_PARSE_CLI) && !!o->pid + !!o->argv + !!o->wait_name != 1)
+		return log_err(-EINVAL, o->pid || o->argv || o->wait_name
+						? "give one of -p PID, --wait NAME and a program"
+						: "nothing to profile: give -p PID, --wait NAME or "
+						  "-- PROGRAM");
+	if ((flags & RECORD_PARSE_CLI) && o->wait_timeout > 0 && !o->wait_name)
+		return log_err(-EINVAL, "--wait-timeout goes with --wait NAME");
 	return 0;
 }
 
@@ -733,6 +756,8 @@ static void on_sample(void *arg, const struct sampler_info *info,
 		verify_sample(rc, rp, info);
 	stack = with_wait_frame(rc, rp, info, stack, site);
 	profile_add_weighted(rc->p, thread, stack, info->time_ns, info->state, info->weight);
+	if (!rc->first_sample_ns)
+		rc->first_sample_ns = info->time_ns;
 	watch_sample(rc, info, stack);
 	record_stream(rc, info->time_ns);
 }

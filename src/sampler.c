@@ -62,6 +62,7 @@ struct queue {
 	pthread_cond_t freed; /* the worker gave an item back (post_event() waits for one) */
 	struct item *items;
 	struct item **ring, **free;
+	unsigned char *stacks; /* every item's stack buffer, one block */
 	size_t head, len, nr_free, cap;
 	int done;
 };
@@ -145,8 +146,13 @@ static void queue_init(struct queue *q, size_t cap, size_t stack_size, int verif
 	q->items = xcalloc(cap, sizeof(*q->items));
 	q->ring = xcalloc(cap, sizeof(*q->ring));
 	q->free = xcalloc(cap, sizeof(*q->free));
+	/* one block (a mapping whose pages come as they are used): 512 separate buffers grow
+	 * the heap a brk at a time, tens of ms before the first tick on a busy host */
+	size_t bytes = stack_size ? stack_size : 1;
+
+	q->stacks = xmalloc(cap * bytes);
 	for (size_t i = 0; i < cap; i++) {
-		q->items[i].snap.stack = xmalloc(stack_size ? stack_size : 1);
+		q->items[i].snap.stack = q->stacks + i * bytes;
 		q->items[i].snap.stack_cap = stack_size;
 		if (verify)
 			q->items[i].verify = xcalloc(SAMPLER_VERIFY_MAX, sizeof(uint64_t));
@@ -156,10 +162,9 @@ static void queue_init(struct queue *q, size_t cap, size_t stack_size, int verif
 
 static void queue_release(struct queue *q)
 {
-	for (size_t i = 0; i < q->cap; i++) {
-		free(q->items[i].snap.stack);
+	for (size_t i = 0; i < q->cap; i++)
 		free(q->items[i].verify);
-	}
+	free(q->stacks);
 	free(q->items);
 	free(q->ring);
 	free(q->free);

@@ -45,6 +45,8 @@ struct record_output {
 /* The record options. Strings are owned (record_opts_release() frees them). */
 struct record_opts {
 	pid_t pid;	    /* -p (RECORD_PARSE_CLI only) */
+	char *wait_name;    /* --wait NAME: the process to wait for (RECORD_PARSE_CLI only) */
+	double wait_timeout; /* --wait-timeout SEC, 0: none */
 	int follow;	    /* follow forked children: 1 --follow-children, 0 --no-follow,
 			     * -1 not said (on for PROGRAM, off for -p; RECORD_PARSE_CLI only) */
 	char **argv;	    /* PROGRAM [ARGS] after the options (borrowed from the caller's argv,
@@ -70,8 +72,9 @@ void record_opts_release(struct record_opts *o);
 void record_opts_copy(struct record_opts *dst, const struct record_opts *src);
 
 enum record_parse_flags {
-	RECORD_PARSE_CLI = 0x1, /* perch record: -p PID, -q, -v, --help, --follow-children,
-				 * --no-follow, PROGRAM; one of -p and PROGRAM is required */
+	RECORD_PARSE_CLI = 0x1, /* perch record: -p PID, --wait NAME, --wait-timeout SEC, -q,
+				 * -v, --help, --follow-children, --no-follow, PROGRAM; one of -p,
+				 * --wait and PROGRAM is required */
 	RECORD_PARSE_TOP = 0x2, /* top: -n/--rows N is --top N; no -o */
 };
 
@@ -149,6 +152,7 @@ struct record_core {
 	uint64_t start_realtime_ns; /* CLOCK_REALTIME at record_core_setup() */
 	struct recording_writer *rw; /* the -o FILE.perch streamed while sampling, or NULL */
 	const char *rw_path;
+	uint64_t first_sample_ns; /* CLOCK_MONOTONIC of the first sample (0: none yet) */
 	int keep_samples; /* set before record_core_setup(): keep every sample (the REPL, whose
 			   * recording can be saved in any format later) */
 };
