@@ -25,6 +25,7 @@
 #define COMM_LEN 15		       /* TASK_COMM_LEN - 1: the kernel truncates comm */
 #define YOUNG_NS (2 * 1000000000ULL)    /* polling: a new process is looked at again this long */
 #define RECHECK_NS 1000000000ULL       /* polling: every process looked at again this often */
+#define SETTLE_NS (20 * 1000000ULL)     /* polling: /proc read again this long after a new pid */
 #define RETRY_MAX_NS (10 * 1000000ULL) /* longest pause between attach checks */
 #define NETLINK_IDLE_MS 1000	       /* longest sleep with process events */
 #define ACK_WAIT_MS 200		       /* the kernel's answer to the subscription */
@@ -162,6 +163,7 @@ struct pw {
 	struct pw_proc *v;
 	size_t n, alloc;
 	uint64_t poll_ns, last_poll_ns, last_recheck_ns;
+	uint64_t last_new_pid_ns; /* when /proc/loadavg last showed a new pid */
 	uint64_t boot_tick; /* clock ticks since boot when the wait began */
 	int nl, sfd, loadavg;
 	char last_pid[16];
@@ -551,11 +553,17 @@ static int pw_round(struct pw *w, uint64_t now)
 		if (ret)
 			return ret;
 	} else {
-		if (pw_new_pids(w) && pw_scan(w, now, 0))
+		/* a pid is handed out before its process shows in /proc: read /proc again for
+		 * a while after each new one */
+		if (pw_new_pids(w))
+			w->last_new_pid_ns = now;
+		if (now - w->last_new_pid_ns < SETTLE_NS && pw_scan(w, now, 0))
 			return 1;
-		/* renames and execs of processes seen before */
+		/* renames and execs of processes seen before (and anything missed) */
 		if (now - w->last_recheck_ns >= RECHECK_NS) {
 			w->last_recheck_ns = now;
+			if (pw_scan(w, now, 0))
+				return 1;
 			for (size_t i = 0; i < w->n; i++)
 				if (w->v[i].state == PW_NO &&
 				    pw_look(w, &w->v[i], now, w->last_poll_ns))

@@ -8,7 +8,8 @@
  * CAP_SYS_PTRACE may not attach); -n renames it the way Android's zygote names an app
  * process: argv[0]'s memory (what /proc/PID/cmdline shows) becomes NAME and its comm the
  * last 15 characters of NAME (art SetThreadName); with -u it then spins MS ms in
- * before_dumpable() and becomes dumpable again (zygote's EnableDebugger); then it spins in
+ * before_dumpable() and becomes dumpable again (zygote's EnableDebugger); it prints
+ * "ready PID"; then it spins in
  * startup_work() for -s MS (default 300) and in steady_work() for -r MS (default 700), and
  * exits 0. Every phase is busy on the CPU, on the wall clock. */
 #include <stdint.h>
@@ -56,14 +57,16 @@ __attribute__((noinline)) void steady_work(double ms)
 }
 
 /* What Android does: the name over argv's memory, and the thread name (comm) */
-static void rename_to(char **argv, int argc, const char *name)
+static void rename_to(char **argv, int argc, const char *arg)
 {
 	size_t room = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) - argv[0]);
+	char *name = strdup(arg); /* @arg lives in the memory overwritten here */
 	size_t n = strlen(name);
 
 	memset(argv[0], 0, room + 1);
 	memcpy(argv[0], name, n < room ? n : room);
 	prctl(PR_SET_NAME, n > 15 ? name + n - 15 : name, 0, 0, 0);
+	free(name);
 }
 
 int main(int argc, char **argv)
@@ -103,6 +106,7 @@ int main(int argc, char **argv)
 		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 		target_allow_ptrace();
 	}
+	target_ready();
 	startup_work(start_ms);
 	steady_work(run_ms);
 	return 0;
