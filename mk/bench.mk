@@ -7,7 +7,8 @@ BENCH_BIN := $(BENCH_DIR)/bin
 B_DIR := tests/bench
 B_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -pthread \
 	-Wall -Wextra -Wshadow $(if $(filter 1,$(DEVELOPER)),-Werror)
-B_PROGS := bench-chain bench-split bench-idle bench-long bench-libs bench-syscall bench-duty
+B_PROGS := bench-chain bench-split bench-idle bench-long bench-libs bench-syscall bench-duty \
+	bench-waitstart
 B_NLIBS := 120
 B_LIBS := $(foreach i,$(shell seq -f %03g 0 $$(($(B_NLIBS) - 1))),$(BENCH_BIN)/libbench$(i).so)
 BENCH_ARGS ?=
@@ -24,6 +25,12 @@ $(BENCH_BIN)/bench-duty: tests/targets/duty_main.c \
 	$(call msg,CC,$@)$(CC) $(B_CFLAGS) -Itests/targets -o $@ $(filter %.c,$^)
 
 $(BENCH_BIN)/bench-syscall: tests/targets/sysbias_main.c \
+		tests/targets/target_common.c tests/targets/target_common.h
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(B_CFLAGS) -Itests/targets -o $@ $(filter %.c,$^)
+
+# --wait (issue 19): the e2e suite's start-up target
+$(BENCH_BIN)/bench-waitstart: tests/targets/waitstart_main.c \
 		tests/targets/target_common.c tests/targets/target_common.h
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(B_CFLAGS) -Itests/targets -o $@ $(filter %.c,$^)

@@ -207,6 +207,9 @@ static void print_wait_summary(const struct record_core *rc, const struct procwa
 		fprintf(stderr, "perch:   not attachable for %.1f ms (%u checks): not yet the "
 				"app's or not dumpable\n",
 			ms_between(res->found_ns, res->ready_ns), res->denied);
+	/* (-v: the benchmark compares it with the target's own clock) */
+	log_info("first sample at CLOCK_MONOTONIC %llu ns, process appeared at %llu ns",
+		 (unsigned long long)rc->first_sample_ns, (unsigned long long)res->appeared_ns);
 	if (rc->first_sample_ns)
 		fprintf(stderr, "perch:   first sample %.1f ms after the process appeared "
 				"(attached after %.1f ms)\n",

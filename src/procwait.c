@@ -25,7 +25,8 @@
 #define COMM_LEN 15		       /* TASK_COMM_LEN - 1: the kernel truncates comm */
 #define YOUNG_NS (2 * 1000000000ULL)    /* polling: a new process is looked at again this long */
 #define RECHECK_NS 1000000000ULL       /* polling: every process looked at again this often */
-#define SETTLE_NS (20 * 1000000ULL)     /* polling: /proc read again this long after a new pid */
+#define SETTLE_NS (20 * 1000000ULL)     /* polling: a new pid is looked for this long */
+#define PROBE_MAX 128		       /* polling: new pids looked up one by one, else /proc read */
 #define RETRY_MAX_NS (10 * 1000000ULL) /* longest pause between attach checks */
 #define NETLINK_IDLE_MS 1000	       /* longest sleep with process events */
 #define ACK_WAIT_MS 200		       /* the kernel's answer to the subscription */
@@ -163,10 +164,14 @@ struct pw {
 	struct pw_proc *v;
 	size_t n, alloc;
 	uint64_t poll_ns, last_poll_ns, last_recheck_ns;
-	uint64_t last_new_pid_ns; /* when /proc/loadavg last showed a new pid */
+	long last_pid;		  /* the last pid handed out (/proc/loadavg), -1 unknown */
+	struct pw_pending {	  /* pids handed out, not in /proc yet */
+		pid_t pid;
+		uint64_t since_ns;
+	} pending[PROBE_MAX];
+	size_t nr_pending;
 	uint64_t boot_tick; /* clock ticks since boot when the wait began */
 	int nl, sfd, loadavg;
-	char last_pid[16];
 };
 
 static struct pw_proc *pw_find(struct pw *w, pid_t pid, size_t *at)
@@ -372,23 +377,61 @@ static int pw_scan(struct pw *w, uint64_t now, int initial)
 	return found;
 }
 
-/* Has a pid been handed out since the last call? (/proc/loadavg's last field) */
-static int pw_new_pids(struct pw *w)
+/* The last pid the kernel handed out in our namespace (/proc/loadavg's last field), or -1. */
+static long pw_last_pid(struct pw *w)
 {
 	char buf[128], *sp;
 	ssize_t n;
 
 	if (w->loadavg < 0)
-		return 1;
+		return -1;
 	n = pread(w->loadavg, buf, sizeof(buf) - 1, 0);
 	if (n <= 0)
-		return 1;
+		return -1;
 	buf[n] = '\0';
 	sp = strrchr(buf, ' ');
-	if (!sp || !strcmp(sp + 1, w->last_pid))
-		return !sp;
-	snprintf(w->last_pid, sizeof(w->last_pid), "%s", sp + 1);
-	return 1;
+	return sp ? strtol(sp + 1, NULL, 10) : -1;
+}
+
+/* Look up the pids handed out since the last poll one by one (threads take pids too, and a
+ * pid is handed out a moment before its task shows in /proc: such a pid is looked up again
+ * for SETTLE_NS); the whole of /proc is read only when too many came or the counter wrapped.
+ * 1 when found. */
+static int pw_poll_new(struct pw *w, uint64_t now)
+{
+	long last = pw_last_pid(w);
+	size_t k = 0;
+
+	if (last < 0 || last < w->last_pid || last - w->last_pid > PROBE_MAX) {
+		w->last_pid = last;
+		w->nr_pending = 0;
+		return pw_scan(w, now, 0);
+	}
+	for (long pid = w->last_pid + 1; pid <= last; pid++) {
+		if (w->nr_pending == PROBE_MAX)
+			memmove(w->pending, w->pending + 1, --w->nr_pending * sizeof(*w->pending));
+		w->pending[w->nr_pending++] = (struct pw_pending){ (pid_t)pid, now };
+	}
+	w->last_pid = last;
+	for (size_t i = 0; i < w->nr_pending; i++) {
+		struct pw_pending *q = &w->pending[i];
+		struct proc_status st;
+		int ret = proc_status_read(q->pid, 0, &st);
+
+		if (ret < 0) {
+			if (now - q->since_ns < SETTLE_NS)
+				w->pending[k++] = *q;
+			continue;
+		}
+		if (st.tgid != q->pid || pw_find(w, q->pid, NULL))
+			continue; /* a thread */
+		if (pw_look(w, pw_add(w, q->pid, now), now, w->last_poll_ns)) {
+			w->nr_pending = 0;
+			return 1;
+		}
+	}
+	w->nr_pending = k;
+	return 0;
 }
 
 /* ---- kernel process events ---- */
@@ -493,6 +536,53 @@ static void nl_close(int fd)
 	close(fd);
 }
 
+/* Look at the process an event names, cheaply: most events are of other processes. A forked
+ * process has its parent's name: it is new with that name only when the parent had it (a
+ * process of that name running before the wait); a comm event carries the new comm. Only
+ * processes still to be looked at again stay in the table. 1 when found. */
+static int nl_event(struct pw *w, const struct proc_event *ev, uint64_t now)
+{
+	struct pw_proc tmp, *p;
+	pid_t pid;
+
+	switch (ev->what) {
+	case PROC_EVENT_FORK:
+		if (ev->event_data.fork.child_pid != ev->event_data.fork.child_tgid)
+			return 0; /* a thread */
+		p = pw_find(w, ev->event_data.fork.parent_tgid, NULL);
+		if (!p || p->state != PW_OLD)
+			return 0;
+		pid = ev->event_data.fork.child_tgid;
+		break;
+	case PROC_EVENT_EXEC:
+		pid = ev->event_data.exec.process_tgid;
+		break;
+	case PROC_EVENT_COMM: {
+		char comm[sizeof(ev->event_data.comm.comm) + 1];
+
+		memcpy(comm, ev->event_data.comm.comm, sizeof(ev->event_data.comm.comm));
+		comm[sizeof(comm) - 1] = '\0';
+		pid = ev->event_data.comm.process_tgid;
+		p = pw_find(w, pid, NULL);
+		if (strcmp(comm, w->o->name) && !comm_truncates(w->o->name, comm) &&
+		    (!p || p->state == PW_NO))
+			return 0;
+		break;
+	}
+	default:
+		return 0;
+	}
+	p = pw_find(w, pid, NULL);
+	if (p)
+		return pw_look(w, p, now, ev->timestamp_ns);
+	tmp = (struct pw_proc){ .pid = pid, .first_ns = now };
+	if (pw_look(w, &tmp, now, ev->timestamp_ns))
+		return 1;
+	if (tmp.state != PW_NO)
+		*pw_add(w, pid, now) = tmp;
+	return 0;
+}
+
 /* Read the queued events; look at the processes they name. 1 when found, 0, or -ENOBUFS
  * (events were lost: scan /proc). */
 static int nl_read(struct pw *w, uint64_t now)
@@ -508,19 +598,9 @@ static int nl_read(struct pw *w, uint64_t now)
 		     h = NLMSG_NEXT(h, n)) {
 			struct cn_msg *cm = NLMSG_DATA(h);
 			struct proc_event *ev = (struct proc_event *)cm->data;
-			pid_t pid;
 
 			w->res->events++;
-			if (ev->what == PROC_EVENT_FORK &&
-			    ev->event_data.fork.child_pid == ev->event_data.fork.child_tgid)
-				pid = ev->event_data.fork.child_tgid;
-			else if (ev->what == PROC_EVENT_EXEC)
-				pid = ev->event_data.exec.process_tgid;
-			else if (ev->what == PROC_EVENT_COMM)
-				pid = ev->event_data.comm.process_tgid;
-			else
-				continue;
-			if (pw_look(w, pw_add(w, pid, now), now, ev->timestamp_ns))
+			if (nl_event(w, ev, now))
 				return 1;
 		}
 	}
@@ -553,11 +633,7 @@ static int pw_round(struct pw *w, uint64_t now)
 		if (ret)
 			return ret;
 	} else {
-		/* a pid is handed out before its process shows in /proc: read /proc again for
-		 * a while after each new one */
-		if (pw_new_pids(w))
-			w->last_new_pid_ns = now;
-		if (now - w->last_new_pid_ns < SETTLE_NS && pw_scan(w, now, 0))
+		if (pw_poll_new(w, now))
 			return 1;
 		/* renames and execs of processes seen before (and anything missed) */
 		if (now - w->last_recheck_ns >= RECHECK_NS) {
@@ -654,7 +730,7 @@ int procwait_run(const struct procwait_opts *o, struct procwait_result *res)
 	res->how = w.nl >= 0 ? PROCWAIT_NETLINK : PROCWAIT_POLL;
 	if (w.nl < 0) {
 		w.loadavg = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-		pw_new_pids(&w);
+		w.last_pid = pw_last_pid(&w);
 	}
 	w.last_recheck_ns = res->start_ns;
 	ret = pw_scan(&w, res->start_ns, 1);

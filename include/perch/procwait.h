@@ -2,9 +2,10 @@
  * whose name matches and that perch may attach to. Names come from /proc (comm, argv[0] of
  * cmdline, which is also where Android writes an app's process name); new processes are
  * learnt from the kernel's process events (netlink proc connector: fork, exec and comm
- * changes, with their time) when perch may listen to them (CAP_NET_ADMIN), else by polling
- * /proc, cheaply: the directory is read again only when the last pid the kernel handed out
- * (/proc/loadavg) changed. Attaching is left to the caller (tracee.c). */
+ * changes, with their time) when perch may listen to them (any user since Linux 6.6, else
+ * CAP_NET_ADMIN), else by polling /proc cheaply: the pids handed out since the last poll
+ * (/proc/loadavg's last field) are looked up one by one, and the whole directory is read only
+ * when many came, and once a second. Attaching is left to the caller (tracee.c). */
 #ifndef PERCH_PROCWAIT_H
 #define PERCH_PROCWAIT_H
 

@@ -1058,6 +1058,9 @@ def goals(R):
         add("memory < 64 MB, 50 threads at 1000 Hz for 10 min", None if e is None else e < 64,
             "peak %.1f MB in %d s, %s MB extrapolated to 10 min" % (M["peak_rss_mb"],
                                                                     M["seconds"], f(e, "%.0f")))
+    if R.get("wait"):
+        import wait_start
+        wait_start.goals(R["wait"], add)
     t4 = R.get("t4", {})
     for hz, want in ((100, 80), (1000, 50)):
         row = t4.get("perch -F %d" % hz, {})
@@ -1181,11 +1184,12 @@ def main():
                     help="seconds per run of the wall-mode state target")
     ap.add_argument("--only",
                     default="t1,t4,accuracy,syscall,states,dump,first,memory,idle,verify,realart,"
-                    "html")
+                    "html,wait")
     ap.add_argument("--realart", default=None,
                     help="the real-ART fixture (default: targets/realart beside perch)")
     ap.add_argument("--realart-runs", type=int, default=3)
     ap.add_argument("--html-runs", type=int, default=3, help="report page: loads in Chromium")
+    ap.add_argument("--wait-runs", type=int, default=9, help="--wait: latency runs per mode")
     args = ap.parse_args()
     only = set(args.only.split(","))
 
@@ -1267,6 +1271,10 @@ def main():
             import report_page
             R["html"] = report_page.run(args.perch, os.path.join(args.bin, "report-gen"),
                                         args.out, args.html_runs)
+        if "wait" in only:
+            import wait_start
+            R["wait"] = wait_start.run(args.perch, os.path.join(args.bin, "bench-waitstart"),
+                                       args.wait_runs)
         if "memory" in only:
             secs = int(min(args.mem_seconds, args.budget - elapsed() - 10))
             R["memory"] = B.memory(max(15, secs))
@@ -1281,6 +1289,9 @@ def main():
         if R.get("html"):
             import report_page
             text += "\n".join(report_page.render(R["html"])) + "\n"
+        if R.get("wait"):
+            import wait_start
+            text += "\n".join(wait_start.render(R["wait"])) + "\n"
         with open(os.path.join(args.out, "bench.json"), "w") as fj:
             json.dump(R, fj, indent=1, default=str)
         with open(os.path.join(args.out, "bench.txt"), "w") as ft:
