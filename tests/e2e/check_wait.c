@@ -9,10 +9,12 @@
  * with the kernel's process events (perch as root) and with /proc polling (PERCH_WAIT_POLL, or
  * perch as an unprivileged user, who may not listen to them). */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -253,6 +255,55 @@ START_TEST(test_wait_usage)
 }
 END_TEST
 
+/* scripts/perch-adb record --cold-start against tests/fake-adb (see check_adb.c): the fake
+ * device's app is waitstart under the app's process name; am start -W reports when it printed
+ * "ready" (its "first frame"). perch must have been waiting on the "device" before the app
+ * started: startup_work() from its beginning, and am's TotalTime in the output. */
+START_TEST(test_wait_adb_cold_start)
+{
+	const char *dir = harness_fmt("%s/adb", harness_tmpdir());
+	const char *out = harness_tmpfile("cold.folded");
+	char repo[PATH_MAX], *pidtext;
+	int code;
+	struct harness_proc *p;
+	struct harness_folded f = { 0 };
+	FILE *fp;
+
+	H_ASSERT(getcwd(repo, sizeof(repo)), "getcwd");
+	H_ASSERT(mkdir(dir, 0700) == 0 && mkdir(harness_fmt("%s/pids", dir), 0700) == 0,
+		 "cannot make %s", dir);
+	fp = fopen(harness_fmt("%s/devices", dir), "w");
+	H_ASSERT(fp && fputs("fake-1\n", fp) >= 0 && fclose(fp) == 0, "devices");
+	fp = fopen(harness_fmt("%s/props", dir), "w");
+	H_ASSERT(fp && fputs("ro.product.cpu.abi=x86_64\n", fp) >= 0 && fclose(fp) == 0, "props");
+	fp = fopen(harness_fmt("%s/packages", dir), "w");
+	H_ASSERT(fp && fprintf(fp, "%s debuggable %s -n %s -s %d -r 4000\n", APP_NAME,
+			       harness_target("waitstart"), APP_NAME, START_MS) > 0 &&
+			 fclose(fp) == 0, "packages");
+	setenv("FAKE_ADB_DIR", dir, 1);
+	setenv("PATH", harness_fmt("%s/tests/fake-adb:%s", repo, getenv("PATH")), 1);
+	setenv("PERCH_BIN", harness_perch(), 1);
+	p = harness_spawn("perch-adb", HARNESS_ARGV(harness_fmt("%s/scripts/perch-adb", repo),
+						    "record", "--cold-start", APP_NAME, "--margin",
+						    "0.5", "-F", "200", "-o", out));
+	H_ASSERT(harness_proc_wait(p, 60) == 0, "perch-adb did not finish");
+	pidtext = (char *)harness_sh(harness_fmt("cut -d' ' -f1 %s/pids/%s", dir, APP_NAME), &code,
+				     5);
+	if (atoi(pidtext) > 0)
+		harness_track_pid(atoi(pidtext));
+	H_ASSERT(harness_proc_exit_code(p) == 0, "perch-adb exited %d", harness_proc_exit_code(p));
+	H_ASSERT(strstr(p->err.buf, "app start: TotalTime ") &&
+			 !strstr(p->err.buf, "TotalTime ? ms") &&
+			 strstr(p->err.buf, "LaunchState COLD"),
+		 "no app start line with am's TotalTime");
+	H_ASSERT(harness_folded_load(&f, out) == 0 && f.total > 0, "no profile pulled");
+	check_startup(&f, NULL);
+	H_ASSERT(atoi(pidtext) > 0 && harness_tracer_pid(atoi(pidtext)) == 0,
+		 "the app is still traced after the recording");
+	harness_folded_release(&f);
+}
+END_TEST
+
 Suite *wait_suite(void)
 {
 	Suite *s = suite_create("wait");
@@ -266,6 +317,7 @@ Suite *wait_suite(void)
 	tcase_add_test(tc, test_wait_old_and_timeout);
 	tcase_add_test(tc, test_wait_interrupted);
 	tcase_add_test(tc, test_wait_usage);
+	tcase_add_test(tc, test_wait_adb_cold_start);
 	suite_add_tcase(s, tc);
 	return s;
 }
