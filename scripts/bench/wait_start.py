@@ -126,7 +126,7 @@ def render(W):
     L = ["", "--wait NAME (issue 19): first sample after the process appeared (median of %d "
          "runs, max), and perch's CPU while it waits (%d s)" % (W["runs"], W["seconds"]),
          "  %-9s %-9s %14s %10s %18s %12s %14s" % ("mode", "used", "first sample", "max",
-                                                 "after its main()", "CPU quiet",
+                                                 "vs its main()", "CPU quiet",
                                                  "CPU 100 proc/s")]
     for name, _ in MODES:
         la, co = W["latency"].get(name, {}), W["cost"].get(name, {})
@@ -143,7 +143,7 @@ def goals(W, add):
         v = la.get("perch_ms_median")
         add("--wait: first sample <= %g ms after the process appeared (%s)" % (LAT_GOAL_MS, name),
             None if v is None else v <= LAT_GOAL_MS,
-            "median %s ms, max %s ms; %s ms after its main() (target's clock)" % (
+            "median %s ms, max %s ms; %s ms vs its main() (target's clock; negative: before main)" % (
                 fmt(v), fmt(la.get("perch_ms_max")), fmt(la.get("after_main_ms_median"))))
         c = [x for x in (co.get("quiet_pct"), co.get("churn_pct")) if x is not None]
         add("--wait: waiting costs < %g%% of a CPU (%s)" % (CPU_GOAL_PCT, name),
