@@ -27,7 +27,8 @@
 #define RECHECK_NS 1000000000ULL       /* polling: every process looked at again this often */
 #define SETTLE_NS (20 * 1000000ULL)     /* polling: a new pid is looked for this long */
 #define PROBE_MAX 128		       /* polling: new pids looked up one by one, else /proc read */
-#define RETRY_MAX_NS (10 * 1000000ULL) /* longest pause between attach checks */
+#define RETRY_NS (10 * 1000000000ULL)  /* attach checks every poll this long */
+#define RETRY_MAX_NS (10 * 1000000ULL) /* then this far apart */
 #define NETLINK_IDLE_MS 1000	       /* longest sleep with process events */
 #define ACK_WAIT_MS 200		       /* the kernel's answer to the subscription */
 
@@ -277,8 +278,9 @@ static int pw_due(const struct pw *w, const struct pw_proc *p, uint64_t now)
 			return 0;
 		break;
 	case PW_DENIED:
-		if (gap > RETRY_MAX_NS)
-			gap = RETRY_MAX_NS;
+		/* it becomes attachable at one moment (zygote's EnableDebugger): every poll,
+		 * an open() each, for RETRY_NS, then less often */
+		gap = age < RETRY_NS ? 0 : RETRY_MAX_NS;
 		break;
 	}
 	return now - p->last_ns >= (gap > w->poll_ns ? gap : w->poll_ns) - w->poll_ns / 4;
