@@ -306,7 +306,7 @@ END_TEST
 
 Suite *wait_suite(void)
 {
-	Suite *s = suite_create("wait");
+	Suite *s = suite_create("e2e-wait");
 	TCase *tc = tcase_create("wait");
 
 	harness_tcase_init(tc, 90);
