@@ -8,6 +8,7 @@
 #include <linux/connector.h>
 #include <linux/netlink.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,6 +476,21 @@ static int kernel_filters_events(void)
 	return major > 6 || (major == 6 && minor >= 6);
 }
 
+/* The event of message @h into @ev: the event follows the 20-byte cn_msg header, so it is
+ * not 8-byte aligned in the buffer. 0 when the message is too short. */
+static int nl_event_copy(const struct nlmsghdr *h, struct proc_event *ev)
+{
+	const struct cn_msg *cm = NLMSG_DATA(h);
+	size_t have = h->nlmsg_len > NLMSG_HDRLEN + sizeof(*cm)
+			      ? h->nlmsg_len - NLMSG_HDRLEN - sizeof(*cm) : 0;
+
+	memset(ev, 0, sizeof(*ev));
+	if (have < offsetof(struct proc_event, event_data))
+		return 0;
+	memcpy(ev, cm->data, have < sizeof(*ev) ? have : sizeof(*ev));
+	return 1;
+}
+
 /* The kernel's answer to a subscription: 0, or its error. */
 static int nl_ack(int fd)
 {
@@ -490,11 +506,12 @@ static int nl_ack(int fd)
 		n = recv(fd, buf, sizeof(buf), 0);
 		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; n > 0 && NLMSG_OK(h, (size_t)n);
 		     h = NLMSG_NEXT(h, n)) {
-			struct cn_msg *cm = NLMSG_DATA(h);
-			struct proc_event *ev = (struct proc_event *)cm->data;
+			struct proc_event ev;
 
-			if (ev->what == PROC_EVENT_NONE)
-				return -(int)ev->event_data.ack.err;
+			if (!nl_event_copy(h, &ev))
+				continue;
+			if (ev.what == PROC_EVENT_NONE)
+				return -(int)ev.event_data.ack.err;
 		}
 	}
 	return -ETIMEDOUT;
@@ -598,11 +615,12 @@ static int nl_read(struct pw *w, uint64_t now)
 			return errno == ENOBUFS ? -ENOBUFS : 0;
 		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
 		     h = NLMSG_NEXT(h, n)) {
-			struct cn_msg *cm = NLMSG_DATA(h);
-			struct proc_event *ev = (struct proc_event *)cm->data;
+			struct proc_event ev;
 
+			if (!nl_event_copy(h, &ev))
+				continue;
 			w->res->events++;
-			if (nl_event(w, ev, now))
+			if (nl_event(w, &ev, now))
 				return 1;
 		}
 	}
