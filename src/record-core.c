@@ -2,6 +2,7 @@
  * timelines, stalls, the streamed recording, summary and outputs; see
  * include/perch/record-core.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -661,11 +662,22 @@ static struct record_site *site_find(struct record_sites *rs, uint64_t sp, uint6
 	return NULL;
 }
 
-/* Write the recording's next chunk when one is due (a write error is reported at the end). */
+static void drain_to_recording(void *arg, const char *key, const char *text)
+{
+	recording_meta_add(arg, key, text);
+}
+
+/* Write the recording's next chunk when one is due (a write error is reported at the end),
+ * with the timeline's new points: memory stays flat however long the recording runs. */
 static void record_stream(struct record_core *rc, uint64_t now_ns)
 {
-	if (rc->rw)
-		recording_maybe_flush(rc->rw, rc->p, now_ns);
+	if (!rc->rw)
+		return;
+	if (rc->tl && now_ns - rc->drained_ns >= RECORDING_FLUSH_NS) {
+		timeline_drain(rc->tl, drain_to_recording, rc->rw);
+		rc->drained_ns = now_ns;
+	}
+	recording_maybe_flush(rc->rw, rc->p, now_ns);
 }
 
 /* Per-thread state shares and the stall detector see every sample as it is counted. */
@@ -803,6 +815,7 @@ void record_core_init(struct record_core *rc)
 {
 	memset(rc, 0, sizeof(*rc));
 	record_opts_init(&rc->o);
+	rc->tmp_fd = -1;
 	rc->st = xcalloc(1, sizeof(*rc->st));
 	pthread_mutex_init(&rc->final_lock, NULL);
 }
@@ -823,6 +836,8 @@ void record_core_release(struct record_core *rc)
 	symbolizer_free(rc->sym);
 	profile_free(rc->p);
 	profile_free(rc->back);
+	if (rc->tmp_fd >= 0)
+		close(rc->tmp_fd);
 	free(rc->sites);
 	free(rc->st);
 	record_opts_release(&rc->o);
@@ -832,6 +847,45 @@ void record_core_release(struct record_core *rc)
 static int is_recording(const struct record_output *ro)
 {
 	return ro->fmt->write == out_recording_write;
+}
+
+/* Does an output need every sample in time order (and the timelines and stalls)? */
+static int wants_samples(const struct record_core *rc)
+{
+	for (int i = 0; i < rc->o.nr_outputs; i++)
+		if (rc->o.outputs[i].fmt->needs_samples)
+			return 1;
+	return rc->keep_samples;
+}
+
+/* Outputs that need every sample, without a .perch: stream them to an unlinked temporary
+ * recording read back at the end, so that nothing per sample stays in memory for the length
+ * of the run. When that file cannot be made, the samples stay in memory (as the REPL keeps
+ * them: it can save any format later). */
+static void open_temp_recording(struct record_core *rc)
+{
+	const char *dir = getenv("TMPDIR");
+	char *path = xasprintf("%s/perch-XXXXXX", dir && *dir ? dir : "/tmp");
+	int fd = mkstemp(path);
+
+	if (fd >= 0) {
+		close(fd);
+		rc->rw = recording_create(path);
+		if (rc->rw)
+			rc->tmp_fd = open(path, O_RDONLY | O_CLOEXEC);
+		unlink(path);
+	}
+	if (rc->rw && rc->tmp_fd >= 0) {
+		snprintf(rc->tmp_path, sizeof(rc->tmp_path), "/proc/self/fd/%d", rc->tmp_fd);
+		rc->rw_path = rc->tmp_path;
+	} else {
+		log_warn(0, "cannot create a temporary recording in %s (%s): the samples stay in "
+			    "memory", dir && *dir ? dir : "/tmp", strerror(errno));
+		if (rc->rw)
+			recording_close(rc->rw, NULL);
+		rc->rw = NULL;
+	}
+	free(path);
 }
 
 int record_core_open(struct record_core *rc)
@@ -860,6 +914,8 @@ int record_core_open(struct record_core *rc)
 	}
 	if (rc->rw_path && !(rc->rw = recording_create(rc->rw_path)))
 		return log_errno(-errno, "cannot create %s", rc->rw_path);
+	if (!rc->rw && wants_samples(rc) && !rc->keep_samples)
+		open_temp_recording(rc);
 	return 0;
 }
 
@@ -870,7 +926,8 @@ void record_core_discard(struct record_core *rc)
 	/* nothing recorded: leave no empty recording behind */
 	recording_close(rc->rw, NULL);
 	rc->rw = NULL;
-	unlink(rc->rw_path);
+	if (rc->tmp_fd < 0)
+		unlink(rc->rw_path);
 }
 
 /* What the writers need to know about the recording (see include/perch/writers.h). */
@@ -953,8 +1010,13 @@ void record_core_start(struct record_core *rc)
 {
 	rc->mono_start = mono_ns();
 	if (rc->o.cpu_ms || rc->o.mem_ms) {
+		/* the points go to the recording as they come; with none, they are kept only
+		 * when an output draws them (the summary has its figures either way) */
 		struct timeline_opts o = { .pid = rc->pid, .cpu_interval_ms = rc->o.cpu_ms,
-					   .mem_interval_ms = rc->o.mem_ms };
+					   .mem_interval_ms = rc->o.mem_ms,
+					   .points = rc->rw		? TIMELINE_POINTS_DRAIN
+						     : wants_samples(rc) ? TIMELINE_POINTS_KEEP
+									 : TIMELINE_POINTS_NONE };
 		int ret;
 
 		rc->tl = timeline_new(&o);
@@ -1198,6 +1260,8 @@ void record_core_finish(struct record_core *rc)
 
 	set_meta(rc, rc->st->elapsed_s);
 	set_quality_meta(rc);
+	if (rc->tl && rc->rw)
+		timeline_drain(rc->tl, drain_to_recording, rc->rw);
 	if (rc->tl)
 		timeline_store(rc->tl, rc->p);
 	if (rc->stall) {
@@ -1261,8 +1325,9 @@ static int finish_recording(struct record_core *rc, FILE *msgs, int read_back)
 	ret = recording_close(rc->rw, rc->p);
 	rc->rw = NULL;
 	if (ret < 0)
-		return log_errno(ret, "cannot write %s", rc->rw_path);
-	if (msgs)
+		return log_errno(ret, "cannot write %s", rc->tmp_fd < 0 ? rc->rw_path
+							  : "the temporary recording");
+	if (msgs && rc->tmp_fd < 0)
 		fprintf(msgs, "perch: wrote %s (perch recording, %llu KiB)\n", rc->rw_path,
 			(unsigned long long)(bytes + 1023) / 1024);
 	for (int i = 0; i < rc->o.nr_outputs; i++)
@@ -1277,6 +1342,10 @@ static int finish_recording(struct record_core *rc, FILE *msgs, int read_back)
 	if (ret >= 0 && !info.complete) {
 		profile_free(rc->back);
 		rc->back = NULL;
+	}
+	if (rc->tmp_fd >= 0) {
+		close(rc->tmp_fd);
+		rc->tmp_fd = -1;
 	}
 	return 0;
 }

@@ -149,6 +149,11 @@ struct record_core {
 	uint64_t start_realtime_ns; /* CLOCK_REALTIME at record_core_setup() */
 	struct recording_writer *rw; /* the -o FILE.perch streamed while sampling, or NULL */
 	const char *rw_path;
+	/* no .perch asked for but an output needs every sample: rw streams to an unlinked
+	 * temporary file instead, read back through /proc/self/fd/tmp_fd (-1: none) */
+	int tmp_fd;
+	char tmp_path[40];
+	uint64_t drained_ns; /* when the timeline was last drained into rw */
 	int keep_samples; /* set before record_core_setup(): keep every sample (the REPL, whose
 			   * recording can be saved in any format later) */
 };
