@@ -667,14 +667,22 @@ static void drain_to_recording(void *arg, const char *key, const char *text)
 	recording_meta_add(arg, key, text);
 }
 
+static void stalls_to_recording(void *arg, const char *text)
+{
+	recording_meta_add(arg, "stalls", text);
+}
+
 /* Write the recording's next chunk when one is due (a write error is reported at the end),
  * with the timeline's new points: memory stays flat however long the recording runs. */
 static void record_stream(struct record_core *rc, uint64_t now_ns)
 {
 	if (!rc->rw)
 		return;
-	if (rc->tl && now_ns - rc->drained_ns >= RECORDING_FLUSH_NS) {
-		timeline_drain(rc->tl, drain_to_recording, rc->rw);
+	if (now_ns - rc->drained_ns >= RECORDING_FLUSH_NS) {
+		if (rc->tl)
+			timeline_drain(rc->tl, drain_to_recording, rc->rw);
+		if (rc->stall)
+			stall_drain(rc->stall, stalls_to_recording, rc->rw);
 		rc->drained_ns = now_ns;
 	}
 	recording_maybe_flush(rc->rw, rc->p, now_ns);
@@ -688,9 +696,13 @@ static void watch_sample(struct record_core *rc, const struct sampler_info *info
 		return;
 	if (rc->tl)
 		timeline_note_state(rc->tl, info->tid, info->state, info->weight);
-	if (rc->stall)
+	if (rc->stall) {
 		stall_feed_stack(rc->stall, rc->p, info->tid, info->comm, info->time_ns,
 				 info->state, stack);
+		/* no output draws the list: the summary has the longest and the counts */
+		if (rc->no_points)
+			stall_drain(rc->stall, NULL, NULL);
+	}
 }
 
 /* --verify: do the frames of the last resolver_stack() call equal libunwind-ptrace's? */
@@ -1009,14 +1021,15 @@ static uint64_t mono_ns(void)
 void record_core_start(struct record_core *rc)
 {
 	rc->mono_start = mono_ns();
+	rc->no_points = !rc->rw && !wants_samples(rc);
 	if (rc->o.cpu_ms || rc->o.mem_ms) {
 		/* the points go to the recording as they come; with none, they are kept only
 		 * when an output draws them (the summary has its figures either way) */
 		struct timeline_opts o = { .pid = rc->pid, .cpu_interval_ms = rc->o.cpu_ms,
 					   .mem_interval_ms = rc->o.mem_ms,
 					   .points = rc->rw		? TIMELINE_POINTS_DRAIN
-						     : wants_samples(rc) ? TIMELINE_POINTS_KEEP
-									 : TIMELINE_POINTS_NONE };
+						     : rc->no_points ? TIMELINE_POINTS_NONE
+								     : TIMELINE_POINTS_KEEP };
 		int ret;
 
 		rc->tl = timeline_new(&o);
@@ -1054,19 +1067,18 @@ void record_core_stop(struct record_core *rc)
 static void print_stalls(const struct record_core *rc, const char *prefix, FILE *f)
 {
 	const struct stall *v;
-	size_t n, off = 0;
+	size_t n, nv, off = 0;
 	pid_t tid;
 	char name[64] = "", *deeper;
 
-	v = stall_list(rc->stall, &n);
+	n = stall_count(rc->stall, &off);
+	v = stall_longest(rc->stall, &nv);
 	tid = stall_watched(rc->stall);
 	if (!tid) {
 		fprintf(f, "%s  stalls: no thread named '%s' was seen\n", prefix,
 			rc->o.stall_thread);
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		off += v[i].kind == STALL_OFF_CPU;
 	for (size_t i = 0; i < profile_nr_threads(rc->p); i++)
 		if (profile_thread_get(rc->p, (uint32_t)i)->tid == tid)
 			snprintf(name, sizeof(name), "%s",
@@ -1076,7 +1088,7 @@ static void print_stalls(const struct record_core *rc, const char *prefix, FILE 
 		prefix, (int)tid, name, rc->o.stall_ms, n, off, n - off, n ? ", the longest:" : "");
 	deeper = xmalloc(strlen(prefix) + 5);
 	sprintf(deeper, "%s    ", prefix);
-	stall_print_longest(v, n, 5, rc->p, rc->mono_start, deeper, f);
+	stall_print_longest(v, nv, 5, rc->p, rc->mono_start, deeper, f);
 	free(deeper);
 }
 
@@ -1266,11 +1278,19 @@ void record_core_finish(struct record_core *rc)
 		timeline_store(rc->tl, rc->p);
 	if (rc->stall) {
 		size_t n;
-		const struct stall *v = stall_list(rc->stall, &n);
-		char *text = stall_meta_format(v, n);
+		const struct stall *v;
+		char *text;
 
-		profile_set_meta(rc->p, "stalls", text);
-		free(text);
+		/* meta "stalls": set here ("" for none) unless some were streamed already; then
+		 * the rest follows them into the recording */
+		v = stall_list(rc->stall, &n);
+		if (rc->rw && stall_count(rc->stall, NULL) > n) {
+			stall_drain(rc->stall, stalls_to_recording, rc->rw);
+		} else if (!rc->no_points) {
+			text = stall_meta_format(v, n);
+			profile_set_meta(rc->p, "stalls", text);
+			free(text);
+		}
 		snprintf(buf, sizeof(buf), "%d", (int)stall_watched(rc->stall));
 		profile_set_meta(rc->p, "stall_thread", buf);
 		snprintf(buf, sizeof(buf), "%g", rc->o.stall_ms);

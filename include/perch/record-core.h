@@ -153,7 +153,8 @@ struct record_core {
 	 * temporary file instead, read back through /proc/self/fd/tmp_fd (-1: none) */
 	int tmp_fd;
 	char tmp_path[40];
-	uint64_t drained_ns; /* when the timeline was last drained into rw */
+	uint64_t drained_ns; /* when the timeline and stalls were last drained into rw */
+	int no_points;	     /* no rw and no output draws timelines or stalls: not kept */
 	int keep_samples; /* set before record_core_setup(): keep every sample (the REPL, whose
 			   * recording can be saved in any format later) */
 };
