@@ -987,7 +987,7 @@ def render(R):
                 name, f(row.get("java_frames")), f(row.get("java_us"), "%.1f us"),
                 f(row.get("unwind_us"), "%.1f us"), f(row.get("symbolize_us"), "%.1f us"),
                 f(row.get("frames"))))
-
+    if R.get("goals"):
         L.append("Issue 3 goals")
         for g in R["goals"]:
             L.append("  %-5s %-58s %s" % (g["verdict"], g["goal"], g["measured"]))
