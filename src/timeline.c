@@ -291,9 +291,9 @@ static struct thread_cpu *thread_cpu_of(struct timeline *tl, pid_t tid)
 }
 
 /* Append the point @t=@fmt to @se (nothing is kept with TIMELINE_POINTS_NONE). */
-__attribute__((format(printf, 4, 5))) static void series_add(struct timeline *tl,
-							     struct series *se, uint64_t t,
-							     const char *fmt, ...)
+static void series_add(struct timeline *tl, struct series *se, uint64_t t, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void series_add(struct timeline *tl, struct series *se, uint64_t t, const char *fmt, ...)
 {
 	va_list ap;
 
