@@ -267,7 +267,7 @@ static void print_frames(const struct profile *p)
 
 	for (size_t i = 0; i < n; i++)
 		base = s[i].time_ns < base ? s[i].time_ns : base;
-	framestats_print_summary(p, 5, n ? base : 0, "perch: ", stderr);
+	framestats_print_summary(p, 10, n ? base : 0, "perch: ", stderr);
 }
 
 static int report_run(int argc, char **argv)

@@ -8,6 +8,7 @@
 
 #include "perch/framestats.h"
 #include "perch/profile.h"
+#include "perch/stall.h"
 #include "perch/strbuf.h"
 #include "perch/textscan.h"
 #include "perch/xalloc.h"
@@ -400,7 +401,8 @@ static void add_stack(struct strbuf *sb, const struct profile *p, uint32_t stack
 }
 
 struct stack_count {
-	uint32_t stack;
+	uint32_t stack; /* the first stack seen of the group */
+	uint64_t key;	/* stall_stack_key(): the same functions root to leaf */
 	uint64_t n;
 };
 
@@ -413,7 +415,8 @@ static int cmp_count(const void *a, const void *b)
 	return (x->stack > y->stack) - (x->stack < y->stack);
 }
 
-/* The main thread's samples in [f->start_ns, f->end_ns), its 3 most frequent stacks. */
+/* The main thread's samples in [f->start_ns, f->end_ns), its 3 most frequent stacks (by
+ * function, whatever the PCs inside them). */
 static void print_frame_stacks(const struct profile *p, long thread,
 			       const struct framestats_frame *f, const char *prefix, FILE *out)
 {
@@ -424,17 +427,19 @@ static void print_frame_stacks(const struct profile *p, long thread,
 	uint64_t total = 0;
 
 	for (size_t i = 0; thread >= 0 && i < ns; i++) {
+		uint64_t key;
 		size_t k;
 
 		if (s[i].thread != (uint32_t)thread || s[i].time_ns < f->start_ns ||
 		    s[i].time_ns >= f->end_ns)
 			continue;
 		total += s[i].weight;
-		for (k = 0; k < nc && c[k].stack != s[i].stack; k++)
+		key = stall_stack_key(p, s[i].stack);
+		for (k = 0; k < nc && c[k].key != key; k++)
 			;
 		if (k == nc) {
 			ALLOC_GROW(c, nc + 1, alloc);
-			c[nc++] = (struct stack_count){ s[i].stack, 0 };
+			c[nc++] = (struct stack_count){ s[i].stack, key, 0 };
 		}
 		c[k].n += s[i].weight;
 	}
