@@ -12,7 +12,9 @@
 
 #include "perch/framestats.h"
 #include "perch/profile.h"
+#include "perch/writers.h"
 #include "perch/xalloc.h"
+#include "testutil.h"
 
 #define MS 1000000ULL
 #define T0 10158314881426ULL
@@ -289,6 +291,55 @@ START_TEST(test_store_and_summary)
 }
 END_TEST
 
+/* The writers: a slow frame is a "slow frame" slice on a "frames" track at its time (µs from
+ * the first sample), two overlapping frames go to two lanes; the Sentry chunk carries the
+ * slow frame's duration, the frozen one's, and 60 Hz once. */
+START_TEST(test_writers)
+{
+	struct profile *p = profile_new();
+	uint32_t t, st;
+	char *text;
+
+	profile_keep_samples(p, 1);
+	profile_set_meta(p, "pid", "42");
+	profile_set_meta(p, "start_time_ns", "1700000000000000000");
+	t = profile_thread(p, 42, "app");
+	st = stack_of(p, "draw_frame", "main");
+	for (uint64_t ms = 1000; ms < 3000; ms += 10)
+		profile_add_sample(p, t, st, ms * MS, 'R');
+	profile_set_meta(p, "frames", "1100000000 1140000000 16666666\n"
+				      "1130000000 1135000000 16666666\n"
+				      "2000000000 2800000000 16666666\n");
+	text = testutil_render(out_chrome_write, p, NULL, NULL);
+	ck_assert_msg(strstr(text, "\"name\": \"thread_name\", \"pid\": 42, \"tid\": 1207959552, "
+				   "\"args\": {\"name\": \"frames\"}") &&
+			      strstr(text, "\"tid\": 1207959553, \"args\": {\"name\": \"frames 2\"}"),
+		      "%s", text);
+	ck_assert_msg(strstr(text, "{\"ph\": \"X\", \"name\": \"slow frame\", \"cat\": \"frame\", "
+				   "\"pid\": 42, \"tid\": 1207959552, \"ts\": 100000.000, \"dur\": "
+				   "40000.000"),
+		      "%s", text);
+	ck_assert_msg(strstr(text, "\"name\": \"frame\", \"cat\": \"frame\", \"pid\": 42, "
+				   "\"tid\": 1207959553, \"ts\": 130000.000, \"dur\": 5000.000"),
+		      "%s", text);
+	ck_assert_msg(strstr(text, "\"name\": \"frozen frame\""), "%s", text);
+	free(text);
+	text = testutil_render(out_sentry_write, p, NULL, NULL);
+	ck_assert_msg(strstr(text, "\"slow_frame_renders\": {\"unit\": \"nanosecond\", \"values\": "
+				   "[{\"timestamp\": 1700000000.140000, \"value\": 40000000}]}"),
+		      "%s", text);
+	ck_assert_msg(strstr(text, "\"frozen_frame_renders\": {\"unit\": \"nanosecond\", "
+				   "\"values\": [{\"timestamp\": 1700000001.800000, \"value\": "
+				   "800000000}]}"),
+		      "%s", text);
+	ck_assert_msg(strstr(text, "\"screen_frame_rates\": {\"unit\": \"hz\", \"values\": "
+				   "[{\"timestamp\": 1700000000.140000, \"value\": 60.0000024"),
+		      "%s", text);
+	free(text);
+	profile_free(p);
+}
+END_TEST
+
 Suite *framestats_suite(void)
 {
 	Suite *s = suite_create("framestats");
@@ -306,6 +357,7 @@ Suite *framestats_suite(void)
 	tc = tcase_create("meta");
 	tcase_add_test(tc, test_meta_roundtrip);
 	tcase_add_test(tc, test_store_and_summary);
+	tcase_add_test(tc, test_writers);
 	suite_add_tcase(s, tc);
 	return s;
 }
