@@ -13,18 +13,18 @@
 #include "perch/textscan.h"
 #include "perch/xalloc.h"
 
-#define MARKER "---PROFILEDATA---"
+#define MARKER	      "---PROFILEDATA---"
 #define MIN_PERIOD_NS 4000000ULL /* 250 Hz: smaller IntendedVsync gaps are not a vsync period */
-#define MAX_FILE (256u << 20)
+#define MAX_FILE      (256u << 20)
 
 enum col { COL_FLAGS, COL_INTENDED, COL_VSYNC, COL_COMPLETED, COL_INTERVAL, COL_NR };
 
 static const char *const col_names[COL_NR] = {
-	[COL_FLAGS] = "Flags",
-	[COL_INTENDED] = "IntendedVsync",
-	[COL_VSYNC] = "Vsync",
-	[COL_COMPLETED] = "FrameCompleted",
-	[COL_INTERVAL] = "FrameInterval", /* optional: Android 13+ */
+    [COL_FLAGS] = "Flags",
+    [COL_INTENDED] = "IntendedVsync",
+    [COL_VSYNC] = "Vsync",
+    [COL_COMPLETED] = "FrameCompleted",
+    [COL_INTERVAL] = "FrameInterval", /* optional: Android 13+ */
 };
 
 void framestats_init(struct framestats *fs)
@@ -95,17 +95,19 @@ static int parse_header(struct framestats *fs, const char *s, const char *end, i
 			fe = end;
 		len = (size_t)(fe - s);
 		for (int c = 0; c < COL_NR; c++)
-			if (idx[c] < 0 && strlen(col_names[c]) == len && !memcmp(s, col_names[c], len))
+			if (idx[c] < 0 && strlen(col_names[c]) == len &&
+			    !memcmp(s, col_names[c], len))
 				idx[c] = i;
 		i++;
 		s = fe < end ? fe + 1 : end;
 	}
 	for (int c = 0; c < COL_INTERVAL; c++)
 		if (idx[c] < 0) {
-			snprintf(fs->error, sizeof(fs->error),
-				 "framestats block at line %u has no %s column (header: the line after "
-				 "---PROFILEDATA---)",
-				 lineno, col_names[c]);
+			snprintf(
+			    fs->error, sizeof(fs->error),
+			    "framestats block at line %u has no %s column (header: the line after "
+			    "---PROFILEDATA---)",
+			    lineno, col_names[c]);
 			return -EINVAL;
 		}
 	return 0;
@@ -116,7 +118,7 @@ static int parse_header(struct framestats *fs, const char *s, const char *end, i
 static int parse_row(struct framestats *fs, const char *s, const char *end, const int idx[COL_NR],
 		     unsigned int lineno, struct framestats_frame *out)
 {
-	uint64_t v[COL_NR] = { 0 };
+	uint64_t v[COL_NR] = {0};
 
 	for (int c = 0; c < COL_NR; c++) {
 		const char *f, *fe;
@@ -135,21 +137,20 @@ static int parse_row(struct framestats *fs, const char *s, const char *end, cons
 	}
 	if (v[COL_FLAGS]) {
 		/* kept apart, to count each left-out frame once however often it is polled */
-		*out = (struct framestats_frame){ v[COL_INTENDED], v[COL_COMPLETED], 0 };
+		*out = (struct framestats_frame){v[COL_INTENDED], v[COL_COMPLETED], 0};
 		return 2;
 	}
 	if (!v[COL_INTENDED] || v[COL_COMPLETED] <= v[COL_INTENDED]) {
 		fs->incomplete++;
 		return 0;
 	}
-	*out = (struct framestats_frame){ v[COL_INTENDED], v[COL_COMPLETED], v[COL_INTERVAL] };
+	*out = (struct framestats_frame){v[COL_INTENDED], v[COL_COMPLETED], v[COL_INTERVAL]};
 	return 1;
 }
 
 /* A block's rows are in @blk; merge them into @fs, counting a gap when a full ring does not
  * reach back to the newest frame seen before. */
-static void merge_block(struct framestats *fs, struct framestats_frame *blk, size_t n,
-			size_t rows)
+static void merge_block(struct framestats *fs, struct framestats_frame *blk, size_t n, size_t rows)
 {
 	uint64_t newest = fs->n ? fs->v[fs->n - 1].start_ns : 0, oldest = UINT64_MAX;
 	for (size_t i = 0; i < n; i++)
@@ -180,7 +181,8 @@ int framestats_parse(struct framestats *fs, const char *text)
 			eol--;
 		while (line < eol && (*line == ' ' || *line == '\t'))
 			line++;
-		if ((size_t)(eol - line) == strlen(MARKER) && !memcmp(line, MARKER, strlen(MARKER))) {
+		if ((size_t)(eol - line) == strlen(MARKER) &&
+		    !memcmp(line, MARKER, strlen(MARKER))) {
 			if (state == 2)
 				merge_block(fs, blk, n, rows);
 			state = state ? 0 : 1;
@@ -284,8 +286,8 @@ char *framestats_meta_format(const struct framestats_frame *v, size_t n)
 
 	strbuf_addstr(&sb, "");
 	for (size_t i = 0; i < n; i++)
-		strbuf_addf(&sb, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", v[i].start_ns, v[i].end_ns,
-			    v[i].budget_ns);
+		strbuf_addf(&sb, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", v[i].start_ns,
+			    v[i].end_ns, v[i].budget_ns);
 	return strbuf_detach(&sb, NULL);
 }
 
@@ -439,7 +441,7 @@ static void print_frame_stacks(const struct profile *p, long thread,
 			;
 		if (k == nc) {
 			ALLOC_GROW(c, nc + 1, alloc);
-			c[nc++] = (struct stack_count){ s[i].stack, key, 0 };
+			c[nc++] = (struct stack_count){s[i].stack, key, 0};
 		}
 		c[k].n += s[i].weight;
 	}
@@ -449,7 +451,8 @@ static void print_frame_stacks(const struct profile *p, long thread,
 		qsort(c, nc, sizeof(*c), cmp_count);
 	for (size_t k = 0; k < nc && k < 3; k++) {
 		strbuf_reset(&sb);
-		strbuf_addf(&sb, "%s      %3" PRIu64 " of %" PRIu64 " samples", prefix, c[k].n, total);
+		strbuf_addf(&sb, "%s      %3" PRIu64 " of %" PRIu64 " samples", prefix, c[k].n,
+			    total);
 		add_stack(&sb, p, c[k].stack);
 		fprintf(out, "%s\n", sb.buf);
 	}
@@ -487,19 +490,23 @@ void framestats_print_summary(const struct profile *p, size_t max, uint64_t base
 			frozen += framestats_classify(&v[i]) == FRAMESTATS_FROZEN;
 			bad[nb++] = v[i];
 		}
-	fprintf(f, "%sframes: %zu (%" PRIu64 " slow over the %.1f ms frame budget, %" PRIu64
-		   " frozen over %llu ms)%s\n",
+	fprintf(f,
+		"%sframes: %zu (%" PRIu64 " slow over the %.1f ms frame budget, %" PRIu64
+		" frozen over %llu ms)%s\n",
 		prefix, n, nb - frozen, (double)v[0].budget_ns / 1e6, frozen,
 		FRAMESTATS_FROZEN_NS / 1000000ULL,
 		nb ? ", the slowest with the main thread's stacks:" : "");
 	if (flagged || gaps)
-		fprintf(f, "%s  (%llu frames with non-zero Flags left out; %llu polls may have "
-			   "missed frames)\n", prefix, flagged, gaps);
+		fprintf(f,
+			"%s  (%llu frames with non-zero Flags left out; %llu polls may have "
+			"missed frames)\n",
+			prefix, flagged, gaps);
 	qsort(bad, nb, sizeof(*bad), cmp_longest);
 	for (size_t i = 0; i < nb && i < max; i++) {
 		fprintf(f, "%s  %8.1f ms at +%.3f s  %s\n", prefix,
 			(double)(bad[i].end_ns - bad[i].start_ns) / 1e6,
-			bad[i].start_ns >= base_ns ? (double)(bad[i].start_ns - base_ns) / 1e9 : 0.0,
+			bad[i].start_ns >= base_ns ? (double)(bad[i].start_ns - base_ns) / 1e9
+						   : 0.0,
 			framestats_classify(&bad[i]) == FRAMESTATS_FROZEN ? "frozen" : "slow");
 		print_frame_stacks(p, thread, &bad[i], prefix, f);
 	}

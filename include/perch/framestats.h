@@ -31,9 +31,9 @@
 
 struct profile;
 
-#define FRAMESTATS_FROZEN_NS 700000000ULL    /* Sentry's and Android vitals' frozen frame */
-#define FRAMESTATS_DEFAULT_PERIOD_NS 16666667ULL /* 60 Hz, when nothing says otherwise */
-#define FRAMESTATS_RING 120		     /* frames hwui keeps per window (the dump's rows) */
+#define FRAMESTATS_FROZEN_NS	     700000000ULL /* Sentry's and Android vitals' frozen frame */
+#define FRAMESTATS_DEFAULT_PERIOD_NS 16666667ULL  /* 60 Hz, when nothing says otherwise */
+#define FRAMESTATS_RING		     120 /* frames hwui keeps per window (the dump's rows) */
 
 struct framestats_frame {
 	uint64_t start_ns;  /* IntendedVsync */
@@ -50,13 +50,13 @@ enum framestats_class {
 struct framestats {
 	struct framestats_frame *v; /* sorted by start, then end; no duplicates */
 	size_t n, alloc;
-	uint64_t blocks;	    /* PROFILEDATA blocks read */
+	uint64_t blocks;	     /* PROFILEDATA blocks read */
 	struct framestats_frame *fv; /* rows left out for a non-zero Flags (distinct) */
 	size_t flagged, falloc;
-	uint64_t incomplete;	    /* rows left out: no FrameCompleted after IntendedVsync */
-	uint64_t gaps;		    /* full blocks that did not reach back to the frames already
-				     * seen: frames may be missing between two polls */
-	char error[200];	    /* why parsing failed */
+	uint64_t incomplete; /* rows left out: no FrameCompleted after IntendedVsync */
+	uint64_t gaps;	     /* full blocks that did not reach back to the frames already
+			      * seen: frames may be missing between two polls */
+	char error[200];     /* why parsing failed */
 };
 
 void framestats_init(struct framestats *fs);

@@ -41,7 +41,7 @@ static const char *fake_device(void)
 
 	H_ASSERT(getcwd(repo, sizeof(repo)), "getcwd");
 	H_ASSERT(mkdir(dir, 0700) == 0 && mkdir(harness_fmt("%s/pids", dir), 0700) == 0 &&
-			 mkdir(harness_fmt("%s/gfxinfo", dir), 0700) == 0,
+		     mkdir(harness_fmt("%s/gfxinfo", dir), 0700) == 0,
 		 "cannot make %s", dir);
 	put_file("devices", "emulator-5554\n");
 	put_file("props", "ro.product.cpu.abi=x86_64\nro.build.version.sdk=34\n");
@@ -56,8 +56,8 @@ static const char *fake_device(void)
 
 static pid_t start_app(const char *log)
 {
-	struct harness_proc *app = harness_spawn("app", HARNESS_ARGV(harness_target("frames"),
-								       "40", log));
+	struct harness_proc *app =
+	    harness_spawn("app", HARNESS_ARGV(harness_target("frames"), "40", log));
 	pid_t pid = harness_proc_wait_ready(app, 10);
 
 	put_file("pids/" PKG, harness_fmt("%d\n", pid));
@@ -66,7 +66,7 @@ static pid_t start_app(const char *log)
 
 static struct harness_proc *perch_adb(const char *const argv[])
 {
-	const char *full[16] = { harness_fmt("%s/scripts/perch-adb", repo) };
+	const char *full[16] = {harness_fmt("%s/scripts/perch-adb", repo)};
 	size_t n = 1;
 
 	for (size_t i = 0; argv[i] && n < 15; i++)
@@ -86,8 +86,10 @@ static void py(const char *cmd)
 
 START_TEST(frames_beside_stacks)
 {
-	const char *log, *rec = harness_tmpfile("app.perch"), *trace = harness_tmpfile("app.trace.json");
-	const char *sentry = harness_tmpfile("app.sentry.json"), *page = harness_tmpfile("app.html");
+	const char *log, *rec = harness_tmpfile("app.perch"),
+			 *trace = harness_tmpfile("app.trace.json");
+	const char *sentry = harness_tmpfile("app.sentry.json"),
+		   *page = harness_tmpfile("app.html");
 	const char *line, *err;
 	struct harness_proc *p;
 	unsigned long nframes = 0, nslow = 0, nfrozen = 0;
@@ -105,18 +107,20 @@ START_TEST(frames_beside_stacks)
 		 p->err.buf);
 	H_ASSERT(harness_tracer_pid(pid) == 0, "the app is still traced");
 	line = strstr(p->err.buf, "perch: frames: ");
-	H_ASSERT(line && sscanf(line, "perch: frames: %lu (%lu slow over the 16.7 ms frame budget, "
-				      "%lu frozen",
+	H_ASSERT(line && sscanf(line,
+				"perch: frames: %lu (%lu slow over the 16.7 ms frame budget, "
+				"%lu frozen",
 				&nframes, &nslow, &nfrozen) == 3,
 		 "no frame summary:\n%s", p->err.buf);
 	H_ASSERT(nframes > 120 && nslow >= 3 && nfrozen >= 1,
-		 "%lu frames, %lu slow, %lu frozen: want > 120, >= 3, >= 1\n%s", nframes, nslow, nfrozen,
-		 p->err.buf);
+		 "%lu frames, %lu slow, %lu frozen: want > 120, >= 3, >= 1\n%s", nframes, nslow,
+		 nfrozen, p->err.buf);
 	/* the UI thread's stacks in the slow frames: the functions that made them slow */
-	H_ASSERT(strstr(line, " slow\n") && strstr(strstr(line, " slow\n"), "spin <- jank_frame <- main"),
+	H_ASSERT(strstr(line, " slow\n") &&
+		     strstr(strstr(line, " slow\n"), "spin <- jank_frame <- main"),
 		 "no jank_frame stack in the slow frames:\n%s", line);
 	H_ASSERT(strstr(line, " frozen\n") &&
-			 strstr(strstr(line, " frozen\n"), "spin <- frozen_frame <- main"),
+		     strstr(strstr(line, " frozen\n"), "spin <- frozen_frame <- main"),
 		 "no frozen_frame stack in the frozen frame:\n%s", line);
 	/* the recording carries the frames: every output of perch report has them */
 	err = harness_sh(harness_fmt("%s report '%s' -o '%s' -o '%s' -o '%s' 2>&1", harness_perch(),
@@ -160,8 +164,8 @@ START_TEST(missing_column_named)
 	p = perch_adb(HARNESS_ARGV("record", PKG, "-d", "1", "--frames", "-o", out));
 	H_ASSERT(harness_proc_wait(p, 60) == 0, "perch-adb did not finish");
 	H_ASSERT(harness_proc_exit_code(p) == 2 &&
-			 strstr(p->err.buf, "has no FrameCompleted column") &&
-			 strstr(p->err.buf, "the recording without frames is"),
+		     strstr(p->err.buf, "has no FrameCompleted column") &&
+		     strstr(p->err.buf, "the recording without frames is"),
 		 "exit %d; stderr:\n%s", harness_proc_exit_code(p), p->err.buf);
 	H_ASSERT(stat(harness_fmt("%s.perch", out), &st) == 0 && st.st_size > 0,
 		 "the recording was not kept as %s.perch", out);

@@ -16,9 +16,9 @@
 #include "perch/xalloc.h"
 #include "testutil.h"
 
-#define MS 1000000ULL
-#define T0 10158314881426ULL
-#define P60 16666666ULL
+#define MS   1000000ULL
+#define T0   10158314881426ULL
+#define P60  16666666ULL
 #define P120 8333333ULL
 
 static const char *capture(const char *name)
@@ -40,8 +40,8 @@ static void expect_frames(const struct framestats *fs, uint64_t period, const in
 	}
 }
 
-static const int idx60[] = { 1, 2, 3, 5, 6, 55 };
-static const int dur60[] = { 8, 10, 30, 12, 800, 9 };
+static const int idx60[] = {1, 2, 3, 5, 6, 55};
+static const int dur60[] = {8, 10, 30, 12, 800, 9};
 
 static void check_60hz_capture(const char *name)
 {
@@ -98,7 +98,7 @@ END_TEST
  * fallback says; 12 ms and 9 ms frames are slow there. */
 START_TEST(test_android14_frame_interval)
 {
-	static const int idx[] = { 0, 1, 2, 3, 6 }, dur[] = { 5, 7, 12, 6, 9 };
+	static const int idx[] = {0, 1, 2, 3, 6}, dur[] = {5, 7, 12, 6, 9};
 	struct framestats fs;
 	size_t slow = 0;
 
@@ -186,7 +186,7 @@ START_TEST(test_gap)
 	struct strbuf_like {
 		char *s;
 		size_t len;
-	} b = { xmalloc(64 * 1024), 0 };
+	} b = {xmalloc(64 * 1024), 0};
 	struct framestats fs;
 
 	for (int poll = 0; poll < 2; poll++) {
@@ -195,9 +195,9 @@ START_TEST(test_gap)
 		for (int i = 0; i < FRAMESTATS_RING; i++) {
 			uint64_t t = (uint64_t)(poll * 1000 + i) * P60;
 
-			b.len += (size_t)sprintf(b.s + b.len, "0,%llu,%llu,%llu,\n",
-						 (unsigned long long)t + 1, (unsigned long long)t + 1,
-						 (unsigned long long)t + 5 * MS);
+			b.len += (size_t)sprintf(
+			    b.s + b.len, "0,%llu,%llu,%llu,\n", (unsigned long long)t + 1,
+			    (unsigned long long)t + 1, (unsigned long long)t + 5 * MS);
 		}
 		strcpy(b.s + b.len, "---PROFILEDATA---\n");
 		if (!poll)
@@ -213,7 +213,7 @@ END_TEST
 
 START_TEST(test_meta_roundtrip)
 {
-	struct framestats_frame in[] = { { 5 * MS, 40 * MS, P60 }, { 1 * MS, 3 * MS, P60 } }, *out;
+	struct framestats_frame in[] = {{5 * MS, 40 * MS, P60}, {1 * MS, 3 * MS, P60}}, *out;
 	char *text = framestats_meta_format(in, 2);
 	size_t n = framestats_meta_parse(text, &out);
 
@@ -231,7 +231,7 @@ END_TEST
 
 static uint32_t stack_of(struct profile *p, const char *leaf, const char *root)
 {
-	struct profile_frame f[2] = { 0 };
+	struct profile_frame f[2] = {0};
 	uint32_t locs[2];
 
 	f[0].name = profile_intern_str(p, leaf);
@@ -265,7 +265,7 @@ START_TEST(test_store_and_summary)
 	framestats_init(&fs);
 	ck_assert_int_eq(framestats_parse(&fs, "---PROFILEDATA---\n"
 					       "Flags,IntendedVsync,Vsync,FrameCompleted,\n"
-					       "0,10000000,10000000,20000000,\n"  /* before */
+					       "0,10000000,10000000,20000000,\n" /* before */
 					       "0,150000000,150000000,155000000,\n"
 					       "0,200000000,200000000,240000000,\n" /* slow */
 					       "0,500000000,500000000,505000000,\n" /* after */
@@ -307,13 +307,14 @@ START_TEST(test_writers)
 	st = stack_of(p, "draw_frame", "main");
 	for (uint64_t ms = 1000; ms < 3000; ms += 10)
 		profile_add_sample(p, t, st, ms * MS, 'R');
-	profile_set_meta(p, "frames", "1100000000 1140000000 16666666\n"
-				      "1130000000 1135000000 16666666\n"
-				      "2000000000 2800000000 16666666\n");
+	profile_set_meta(p, "frames",
+			 "1100000000 1140000000 16666666\n"
+			 "1130000000 1135000000 16666666\n"
+			 "2000000000 2800000000 16666666\n");
 	text = testutil_render(out_chrome_write, p, NULL, NULL);
 	ck_assert_msg(strstr(text, "\"name\": \"thread_name\", \"pid\": 42, \"tid\": 1207959552, "
 				   "\"args\": {\"name\": \"frames\"}") &&
-			      strstr(text, "\"tid\": 1207959553, \"args\": {\"name\": \"frames 2\"}"),
+			  strstr(text, "\"tid\": 1207959553, \"args\": {\"name\": \"frames 2\"}"),
 		      "%s", text);
 	ck_assert_msg(strstr(text, "{\"ph\": \"X\", \"name\": \"slow frame\", \"cat\": \"frame\", "
 				   "\"pid\": 42, \"tid\": 1207959552, \"ts\": 100000.000, \"dur\": "
