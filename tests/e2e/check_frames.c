@@ -84,6 +84,45 @@ static void py(const char *cmd)
 	H_ASSERT(code == 0, "failed (%d): %s\n%s", code, cmd, out);
 }
 
+/* The summary's slowest frames (at most 10): the frozen frame's stacks are in frozen_frame,
+ * and a slow frame's in jank_frame, unless all 10 listed frames are longer than the 45 ms jank
+ * frames plus 15 ms (a loaded machine makes plain 2 ms frames that slow: then said, not
+ * failed). */
+static void check_slow_stacks(const char *summary)
+{
+	const char *s = summary, *nl;
+	int listed = 0, jank = 0, frozen = 0, in_slow = 0, in_frozen = 0;
+	double min_ms = 1e9;
+
+	for (; *s; s = nl + 1) {
+		double ms, at;
+		char kind[16];
+
+		nl = strchr(s, '\n');
+		if (!nl)
+			break;
+		if (sscanf(s, "perch: %lf ms at +%lf s %15s", &ms, &at, kind) == 3) {
+			listed++;
+			min_ms = ms < min_ms ? ms : min_ms;
+			in_slow = !strcmp(kind, "slow");
+			in_frozen = !strcmp(kind, "frozen");
+			continue;
+		}
+		if (strncmp(s, "perch:       ", 13))
+			continue;
+		if (in_slow && memmem(s, (size_t)(nl - s), "spin <- jank_frame <- main", 26))
+			jank = 1;
+		if (in_frozen && memmem(s, (size_t)(nl - s), "spin <- frozen_frame <- main", 28))
+			frozen = 1;
+	}
+	H_ASSERT(frozen, "no frozen_frame stack in a frozen frame:\n%s", summary);
+	if (!jank && listed == 10 && min_ms > 60)
+		fprintf(stderr, "e2e-frames: the 10 slowest frames are all over 60 ms (a loaded "
+				"machine): the 45 ms jank frames are not among them, not checked\n");
+	else
+		H_ASSERT(jank, "no jank_frame stack in the slow frames:\n%s", summary);
+}
+
 START_TEST(frames_beside_stacks)
 {
 	const char *log, *rec = harness_tmpfile("app.perch"),
@@ -116,12 +155,7 @@ START_TEST(frames_beside_stacks)
 		 "%lu frames, %lu slow, %lu frozen: want > 120, >= 3, >= 1\n%s", nframes, nslow,
 		 nfrozen, p->err.buf);
 	/* the UI thread's stacks in the slow frames: the functions that made them slow */
-	H_ASSERT(strstr(line, " slow\n") &&
-		     strstr(strstr(line, " slow\n"), "spin <- jank_frame <- main"),
-		 "no jank_frame stack in the slow frames:\n%s", line);
-	H_ASSERT(strstr(line, " frozen\n") &&
-		     strstr(strstr(line, " frozen\n"), "spin <- frozen_frame <- main"),
-		 "no frozen_frame stack in the frozen frame:\n%s", line);
+	check_slow_stacks(line);
 	/* the recording carries the frames: every output of perch report has them */
 	err = harness_sh(harness_fmt("%s report '%s' -o '%s' -o '%s' -o '%s' 2>&1", harness_perch(),
 				     rec, trace, sentry, page),
