@@ -97,6 +97,10 @@ struct sampler_stats {
 	uint64_t dropped;        /* snapshots dropped: the worker was SAMPLER_QUEUE items behind
 	                          * (the tick is credited to the thread's next sample) */
 	uint64_t reused;         /* samples of blocked threads that were not interrupted */
+	uint64_t gated;          /* ... of which counted on the process run-time gate, without
+	                          * reading the thread at all (see gate_tick() in sampler.c) */
+	uint64_t rescans;        /* gated threads read one by one (the gate tripped, its
+	                          * reference was stale, or the periodic check) */
 	uint64_t skipped_idle;   /* cpu mode: threads not sampled because they were not running */
 	uint64_t stopped;        /* samples of group-stopped threads (SIGSTOP & co), state 'T' */
 	uint64_t blocked;        /* samples of threads in uninterruptible sleep read from /proc
