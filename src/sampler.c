@@ -651,8 +651,8 @@ static void on_exiting(struct tracee *t, struct worker *w, const struct tracee_e
 	tracee_resume(t, ev->thread);
 }
 
-static void gate_flush(struct worker *w, struct tracee_thread *th, struct sthread *s,
-		       struct sampler_stats *st);
+static int gate_flush(struct worker *w, struct tracee_thread *th, struct sthread *s,
+		      struct sampler_stats *st, int wait);
 
 static int handle_events(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 			 struct sampler_stats *st)
@@ -676,7 +676,7 @@ static int handle_events(struct tracee *t, const struct perch_arch *arch, struct
 			if (ev.proc)
 				sproc_of(ev.proc)->ref_valid = 0;
 			if (ev.kind == TRACEE_EV_THREAD_GONE && ev.thread && ev.thread->user)
-				gate_flush(w, ev.thread, ev.thread->user, st);
+				gate_flush(w, ev.thread, ev.thread->user, st, 0);
 			post_event(w, &ev);
 			break;
 		}
@@ -981,23 +981,28 @@ struct gate_ctx {
 	struct sampler_stats *st;
 };
 
-/* Queue the ticks a gated thread was found at its site as one reused sample. */
-static void gate_flush(struct worker *w, struct tracee_thread *th, struct sthread *s,
-		       struct sampler_stats *st)
+/* Queue the ticks a gated thread was found at its site as one reused sample (with its late
+ * ticks, as any sample). When the worker is a whole queue behind they stay credited to that
+ * site for a later try (to the next sample, wherever it is, they would be misplaced), or
+ * with @wait (the thread leaves its site) wait for room. 0 or -ENOSPC. */
+static int gate_flush(struct worker *w, struct tracee_thread *th, struct sthread *s,
+		      struct sampler_stats *st, int wait)
 {
-	uint32_t n = s->credit;
+	uint32_t n = s->credit, late = s->late_ticks;
 
 	if (!n)
-		return;
-	s->credit = 0;
+		return 0;
+	if (wait)
+		queue_wait_free(&w->q);
 	s->late_ticks += n - 1;
-	if (reuse(w, th, s, s->idle_sp, s->idle_pc, st) == 0) {
-		st->reused += n - 1;
-		st->gated += n;
-		return;
+	if (reuse(w, th, s, s->idle_sp, s->idle_pc, st) < 0) {
+		s->late_ticks = late;
+		return -ENOSPC;
 	}
-	s->late_ticks++; /* the worker is a whole queue behind (as in tick_thread()) */
-	st->dropped++;
+	s->credit = 0;
+	st->reused += n - 1;
+	st->gated += n;
+	return 0;
 }
 
 /* A gated thread at this tick: counted again where it was found blocked (queued every
@@ -1009,13 +1014,13 @@ static void gate_reuse(struct gate_ctx *g, struct tracee_thread *th, struct sthr
 		s->credit_ns = g->now;
 	s->credit += 1 + (uint32_t)g->missed;
 	if (g->now - s->credit_ns >= SAMPLER_GATE_FLUSH_NS)
-		gate_flush(g->w, th, s, g->st);
+		gate_flush(g->w, th, s, g->st, 0);
 }
 
 /* A thread that leaves the gate at this tick, not visited yet: as any other thread. */
 static void gate_visit(struct gate_ctx *g, struct tracee_thread *th, struct sthread *s)
 {
-	gate_flush(g->w, th, s, g->st);
+	gate_flush(g->w, th, s, g->st, 1);
 	s->gated = 0;
 	s->tick = g->st->ticks;
 	if (!tick_thread(g->t, g->arch, g->w, g->o, th, g->missed, g->now, g->st))
@@ -1445,10 +1450,8 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		struct sthread *s = t->threads[i]->user;
 
 		/* the gated ticks not queued yet (waiting for room: the worker still runs) */
-		if (s && s->credit) {
-			queue_wait_free(&w.q);
-			gate_flush(&w, t->threads[i], s, st);
-		}
+		if (s && s->credit)
+			gate_flush(&w, t->threads[i], s, st, 1);
 		sthread_free(t->threads[i]);
 	}
 	for (size_t i = 0; i < t->nr_procs; i++)
