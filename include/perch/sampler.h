@@ -7,7 +7,10 @@
  * TRACEE_SITES samples (from /proc/PID/task/TID/syscall) is not interrupted at all: that
  * sample's stack is counted again. That keeps idle threads cheap and, above all, does not wake them: waking a
  * sleeper with PTRACE_INTERRUPT delays its wakeup until just after the sample, which would
- * phase-lock short bursts of work between ticks. The ptrace thread does nothing else, so signal-delivery-stops are restarted at once;
+ * phase-lock short bursts of work between ticks. A thread blocked at one site for 200 ms goes
+ * behind its process's run-time gate: while the process's CPU clock less its other threads'
+ * run times does not move, no gated thread ran, and they are counted again without any read
+ * (gate_tick() in sampler.c). The ptrace thread does nothing else, so signal-delivery-stops are restarted at once;
  * snapshots and thread events go through a queue to a worker thread that calls the caller's
  * ops (unwinding, naming, profile), in order. Stops on the duration, the exit of every traced
  * process, or SIGINT/SIGTERM/SIGHUP (which it blocks and waits for).
