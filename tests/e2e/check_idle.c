@@ -74,9 +74,16 @@ static int idle_once(const char *hz, const char *burst_ms, struct strbuf *why)
 	harness_folded_context(&f, "idler", 4);
 	harness_context_add("%s Hz: perch's summary says %ld samples counted on the gate\n", hz,
 			    gated);
-	/* the gate was used: the idler (and the waker between its wakeups) sat behind it */
-	H_ASSERT(gated * 4 >= (long)idler, "%s Hz: %ld gated samples for %lu of the idler (want "
-		 ">= a quarter: the gate was hardly used)", hz, gated, idler);
+	/* the gate was used: the idler (and the waker between its wakeups) sat behind it. Not
+	 * always for most of the run: a thread that waited for a CPU at its last wakeup (a busy
+	 * machine; the idler's only wakeup is at its start) has its state read at every tick
+	 * instead (idle_check() in src/sampler.c), the gate being as blind as schedstat to a
+	 * woken thread that has not run yet */
+	H_ASSERT(gated > 0, "%s Hz: no sample counted on the gate (%lu of the idler)", hz, idler);
+	if (gated * 4 < (long)idler)
+		fprintf(stderr, "note: %s Hz: only %ld gated samples for %lu of the idler (the "
+				"machine is busy: its threads waited for a CPU when they woke)\n",
+			hz, gated, idler);
 	/* every tick of the wall clock: as many samples for the idler as for the waker, which
 	 * lives as long, all at idle_wait() and sleeping */
 	H_ASSERT(waker >= 100 && idler * 100 >= waker * 97 && idler * 100 <= waker * 103,
