@@ -1180,6 +1180,10 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		(unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
 		(unsigned long long)st->dropped, (unsigned long long)(st->races + ts->thread_races),
 		(unsigned long long)ts->signals);
+	if (st->gated || st->rescans)
+		fprintf(f, "%s  idle gate: %llu of the blocked threads' samples counted on their "
+			"process's run time alone, without a read of the thread (%llu rescans)\n",
+			prefix, (unsigned long long)st->gated, (unsigned long long)st->rescans);
 	if (resolve_stats_stopped(rs))
 		print_stop_reasons(rs, stacks, prefix, f);
 	if (ts->procs_seen > 1 || ts->procs_skipped)

@@ -218,6 +218,9 @@ def parse_perch_summary(text):
     m = SUMMARY_RES["errors"].search(text)
     if m:
         s["err_regs"], s["err_stack"], s["dropped"] = map(int, m.groups())
+    m = re.search(r"idle gate: (\d+) of .*\((\d+) rescans\)", text)
+    if m:
+        s["gated"], s["rescans"] = map(int, m.groups())
     return s
 
 
@@ -715,16 +718,19 @@ class Bench:
                 name, f(row["java_frames"]), f(row["java_us"]), row["java_us_all"]))
         return res
 
-    def idle(self, rounds, hz, deadline):
+    def idle(self, rounds, hzs, deadline):
+        """Issue 18: 2 busy threads with N idle ones and with none, at each rate in @hzs
+        (the first one also with --no-idle-reuse, which reads every thread at every tick)."""
         configs = []
         for nidle in (self.a.idle_threads, 0):
             argv = [self.b("bench-idle"), "-i", str(nidle), "-b", "2", "-n",
                     str(self.a.idle_units), "-d", "300"]
             configs.append(("%d idle unprofiled" % nidle, argv, None))
-            configs.append(("%d idle perch -F %d" % (nidle, hz), argv, ("perch", hz)))
+            for hz in hzs:
+                configs.append(("%d idle perch -F %d" % (nidle, hz), argv, ("perch", hz)))
             if nidle:
-                configs.append(("%d idle perch -F %d --no-idle-reuse" % (nidle, hz), argv,
-                                ("perch", hz, "--no-idle-reuse")))
+                configs.append(("%d idle perch -F %d --no-idle-reuse" % (nidle, hzs[0]), argv,
+                                ("perch", hzs[0], "--no-idle-reuse")))
         res = {c[0]: [] for c in configs}
         for r in range(rounds):
             t_round = time.monotonic()
@@ -785,6 +791,11 @@ def summarize_slowdown(res, nthreads):
             row["samples_in_work"] = med(r["perch"]["stops"] for r in used
                                          if r.get("perch", {}).get("stops"))
             row["maxrss_mb"] = med(r.get("tool_maxrss_kb", 0) / 1024 for r in used)
+            # load-independent: perch's own CPU per tick (all its threads), gate figures
+            row["cpu_per_tick_us"] = med(1e6 * r["tool_cpu_s"] / r["perch"]["ticks"]
+                                         for r in used if r.get("perch", {}).get("ticks"))
+            row["gated"] = med(r.get("perch", {}).get("gated") for r in used)
+            row["rescans"] = med(r.get("perch", {}).get("rescans") for r in used)
         elif runs[0]["tool"] and runs[0]["tool"][0] == "perf":
             row["samples"] = med(r.get("perf_samples") for r in used)
             row["cpu_per_sample_us"] = med(1e6 * r["tool_cpu_s"] / r["perf_samples"]
@@ -960,8 +971,11 @@ def render(R):
             L.append("  %-24s work_s %s (%s) slowdown %s%s" % (
                 label, f(row["work_s"], "%.3f"), " ".join("%.2f" % x for x in row["work_s_all"]),
                 "base" if row.get("slowdown_pct") is None else "%+.1f%%" % row["slowdown_pct"],
-                "  perch CPU %.2f s, stops %s, left alone %s, stop p50/p99 %s/%s us" % (
-                    row["tool_cpu_s"], f(row.get("stops"), "%d"), f(row.get("left_alone"), "%d"),
+                "  perch CPU %.2f s (%s us per tick), stops %s, left alone %s (gated %s, %s "
+                "rescans), stop p50/p99 %s/%s us" % (
+                    row["tool_cpu_s"], f(row.get("cpu_per_tick_us"), "%.0f"),
+                    f(row.get("stops"), "%d"), f(row.get("left_alone"), "%d"),
+                    f(row.get("gated"), "%d"), f(row.get("rescans"), "%d"),
                     f(row.get("stop_p50_us"), "%d"), f(row.get("stop_p99_us"), "%d"))
                 if row.get("stops") is not None else ""))
         if I.get("note"):
@@ -1059,6 +1073,20 @@ def goals(R):
             add("wall-mode R share within 3 points of the truth (%d Hz, idle and beside a busy "
                 "process)" % hz, worst <= 3,
                 "worst %.1f points over %d threads" % (worst, len(rows)))
+    I = (R.get("idle") or {}).get("rows", {})
+    n = R.get("params", {}).get("idle_threads", 200)
+    for hz, want in ((1000, 12.0), (100, 1.5)):
+        a, z = I.get("%d idle perch -F %d" % (n, hz), {}), I.get("0 idle perch -F %d" % hz, {})
+        ps, zs = a.get("slowdown_pct"), z.get("slowdown_pct")
+        if ps is not None:
+            # issue 18: at most 2 points above the same rate without idle threads, too
+            ok = ps <= want and (zs is None or ps <= max(zs, 0) + 2)
+            add("%d idle + 2 busy threads, %d Hz: slowdown <= +%g%% and <= 2 points above 0 "
+                "idle" % (n, hz, want), ok,
+                "%+.1f%% (0 idle %s); perch %s us CPU per tick (0 idle %s)" % (
+                    ps, f(zs, "%+.1f%%"), f(a.get("cpu_per_tick_us"), "%.0f"),
+                    f(z.get("cpu_per_tick_us"), "%.0f")),
+                a.get("noisy") or z.get("noisy"))
     for name, row in (R.get("realart") or {}).items():
         v = row.get("java_us")
         add("naming Java frames < 30 us per sample (real ART, %s)" % name,
@@ -1252,10 +1280,10 @@ def main():
         if "first" in only:
             R["first_sample"] = B.first_sample()
         if "idle" in only:
-            raw = B.idle(args.idle_rounds, 1000, 0.8 * args.budget)
+            raw = B.idle(args.idle_rounds, (1000, 100), 0.8 * args.budget)
             rows = {}
             for nidle in (args.idle_threads, 0):
-                labels = ["%d idle perch -F 1000" % nidle]
+                labels = ["%d idle perch -F 1000" % nidle, "%d idle perch -F 100" % nidle]
                 if nidle:
                     labels.append("%d idle perch -F 1000 --no-idle-reuse" % nidle)
                 sub = summarize_slowdown(dict([("unprofiled", raw["%d idle unprofiled" % nidle])]
