@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "perch/cmd.h"
+#include "perch/framestats.h"
 #include "perch/log.h"
 #include "perch/output.h"
 #include "perch/profile.h"
@@ -35,7 +36,12 @@ static const char report_usage[] =
 	"      --symfs DIR        re-symbolize from unstripped copies of the modules below DIR,\n"
 	"                         found by build-id (or by path)\n" REPORT_FILTER_USAGE
 	"      --lines            add ' (file:line)' to folded frames when known\n"
-	"      --top N            rows of the top table (text, top)\n" REPORT_DIFF_USAGE
+	"      --top N            rows of the top table (text, top)\n"
+	"      --frames FILE      merge Android frame timings into the recording: the output of\n"
+	"                         'dumpsys gfxinfo PKG framestats', one or several polls (perch-adb\n"
+	"                         record --frames writes it); slow and frozen frames go to the\n"
+	"                         summary, the Chrome trace, the Sentry chunk and the report page\n"
+	REPORT_DIFF_USAGE
 	"  -q, --quiet            no messages but errors\n"
 	"  -v, --verbose          more messages\n"
 	"\n"
@@ -52,6 +58,7 @@ struct report {
 	int nr_outputs;
 	const struct output_format *fmt; /* --format */
 	const char *symfs;
+	const char *frames; /* --frames FILE */
 	struct report_filter filter;
 	struct output_opts oo;
 	int quiet;
@@ -63,7 +70,7 @@ struct report {
 static int parse_args(struct report *rep, int argc, char **argv)
 {
 	enum { OPT_FORMAT = 256, OPT_SYMFS, OPT_LINES, OPT_TOP, OPT_HELP, OPT_TID, OPT_THREAD,
-	       OPT_MODE, OPT_START, OPT_END, OPT_DIFF, OPT_FAIL_IF, OPT_ALPHA, OPT_MERGE };
+	       OPT_MODE, OPT_START, OPT_END, OPT_DIFF, OPT_FAIL_IF, OPT_ALPHA, OPT_MERGE, OPT_FRAMES };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -79,6 +86,7 @@ static int parse_args(struct report *rep, int argc, char **argv)
 		{ "fail-if", required_argument, NULL, OPT_FAIL_IF },
 		{ "alpha", required_argument, NULL, OPT_ALPHA },
 		{ "merge-threads", no_argument, NULL, OPT_MERGE },
+		{ "frames", required_argument, NULL, OPT_FRAMES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -124,6 +132,9 @@ static int parse_args(struct report *rep, int argc, char **argv)
 		case OPT_DIFF:
 			rep->diff_base = optarg;
 			break;
+		case OPT_FRAMES:
+			rep->frames = optarg;
+			break;
 		case OPT_FAIL_IF:
 		case OPT_ALPHA:
 		case OPT_MERGE:
@@ -166,6 +177,8 @@ static int parse_args(struct report *rep, int argc, char **argv)
 		    !(ro->diff_fmt = report_diff_format(ro->path, rep->fmt ? rep->fmt->name : "text")))
 			return -EINVAL;
 	}
+	if (rep->frames && rep->diff_base)
+		return log_err(-EINVAL, "--frames does not go with --diff");
 	if (rep->diff_opts && !rep->diff_base)
 		return log_err(-EINVAL, "--fail-if, --alpha and --merge-threads go with --diff BASE");
 	if (rep->diff_base && rep->filter.nr_tids)
@@ -227,6 +240,36 @@ static int write_one(struct report *rep, const struct profile *p, const struct r
 	return 0;
 }
 
+/* --frames FILE: the framestats polls into @p's meta "frames". 0 or -errno (said). */
+static int merge_frames(const char *path, struct profile *p)
+{
+	struct framestats fs;
+	int ret;
+
+	framestats_init(&fs);
+	ret = framestats_load(&fs, path);
+	if (ret < 0) {
+		log_err(ret, "cannot merge frames from %s: %s", path, fs.error);
+	} else {
+		framestats_fill_budget(&fs, 0);
+		framestats_store(&fs, p);
+	}
+	framestats_release(&fs);
+	return ret;
+}
+
+/* The frame summary on stderr, times from the first kept sample. */
+static void print_frames(const struct profile *p)
+{
+	size_t n;
+	const struct profile_sample *s = profile_samples(p, &n);
+	uint64_t base = UINT64_MAX;
+
+	for (size_t i = 0; i < n; i++)
+		base = s[i].time_ns < base ? s[i].time_ns : base;
+	framestats_print_summary(p, 10, n ? base : 0, "perch: ", stderr);
+}
+
 static int report_run(int argc, char **argv)
 {
 	struct report rep = { 0 };
@@ -256,6 +299,12 @@ static int report_run(int argc, char **argv)
 	code = report_load(rep.in, &src, rep.quiet);
 	if (code)
 		goto out;
+	if (rep.frames && merge_frames(rep.frames, src) < 0) {
+		code = PERCH_EXIT_FATAL;
+		goto out;
+	}
+	if (!rep.quiet)
+		print_frames(src);
 	if (rs || !report_filter_is_empty(&rep.filter))
 		p = report_apply(src, &rep.filter, rs);
 	if (!rep.quiet)

@@ -10,6 +10,7 @@
 #include "perch/json.h"
 #include "perch/path.h"
 #include "perch/profile.h"
+#include "perch/framestats.h"
 #include "perch/stall.h"
 #include "perch/strbuf.h"
 #include "perch/writers.h"
@@ -527,11 +528,81 @@ static void add_other_data(struct strbuf *sb, const struct profile *p)
 	strbuf_addstr(sb, "},\n");
 }
 
+/* Android frames (meta "frames", framestats.h): "frame" / "slow frame" / "frozen frame"
+ * slices on tracks "frames" of their own; a frame can still be rendering when the next one
+ * starts, so overlapping frames go to further lanes ("frames 2", ...) */
+
+#define FRAME_TID_BASE 0x48000000 /* above any tid, apart from the stall lanes */
+
+struct frames {
+	struct framestats_frame *v;
+	size_t nr;
+	uint32_t *lane; /* per frame */
+	uint32_t nr_lanes;
+};
+
+static void frames_load(const struct profile *p, struct frames *fr)
+{
+	uint64_t *lane_end;
+
+	fr->nr = framestats_meta_parse(profile_meta(p, "frames"), &fr->v);
+	if (!fr->nr)
+		return;
+	fr->lane = xcalloc(fr->nr, sizeof(*fr->lane));
+	lane_end = xcalloc(fr->nr, sizeof(*lane_end));
+	for (size_t i = 0; i < fr->nr; i++) { /* sorted by start */
+		uint32_t l;
+
+		for (l = 0; l < fr->nr_lanes && lane_end[l] > fr->v[i].start_ns; l++)
+			;
+		if (l == fr->nr_lanes)
+			fr->nr_lanes++;
+		lane_end[l] = fr->v[i].end_ns;
+		fr->lane[i] = l;
+	}
+	free(lane_end);
+}
+
+static void add_frames(struct strbuf *sb, uint64_t pid, uint64_t base, const struct frames *fr)
+{
+	static const char *const names[] = {
+		[FRAMESTATS_OK] = "frame",
+		[FRAMESTATS_SLOW] = "slow frame",
+		[FRAMESTATS_FROZEN] = "frozen frame",
+	};
+
+	for (uint32_t l = 0; l < fr->nr_lanes; l++) {
+		strbuf_addf(sb,
+			    ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRIu64
+			    ", \"tid\": %u, \"args\": {\"name\": \"frames%s",
+			    pid, FRAME_TID_BASE + l, l ? " " : "");
+		if (l)
+			strbuf_addf(sb, "%u", l + 1);
+		strbuf_addstr(sb, "\"}}");
+	}
+	for (size_t i = 0; i < fr->nr; i++) {
+		const struct framestats_frame *f = &fr->v[i];
+		enum framestats_class c = framestats_classify(f);
+
+		strbuf_addf(sb,
+			    ",\n  {\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"frame\", \"pid\": %" PRIu64
+			    ", \"tid\": %u, \"ts\": ",
+			    names[c], pid, FRAME_TID_BASE + fr->lane[i]);
+		add_us(sb, f->start_ns - base);
+		strbuf_addstr(sb, ", \"dur\": ");
+		add_us(sb, f->end_ns - f->start_ns);
+		strbuf_addf(sb, ", \"args\": {\"budget_ms\": %.3f, \"slow\": %s, \"frozen\": %s}}",
+			    (double)f->budget_ns / 1e6, c == FRAMESTATS_SLOW ? "true" : "false",
+			    c == FRAMESTATS_FROZEN ? "true" : "false");
+	}
+}
+
 int out_chrome_write(const struct profile *p, const struct output_opts *o, FILE *f)
 {
 	struct slices sl = {.p = p};
 	struct counters c = {0};
 	struct stalls stalls = {0};
+	struct frames frames = {0};
 	struct strbuf sb = STRBUF_INIT;
 	uint64_t period = out_period_ns(p), pid = trace_pid(p), base = UINT64_MAX;
 	size_t n, i;
@@ -551,6 +622,9 @@ int out_chrome_write(const struct profile *p, const struct output_opts *o, FILE 
 	for (i = 0; i < stalls.nr; i++)
 		if (stalls.v[i].start_ns < base)
 			base = stalls.v[i].start_ns;
+	frames_load(p, &frames);
+	if (frames.nr && frames.v[0].start_ns < base)
+		base = frames.v[0].start_ns;
 	build_slices(p, &sl, period);
 
 	add_other_data(&sb, p);
@@ -589,6 +663,7 @@ int out_chrome_write(const struct profile *p, const struct output_opts *o, FILE 
 		strbuf_addch(&sb, '}');
 	}
 	add_stalls(&sb, p, pid, base, &stalls);
+	add_frames(&sb, pid, base, &frames);
 	for (i = 0; i < c.nr; i++) {
 		strbuf_addstr(&sb, ",\n  {\"ph\": \"C\", \"name\": ");
 		json_add_str(&sb, c.names[c.v[i].name]);
@@ -602,6 +677,8 @@ int out_chrome_write(const struct profile *p, const struct output_opts *o, FILE 
 	counters_release(&c);
 	free(stalls.v);
 	free(stalls.lane);
+	free(frames.v);
+	free(frames.lane);
 	free(sl.v);
 	free(sl.rank);
 	return ret;

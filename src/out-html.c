@@ -9,7 +9,7 @@
  *
  *   "PRPT" u32 version (1) u32 json_len  json[json_len]  area[...]      (little endian)
  *
- * json is the header (thread list, function table, counter series, stalls, meta; see
+ * json is the header (thread list, function table, counter series, stalls, slow frames, meta; see
  * html_header()); every column it names is [offset, length] into area, a run of unsigned
  * LEB128 varints:
  *   nodes    the call tree of every stack (a trie, root first, merged by function): node 0 is
@@ -32,6 +32,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "perch/framestats.h"
 #include "perch/json.h"
 #include "perch/path.h"
 #include "perch/profile.h"
@@ -463,6 +464,27 @@ static void json_stalls(struct html *h)
 	free(v);
 }
 
+/* Android slow and frozen frames (meta "frames"): "frames":[[start, duration, 1 slow | 2
+ * frozen], ...] in time units; the page marks them on the main thread's row. */
+static void json_frames(struct html *h)
+{
+	struct framestats_frame *v;
+	size_t n = framestats_meta_parse(profile_meta(h->p, "frames"), &v), k = 0;
+	struct strbuf *js = &h->json;
+
+	strbuf_addstr(js, ",\"frames\":[");
+	for (size_t i = 0; i < n; i++) {
+		enum framestats_class c = framestats_classify(&v[i]);
+
+		if (c != FRAMESTATS_OK)
+			strbuf_addf(js, "%s[%" PRIu64 ",%" PRIu64 ",%d]", k++ ? "," : "",
+				    to_units(h, v[i].start_ns),
+				    (v[i].end_ns - v[i].start_ns + h->unit / 2) / h->unit, (int)c);
+	}
+	strbuf_addch(js, ']');
+	free(v);
+}
+
 /* Meta keys the header carries as they are: the small ones (not the counters, stalls and
  * per-module keys, which are in the columns or of no use to the page). */
 static void json_meta(struct html *h)
@@ -474,7 +496,7 @@ static void json_meta(struct html *h)
 	strbuf_addstr(js, ",\"meta\":{");
 	for (size_t i = 0; (key = profile_meta_at(h->p, i, &value)); i++) {
 		if (!strcmp(key, "counters") || !strncmp(key, "counter:", 8) ||
-		    !strcmp(key, "stalls") || !strncmp(key, "build_id:", 9) ||
+		    !strcmp(key, "stalls") || !strcmp(key, "frames") || !strncmp(key, "build_id:", 9) ||
 		    !strncmp(key, "load:", 5) || strlen(value) > 4096)
 			continue;
 		if (!first)
@@ -556,6 +578,7 @@ static void html_encode(struct html *h)
 	json_meta(h);
 	json_threads(h);
 	json_stalls(h); /* before the funcs: a stall's stack may add nodes */
+	json_frames(h);
 	json_funcs(h);
 	strbuf_addstr(&h->json, ",\"series\":[");
 	foreach_counter(p, json_series_one, h);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perch/framestats.h"
 #include "perch/json.h"
 #include "perch/path.h"
 #include "perch/profile.h"
@@ -54,7 +55,7 @@ struct sentry {
 	uint32_t *img_of_module; /* by position in mod_ids: image index + 1, 0 = none */
 	uint32_t *mod_ids;	 /* sorted module string ids */
 	size_t nr_mod_ids, alloc_mod_ids;
-	struct smeasure meas[3];
+	struct smeasure meas[6]; /* measure_map's, then the frame measurements */
 	int pretty; /* one member per line; else one line (envelope items) */
 	/* per chunk */
 	uint32_t *loc_frame; /* location -> first Sentry frame index, UINT32_MAX = none yet */
@@ -255,6 +256,41 @@ static int cmp_spoint(const void *a, const void *b)
 	return (x->t > y->t) - (x->t < y->t);
 }
 
+/* Android frames (meta "frames", framestats.h) as the frame measurements of formats.md 5.5
+ * (sentry-java's ProfileMeasurement names): slow_frame_renders and frozen_frame_renders (each frame's duration in ns at its end;
+ * a frozen frame is not also slow) and screen_frame_rates (the refresh rate in Hz, at the first
+ * frame and whenever it changes). */
+static void frames_load(struct sentry *c, struct smeasure *m)
+{
+	struct framestats_frame *v;
+	size_t n = framestats_meta_parse(profile_meta(c->p, "frames"), &v);
+	uint64_t budget = 0;
+
+	m[0].name = "slow_frame_renders";
+	m[1].name = "frozen_frame_renders";
+	m[2].name = "screen_frame_rates";
+	m[0].unit = m[1].unit = "nanosecond";
+	m[2].unit = "hz";
+	for (size_t i = 0; i < n; i++) {
+		enum framestats_class k = framestats_classify(&v[i]);
+		struct smeasure *to = k == FRAMESTATS_SLOW ? &m[0] : &m[1];
+
+		if (v[i].budget_ns && v[i].budget_ns != budget) {
+			budget = v[i].budget_ns;
+			ALLOC_GROW(m[2].v, m[2].nr + 1, m[2].alloc);
+			m[2].v[m[2].nr++] = (struct spoint){ v[i].end_ns, 1e9 / (double)budget };
+		}
+		if (k == FRAMESTATS_OK)
+			continue;
+		ALLOC_GROW(to->v, to->nr + 1, to->alloc);
+		to->v[to->nr++] = (struct spoint){ v[i].end_ns, (double)(v[i].end_ns - v[i].start_ns) };
+	}
+	for (int i = 0; i < 3; i++)
+		if (m[i].nr)
+			qsort(m[i].v, m[i].nr, sizeof(*m[i].v), cmp_spoint);
+	free(v);
+}
+
 static void measurements_load(struct sentry *c)
 {
 	const char *list = profile_meta(c->p, "counters");
@@ -271,6 +307,7 @@ static void measurements_load(struct sentry *c)
 		if (m->nr)
 			qsort(m->v, m->nr, sizeof(*m->v), cmp_spoint);
 	}
+	frames_load(c, &c->meas[ARRAY_SIZE(measure_map)]);
 }
 
 /* Hex build-id -> Sentry debug_id (first 16 bytes as a little-endian GUID, zero-padded).

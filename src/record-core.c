@@ -2,6 +2,7 @@
  * timelines, stalls, the streamed recording, summary and outputs; see
  * include/perch/record-core.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -684,11 +685,30 @@ static struct record_site *site_find(struct record_sites *rs, uint64_t sp, uint6
 	return NULL;
 }
 
-/* Write the recording's next chunk when one is due (a write error is reported at the end). */
+static void drain_to_recording(void *arg, const char *key, const char *text)
+{
+	recording_meta_add(arg, key, text);
+}
+
+static void stalls_to_recording(void *arg, const char *text)
+{
+	recording_meta_add(arg, "stalls", text);
+}
+
+/* Write the recording's next chunk when one is due (a write error is reported at the end),
+ * with the timeline's new points: memory stays flat however long the recording runs. */
 static void record_stream(struct record_core *rc, uint64_t now_ns)
 {
-	if (rc->rw)
-		recording_maybe_flush(rc->rw, rc->p, now_ns);
+	if (!rc->rw)
+		return;
+	if (now_ns - rc->drained_ns >= RECORDING_FLUSH_NS) {
+		if (rc->tl)
+			timeline_drain(rc->tl, drain_to_recording, rc->rw);
+		if (rc->stall)
+			stall_drain(rc->stall, stalls_to_recording, rc->rw);
+		rc->drained_ns = now_ns;
+	}
+	recording_maybe_flush(rc->rw, rc->p, now_ns);
 }
 
 /* Per-thread state shares and the stall detector see every sample as it is counted. */
@@ -699,9 +719,13 @@ static void watch_sample(struct record_core *rc, const struct sampler_info *info
 		return;
 	if (rc->tl)
 		timeline_note_state(rc->tl, info->tid, info->state, info->weight);
-	if (rc->stall)
+	if (rc->stall) {
 		stall_feed_stack(rc->stall, rc->p, info->tid, info->comm, info->time_ns,
 				 info->state, stack);
+		/* no output draws the list: the summary has the longest and the counts */
+		if (rc->no_points)
+			stall_drain(rc->stall, NULL, NULL);
+	}
 }
 
 /* --verify: do the frames of the last resolver_stack() call equal libunwind-ptrace's? */
@@ -828,6 +852,7 @@ void record_core_init(struct record_core *rc)
 {
 	memset(rc, 0, sizeof(*rc));
 	record_opts_init(&rc->o);
+	rc->tmp_fd = -1;
 	rc->st = xcalloc(1, sizeof(*rc->st));
 	pthread_mutex_init(&rc->final_lock, NULL);
 }
@@ -848,6 +873,8 @@ void record_core_release(struct record_core *rc)
 	symbolizer_free(rc->sym);
 	profile_free(rc->p);
 	profile_free(rc->back);
+	if (rc->tmp_fd >= 0)
+		close(rc->tmp_fd);
 	free(rc->sites);
 	free(rc->st);
 	record_opts_release(&rc->o);
@@ -857,6 +884,45 @@ void record_core_release(struct record_core *rc)
 static int is_recording(const struct record_output *ro)
 {
 	return ro->fmt->write == out_recording_write;
+}
+
+/* Does an output need every sample in time order (and the timelines and stalls)? */
+static int wants_samples(const struct record_core *rc)
+{
+	for (int i = 0; i < rc->o.nr_outputs; i++)
+		if (rc->o.outputs[i].fmt->needs_samples)
+			return 1;
+	return rc->keep_samples;
+}
+
+/* Outputs that need every sample, without a .perch: stream them to an unlinked temporary
+ * recording read back at the end, so that nothing per sample stays in memory for the length
+ * of the run. When that file cannot be made, the samples stay in memory (as the REPL keeps
+ * them: it can save any format later). */
+static void open_temp_recording(struct record_core *rc)
+{
+	const char *dir = getenv("TMPDIR");
+	char *path = xasprintf("%s/perch-XXXXXX", dir && *dir ? dir : "/tmp");
+	int fd = mkstemp(path);
+
+	if (fd >= 0) {
+		close(fd);
+		rc->rw = recording_create(path);
+		if (rc->rw)
+			rc->tmp_fd = open(path, O_RDONLY | O_CLOEXEC);
+		unlink(path);
+	}
+	if (rc->rw && rc->tmp_fd >= 0) {
+		snprintf(rc->tmp_path, sizeof(rc->tmp_path), "/proc/self/fd/%d", rc->tmp_fd);
+		rc->rw_path = rc->tmp_path;
+	} else {
+		log_warn(0, "cannot create a temporary recording in %s (%s): the samples stay in "
+			    "memory", dir && *dir ? dir : "/tmp", strerror(errno));
+		if (rc->rw)
+			recording_close(rc->rw, NULL);
+		rc->rw = NULL;
+	}
+	free(path);
 }
 
 int record_core_open(struct record_core *rc)
@@ -885,6 +951,8 @@ int record_core_open(struct record_core *rc)
 	}
 	if (rc->rw_path && !(rc->rw = recording_create(rc->rw_path)))
 		return log_errno(-errno, "cannot create %s", rc->rw_path);
+	if (!rc->rw && wants_samples(rc) && !rc->keep_samples)
+		open_temp_recording(rc);
 	return 0;
 }
 
@@ -895,7 +963,8 @@ void record_core_discard(struct record_core *rc)
 	/* nothing recorded: leave no empty recording behind */
 	recording_close(rc->rw, NULL);
 	rc->rw = NULL;
-	unlink(rc->rw_path);
+	if (rc->tmp_fd < 0)
+		unlink(rc->rw_path);
 }
 
 /* What the writers need to know about the recording (see include/perch/writers.h). */
@@ -977,9 +1046,15 @@ static uint64_t mono_ns(void)
 void record_core_start(struct record_core *rc)
 {
 	rc->mono_start = mono_ns();
+	rc->no_points = !rc->rw && !wants_samples(rc);
 	if (rc->o.cpu_ms || rc->o.mem_ms) {
+		/* the points go to the recording as they come; with none, they are kept only
+		 * when an output draws them (the summary has its figures either way) */
 		struct timeline_opts o = { .pid = rc->pid, .cpu_interval_ms = rc->o.cpu_ms,
-					   .mem_interval_ms = rc->o.mem_ms };
+					   .mem_interval_ms = rc->o.mem_ms,
+					   .points = rc->rw		? TIMELINE_POINTS_DRAIN
+						     : rc->no_points ? TIMELINE_POINTS_NONE
+								     : TIMELINE_POINTS_KEEP };
 		int ret;
 
 		rc->tl = timeline_new(&o);
@@ -1017,19 +1092,18 @@ void record_core_stop(struct record_core *rc)
 static void print_stalls(const struct record_core *rc, const char *prefix, FILE *f)
 {
 	const struct stall *v;
-	size_t n, off = 0;
+	size_t n, nv, off = 0;
 	pid_t tid;
 	char name[64] = "", *deeper;
 
-	v = stall_list(rc->stall, &n);
+	n = stall_count(rc->stall, &off);
+	v = stall_longest(rc->stall, &nv);
 	tid = stall_watched(rc->stall);
 	if (!tid) {
 		fprintf(f, "%s  stalls: no thread named '%s' was seen\n", prefix,
 			rc->o.stall_thread);
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		off += v[i].kind == STALL_OFF_CPU;
 	for (size_t i = 0; i < profile_nr_threads(rc->p); i++)
 		if (profile_thread_get(rc->p, (uint32_t)i)->tid == tid)
 			snprintf(name, sizeof(name), "%s",
@@ -1039,7 +1113,7 @@ static void print_stalls(const struct record_core *rc, const char *prefix, FILE 
 		prefix, (int)tid, name, rc->o.stall_ms, n, off, n - off, n ? ", the longest:" : "");
 	deeper = xmalloc(strlen(prefix) + 5);
 	sprintf(deeper, "%s    ", prefix);
-	stall_print_longest(v, n, 5, rc->p, rc->mono_start, deeper, f);
+	stall_print_longest(v, nv, 5, rc->p, rc->mono_start, deeper, f);
 	free(deeper);
 }
 
@@ -1131,6 +1205,10 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		(unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
 		(unsigned long long)st->dropped, (unsigned long long)(st->races + ts->thread_races),
 		(unsigned long long)ts->signals);
+	if (st->gated || st->rescans)
+		fprintf(f, "%s  idle gate: %llu of the blocked threads' samples counted on their "
+			"process's run time alone, without a read of the thread (%llu rescans)\n",
+			prefix, (unsigned long long)st->gated, (unsigned long long)st->rescans);
 	if (resolve_stats_stopped(rs))
 		print_stop_reasons(rs, stacks, prefix, f);
 	if (ts->procs_seen > 1 || ts->procs_skipped)
@@ -1223,15 +1301,25 @@ void record_core_finish(struct record_core *rc)
 
 	set_meta(rc, rc->st->elapsed_s);
 	set_quality_meta(rc);
+	if (rc->tl && rc->rw)
+		timeline_drain(rc->tl, drain_to_recording, rc->rw);
 	if (rc->tl)
 		timeline_store(rc->tl, rc->p);
 	if (rc->stall) {
 		size_t n;
-		const struct stall *v = stall_list(rc->stall, &n);
-		char *text = stall_meta_format(v, n);
+		const struct stall *v;
+		char *text;
 
-		profile_set_meta(rc->p, "stalls", text);
-		free(text);
+		/* meta "stalls": set here ("" for none) unless some were streamed already; then
+		 * the rest follows them into the recording */
+		v = stall_list(rc->stall, &n);
+		if (rc->rw && stall_count(rc->stall, NULL) > n) {
+			stall_drain(rc->stall, stalls_to_recording, rc->rw);
+		} else if (!rc->no_points) {
+			text = stall_meta_format(v, n);
+			profile_set_meta(rc->p, "stalls", text);
+			free(text);
+		}
 		snprintf(buf, sizeof(buf), "%d", (int)stall_watched(rc->stall));
 		profile_set_meta(rc->p, "stall_thread", buf);
 		snprintf(buf, sizeof(buf), "%g", rc->o.stall_ms);
@@ -1286,8 +1374,9 @@ static int finish_recording(struct record_core *rc, FILE *msgs, int read_back)
 	ret = recording_close(rc->rw, rc->p);
 	rc->rw = NULL;
 	if (ret < 0)
-		return log_errno(ret, "cannot write %s", rc->rw_path);
-	if (msgs)
+		return log_errno(ret, "cannot write %s", rc->tmp_fd < 0 ? rc->rw_path
+							  : "the temporary recording");
+	if (msgs && rc->tmp_fd < 0)
 		fprintf(msgs, "perch: wrote %s (perch recording, %llu KiB)\n", rc->rw_path,
 			(unsigned long long)(bytes + 1023) / 1024);
 	for (int i = 0; i < rc->o.nr_outputs; i++)
@@ -1302,6 +1391,10 @@ static int finish_recording(struct record_core *rc, FILE *msgs, int read_back)
 	if (ret >= 0 && !info.complete) {
 		profile_free(rc->back);
 		rc->back = NULL;
+	}
+	if (rc->tmp_fd >= 0) {
+		close(rc->tmp_fd);
+		rc->tmp_fd = -1;
 	}
 	return 0;
 }

@@ -377,6 +377,18 @@ static void write_meta(struct recording_writer *w, const struct profile *p)
 	}
 }
 
+void recording_meta_add(struct recording_writer *w, const char *key, const char *suffix)
+{
+	size_t klen = strlen(key);
+
+	if (w->err || !*suffix)
+		return;
+	put_varint(&w->body, klen);
+	strbuf_add(&w->body, key, klen);
+	strbuf_addstr(&w->body, suffix);
+	add_record(w, REC_META_ADD);
+}
+
 static int flush_all(struct recording_writer *w, const struct profile *p)
 {
 	if (w->err)

@@ -35,6 +35,13 @@
 #define SAMPLER_MAX_CPUS 256   /* CPUs follow_cpu() counts threads on */
 #define SAMPLER_COMM 64 /* thread names are at most 15 bytes; room for longer kernels */
 #define SAMPLER_WAIT_PPM 2000 /* idle_check(): 0.2% of the time waiting for a CPU */
+/* gate_tick(): a thread blocked at one site for this long goes behind its process's run-time
+ * gate, and gated threads are read one by one at least this often */
+#define SAMPLER_QUIET_NS (200 * 1000000ULL)
+#define SAMPLER_RESCAN_NS (1000 * 1000000ULL)
+/* ... and its ticks are queued as one reused sample per thread at most this often (the
+ * worker's cost per item, 200 threads at 1000 Hz, was 10% of a CPU) */
+#define SAMPLER_GATE_FLUSH_NS (20 * 1000000ULL)
 #define ITEM_SAMPLE 0
 #define ITEM_REUSE (-1)
 
@@ -194,6 +201,24 @@ static void queue_push(struct queue *q, struct item *it)
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* The same without waking the worker: reused stacks are many per tick (one per blocked
+ * thread) and each wakeup is two system calls and a switch; queue_wake() once per tick. */
+static void queue_push_nowake(struct queue *q, struct item *it)
+{
+	pthread_mutex_lock(&q->lock);
+	q->ring[(q->head + q->len) % q->cap] = it;
+	q->len++;
+	pthread_mutex_unlock(&q->lock);
+}
+
+static void queue_wake(struct queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	if (q->len)
+		pthread_cond_signal(&q->wake);
+	pthread_mutex_unlock(&q->lock);
+}
+
 static void *worker_main(void *p)
 {
 	struct worker *w = p;
@@ -283,6 +308,11 @@ struct sthread {
 	uint32_t wait_ppm;         /* share of time it recently spent waiting for a CPU (ppm) */
 	int woken;                 /* found woken (runnable, not yet run) at this tick */
 	uint64_t tick;             /* the last tick that visited it (tick_pass()) */
+	uint64_t run_ns;           /* its schedstat run time, read at tick @run_tick */
+	uint64_t run_tick;
+	int gated;                 /* behind its process's run-time gate (gate_tick()) */
+	uint32_t credit;           /* ticks it was found there by the gate, not queued yet */
+	uint64_t credit_ns;        /* CLOCK_MONOTONIC of the first of them */
 	/* group-stopped and sampled once: where (its stack is counted again until SIGCONT) */
 	int stopped_known;
 	uint64_t stopped_sp, stopped_pc;
@@ -298,6 +328,30 @@ static struct sthread *sthread_of(struct tracee_thread *th)
 		th->user = s;
 	}
 	return s;
+}
+
+/* What the sampler keeps per process (tracee_proc.user): its run-time gate (gate_tick()). */
+struct sproc {
+	clockid_t clock;      /* its CPU clock (clock_getcpuclockid()) */
+	int clock_state;      /* 0 not tried yet, 1 usable, -1 not */
+	int ref_valid;
+	uint64_t ref;         /* its clock less its ungated threads' run time at the last rescan */
+	uint64_t rescan_ns;   /* CLOCK_MONOTONIC of the last rescan */
+	int pass;             /* this tick: its gated threads have not run */
+	size_t nr_gated, nr_cand;
+};
+
+static struct sproc *sproc_of(struct tracee_proc *p)
+{
+	if (!p->user)
+		p->user = xcalloc(1, sizeof(struct sproc));
+	return p->user;
+}
+
+static void sproc_free(struct tracee_proc *p)
+{
+	free(p->user);
+	p->user = NULL;
 }
 
 static void sthread_free(struct tracee_thread *th)
@@ -341,7 +395,8 @@ static ssize_t read_task_file(struct tracee *t, struct tracee_thread *th, int *f
 	return n;
 }
 
-/* The thread's .../schedstat. 0 or -1 (unreadable: kernels without CONFIG_SCHED_INFO). */
+/* The thread's .../schedstat, its run time also kept in @s (@s->run_tick: the tick that
+ * visited it last). 0 or -1 (unreadable: kernels without CONFIG_SCHED_INFO). */
 static int read_schedstat(struct tracee *t, struct tracee_thread *th, struct sthread *s,
 			  struct schedstat *ss)
 {
@@ -354,7 +409,11 @@ static int read_schedstat(struct tracee *t, struct tracee_thread *th, struct sth
 	if (end == p)
 		return -1;
 	ss->slices = strtoull(end, &p, 10);
-	return p == end ? -1 : 0;
+	if (p == end)
+		return -1;
+	s->run_ns = ss->run_ns;
+	s->run_tick = s->tick;
+	return 0;
 }
 
 /* The state letter, name and last CPU from .../stat ("1234 (comm) S ..."; comm may hold
@@ -561,6 +620,15 @@ static struct item *queue_get_free_wait(struct queue *q)
 	return it;
 }
 
+/* Wait until the worker gave an item back (only the ptrace thread takes free ones). */
+static void queue_wait_free(struct queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	while (!q->nr_free)
+		pthread_cond_wait(&q->freed, &q->lock);
+	pthread_mutex_unlock(&q->lock);
+}
+
 static void post_event(struct worker *w, const struct tracee_event *ev)
 {
 	struct item *it = queue_get_free_wait(&w->q);
@@ -588,6 +656,9 @@ static void on_exiting(struct tracee *t, struct worker *w, const struct tracee_e
 	tracee_resume(t, ev->thread);
 }
 
+static int gate_flush(struct worker *w, struct tracee_thread *th, struct sthread *s,
+		      struct sampler_stats *st, int wait);
+
 static int handle_events(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 			 struct sampler_stats *st)
 {
@@ -606,6 +677,11 @@ static int handle_events(struct tracee *t, const struct perch_arch *arch, struct
 			on_exiting(t, w, &ev);
 			break;
 		default:
+			/* the process's set of threads changed: its gate's reference is stale */
+			if (ev.proc)
+				sproc_of(ev.proc)->ref_valid = 0;
+			if (ev.kind == TRACEE_EV_THREAD_GONE && ev.thread && ev.thread->user)
+				gate_flush(w, ev.thread, ev.thread->user, st, 0);
 			post_event(w, &ev);
 			break;
 		}
@@ -638,7 +714,7 @@ static int reuse(struct worker *w, struct tracee_thread *th, struct sthread *s, 
 	it->site_sp = sp;
 	it->site_pc = pc;
 	st->reused++;
-	queue_push(&w->q, it);
+	queue_push_nowake(&w->q, it); /* tick() wakes the worker */
 	return 0;
 }
 
@@ -842,8 +918,9 @@ static void tick_pass(struct tracee *t, const struct perch_arch *arch, struct wo
 		struct tracee_thread *th = t->threads[i];
 		struct sthread *s = sthread_of(th);
 
-		/* once per tick: a thread read as blocked in the first pass is not seen again */
-		if (s->tick == st->ticks || (s->state == 'R' || !s->state) != running)
+		/* once per tick: a thread read as blocked in the first pass is not seen again;
+		 * gated threads are gate_tick()'s */
+		if (s->gated || s->tick == st->ticks || (s->state == 'R' || !s->state) != running)
 			continue;
 		s->tick = st->ticks;
 		if (!tick_thread(t, arch, w, o, th, missed, now, st))
@@ -852,6 +929,271 @@ static void tick_pass(struct tracee *t, const struct perch_arch *arch, struct wo
 			stop[(*nr_stop)++] = th;
 		else
 			interrupt(t, th, hd, st);
+	}
+}
+
+/* ---- the run-time gate: threads blocked for long cost nothing per tick ----
+ *
+ * A process's CPU clock (CLOCK_PROCESS_CPUTIME_ID of another process, one system call) is the
+ * sum of its threads' run times (se.sum_exec_runtime, what .../schedstat prints first) plus
+ * that of its exited threads. A thread blocked at one site for SAMPLER_QUIET_NS goes behind
+ * the gate: at each tick the clock is read after the run times of the process's other
+ * threads, so (clock - their sum) can only have grown if a gated thread ran since the last
+ * rescan (or a thread came or went, which invalidates the reference). Unchanged: every gated
+ * thread is counted again where it was found, without a read. Changed, or every
+ * SAMPLER_RESCAN_NS: the rescan reads the clock first, then every thread one by one (gated
+ * ones with idle_check(), which catches a switch-in the moment it happens), and the new
+ * reference is the clock less the ungated threads' run times read after it: smaller than or
+ * equal to the gated threads' true sum then, so a later equality proves none of them ran.
+ * What the gate cannot see: a thread's run time grows when it leaves the CPU and at each
+ * scheduler tick while it runs (1/CONFIG_HZ: 4 ms at 250 Hz), so a gated thread that woke
+ * less than that before a tick and still runs is counted blocked at that tick; it is caught
+ * at the next one after its run time moved. At most that much per wakeup of a thread that
+ * had slept SAMPLER_QUIET_NS: measured in docs/how-it-works.md. */
+
+/* The process's CPU clock now. 0 or -1 (no such clock for it). */
+static int proc_clock(struct tracee_proc *p, struct sproc *sp, uint64_t *ns)
+{
+	struct timespec ts;
+
+	if (!sp->clock_state)
+		sp->clock_state = clock_getcpuclockid(p->pid, &sp->clock) == 0 ? 1 : -1;
+	if (sp->clock_state < 0 || clock_gettime(sp->clock, &ts) < 0)
+		return -1;
+	*ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
+/* May @th go (or stay) behind its process's gate? Found blocked at its site at this tick,
+ * since SAMPLER_QUIET_NS, where a wakeup is followed by running at once (idle_check()). */
+static int gate_fits(const struct tracee_thread *th, const struct sthread *s, uint64_t now)
+{
+	return s->idle_known && s->wait_ppm < SAMPLER_WAIT_PPM && now >= s->idle_ns &&
+	       now - s->idle_ns >= SAMPLER_QUIET_NS && th->state == TRACEE_RUNNING &&
+	       !th->in_group_stop && !th->detaching && !th->new_stop_pending && th->proc->arch;
+}
+
+/* What the gate passes on to the rest of a tick. */
+struct gate_ctx {
+	struct tracee *t;
+	const struct perch_arch *arch;
+	struct worker *w;
+	const struct sampler_opts *o;
+	uint64_t missed, now;
+	struct tick_hold *hd;
+	struct tracee_thread **stop;
+	size_t *nr_stop;
+	struct sampler_stats *st;
+};
+
+/* Queue the ticks a gated thread was found at its site as one reused sample (with its late
+ * ticks, as any sample). When the worker is a whole queue behind they stay credited to that
+ * site for a later try (to the next sample, wherever it is, they would be misplaced), or
+ * with @wait (the thread leaves its site) wait for room. 0 or -ENOSPC. */
+static int gate_flush(struct worker *w, struct tracee_thread *th, struct sthread *s,
+		      struct sampler_stats *st, int wait)
+{
+	uint32_t n = s->credit, late = s->late_ticks;
+
+	if (!n)
+		return 0;
+	if (wait)
+		queue_wait_free(&w->q);
+	s->late_ticks += n - 1;
+	if (reuse(w, th, s, s->idle_sp, s->idle_pc, st) < 0) {
+		s->late_ticks = late;
+		return -ENOSPC;
+	}
+	s->credit = 0;
+	st->reused += n - 1;
+	st->gated += n;
+	return 0;
+}
+
+/* A gated thread at this tick: counted again where it was found blocked (queued every
+ * SAMPLER_GATE_FLUSH_NS, or when it leaves the gate). */
+static void gate_reuse(struct gate_ctx *g, struct tracee_thread *th, struct sthread *s)
+{
+	s->tick = g->st->ticks;
+	if (!s->credit)
+		s->credit_ns = g->now;
+	s->credit += 1 + (uint32_t)g->missed;
+	if (g->now - s->credit_ns >= SAMPLER_GATE_FLUSH_NS)
+		gate_flush(g->w, th, s, g->st, 0);
+}
+
+/* A thread that leaves the gate at this tick, not visited yet: as any other thread. */
+static void gate_visit(struct gate_ctx *g, struct tracee_thread *th, struct sthread *s)
+{
+	gate_flush(g->w, th, s, g->st, 1);
+	s->gated = 0;
+	s->tick = g->st->ticks;
+	if (!tick_thread(g->t, g->arch, g->w, g->o, th, g->missed, g->now, g->st))
+		return;
+	if (*g->nr_stop < SAMPLER_MAX_BATCH)
+		g->stop[(*g->nr_stop)++] = th;
+	else
+		interrupt(g->t, th, g->hd, g->st);
+}
+
+/* Read every thread of @p one by one (its clock first) and set the gate's new reference;
+ * threads that fit join the gate, gated ones that ran leave it. */
+static void gate_rescan(struct gate_ctx *g, struct tracee_proc *p, struct sproc *sp)
+{
+	struct tracee *t = g->t;
+	uint64_t clk = 0, sum = 0;
+	int ok = proc_clock(p, sp, &clk) == 0;
+
+	g->st->rescans++;
+	log_debug("gate: rescan of %d at tick %llu (ref_valid %d, since %llu ms)", p->pid,
+		  (unsigned long long)g->st->ticks, sp->ref_valid,
+		  (unsigned long long)((g->now - sp->rescan_ns) / 1000000));
+	/* first the threads outside the gate, right after the clock: the ones that run move
+	 * on, and the reference is only as exact as that wait is short */
+	for (size_t i = 0; i < t->nr_threads && ok; i++) {
+		struct tracee_thread *th = t->threads[i];
+		struct sthread *s = th->user;
+		struct schedstat ss;
+
+		if (th->proc != p || s->gated || gate_fits(th, s, g->now))
+			continue;
+		if (read_schedstat(t, th, s, &ss) < 0)
+			ok = 0;
+		else
+			sum += ss.run_ns;
+	}
+	for (size_t i = 0; i < t->nr_threads; i++) {
+		struct tracee_thread *th = t->threads[i];
+		struct sthread *s = th->user;
+		int was = s->gated, idle;
+
+		if (th->proc != p || (!was && !gate_fits(th, s, g->now)))
+			continue;
+		if (!ok) {
+			if (was)
+				gate_visit(g, th, s); /* as before the gate: idle_check() */
+			else
+				s->gated = 0;
+			continue;
+		}
+		s->run_tick = 0;
+		idle = idle_check(t, th, s, g->now);
+		if (idle == IDLE_STILL && gate_fits(th, s, g->now)) {
+			s->gated = 1;
+			if (was)
+				gate_reuse(g, th, s);
+			continue;
+		}
+		/* it ran (or woke) since it was found blocked there */
+		log_debug("gate: %d left (%s)", th->tid, idle == IDLE_STILL ? "no longer fits" : "ran");
+		if (s->run_tick == s->tick)
+			sum += s->run_ns;
+		else
+			ok = 0;
+		s->idle_known = 0;
+		if (was)
+			gate_visit(g, th, s);
+		else
+			s->gated = 0;
+	}
+	sp->ref = clk - sum;
+	sp->ref_valid = ok;
+	sp->rescan_ns = g->now;
+}
+
+/* @p's clock less the run time of its threads outside the gate, read before it (this tick's
+ * reads, or @fresh ones): no smaller than its gated threads' true sum (with the exited
+ * threads'). 0, or -1 when a thread or the clock cannot be read. */
+static int gate_measure(struct gate_ctx *g, struct tracee_proc *p, struct sproc *sp, int fresh,
+			uint64_t *out)
+{
+	struct tracee *t = g->t;
+	uint64_t sum = 0, clk;
+
+	for (size_t i = 0; i < t->nr_threads; i++) {
+		struct tracee_thread *th = t->threads[i];
+		struct sthread *s = th->user;
+		struct schedstat ss;
+
+		if (th->proc != p || s->gated)
+			continue;
+		if ((fresh || s->run_tick != g->st->ticks) && read_schedstat(t, th, s, &ss) < 0)
+			return -1;
+		sum += s->run_ns;
+	}
+	if (proc_clock(p, sp, &clk) < 0)
+		return -1;
+	*out = clk - sum;
+	return 0;
+}
+
+/* The gate at a tick, after every ungated thread was visited: per process with gated threads
+ * (or threads ready to join), the run times of the others, then its clock; gated threads of
+ * a process whose gate held are counted again, the others rescanned. Threads to interrupt
+ * go to @g->stop. */
+static void gate_tick(struct gate_ctx *g)
+{
+	struct tracee *t = g->t;
+	uint64_t tick = g->st->ticks;
+
+	if (g->o->cpu_mode || g->o->no_idle_reuse)
+		return;
+	for (size_t i = 0; i < t->nr_procs; i++) {
+		struct sproc *sp = sproc_of(t->procs[i]);
+
+		sp->nr_gated = sp->nr_cand = 0;
+		sp->pass = 0;
+	}
+	for (size_t i = 0; i < t->nr_threads; i++) {
+		struct tracee_thread *th = t->threads[i];
+		struct sthread *s = sthread_of(th);
+		struct sproc *sp = sproc_of(th->proc);
+
+		if (s->gated && !gate_fits(th, s, g->now)) {
+			/* no longer blocked as it was (a state only running can bring) */
+			sp->ref_valid = 0;
+			s->idle_known = 0;
+			gate_visit(g, th, s);
+		}
+		if (s->gated)
+			sp->nr_gated++;
+		else if (s->tick == tick && gate_fits(th, s, g->now))
+			sp->nr_cand++;
+	}
+	for (size_t i = 0; i < t->nr_procs; i++) {
+		struct tracee_proc *p = t->procs[i];
+		struct sproc *sp = p->user;
+		uint64_t u;
+
+		if (!sp->nr_gated || !sp->ref_valid || g->now - sp->rescan_ns >= SAMPLER_RESCAN_NS)
+			continue;
+		/* once more with fresh reads when it differs: a running thread's run time moves
+		 * at its CPU's scheduler tick, which may fall between its read and the clock */
+		sp->pass = (gate_measure(g, p, sp, 0, &u) == 0 && u == sp->ref) ||
+			   (gate_measure(g, p, sp, 1, &u) == 0 && u == sp->ref);
+	}
+	/* where the gate held: gated threads counted again; threads that fit join, their run
+	 * time (this tick's read, before the clock) moving into the reference */
+	for (size_t i = 0; i < t->nr_threads; i++) {
+		struct tracee_thread *th = t->threads[i];
+		struct sthread *s = th->user;
+		struct sproc *sp = th->proc->user;
+
+		if (!sp->pass)
+			continue;
+		if (s->gated) {
+			gate_reuse(g, th, s);
+		} else if (s->tick == tick && s->run_tick == tick && gate_fits(th, s, g->now) &&
+			   s->run_ns == s->idle_ss.run_ns) { /* (not run since: the read used) */
+			s->gated = 1;
+			sp->ref += s->run_ns;
+		}
+	}
+	for (size_t i = 0; i < t->nr_procs; i++) {
+		struct sproc *sp = t->procs[i]->user;
+
+		if ((sp->nr_gated || sp->nr_cand) && !sp->pass)
+			gate_rescan(g, t->procs[i], sp);
 	}
 }
 
@@ -874,6 +1216,8 @@ static void tick(struct tracee *t, const struct perch_arch *arch, struct worker 
 	struct tick_hold hd = { .h = h, .fire = fire };
 	struct tracee_thread *stop[SAMPLER_MAX_BATCH];
 	size_t nr_stop = 0;
+	struct gate_ctx g = { .t = t, .arch = arch, .w = w, .o = o, .missed = missed, .hd = &hd,
+			      .stop = stop, .nr_stop = &nr_stop, .st = st };
 
 	st->ticks++;
 	if (h) {
@@ -886,6 +1230,10 @@ static void tick(struct tracee *t, const struct perch_arch *arch, struct worker 
 	}
 	tick_pass(t, arch, w, o, missed, &hd, 1, stop, &nr_stop, st);
 	tick_pass(t, arch, w, o, missed, &hd, 0, stop, &nr_stop, st);
+	/* the gate before any interrupt: a thread leaving its stop, or entering ours, changes
+	 * its run time (a stop is a switch out) between the reads the gate compares */
+	g.now = tracee_now_ns();
+	gate_tick(&g);
 	if (o->follow_cpu)
 		follow_cpu(stop, nr_stop, st);
 	for (size_t i = 0; i < nr_stop; i++)
@@ -899,6 +1247,7 @@ static void tick(struct tracee *t, const struct perch_arch *arch, struct worker 
 			interrupt(t, stop[i], &hd, st);
 	if (h)
 		sampler_hold_arm(h, hd.running, SAMPLER_HOLD_MAX_CPUS);
+	queue_wake(&w->q); /* for the reused stacks */
 }
 
 /* Is @th going to stop by itself because of a stop signal of perch's process group (a thread
@@ -1022,6 +1371,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		sigdelset(&set, SIGTTOU);
 	}
 	t->on_free = sthread_free;
+	t->on_proc_free = sproc_free;
 	queue_init(&w.q, SAMPLER_QUEUE, o->stack_size, o->verify);
 	if (o->verify)
 		w.verify = unwind_ptrace_new();
@@ -1101,8 +1451,16 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	sampler_hold_free(hold);
 	if (have_old_cpus && st->migrations)
 		sched_setaffinity(0, sizeof(old_cpus), &old_cpus);
-	for (size_t i = 0; i < t->nr_threads; i++)
+	for (size_t i = 0; i < t->nr_threads; i++) {
+		struct sthread *s = t->threads[i]->user;
+
+		/* the gated ticks not queued yet (waiting for room: the worker still runs) */
+		if (s && s->credit)
+			gate_flush(&w, t->threads[i], s, st, 1);
 		sthread_free(t->threads[i]);
+	}
+	for (size_t i = 0; i < t->nr_procs; i++)
+		sproc_free(t->procs[i]);
 	/* the worker finishes what was queued */
 	pthread_mutex_lock(&w.q.lock);
 	w.q.done = 1;

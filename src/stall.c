@@ -41,8 +41,11 @@ struct stall_detector {
 		int cut;
 	} same;
 
-	struct stall *v;
+	struct stall *v; /* found and not drained yet, in time order */
 	size_t nr, alloc;
+	size_t total, off_cpu; /* found, drained or not */
+	struct stall longest[STALL_LONGEST]; /* the longest found, longest first */
+	size_t nr_longest;
 };
 
 struct stall_detector *stall_new(const struct stall_opts *o)
@@ -87,6 +90,25 @@ static void copy_reason(char *dst, const char *s)
 	dst[i] = '\0';
 }
 
+static int cmp_longest(const void *a, const void *b);
+
+/* Keep @s among the STALL_LONGEST longest (cmp_longest order). */
+static void keep_longest(struct stall_detector *d, const struct stall *s)
+{
+	size_t i = d->nr_longest;
+
+	if (i == STALL_LONGEST) {
+		if (cmp_longest(s, &d->longest[i - 1]) >= 0)
+			return;
+		i--;
+	} else {
+		d->nr_longest++;
+	}
+	for (; i > 0 && cmp_longest(s, &d->longest[i - 1]) < 0; i--)
+		d->longest[i] = d->longest[i - 1];
+	d->longest[i] = *s;
+}
+
 static void emit(struct stall_detector *d, enum stall_kind kind, uint64_t start, uint64_t end,
 		 uint32_t stack, const char *reason, int cut)
 {
@@ -104,6 +126,9 @@ static void emit(struct stall_detector *d, enum stall_kind kind, uint64_t start,
 	s->kind = kind;
 	s->cut = cut;
 	copy_reason(s->reason, reason);
+	d->total++;
+	d->off_cpu += kind == STALL_OFF_CPU;
+	keep_longest(d, s);
 	/* keep time order: a running stall closes after an off-CPU one that began later */
 	for (size_t i = d->nr - 1; i > 0 && d->v[i - 1].start_ns > d->v[i].start_ns; i--) {
 		struct stall tmp = d->v[i - 1];
@@ -244,6 +269,44 @@ const struct stall *stall_list(const struct stall_detector *d, size_t *n)
 {
 	*n = d->nr;
 	return d->v;
+}
+
+size_t stall_count(const struct stall_detector *d, size_t *off_cpu)
+{
+	if (off_cpu)
+		*off_cpu = d->off_cpu;
+	return d->total;
+}
+
+const struct stall *stall_longest(const struct stall_detector *d, size_t *n)
+{
+	*n = d->nr_longest;
+	return d->longest;
+}
+
+void stall_drain(struct stall_detector *d, stall_drain_fn *fn, void *arg)
+{
+	/* a stall found later starts no earlier than the runs still open, or than the last
+	 * sample: the ones before that keep their place in time order */
+	uint64_t bound = d->started ? d->last_t : UINT64_MAX;
+	size_t k = 0;
+
+	if (d->started && d->off.active && d->off.start < bound)
+		bound = d->off.start;
+	if (d->started && d->same.active && d->same.start < bound)
+		bound = d->same.start;
+	while (k < d->nr && d->v[k].start_ns <= bound)
+		k++;
+	if (!k)
+		return;
+	if (fn) {
+		char *text = stall_meta_format(d->v, k);
+
+		fn(arg, text);
+		free(text);
+	}
+	memmove(d->v, d->v + k, (d->nr - k) * sizeof(*d->v));
+	d->nr -= k;
 }
 
 static uint64_t mix(uint64_t h, uint32_t w)

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,14 +16,15 @@
 #include "perch/timeline.h"
 #include "perch/xalloc.h"
 
-struct cpu_point {
-	uint64_t t;
-	double one, all, sys; /* sys: NaN when unknown */
-};
-
-struct tpoint {
-	uint64_t t;
-	double v;
+/* One counter's points as meta text ("T=V T=V ...", writers.h "counters"), formatted as they
+ * come. Kept until timeline_drain() hands them on (a recording streams them to disk), or for
+ * the whole recording when nothing drains them (timeline_store() then sets the meta). */
+struct series {
+	struct strbuf text; /* points not handed on yet */
+	int started;	    /* a point was added: the next one starts with a space */
+	int ready;	    /* to be stored: a thread that ran, a category not 0 all along */
+	int drained;	    /* some of it was handed on (the meta key already exists there) */
+	char *key;	    /* "counter:NAME" once drained (a thread's name then) */
 };
 
 /* A thread's CPU, owned by the collector. */
@@ -31,8 +33,8 @@ struct thread_cpu {
 	char comm[64];
 	struct proc_stat first, last;
 	uint64_t first_t, last_t;
-	struct tpoint *pts;
-	size_t nr, alloc;
+	double last_v; /* the latest point's value (points only where it changes) */
+	struct series s;
 };
 
 /* Samples per state of a thread, owned by the sampler worker. */
@@ -43,6 +45,15 @@ struct thread_states {
 	uint64_t n[ST_NR];
 };
 
+/* Start, end and peak of one memory field over the readings (summary lines). */
+struct mem_range {
+	uint64_t start, end, peak;
+	int seen;
+};
+
+#define NR_CPU_SERIES 3
+#define NR_MEM_SERIES (4 + TIMELINE_NR_CATS)
+
 struct timeline {
 	struct timeline_opts o;
 
@@ -52,15 +63,22 @@ struct timeline {
 	pthread_cond_t cv;
 	int stop; /* under mu */
 	int gone; /* the process went away */
+	/* the series and figures below: written by the collector, drained by the owner */
+	pthread_mutex_t series_mu;
 
 	struct timeline_reading prev;
 	int has_prev;
-	struct cpu_point *cpu;
-	size_t nr_cpu, alloc_cpu;
+	struct series cpu[NR_CPU_SERIES];
+	size_t nr_cpu, nr_sys;
+	double cpu_sum, cpu_all_sum, cpu_peak, sys_sum, sys_peak;
 	struct thread_cpu *threads; /* sorted by tid */
 	size_t nr_threads, alloc_threads;
 
-	struct timeline_mem *mem;
+	struct series memser[NR_MEM_SERIES];
+	struct mem_range range[NR_MEM_SERIES];
+	size_t nr_mem_points;
+	int has_summary;
+	struct timeline_mem *mem; /* every point, only when no one drains (tests, the REPL) */
 	size_t nr_mem, alloc_mem;
 	enum meminfo_rules rules;
 	uint64_t smaps_reads, smaps_ns, smaps_max_ns;
@@ -196,7 +214,20 @@ struct timeline *timeline_new(const struct timeline_opts *o)
 	if (!tl->o.ncpus)
 		tl->o.ncpus = cpustat_ncpus();
 	pthread_mutex_init(&tl->mu, NULL);
+	pthread_mutex_init(&tl->series_mu, NULL);
+	for (int i = 0; i < NR_CPU_SERIES; i++) {
+		strbuf_init(&tl->cpu[i].text, 0);
+		tl->cpu[i].ready = 1;
+	}
+	for (int i = 0; i < NR_MEM_SERIES; i++)
+		strbuf_init(&tl->memser[i].text, 0);
 	return tl;
+}
+
+static void series_release(struct series *se)
+{
+	strbuf_release(&se->text);
+	free(se->key);
 }
 
 void timeline_free(struct timeline *tl)
@@ -205,10 +236,14 @@ void timeline_free(struct timeline *tl)
 		return;
 	timeline_stop(tl);
 	pthread_mutex_destroy(&tl->mu);
+	pthread_mutex_destroy(&tl->series_mu);
 	timeline_reading_release(&tl->prev);
-	free(tl->cpu);
+	for (int i = 0; i < NR_CPU_SERIES; i++)
+		series_release(&tl->cpu[i]);
+	for (int i = 0; i < NR_MEM_SERIES; i++)
+		series_release(&tl->memser[i]);
 	for (size_t i = 0; i < tl->nr_threads; i++)
-		free(tl->threads[i].pts);
+		series_release(&tl->threads[i].s);
 	free(tl->threads);
 	free(tl->mem);
 	free(tl->states);
@@ -248,10 +283,27 @@ static struct thread_cpu *thread_cpu_of(struct timeline *tl, pid_t tid)
 		memmove(tl->threads + i + 1, tl->threads + i,
 			(tl->nr_threads - i) * sizeof(*tl->threads));
 		memset(&tl->threads[i], 0, sizeof(tl->threads[i]));
+		strbuf_init(&tl->threads[i].s.text, 0);
 		tl->threads[i].tid = tid;
 		tl->nr_threads++;
 	}
 	return &tl->threads[i];
+}
+
+/* Append the point @t=@fmt to @se (nothing is kept with TIMELINE_POINTS_NONE). */
+static void series_add(struct timeline *tl, struct series *se, uint64_t t, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void series_add(struct timeline *tl, struct series *se, uint64_t t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (tl->o.points != TIMELINE_POINTS_NONE) {
+		strbuf_addf(&se->text, "%s%" PRIu64 "=", se->started ? " " : "", t);
+		va_start(ap, fmt);
+		strbuf_vaddf(&se->text, fmt, ap);
+		va_end(ap);
+	}
+	se->started = 1;
 }
 
 static void thread_add(struct timeline *tl, const struct proc_stat *st, uint64_t t)
@@ -266,9 +318,10 @@ static void thread_add(struct timeline *tl, const struct proc_stat *st, uint64_t
 					 tl->o.ncpus, &u);
 	if (ret == 0) {
 		/* a step counter: a point only where the value changes */
-		if (!th->nr || th->pts[th->nr - 1].v != u.one_core) {
-			ALLOC_GROW(th->pts, th->nr + 1, th->alloc);
-			th->pts[th->nr++] = (struct tpoint){ th->last_t, u.one_core };
+		if (!th->s.started || th->last_v != u.one_core) {
+			series_add(tl, &th->s, th->last_t, "%.2f", u.one_core);
+			th->last_v = u.one_core;
+			th->s.ready |= u.one_core > 0; /* a thread that never ran has no counter */
 		}
 	} else if (ret != -ENOENT) {
 		/* a new thread with a reused tid (or a counter going back): start over */
@@ -282,24 +335,40 @@ static void thread_add(struct timeline *tl, const struct proc_stat *st, uint64_t
 	th->last_t = t;
 }
 
+/* One point of the process's CPU (@sys NaN when unknown) at @t. */
+static void cpu_point(struct timeline *tl, uint64_t t, double one, double all, double sys)
+{
+	series_add(tl, &tl->cpu[0], t, "%.2f", one);
+	series_add(tl, &tl->cpu[1], t, "%.2f", all);
+	tl->cpu_sum += one;
+	tl->cpu_all_sum += all;
+	if (one > tl->cpu_peak)
+		tl->cpu_peak = one;
+	if (!isnan(sys)) {
+		series_add(tl, &tl->cpu[2], t, "%.2f", sys);
+		tl->sys_sum += sys;
+		if (!tl->nr_sys || sys > tl->sys_peak)
+			tl->sys_peak = sys;
+		tl->nr_sys++;
+	}
+	tl->nr_cpu++;
+}
+
 void timeline_add_cpu(struct timeline *tl, const struct timeline_reading *r)
 {
 	struct timeline_reading *p = &tl->prev;
 
+	pthread_mutex_lock(&tl->series_mu);
 	if (tl->has_prev && r->time_ns > p->time_ns) {
 		struct cpustat_task_usage u;
 		struct cpustat_usage su;
-		struct cpu_point pt = { .t = p->time_ns, .sys = NAN };
+		double sys = NAN;
 
 		if (p->has_sys && r->has_sys && cpustat_usage(&p->sys, &r->sys, &su) == 0)
-			pt.sys = su.busy;
+			sys = su.busy;
 		if (cpustat_task_usage(&p->proc, &r->proc, r->time_ns - p->time_ns,
-				       tl->o.clk_tck, tl->o.ncpus, &u) == 0) {
-			pt.one = u.one_core;
-			pt.all = u.all_cores;
-			ALLOC_GROW(tl->cpu, tl->nr_cpu + 1, tl->alloc_cpu);
-			tl->cpu[tl->nr_cpu++] = pt;
-		}
+				       tl->o.clk_tck, tl->o.ncpus, &u) == 0)
+			cpu_point(tl, p->time_ns, u.one_core, u.all_cores, sys);
 	}
 	for (size_t i = 0; i < r->nr_tasks; i++)
 		thread_add(tl, &r->tasks[i], r->time_ns);
@@ -312,12 +381,42 @@ void timeline_add_cpu(struct timeline *tl, const struct timeline_reading *r)
 	p->sys = r->sys;
 	p->has_sys = r->has_sys;
 	tl->has_prev = 1;
+	pthread_mutex_unlock(&tl->series_mu);
+}
+
+/* Field @c of @m: rss, pss, uss, swap, then the categories. */
+static uint64_t mem_field(const struct timeline_mem *m, int c)
+{
+	return c == 0 ? m->rss : c == 1 ? m->pss : c == 2 ? m->uss : c == 3 ? m->swap
+								 : m->cat[c - 4];
 }
 
 void timeline_add_mem(struct timeline *tl, const struct timeline_mem *m)
 {
-	ALLOC_GROW(tl->mem, tl->nr_mem + 1, tl->alloc_mem);
-	tl->mem[tl->nr_mem++] = *m;
+	pthread_mutex_lock(&tl->series_mu);
+	if (tl->o.points == TIMELINE_POINTS_KEEP) {
+		ALLOC_GROW(tl->mem, tl->nr_mem + 1, tl->alloc_mem);
+		tl->mem[tl->nr_mem++] = *m;
+	}
+	tl->nr_mem_points++;
+	tl->has_summary |= m->has_summary;
+	for (int c = 0; c < NR_MEM_SERIES; c++) {
+		struct mem_range *r = &tl->range[c];
+		uint64_t x = mem_field(m, c);
+
+		/* the categories come from smaps, read only at some readings */
+		if (c >= 4 && !m->has_summary)
+			continue;
+		series_add(tl, &tl->memser[c], m->time_ns, "%" PRIu64, x);
+		/* no track for a category that stays empty (the Java heap of a C program) */
+		tl->memser[c].ready |= c < 4 || x;
+		if (!r->seen++)
+			r->start = x;
+		r->end = x;
+		if (x > r->peak)
+			r->peak = x;
+	}
+	pthread_mutex_unlock(&tl->series_mu);
 }
 
 void timeline_note_state(struct timeline *tl, pid_t tid, char state, uint32_t weight)
@@ -478,26 +577,6 @@ void timeline_stop(struct timeline *tl)
 
 /* results */
 
-static void add_name(struct strbuf *list, const char *name)
-{
-	if (list->len)
-		strbuf_addch(list, ' ');
-	strbuf_addstr(list, name);
-}
-
-static void set_counter(struct profile *p, struct strbuf *list, const char *name,
-			const struct strbuf *values)
-{
-	char *key;
-
-	if (!values->len)
-		return;
-	key = xasprintf("counter:%s", name);
-	profile_set_meta(p, key, values->buf);
-	free(key);
-	add_name(list, name);
-}
-
 /* Thread names go into counter names: keep [A-Za-z0-9_.-]. */
 static void add_sanitized(struct strbuf *sb, const char *s)
 {
@@ -510,69 +589,81 @@ static void add_sanitized(struct strbuf *sb, const char *s)
 	}
 }
 
+static const char *const cpu_names[NR_CPU_SERIES] = { "cpu_usage", "cpu_usage_all_cores",
+						      "system_cpu_usage" };
+static const char *const mem_names[4] = { "rss", "pss", "uss", "swap" };
+
+/* The meta key of series @i: the 3 CPU series, the threads, then the memory series. A
+ * thread's name is the one it has when its counter is first written. */
+static char *series_key(const struct timeline *tl, size_t i, struct series **se)
+{
+	struct strbuf k = STRBUF_INIT;
+
+	if (i < NR_CPU_SERIES) {
+		*se = (struct series *)&tl->cpu[i];
+		strbuf_addf(&k, "counter:%s", cpu_names[i]);
+	} else if ((i -= NR_CPU_SERIES) < tl->nr_threads) {
+		const struct thread_cpu *th = &tl->threads[i];
+
+		*se = (struct series *)&th->s;
+		if (th->s.key)
+			return xstrdup(th->s.key);
+		strbuf_addf(&k, "counter:thread_cpu_usage.%d.", (int)th->tid);
+		add_sanitized(&k, th->comm);
+	} else {
+		i -= tl->nr_threads;
+		*se = (struct series *)&tl->memser[i];
+		strbuf_addf(&k, "counter:%s_bytes", i < 4 ? mem_names[i] : cat_keys[i - 4]);
+	}
+	return strbuf_detach(&k, NULL);
+}
+
+void timeline_drain(struct timeline *tl, timeline_drain_fn *fn, void *arg)
+{
+	size_t nr;
+
+	pthread_mutex_lock(&tl->series_mu);
+	nr = NR_CPU_SERIES + tl->nr_threads + NR_MEM_SERIES;
+	for (size_t i = 0; i < nr; i++) {
+		struct series *se;
+		char *key;
+
+		key = series_key(tl, i, &se);
+		/* a series not ready yet waits: it may never be stored */
+		if (se->ready && se->text.len) {
+			fn(arg, key, se->text.buf);
+			strbuf_reset(&se->text);
+			se->drained = 1;
+			if (!se->key)
+				se->key = xstrdup(key);
+		}
+		free(key);
+	}
+	pthread_mutex_unlock(&tl->series_mu);
+}
+
 void timeline_store(const struct timeline *tl, struct profile *p)
 {
-	struct strbuf list = STRBUF_INIT, v = STRBUF_INIT, name = STRBUF_INIT;
+	struct strbuf list = STRBUF_INIT;
 	const char *old = profile_meta(p, "counters");
+	size_t nr = NR_CPU_SERIES + tl->nr_threads + NR_MEM_SERIES;
 	char buf[32];
-	size_t i;
-	int c;
 
 	if (old && *old)
 		strbuf_addstr(&list, old);
-	for (c = 0; c < 3; c++) {
-		static const char *const names[] = { "cpu_usage", "cpu_usage_all_cores",
-						     "system_cpu_usage" };
+	for (size_t i = 0; i < nr; i++) {
+		struct series *se;
+		char *key = series_key(tl, i, &se);
 
-		strbuf_reset(&v);
-		for (i = 0; i < tl->nr_cpu; i++) {
-			const struct cpu_point *pt = &tl->cpu[i];
-			double x = c == 0 ? pt->one : c == 1 ? pt->all : pt->sys;
-
-			if (!isnan(x))
-				strbuf_addf(&v, "%s%" PRIu64 "=%.2f", v.len ? " " : "", pt->t, x);
+		/* with TIMELINE_POINTS_NONE nothing was kept: no counter at all */
+		if (se->ready && (se->drained || se->text.len)) {
+			if (se->text.len)
+				profile_set_meta(p, key, se->text.buf);
+			if (list.len)
+				strbuf_addch(&list, ' ');
+			strbuf_addstr(&list, key + 8); /* after "counter:" */
 		}
-		set_counter(p, &list, names[c], &v);
-	}
-	for (i = 0; i < tl->nr_threads; i++) {
-		const struct thread_cpu *th = &tl->threads[i];
-		int ran = 0;
-
-		for (size_t k = 0; k < th->nr; k++)
-			ran |= th->pts[k].v > 0;
-		if (!ran)
-			continue;
-		strbuf_reset(&v);
-		for (size_t k = 0; k < th->nr; k++)
-			strbuf_addf(&v, "%s%" PRIu64 "=%.2f", k ? " " : "", th->pts[k].t,
-				    th->pts[k].v);
-		strbuf_reset(&name);
-		strbuf_addf(&name, "thread_cpu_usage.%d.", (int)th->tid);
-		add_sanitized(&name, th->comm);
-		set_counter(p, &list, name.buf, &v);
-	}
-	for (c = 0; c < 4 + TIMELINE_NR_CATS; c++) {
-		static const char *const names[] = { "rss", "pss", "uss", "swap" };
-
-		uint64_t any = 0;
-
-		strbuf_reset(&v);
-		for (i = 0; i < tl->nr_mem; i++) {
-			const struct timeline_mem *m = &tl->mem[i];
-			uint64_t x = c == 0 ? m->rss : c == 1 ? m->pss : c == 2 ? m->uss
-				   : c == 3 ? m->swap : m->cat[c - 4];
-
-			if (c >= 4 && !m->has_summary)
-				continue;
-			any |= x;
-			strbuf_addf(&v, "%s%" PRIu64 "=%" PRIu64, v.len ? " " : "", m->time_ns, x);
-		}
-		/* no track for a category that stayed empty (the Java heap of a C program) */
-		if (c >= 4 && !any)
-			continue;
-		strbuf_reset(&name);
-		strbuf_addf(&name, "%s_bytes", c < 4 ? names[c] : cat_keys[c - 4]);
-		set_counter(p, &list, name.buf, &v);
+		free(key);
 	}
 	if (list.len)
 		profile_set_meta(p, "counters", list.buf);
@@ -581,38 +672,22 @@ void timeline_store(const struct timeline *tl, struct profile *p)
 	snprintf(buf, sizeof(buf), "%u", tl->o.mem_interval_ms);
 	profile_set_meta(p, "mem_interval_ms", buf);
 	strbuf_release(&list);
-	strbuf_release(&v);
-	strbuf_release(&name);
 }
 
 void timeline_cpu_figures(const struct timeline *tl, struct timeline_cpu_figures *out)
 {
-	double sum = 0, sum_all = 0, sys_sum = 0;
-	size_t sys_n = 0;
-
 	memset(out, 0, sizeof(*out));
 	out->sys_avg = out->sys_peak = NAN;
-	for (size_t i = 0; i < tl->nr_cpu; i++) {
-		const struct cpu_point *pt = &tl->cpu[i];
-
-		sum += pt->one;
-		sum_all += pt->all;
-		if (pt->one > out->peak)
-			out->peak = pt->one;
-		if (!isnan(pt->sys)) {
-			sys_sum += pt->sys;
-			if (!sys_n || pt->sys > out->sys_peak)
-				out->sys_peak = pt->sys;
-			sys_n++;
-		}
-	}
 	out->points = tl->nr_cpu;
+	out->peak = tl->cpu_peak;
 	if (tl->nr_cpu) {
-		out->avg = sum / (double)tl->nr_cpu;
-		out->avg_all = sum_all / (double)tl->nr_cpu;
+		out->avg = tl->cpu_sum / (double)tl->nr_cpu;
+		out->avg_all = tl->cpu_all_sum / (double)tl->nr_cpu;
 	}
-	if (sys_n)
-		out->sys_avg = sys_sum / (double)sys_n;
+	if (tl->nr_sys) {
+		out->sys_avg = tl->sys_sum / (double)tl->nr_sys;
+		out->sys_peak = tl->sys_peak;
+	}
 }
 
 static double thread_avg(const struct timeline *tl, const struct thread_cpu *th)
@@ -642,28 +717,13 @@ const struct timeline_mem *timeline_mem_points(const struct timeline *tl, size_t
 static void print_mem_row(const struct timeline *tl, const char *prefix, const char *label,
 			  int field, FILE *f)
 {
-	uint64_t start = 0, end = 0, peak = 0;
-	int seen = 0;
+	const struct mem_range *r = &tl->range[field];
 
-	for (size_t i = 0; i < tl->nr_mem; i++) {
-		const struct timeline_mem *m = &tl->mem[i];
-		uint64_t x;
-
-		if (field >= 4 && !m->has_summary)
-			continue;
-		x = field == 0 ? m->rss : field == 1 ? m->pss : field == 2 ? m->uss
-		  : field == 3 ? m->swap : m->cat[field - 4];
-		if (!seen++)
-			start = x;
-		end = x;
-		if (x > peak)
-			peak = x;
-	}
 	/* a category that stayed empty (the Java heap of a C program) says nothing */
-	if (seen && (field < 4 || peak))
+	if (r->seen && (field < 4 || r->peak))
 		fprintf(f, "%s  %-14s %10.1f %10.1f %10.1f\n", prefix, label,
-			(double)start / 1048576.0, (double)end / 1048576.0,
-			(double)peak / 1048576.0);
+			(double)r->start / 1048576.0, (double)r->end / 1048576.0,
+			(double)r->peak / 1048576.0);
 }
 
 struct trow {
@@ -735,7 +795,6 @@ void timeline_print_summary(const struct timeline *tl, const char *prefix, size_
 			    FILE *f)
 {
 	struct timeline_cpu_figures cf;
-	int has_summary = 0;
 
 	timeline_cpu_figures(tl, &cf);
 	if (cf.points) {
@@ -748,10 +807,10 @@ void timeline_print_summary(const struct timeline *tl, const char *prefix, size_
 				cf.sys_peak);
 		fprintf(f, " (%zu readings every %u ms)\n", cf.points, tl->o.cpu_interval_ms);
 	}
-	if (tl->nr_mem) {
+	if (tl->nr_mem_points) {
 		fprintf(f, "%s  memory (MiB)      start        end       peak   (%zu readings every "
 			   "%u ms",
-			prefix, tl->nr_mem, tl->o.mem_interval_ms);
+			prefix, tl->nr_mem_points, tl->o.mem_interval_ms);
 		if (tl->smaps_reads)
 			fprintf(f, "; smaps read + classify %.1f ms avg, %.1f ms max, %s rules",
 				(double)tl->smaps_ns / 1e6 / (double)tl->smaps_reads,
@@ -761,9 +820,7 @@ void timeline_print_summary(const struct timeline *tl, const char *prefix, size_
 		print_mem_row(tl, prefix, "PSS", 1, f);
 		print_mem_row(tl, prefix, "USS", 2, f);
 		print_mem_row(tl, prefix, "Swap", 3, f);
-		for (size_t i = 0; i < tl->nr_mem; i++)
-			has_summary |= tl->mem[i].has_summary;
-		for (int c = 0; has_summary && c < TIMELINE_NR_CATS; c++)
+		for (int c = 0; tl->has_summary && c < TIMELINE_NR_CATS; c++)
 			print_mem_row(tl, prefix, cat_labels[c], 4 + c, f);
 	}
 	print_threads(tl, prefix, max_threads, f);

@@ -241,6 +241,7 @@
       t.states = st;
       t.weights = w;
       t.stalls = [];
+      t.frames = [];
     });
     d.series.forEach(function (s) {
       var tm = varints64(area, s.time, s.n), v = varints64(area, s.value, s.n);
@@ -261,6 +262,14 @@
       if (d.byTid[st.tid])
         d.byTid[st.tid].stalls.push(st);
       return st;
+    });
+    /* Android slow (1) and frozen (2) frames: on the main thread's row (tid = pid) */
+    var ui = d.byTid[d.meta.pid] || d.threads[0];
+    d.frames = (d.frames || []).map(function (v) {
+      var fr = {start: v[0], dur: v[1], frozen: v[2] === 2};
+      if (ui)
+        ui.frames.push(fr);
+      return fr;
     });
     /* processes in order of appearance; one row group each */
     d.processes = [];
@@ -760,6 +769,11 @@
         }
       }
       ctx.globalAlpha = 1;
+      /* slow frames: an orange bar over the row (frozen: dark red), at least 2 px wide */
+      t.frames.forEach(function (fr) {
+        ctx.fillStyle = fr.frozen ? "#7a0010" : "#ff8c00";
+        ctx.fillRect(pb.left + fr.start * scale, r.y, Math.max(2, fr.dur * scale), 3);
+      });
       /* stalls: a red bar under the row, at least 2 px wide */
       ctx.fillStyle = "#e0001b";
       t.stalls.forEach(function (st) {
@@ -963,6 +977,11 @@
     rows.push(["stalls", D.stalls.length + (m.stall_ms ? " of " + m.stall_ms + " ms or longer" : "") +
       (m.stall_thread && D.byTid[m.stall_thread] ? " on " + D.byTid[m.stall_thread].name + " " +
        m.stall_thread : "")]);
+    if (m.frame_counts) {
+      var fc = m.frame_counts.split(" ");
+      rows.push(["frames", fc[0] + " Android frames: " + fc[1] + " slow, " + fc[2] +
+        " frozen (marked over the main thread)"]);
+    }
     if (!D.timed)
       rows.push(["note", "no samples in time order: the timeline is empty"]);
     $("summary").innerHTML = rows.map(function (r) {
@@ -971,6 +990,7 @@
     $("legend").innerHTML = STATES.map(function (s, i) {
       return "<span><i style=\"background:" + STATE_COLOURS[i] + "\"></i>" + s + "</span>";
     }).join("") + "<span><i style=\"background:#e0001b\"></i>stall</span>" +
+      (D.frames.length ? "<span><i style=\"background:#ff8c00\"></i>slow frame</span>" : "") +
       KINDS.map(function (k, i) {
         return "<span><i style=\"background:" + fnvColour("", i) + "\"></i>" + k + " frame</span>";
       }).join("");

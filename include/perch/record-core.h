@@ -153,6 +153,12 @@ struct record_core {
 	struct recording_writer *rw; /* the -o FILE.perch streamed while sampling, or NULL */
 	const char *rw_path;
 	uint64_t first_sample_ns; /* CLOCK_MONOTONIC of the first sample (0: none yet) */
+	/* no .perch asked for but an output needs every sample: rw streams to an unlinked
+	 * temporary file instead, read back through /proc/self/fd/tmp_fd (-1: none) */
+	int tmp_fd;
+	char tmp_path[40];
+	uint64_t drained_ns; /* when the timeline and stalls were last drained into rw */
+	int no_points;	     /* no rw and no output draws timelines or stalls: not kept */
 	int keep_samples; /* set before record_core_setup(): keep every sample (the REPL, whose
 			   * recording can be saved in any format later) */
 };

@@ -78,6 +78,10 @@ int recording_flush(struct recording_writer *w, struct profile *p);
 /* recording_flush() when RECORDING_FLUSH_NS passed since the last one (@now_ns, any clock
  * that only moves forward) or RECORDING_FLUSH_SAMPLES samples are waiting; else 0. */
 int recording_maybe_flush(struct recording_writer *w, struct profile *p, uint64_t now_ns);
+/* Append @suffix to meta @key in the file (a META_ADD record in the next chunk), for a value
+ * kept by no profile: a timeline streamed to disk (timeline_drain()). The key must not be a
+ * meta key of the profile flushed (that one would be set again, not appended to). */
+void recording_meta_add(struct recording_writer *w, const char *key, const char *suffix);
 /* Final flush (none when @p is NULL), the END record, fsync and close; frees @w. 0 or -errno
  * (the first error seen while recording, if any). */
 int recording_close(struct recording_writer *w, struct profile *p);

@@ -7,7 +7,10 @@
  * TRACEE_SITES samples (from /proc/PID/task/TID/syscall) is not interrupted at all: that
  * sample's stack is counted again. That keeps idle threads cheap and, above all, does not wake them: waking a
  * sleeper with PTRACE_INTERRUPT delays its wakeup until just after the sample, which would
- * phase-lock short bursts of work between ticks. The ptrace thread does nothing else, so signal-delivery-stops are restarted at once;
+ * phase-lock short bursts of work between ticks. A thread blocked at one site for 200 ms goes
+ * behind its process's run-time gate: while the process's CPU clock less its other threads'
+ * run times does not move, no gated thread ran, and they are counted again without any read
+ * (gate_tick() in sampler.c). The ptrace thread does nothing else, so signal-delivery-stops are restarted at once;
  * snapshots and thread events go through a queue to a worker thread that calls the caller's
  * ops (unwinding, naming, profile), in order. Stops on the duration, the exit of every traced
  * process, or SIGINT/SIGTERM/SIGHUP (which it blocks and waits for).
@@ -97,6 +100,10 @@ struct sampler_stats {
 	uint64_t dropped;        /* snapshots dropped: the worker was SAMPLER_QUEUE items behind
 	                          * (the tick is credited to the thread's next sample) */
 	uint64_t reused;         /* samples of blocked threads that were not interrupted */
+	uint64_t gated;          /* ... of which counted on the process run-time gate, without
+	                          * reading the thread at all (see gate_tick() in sampler.c) */
+	uint64_t rescans;        /* gated threads read one by one (the gate tripped, its
+	                          * reference was stale, or the periodic check) */
 	uint64_t skipped_idle;   /* cpu mode: threads not sampled because they were not running */
 	uint64_t stopped;        /* samples of group-stopped threads (SIGSTOP & co), state 'T' */
 	uint64_t blocked;        /* samples of threads in uninterruptible sleep read from /proc

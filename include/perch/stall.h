@@ -80,8 +80,21 @@ void stall_feed_stack(struct stall_detector *d, const struct profile *p, pid_t t
 /* Close the runs still open; @end_ns is when sampling stopped. Feeding after this starts
  * over (the stalls found so far are kept). */
 void stall_finish(struct stall_detector *d, uint64_t end_ns);
-/* The stalls found, in time order. Borrowed; valid until the next feed/finish/free. */
+/* The stalls found and not drained yet (all of them when nothing drains), in time order.
+ * Borrowed; valid until the next feed/finish/drain/free. */
 const struct stall *stall_list(const struct stall_detector *d, size_t *n);
+/* How many stalls were found, drained or not; *@off_cpu (may be NULL) those off-CPU. */
+size_t stall_count(const struct stall_detector *d, size_t *off_cpu);
+/* The STALL_LONGEST longest stalls found, drained or not, longest first (the order of
+ * stall_print_longest()). Borrowed, as stall_list(). */
+#define STALL_LONGEST 8
+const struct stall *stall_longest(const struct stall_detector *d, size_t *n);
+/* Hand the stalls whose place in time order is final (none found later can start before
+ * them; after stall_finish(), all) to @fn as meta text (stall_meta_format(), "" never) and
+ * forget them: a recording streams them to disk (meta "stalls", appended), memory stays
+ * bounded however long the run. @fn NULL: just forget them. */
+typedef void stall_drain_fn(void *arg, const char *text);
+void stall_drain(struct stall_detector *d, stall_drain_fn *fn, void *arg);
 
 /* A function-level identity of @stack: a hash of the frame names (the location when a
  * frame has no name), so two samples in one function at different PCs have the same key. */

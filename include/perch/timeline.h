@@ -68,8 +68,18 @@ int timeline_read_mem(pid_t pid, int with_smaps, enum meminfo_rules *rules,
 void timeline_mem_from(const struct proc_smaps_usage *rollup, const struct proc_smaps *s,
 		       const struct meminfo *mi, uint64_t time_ns, struct timeline_mem *out);
 
+/* What becomes of the points of the series (timeline_store() makes them counters). */
+enum timeline_points {
+	TIMELINE_POINTS_KEEP = 0, /* kept until timeline_store() (the whole recording) */
+	TIMELINE_POINTS_DRAIN,	  /* kept until timeline_drain() hands them on (a recording
+				   * streams them to disk: memory stays flat on long runs) */
+	TIMELINE_POINTS_NONE,	  /* not kept: no output wants them (the summary's figures
+				   * are kept either way) */
+};
+
 struct timeline_opts {
 	pid_t pid;
+	enum timeline_points points;
 	unsigned int cpu_interval_ms; /* 0: no CPU timeline */
 	unsigned int mem_interval_ms; /* 0: no memory timeline */
 	long clk_tck;                 /* 0: cpustat_clk_tck() */
@@ -96,7 +106,17 @@ void timeline_add_mem(struct timeline *tl, const struct timeline_mem *m);
  * for @weight ticks. */
 void timeline_note_state(struct timeline *tl, pid_t tid, char state, uint32_t weight);
 
-/* The series as profile counters (appended to meta "counters"): cpu_usage (process, % of
+/* Hand the points gathered since the last call to @fn, as the text to append to meta @key
+ * ("counter:NAME", text "T=V T=V ..." with a leading space after the first piece: the pieces
+ * of a key put end to end are its value), and forget them. A series that may yet be left out
+ * (a thread that has not run, a category still 0) waits. From the owning thread, any time
+ * (the collector may be running); with TIMELINE_POINTS_DRAIN, once more after
+ * timeline_stop() and before timeline_store(). A thread's counter keeps the name the thread
+ * had when its first points were handed on. */
+typedef void timeline_drain_fn(void *arg, const char *key, const char *text);
+void timeline_drain(struct timeline *tl, timeline_drain_fn *fn, void *arg);
+/* The series as profile counters (appended to meta "counters"; the points of the series
+ * already drained are not set again, only named there): cpu_usage (process, % of
  * one core), cpu_usage_all_cores (% of all cores), system_cpu_usage (% of all cores busy,
  * any process), thread_cpu_usage.TID.NAME (% of one core; points only where the value
  * changes; threads that never ran are left out), rss_bytes, pss_bytes, uss_bytes,
@@ -121,7 +141,7 @@ struct timeline_cpu_figures {
 void timeline_cpu_figures(const struct timeline *tl, struct timeline_cpu_figures *out);
 /* Average CPU % (of one core) of thread @tid over the readings it was in; -1 when unknown. */
 double timeline_thread_cpu(const struct timeline *tl, pid_t tid);
-/* The memory points, in time order. Borrowed. */
+/* The memory points, in time order (none unless TIMELINE_POINTS_KEEP). Borrowed. */
 const struct timeline_mem *timeline_mem_points(const struct timeline *tl, size_t *n);
 
 #endif

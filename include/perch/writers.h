@@ -20,7 +20,11 @@
  *                    (began before or outlived the recording), REASON the rest of the line
  *                    ("[sleep nanosleep]", "state D", "running"); malformed lines are
  *                    skipped (Chrome "X" slices on "stalls of THREAD" tracks)
- *   "stall_thread", "stall_ms"  the watched tid and the threshold (informational) */
+ *   "stall_thread", "stall_ms"  the watched tid and the threshold (informational)
+ *   "frames"         Android frames, "START_NS END_NS BUDGET_NS" lines (include/perch/
+ *                    framestats.h): Chrome "X" slices on "frames" tracks, Sentry
+ *                    slow_frame_renders / frozen_frame_renders / screen_frame_rates, marks
+ *                    in the report page; "frame_counts" their counts (framestats_store) */
 #ifndef PERCH_WRITERS_H
 #define PERCH_WRITERS_H
 

@@ -3,6 +3,7 @@
  * procstats target whose behaviour is known: a 50% duty-cycle thread, a 200 MB allocation, a
  * main thread that blocks 500 ms every 2 s. */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,12 +271,27 @@ START_TEST(main_thread_stalls)
 	size_t n, good = 0;
 	char *text;
 
+	/* no .perch: the samples, timelines and stalls go through an unlinked temporary
+	 * recording in $TMPDIR (streamed once a second), which must leave nothing there */
+	char *tmpdir = strdup(harness_tmpfile("tmpdir-XXXXXX"));
+	DIR *d;
+	struct dirent *de;
+
+	H_ASSERT(mkdtemp(tmpdir), "mkdtemp: %s", strerror(errno));
+	setenv("TMPDIR", tmpdir, 1);
 	start_target("stall", "20", &pid);
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
 						    harness_fmt("%d", (int)pid), "-d", "6", "-o", out));
 	H_ASSERT(harness_proc_wait(perch, 30) == 0, "perch did not finish");
 	H_ASSERT(harness_proc_exit_code(perch) == 0, "perch exited %d",
 		 harness_proc_exit_code(perch));
+	d = opendir(tmpdir);
+	H_ASSERT(d, "opendir %s", tmpdir);
+	while ((de = readdir(d)))
+		H_ASSERT(!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."),
+			 "perch left %s in its TMPDIR", de->d_name);
+	closedir(d);
+	free(tmpdir);
 	text = read_text(out);
 	n = chrome_stalls(text, v, 64);
 	for (size_t i = 0; i < n; i++) {

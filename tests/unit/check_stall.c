@@ -7,6 +7,7 @@
 
 #include "perch/profile.h"
 #include "perch/stall.h"
+#include "perch/strbuf.h"
 #include "perch/xalloc.h"
 
 #define MS 1000000ULL
@@ -211,6 +212,77 @@ static uint32_t add_stack(struct profile *p, const char *const *names, size_t n,
 	return profile_intern_stack(p, locs, n);
 }
 
+static void append_text(void *arg, const char *text)
+{
+	strbuf_addstr(arg, text);
+}
+
+/* A long sequence with off-CPU and running stalls that close out of start order, fed to two
+ * detectors: one drained after every sample (as record streams them), one kept whole. The
+ * drained pieces end to end are the kept list's meta text; the count and the longest agree. */
+START_TEST(test_drain_same_as_kept)
+{
+	struct stall_detector *a = new_detector(0), *b = new_detector(0);
+	struct strbuf pieces = STRBUF_INIT;
+	const struct stall *v, *la, *lb;
+	size_t n, na, nb, offa, offb;
+	char *whole;
+	unsigned int t = 0;
+
+	for (int round = 0; round < 40; round++) {
+		unsigned int len = (round % 3 == 1 ? 700 : 150) + (unsigned int)(round * 37 % 300);
+
+		for (unsigned int u = t; u < t + len; u += 10) {
+			/* asleep; or running in one stack with a short sleep now and then, or a
+			 * 250 ms sleep inside (an off-CPU stall that closes before the running
+			 * one around it, which began earlier) */
+			char state = round % 3 == 0			  ? 'S'
+				     : round % 3 == 1 && u - t >= 100 && u - t < 350 ? 'S'
+				     : (u / 10) % 17 == 0			  ? 'S'
+										  : 'R';
+			struct stall_sample s = { .time_ns = u * MS, .state = state,
+						  .key = (uint64_t)round, .stack = (uint32_t)round,
+						  .reason = state == 'S' ? "[sleep nanosleep]" : NULL };
+
+			stall_feed(a, TID, "main", &s);
+			stall_feed(b, TID, "main", &s);
+			stall_drain(a, append_text, &pieces);
+		}
+		t += len;
+	}
+	stall_finish(a, t * MS);
+	stall_finish(b, t * MS);
+	stall_drain(a, append_text, &pieces);
+	stall_list(a, &n);
+	ck_assert_uint_eq(n, 0);
+	v = stall_list(b, &n);
+	ck_assert_uint_gt(n, 10);
+	/* the case that matters: an off-CPU stall nested in a running one (closed first) */
+	for (na = 0; na + 1 < n; na++)
+		if (v[na].kind == STALL_RUNNING && v[na + 1].kind == STALL_OFF_CPU &&
+		    v[na + 1].start_ns + v[na + 1].duration_ns < v[na].start_ns + v[na].duration_ns)
+			break;
+	ck_assert_uint_lt(na + 1, n);
+	whole = stall_meta_format(v, n);
+	ck_assert_str_eq(pieces.buf, whole);
+	ck_assert_uint_eq(stall_count(a, &offa), n);
+	ck_assert_uint_eq(stall_count(b, &offb), n);
+	ck_assert_uint_eq(offa, offb);
+	la = stall_longest(a, &na);
+	lb = stall_longest(b, &nb);
+	ck_assert_uint_eq(na, STALL_LONGEST);
+	ck_assert_uint_eq(nb, na);
+	for (size_t i = 0; i < na; i++) {
+		ck_assert_uint_eq(la[i].start_ns, lb[i].start_ns);
+		ck_assert(i == 0 || la[i].duration_ns <= la[i - 1].duration_ns);
+	}
+	free(whole);
+	strbuf_release(&pieces);
+	stall_free(a);
+	stall_free(b);
+}
+END_TEST
+
 START_TEST(test_stack_key)
 {
 	struct profile *p = profile_new();
@@ -311,6 +383,7 @@ Suite *stall_suite(void)
 	tcase_add_test(tc, test_running);
 	tcase_add_test(tc, test_cut);
 	tcase_add_test(tc, test_cpu_mode_gap);
+	tcase_add_test(tc, test_drain_same_as_kept);
 	tcase_add_test(tc, test_watch_by_name);
 	tcase_add_test(tc, test_stack_key);
 	suite_add_tcase(s, tc);

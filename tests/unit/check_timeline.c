@@ -6,11 +6,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "perch/cpustat.h"
 #include "perch/meminfo.h"
 #include "perch/profile.h"
 #include "perch/proc-smaps.h"
+#include "perch/recording.h"
 #include "perch/timeline.h"
 #include "perch/writers.h"
 #include "perch/xalloc.h"
@@ -293,6 +295,116 @@ START_TEST(test_writers_show_counters)
 }
 END_TEST
 
+static void drain_to(void *arg, const char *key, const char *text)
+{
+	recording_meta_add(arg, key, text);
+}
+
+/* Readings and memory points into @tl, drained into @w after each reading when @w is set. */
+static void feed(struct timeline *tl, struct recording_writer *w, struct profile *p)
+{
+	static const char *const cases[] = { "smaps/small", "smaps/malloc50" };
+
+	for (int i = 0; i < 3; i++) {
+		struct timeline_reading r;
+
+		make_reading(&r, i);
+		timeline_add_cpu(tl, &r);
+		timeline_reading_release(&r);
+		if (i < 2) {
+			char *rel = xasprintf("%s/smaps", cases[i]);
+			char *rpath = testutil_fixture_path("%s/smaps_rollup", cases[i]);
+			struct proc_smaps *s = fixture_smaps(rel);
+			struct proc_smaps_rollup ro;
+			struct timeline_mem m;
+			struct meminfo mi;
+
+			ck_assert_int_eq(proc_smaps_rollup_load_file(rpath, &ro), 0);
+			meminfo_compute(s, MEMINFO_RULES_AUTO, &mi);
+			timeline_mem_from(&ro.u, s, &mi, (uint64_t)(10 + i) * SEC, &m);
+			timeline_add_mem(tl, &m);
+			proc_smaps_free(s);
+			free(rel);
+			free(rpath);
+		}
+		if (w) {
+			timeline_drain(tl, drain_to, w);
+			ck_assert_int_eq(recording_flush(w, p), 0);
+		}
+	}
+}
+
+/* A timeline streamed to a recording piece by piece (TIMELINE_POINTS_DRAIN) reads back with
+ * the very meta a timeline kept whole gives: every counter, the list, its order. */
+START_TEST(test_drain_same_as_kept)
+{
+	struct timeline_opts o = { .pid = 1211, .cpu_interval_ms = 100, .mem_interval_ms = 1000,
+				   .clk_tck = 100, .ncpus = 4 };
+	struct timeline *kept = timeline_new(&o), *drained;
+	struct profile *a = profile_new(), *b = profile_new(), *back = NULL;
+	char dir[] = "/tmp/perch-tl-XXXXXX";
+	struct recording_info info;
+	struct recording_writer *w;
+	const char *key, *value;
+	char *path;
+	size_t n = 0;
+
+	o.points = TIMELINE_POINTS_DRAIN;
+	drained = timeline_new(&o);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	path = xasprintf("%s/t.perch", dir);
+	w = recording_create(path);
+	ck_assert_ptr_nonnull(w);
+	feed(kept, NULL, a);
+	timeline_store(kept, a);
+	feed(drained, w, b);
+	/* nothing is kept once drained: the points are in the file */
+	timeline_drain(drained, drain_to, w);
+	timeline_store(drained, b);
+	ck_assert_ptr_null(profile_meta(b, "counter:cpu_usage"));
+	ck_assert_int_eq(recording_close(w, b), 0);
+	ck_assert_int_eq(recording_read(path, &back, &info), 0);
+	ck_assert_int_eq(info.complete, 1);
+	for (size_t i = 0; (key = profile_meta_at(a, i, &value)); i++, n++)
+		ck_assert_msg(profile_meta(back, key) && !strcmp(profile_meta(back, key), value),
+			      "%s: kept '%s', streamed '%s'", key, value,
+			      profile_meta(back, key) ? profile_meta(back, key) : "(none)");
+	ck_assert_uint_eq(n, profile_nr_meta(back));
+	ck_assert_ptr_nonnull(strstr(profile_meta(back, "counters"), "thread_cpu_usage.1001"));
+	ck_assert_ptr_nonnull(strstr(profile_meta(back, "counters"), "native_heap_bytes"));
+	unlink(path);
+	rmdir(dir);
+	free(path);
+	profile_free(a);
+	profile_free(b);
+	profile_free(back);
+	timeline_free(kept);
+	timeline_free(drained);
+}
+END_TEST
+
+/* TIMELINE_POINTS_NONE keeps no point, only the summary's figures. */
+START_TEST(test_points_none)
+{
+	struct timeline_opts o = { .pid = 1211, .cpu_interval_ms = 100, .mem_interval_ms = 1000,
+				   .clk_tck = 100, .ncpus = 4, .points = TIMELINE_POINTS_NONE };
+	struct timeline *tl = timeline_new(&o);
+	struct timeline_cpu_figures cf;
+	struct profile *p = profile_new();
+
+	feed(tl, NULL, p);
+	timeline_cpu_figures(tl, &cf);
+	ck_assert_uint_eq(cf.points, 2);
+	ck_assert_double_eq_tol(cf.avg, 65, 1e-9);
+	timeline_store(tl, p);
+	ck_assert_ptr_null(profile_meta(p, "counters"));
+	ck_assert_ptr_null(profile_meta(p, "counter:cpu_usage"));
+	ck_assert_str_eq(profile_meta(p, "cpu_interval_ms"), "100");
+	profile_free(p);
+	timeline_free(tl);
+}
+END_TEST
+
 static char *summary_of(const struct timeline *tl)
 {
 	char *buf = NULL;
@@ -360,6 +472,8 @@ Suite *timeline_suite(void)
 	tcase_add_test(tc, test_memory);
 	tcase_add_test(tc, test_writers_show_counters);
 	tcase_add_test(tc, test_summary);
+	tcase_add_test(tc, test_drain_same_as_kept);
+	tcase_add_test(tc, test_points_none);
 	suite_add_tcase(s, tc);
 	return s;
 }
