@@ -2536,6 +2536,17 @@ static struct debuginfo *open_group(const char *path, unsigned int group)
 	return di;
 }
 
+void debuginfo_info_ready(struct debuginfo *di, uint64_t *ready, uint64_t *size)
+{
+	long i = sec_find(di, di->dwo ? ".debug_info.dwo" : ".debug_info");
+
+	*ready = *size = i < 0 ? 0 : di->secs[i].size;
+	if (i >= 0 && di->secs[i].stream)
+		*ready = elfsection_stream_ready(di->secs[i].stream);
+	else if (i >= 0 && di->secs[i].comp != ELFSECTION_PLAIN && di->secs[i].state <= 0)
+		*ready = 0;
+}
+
 struct debuginfo *debuginfo_open(const char *path)
 {
 	return open_group(path, DW_GROUPNUMBER_BASE);
