@@ -97,9 +97,6 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory demo-build
 	$(Q)scripts/demo.sh $(O)
 
-format:
-	clang-format -i $(SRCS) $(wildcard include/perch/*.h tests/*/*.c)
-
 clean:
 	rm -rf build build-san
 

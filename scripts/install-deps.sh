@@ -19,7 +19,8 @@ set -eu
 # (android-libnativehelper-dev), zip (its jars);
 # go-md2man (the man pages, docs/man/*.md, for make install), groff-base, man-db and
 # bash-completion (check-docs, check-install), debhelper and dpkg-dev (make deb);
-# lld (the module and toolchain tests link with it), libzstd-dev (zstd sections)
+# lld (the module and toolchain tests link with it), libzstd-dev (zstd sections); clang-format
+# (make check-format)
 PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
 libreadline-dev check liblzma-dev zlib1g-dev libzstd-dev libiberty-dev elfutils gdb binutils xz-utils
 util-linux strace g++ dmtracedump protobuf-compiler python3 python3-jsonschema python3-scipy
@@ -30,7 +31,7 @@ gcc-12-multilib libc6-dev-i386
 linux-perf sqlite3
 android-libart android-libbase android-liblog android-libziparchive android-libbacktrace
 android-libnativebridge android-libnativeloader android-libnativehelper-dev liblz4-1 zip
-go-md2man groff-base man-db bash-completion debhelper dpkg-dev"
+go-md2man groff-base man-db bash-completion debhelper dpkg-dev clang-format"
 # the oracle suite (tests/real, make check-real): clang and lld (clang, clang++, ld.lld), rustc
 # (Debian's 1.63), sqlite3 and perl (programs it profiles), libc6-dbg (glibc's DWARF: the names,
 # inline and tail-call frames both perch and gdb show in libc)

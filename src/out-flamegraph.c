@@ -672,6 +672,152 @@ static size_t vanished_lines(size_t n)
 	return 1 + (n > FG_VANISHED_MAX ? FG_VANISHED_MAX + 1 : n);
 }
 
+/* The document's start, up to the frames: the HTML or XML prologue, the <svg> element, its
+ * style, the title, subtitle, buttons and legend. */
+static void fg_header(struct strbuf *sb, const struct fg *g, const char *title, int html,
+		      size_t height, uint64_t total, uint64_t period)
+{
+	static const uint8_t legend[] = {
+	    PROFILE_FRAME_NATIVE, PROFILE_FRAME_KERNEL, PROFILE_FRAME_JIT, PROFILE_FRAME_INTERP,
+	    PROFILE_FRAME_AOT,	  PROFILE_FRAME_PSEUDO, FG_KIND_THREAD};
+	const struct diff *d = g->d;
+	size_t i;
+
+	if (html) {
+		strbuf_addstr(sb, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
+				   "<meta charset=\"utf-8\">\n<title>");
+		xml_add(sb, title, 200);
+		strbuf_addstr(sb, "</title>\n<style>body { margin: 0; "
+				   "background: rgb(250,250,245); }</style>\n</head>\n<body>\n");
+	} else {
+		strbuf_addstr(sb, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
+	}
+	strbuf_addf(sb,
+		    "<svg id=\"perch-fg\" version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
+		    "width=\"%d\" "
+		    "height=\"%zu\" viewBox=\"0 0 %d %zu\" data-total=\"%" PRIu64 "\" "
+		    "data-width=\"%d\" data-pad=\"%d\" data-frame-h=\"%d\" data-top=\"%d\" "
+		    "data-depth=\"%" PRIu32 "\">\n",
+		    FG_WIDTH, height, FG_WIDTH, height, total, FG_WIDTH, FG_PAD, FG_FRAME_H, FG_TOP,
+		    g->max_depth);
+	strbuf_addf(sb,
+		    "<style>\n"
+		    "text { font-family: monospace; font-size: %dpx; fill: rgb(0,0,0); }\n"
+		    "#title { font-size: 17px; text-anchor: middle; }\n"
+		    "#subtitle { fill: rgb(90,90,90); text-anchor: middle; }\n"
+		    ".f text { pointer-events: none; }\n"
+		    ".f:hover rect { stroke: rgb(0,0,0); stroke-width: 0.8; cursor: pointer; }\n"
+		    ".btn { cursor: pointer; fill: rgb(40,40,160); }\n"
+		    ".btn:hover { text-decoration: underline; }\n"
+		    ".hidden { display: none; }\n"
+		    ".faded rect { opacity: 0.45; }\n"
+		    "</style>\n",
+		    FG_FONT);
+	strbuf_addf(sb,
+		    "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%zu\" "
+		    "fill=\"rgb(250,250,245)\"/>\n",
+		    FG_WIDTH, height);
+	strbuf_addf(sb, "<text id=\"title\" x=\"%d\" y=\"22\">", FG_WIDTH / 2);
+	xml_add(sb, title, 200);
+	strbuf_addstr(sb, "</text>\n");
+	if (d)
+		add_diff_subtitle(sb, g);
+	else
+		strbuf_addf(sb,
+			    "<text id=\"subtitle\" x=\"%d\" y=\"40\">%" PRIu64 " samples, %" PRIu64
+			    ".%03" PRIu64 " ms each; click a frame to zoom, "
+			    "Ctrl-F to search</text>\n",
+			    FG_WIDTH / 2, total, period / 1000000, period / 1000 % 1000);
+	strbuf_addf(sb,
+		    "<text id=\"unzoom\" class=\"btn hidden\" x=\"%d\" y=\"22\">"
+		    "Reset Zoom</text>\n",
+		    FG_PAD);
+	strbuf_addf(sb,
+		    "<text id=\"search\" class=\"btn\" x=\"%d\" y=\"22\" "
+		    "text-anchor=\"end\">Search</text>\n",
+		    FG_WIDTH - FG_PAD);
+	/* legend: the colour of each kind (diff mode: of each kind of change) */
+	if (d)
+		add_diff_legend(sb);
+	for (i = 0; !d && i < ARRAY_SIZE(legend); i++) {
+		struct fnode nd = {.name = (char *)"", .kind = legend[i]};
+		int x = FG_PAD + (int)i * 110;
+
+		strbuf_addf(sb, "<rect x=\"%d\" y=\"50\" width=\"12\" height=\"12\" fill=\"", x);
+		add_colour(sb, &nd);
+		strbuf_addf(sb, "\"/><text x=\"%d\" y=\"60\">%s</text>\n", x + 16,
+			    kind_label(legend[i]));
+	}
+}
+
+/* The frames, depth first with children in name order; those too thin to see are left out. */
+static void fg_frames(struct strbuf *sb, const struct fg *g, uint64_t total)
+{
+	const uint64_t usable = (FG_WIDTH - 2 * FG_PAD) * 100; /* in hundredths of a pixel */
+	struct strbuf dtext = STRBUF_INIT;
+	uint32_t *stack = NULL;
+	size_t nr_s = 0, alloc_s = 0, i;
+
+	strbuf_addstr(sb, "<g id=\"frames\">\n");
+	ALLOC_GROW(stack, 1, alloc_s);
+	stack[nr_s++] = 0;
+	while (total && nr_s) {
+		uint32_t n = stack[--nr_s], c, nk = 0;
+		const struct fnode *nd = &g->v[n];
+		uint64_t x = FG_PAD * 100 + nd->start * usable / total;
+		uint64_t w = nd->count * usable / total;
+		uint64_t y = FG_TOP + (uint64_t)(g->max_depth - nd->depth) * FG_FRAME_H;
+		size_t chars = w > 600 ? (size_t)((w - 600) / (FG_FONT * 60)) : 0;
+
+		if ((double)nd->count * (usable / 100) / (double)total < FG_MIN_PX)
+			continue;
+		strbuf_addf(
+		    sb,
+		    "<g class=\"f\" data-n=\"%" PRIu32 "\" data-p=\"%" PRIu32 "\" data-s=\"%" PRIu64
+		    "\" data-c=\"%" PRIu64 "\" data-d=\"%" PRIu32 "\" data-k=\"%s\" data-name=\"",
+		    n, n ? nd->parent : 0, nd->start, nd->count, nd->depth, kind_label(nd->kind));
+		xml_add(sb, nd->name, SIZE_MAX);
+		if (nd->dn) {
+			strbuf_reset(&dtext);
+			add_diff_text(&dtext, nd->dn);
+			strbuf_addstr(sb, "\" data-diff=\"");
+			xml_add(sb, dtext.buf + 2, SIZE_MAX);
+		}
+		strbuf_addstr(sb, "\"><title>");
+		xml_add(sb, nd->name, SIZE_MAX);
+		strbuf_addf(sb, " (%s, %" PRIu64 " samples, ", kind_label(nd->kind), nd->count);
+		add_percent(sb, nd->count, total);
+		strbuf_addch(sb, '%');
+		if (nd->dn)
+			xml_add(sb, dtext.buf, SIZE_MAX);
+		strbuf_addstr(sb, ")</title><rect x=\"");
+		add_px(sb, x);
+		strbuf_addf(sb, "\" y=\"%" PRIu64 "\" width=\"", y);
+		add_px(sb, w);
+		strbuf_addf(sb, "\" height=\"%d\" rx=\"2\" fill=\"", FG_FRAME_H - 1);
+		if (nd->dn)
+			add_diff_colour(sb, nd->dn, g->scale);
+		else
+			add_colour(sb, nd);
+		strbuf_addstr(sb, "\"/><text x=\"");
+		add_px(sb, x + 300);
+		strbuf_addf(sb, "\" y=\"%" PRIu64 "\">", y + FG_FRAME_H - 4);
+		if (chars >= 3)
+			xml_add(sb, nd->name, utf8_len(nd->name) > chars ? chars - 2 : chars);
+		strbuf_addstr(sb, "</text></g>\n");
+		/* push children in reverse so they come out in name order */
+		for (c = nd->child; c; c = g->v[c].next)
+			nk++;
+		ALLOC_GROW(stack, nr_s + nk, alloc_s);
+		nr_s += nk;
+		for (c = nd->child, i = 1; c; c = g->v[c].next, i++)
+			stack[nr_s - i] = c;
+	}
+	strbuf_addstr(sb, "</g>\n");
+	free(stack);
+	strbuf_release(&dtext);
+}
+
 /* The SVG document, or (@html) an HTML page with the SVG inline and the script after it.
  * Diff mode when @d is set (@p is then its NEW profile). */
 static int fg_write(const struct profile *p, const struct diff *d, FILE *f, int html)
@@ -679,17 +825,11 @@ static int fg_write(const struct profile *p, const struct diff *d, FILE *f, int 
 	struct fg g = {.p = p, .multi = profile_multi_process(p)};
 	struct strbuf sb = STRBUF_INIT;
 	const char *pid = profile_meta(p, "pid"), *comm = profile_meta(p, "comm");
-	const uint64_t usable = (FG_WIDTH - 2 * FG_PAD) * 100; /* in hundredths of a pixel */
 	uint64_t total, period = out_period_ns(p);
-	uint32_t *stack = NULL;
-	size_t nr_s = 0, alloc_s = 0, i, height;
-	static const uint8_t legend[] = {
-	    PROFILE_FRAME_NATIVE, PROFILE_FRAME_KERNEL, PROFILE_FRAME_JIT, PROFILE_FRAME_INTERP,
-	    PROFILE_FRAME_AOT,	  PROFILE_FRAME_PSEUDO, FG_KIND_THREAD};
+	size_t i, height;
 	char *title;
 	uint32_t *vanished = NULL;
 	size_t nr_vanished = 0, vh = 0; /* diff mode: the vanished list, its height below */
-	struct strbuf dtext = STRBUF_INIT;
 	int ret = 0;
 
 	ALLOC_GROW(g.v, 1, g.alloc);
@@ -716,129 +856,8 @@ static int fg_write(const struct profile *p, const struct diff *d, FILE *f, int 
 		title = xasprintf("perch: %s%spid %s", comm ? comm : "", comm ? " " : "", pid);
 	else
 		title = xasprintf("perch%s%s", comm ? ": " : "", comm ? comm : "");
-	if (html) {
-		strbuf_addstr(&sb, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
-				   "<meta charset=\"utf-8\">\n<title>");
-		xml_add(&sb, title, 200);
-		strbuf_addstr(&sb, "</title>\n<style>body { margin: 0; "
-				   "background: rgb(250,250,245); }</style>\n</head>\n<body>\n");
-	} else {
-		strbuf_addstr(&sb, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
-	}
-	strbuf_addf(&sb,
-		    "<svg id=\"perch-fg\" version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
-		    "width=\"%d\" "
-		    "height=\"%zu\" viewBox=\"0 0 %d %zu\" data-total=\"%" PRIu64 "\" "
-		    "data-width=\"%d\" data-pad=\"%d\" data-frame-h=\"%d\" data-top=\"%d\" "
-		    "data-depth=\"%" PRIu32 "\">\n",
-		    FG_WIDTH, height, FG_WIDTH, height, total, FG_WIDTH, FG_PAD, FG_FRAME_H, FG_TOP,
-		    g.max_depth);
-	strbuf_addf(&sb,
-		    "<style>\n"
-		    "text { font-family: monospace; font-size: %dpx; fill: rgb(0,0,0); }\n"
-		    "#title { font-size: 17px; text-anchor: middle; }\n"
-		    "#subtitle { fill: rgb(90,90,90); text-anchor: middle; }\n"
-		    ".f text { pointer-events: none; }\n"
-		    ".f:hover rect { stroke: rgb(0,0,0); stroke-width: 0.8; cursor: pointer; }\n"
-		    ".btn { cursor: pointer; fill: rgb(40,40,160); }\n"
-		    ".btn:hover { text-decoration: underline; }\n"
-		    ".hidden { display: none; }\n"
-		    ".faded rect { opacity: 0.45; }\n"
-		    "</style>\n",
-		    FG_FONT);
-	strbuf_addf(&sb,
-		    "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%zu\" "
-		    "fill=\"rgb(250,250,245)\"/>\n",
-		    FG_WIDTH, height);
-	strbuf_addf(&sb, "<text id=\"title\" x=\"%d\" y=\"22\">", FG_WIDTH / 2);
-	xml_add(&sb, title, 200);
-	strbuf_addstr(&sb, "</text>\n");
-	if (d)
-		add_diff_subtitle(&sb, &g);
-	else
-		strbuf_addf(&sb,
-			    "<text id=\"subtitle\" x=\"%d\" y=\"40\">%" PRIu64 " samples, %" PRIu64
-			    ".%03" PRIu64 " ms each; click a frame to zoom, "
-			    "Ctrl-F to search</text>\n",
-			    FG_WIDTH / 2, total, period / 1000000, period / 1000 % 1000);
-	strbuf_addf(&sb,
-		    "<text id=\"unzoom\" class=\"btn hidden\" x=\"%d\" y=\"22\">"
-		    "Reset Zoom</text>\n",
-		    FG_PAD);
-	strbuf_addf(&sb,
-		    "<text id=\"search\" class=\"btn\" x=\"%d\" y=\"22\" "
-		    "text-anchor=\"end\">Search</text>\n",
-		    FG_WIDTH - FG_PAD);
-	/* legend: the colour of each kind (diff mode: of each kind of change) */
-	if (d)
-		add_diff_legend(&sb);
-	for (i = 0; !d && i < ARRAY_SIZE(legend); i++) {
-		struct fnode nd = {.name = (char *)"", .kind = legend[i]};
-		int x = FG_PAD + (int)i * 110;
-
-		strbuf_addf(&sb, "<rect x=\"%d\" y=\"50\" width=\"12\" height=\"12\" fill=\"", x);
-		add_colour(&sb, &nd);
-		strbuf_addf(&sb, "\"/><text x=\"%d\" y=\"60\">%s</text>\n", x + 16,
-			    kind_label(legend[i]));
-	}
-	strbuf_addstr(&sb, "<g id=\"frames\">\n");
-
-	/* nodes depth first, children in name order; skipped when too thin to see */
-	ALLOC_GROW(stack, 1, alloc_s);
-	stack[nr_s++] = 0;
-	while (total && nr_s) {
-		uint32_t n = stack[--nr_s], c, nk = 0;
-		const struct fnode *nd = &g.v[n];
-		uint64_t x = FG_PAD * 100 + nd->start * usable / total;
-		uint64_t w = nd->count * usable / total;
-		uint64_t y = FG_TOP + (uint64_t)(g.max_depth - nd->depth) * FG_FRAME_H;
-		size_t chars = w > 600 ? (size_t)((w - 600) / (FG_FONT * 60)) : 0;
-
-		if ((double)nd->count * (usable / 100) / (double)total < FG_MIN_PX)
-			continue;
-		strbuf_addf(
-		    &sb,
-		    "<g class=\"f\" data-n=\"%" PRIu32 "\" data-p=\"%" PRIu32 "\" data-s=\"%" PRIu64
-		    "\" data-c=\"%" PRIu64 "\" data-d=\"%" PRIu32 "\" data-k=\"%s\" data-name=\"",
-		    n, n ? nd->parent : 0, nd->start, nd->count, nd->depth, kind_label(nd->kind));
-		xml_add(&sb, nd->name, SIZE_MAX);
-		if (nd->dn) {
-			strbuf_reset(&dtext);
-			add_diff_text(&dtext, nd->dn);
-			strbuf_addstr(&sb, "\" data-diff=\"");
-			xml_add(&sb, dtext.buf + 2, SIZE_MAX);
-		}
-		strbuf_addstr(&sb, "\"><title>");
-		xml_add(&sb, nd->name, SIZE_MAX);
-		strbuf_addf(&sb, " (%s, %" PRIu64 " samples, ", kind_label(nd->kind), nd->count);
-		add_percent(&sb, nd->count, total);
-		strbuf_addch(&sb, '%');
-		if (nd->dn)
-			xml_add(&sb, dtext.buf, SIZE_MAX);
-		strbuf_addstr(&sb, ")</title><rect x=\"");
-		add_px(&sb, x);
-		strbuf_addf(&sb, "\" y=\"%" PRIu64 "\" width=\"", y);
-		add_px(&sb, w);
-		strbuf_addf(&sb, "\" height=\"%d\" rx=\"2\" fill=\"", FG_FRAME_H - 1);
-		if (nd->dn)
-			add_diff_colour(&sb, nd->dn, g.scale);
-		else
-			add_colour(&sb, nd);
-		strbuf_addstr(&sb, "\"/><text x=\"");
-		add_px(&sb, x + 300);
-		strbuf_addf(&sb, "\" y=\"%" PRIu64 "\">", y + FG_FRAME_H - 4);
-		if (chars >= 3)
-			xml_add(&sb, nd->name, utf8_len(nd->name) > chars ? chars - 2 : chars);
-		strbuf_addstr(&sb, "</text></g>\n");
-		/* push children in reverse so they come out in name order */
-		for (c = nd->child; c; c = g.v[c].next)
-			nk++;
-		ALLOC_GROW(stack, nr_s + nk, alloc_s);
-		nr_s += nk;
-		for (c = nd->child, i = 1; c; c = g.v[c].next, i++)
-			stack[nr_s - i] = c;
-	}
-	strbuf_addstr(&sb, "</g>\n");
+	fg_header(&sb, &g, title, html, height, total, period);
+	fg_frames(&sb, &g, total);
 	strbuf_addf(&sb, "<text id=\"details\" x=\"%d\" y=\"%zu\"> </text>\n", FG_PAD,
 		    height - vh - 10);
 	strbuf_addf(&sb, "<text id=\"matched\" x=\"%d\" y=\"%zu\" text-anchor=\"end\"> </text>\n",
@@ -858,10 +877,8 @@ static int fg_write(const struct profile *p, const struct diff *d, FILE *f, int 
 	for (i = 0; i < g.nr; i++)
 		free(g.v[i].name);
 	free(g.v);
-	free(stack);
 	free(title);
 	free(vanished);
-	strbuf_release(&dtext);
 	strbuf_release(&sb);
 	return ret;
 }

@@ -253,37 +253,15 @@ static const char *thread_label(const struct profile *p, const struct profile_th
 }
 
 /* Encode the whole uncompressed Profile message into @out. */
-static void encode(const struct profile *p, struct strbuf *out)
+/* Mappings (field 3 of the Profile, into @out): one per module, in order of first use by a
+ * location; each location's mapping id into @loc_mapping (0: none). */
+static void encode_mappings(struct pprof *pp, uint32_t *loc_mapping, struct strbuf *out)
 {
-	struct pprof pp = {.p = p};
-	struct strbuf samples = STRBUF_INIT, mappings = STRBUF_INIT, locations = STRBUF_INIT;
-	struct pp_samples ss = {0};
-	uint32_t *loc_mapping, nr_mappings = 0, *map_module = NULL;
-	uint64_t *map_lo = NULL, *map_hi = NULL, period = out_period_ns(p), pid, t;
-	size_t nr_locs = profile_nr_locations(p), i, j, n, map_alloc = 0;
-	uint32_t s_samples, s_count, s_wall, s_ns, k_tid, k_tname, k_pid, k_state, noloc_id = 0;
-	uint32_t k_pname = 0;
-	int multi = profile_multi_process(p);
-	size_t alloc_lo = 0, alloc_hi = 0;
+	const struct profile *p = pp->p;
+	uint32_t *map_module = NULL, nr_mappings = 0;
+	uint64_t *map_lo = NULL, *map_hi = NULL;
+	size_t nr_locs = profile_nr_locations(p), i, j, n, map_alloc = 0, alloc_lo = 0, alloc_hi = 0;
 
-	strbuf_init(&pp.functions, 0);
-	strbuf_init(&pp.tmp, 0);
-	strbuf_init(&pp.tmp2, 0);
-	str_idx(&pp, ""); /* string_table[0] must be "" */
-	s_samples = str_idx(&pp, "samples");
-	s_count = str_idx(&pp, "count");
-	s_wall = str_idx(&pp, "wall");
-	s_ns = str_idx(&pp, "nanoseconds");
-	k_tid = str_idx(&pp, "thread_id");
-	k_tname = str_idx(&pp, "thread_name");
-	k_pid = str_idx(&pp, "pid");
-	k_state = str_idx(&pp, "state");
-	if (multi)
-		k_pname = str_idx(&pp, "process_name");
-	pid = profile_meta_u64(p, "pid");
-
-	/* mappings: one per module, in order of first use by a location */
-	loc_mapping = xcalloc(nr_locs ? nr_locs : 1, sizeof(*loc_mapping));
 	for (i = 0; i < nr_locs; i++) {
 		const struct profile_location *l = profile_location(p, (uint32_t)i);
 
@@ -328,42 +306,86 @@ static void encode(const struct profile *p, struct strbuf *out)
 				has_lines |= f && f->line;
 			}
 		}
-		pb_uint(&pp.tmp, 1, j + 1);
-		pb_uint(&pp.tmp, 2, map_lo[j]);
+		pb_uint(&pp->tmp, 1, j + 1);
+		pb_uint(&pp->tmp, 2, map_lo[j]);
 		/* exclusive end; ~0 cannot be reached by a real ELF vaddr */
-		pb_uint(&pp.tmp, 3, map_hi[j] + 1 ? map_hi[j] + 1 : map_hi[j]);
-		pb_uint(&pp.tmp, 5, str_idx(&pp, path));
+		pb_uint(&pp->tmp, 3, map_hi[j] + 1 ? map_hi[j] + 1 : map_hi[j]);
+		pb_uint(&pp->tmp, 5, str_idx(pp, path));
 		if (bid && *bid)
-			pb_uint(&pp.tmp, 6, str_idx(&pp, bid));
-		pb_uint(&pp.tmp, 7, has_funcs);
-		pb_uint(&pp.tmp, 8, has_files);
-		pb_uint(&pp.tmp, 9, has_lines);
-		pb_uint(&pp.tmp, 10, has_inline);
-		pb_msg(&mappings, 3, &pp.tmp);
+			pb_uint(&pp->tmp, 6, str_idx(pp, bid));
+		pb_uint(&pp->tmp, 7, has_funcs);
+		pb_uint(&pp->tmp, 8, has_files);
+		pb_uint(&pp->tmp, 9, has_lines);
+		pb_uint(&pp->tmp, 10, has_inline);
+		pb_msg(out, 3, &pp->tmp);
 	}
+	free(map_module);
+	free(map_lo);
+	free(map_hi);
+}
 
-	/* locations: id = profile location id + 1; lines innermost first like the profile */
+/* Locations (field 4, into @out): id = profile location id + 1; lines innermost first like
+ * the profile. */
+static void encode_locations(struct pprof *pp, const uint32_t *loc_mapping, struct strbuf *out)
+{
+	const struct profile *p = pp->p;
+	size_t nr_locs = profile_nr_locations(p), i, j, n;
+
 	for (i = 0; i < nr_locs; i++) {
 		const struct profile_location *l = profile_location(p, (uint32_t)i);
 		const uint32_t *fr = profile_location_frames(p, (uint32_t)i, &n);
 
-		pb_uint(&pp.tmp2, 1, i + 1);
-		pb_uint(&pp.tmp2, 2, loc_mapping[i]);
-		pb_uint(&pp.tmp2, 3, l ? l->addr : 0);
+		pb_uint(&pp->tmp2, 1, i + 1);
+		pb_uint(&pp->tmp2, 2, loc_mapping[i]);
+		pb_uint(&pp->tmp2, 3, l ? l->addr : 0);
 		for (j = 0; j < n; j++) {
 			const struct profile_frame *f = profile_frame(p, fr[j]);
 			uint32_t fid;
 
 			if (!f)
 				continue;
-			fid = func_id(&pp, profile_str(p, f->name), f->kind, f->tailcall,
+			fid = func_id(pp, profile_str(p, f->name), f->kind, f->tailcall,
 				      profile_str(p, f->file));
-			pb_uint(&pp.tmp, 1, fid);
-			pb_uint(&pp.tmp, 2, f->line);
-			pb_msg(&pp.tmp2, 4, &pp.tmp);
+			pb_uint(&pp->tmp, 1, fid);
+			pb_uint(&pp->tmp, 2, f->line);
+			pb_msg(&pp->tmp2, 4, &pp->tmp);
 		}
-		pb_msg(&locations, 4, &pp.tmp2);
+		pb_msg(out, 4, &pp->tmp2);
 	}
+}
+
+/* The string-table indexes of the sample labels' keys. */
+struct pp_keys {
+	uint32_t tid, tname, pid, state, pname;
+};
+
+/* One label {key, str} or {key, num} of a sample, into pp->tmp2. */
+static void label_str(struct pprof *pp, uint32_t key, const char *str)
+{
+	pb_uint(&pp->tmp, 1, key);
+	pb_uint(&pp->tmp, 2, str_idx(pp, str));
+	pb_msg(&pp->tmp2, 3, &pp->tmp);
+}
+
+static void label_num(struct pprof *pp, uint32_t key, uint64_t num)
+{
+	pb_uint(&pp->tmp, 1, key);
+	pb_key(&pp->tmp, 3, PB_VARINT);
+	pb_varint(&pp->tmp, num);
+	pb_msg(&pp->tmp2, 3, &pp->tmp);
+}
+
+/* Samples (field 2, into @samples), one per thread, stack and state with its labels; the
+ * pseudo location of empty stacks, when one is needed, goes into @locations. */
+static void encode_samples(struct pprof *pp, const struct pp_keys *k, struct strbuf *samples,
+			   struct strbuf *locations)
+{
+	const struct profile *p = pp->p;
+	uint64_t period = out_period_ns(p), pid = profile_meta_u64(p, "pid");
+	size_t nr_locs = profile_nr_locations(p), i, j, n;
+	int multi = profile_multi_process(p);
+	struct pp_samples ss = {0};
+	uint32_t noloc_id = 0;
 
 	gather_samples(p, &ss);
 	for (i = 0; i < ss.nr; i++) {
@@ -374,50 +396,86 @@ static void encode(const struct profile *p, struct strbuf *out)
 		if (!n && !noloc_id) {
 			/* an empty stack still counts: one pseudo location to hold it */
 			noloc_id = (uint32_t)nr_locs + 1;
-			pb_uint(&pp.tmp, 1, func_id(&pp, "[no stack]", PROFILE_FRAME_PSEUDO, 0, ""));
-			pb_uint(&pp.tmp2, 1, noloc_id);
-			pb_msg(&pp.tmp2, 4, &pp.tmp);
-			pb_msg(&locations, 4, &pp.tmp2);
+			pb_uint(&pp->tmp, 1, func_id(pp, "[no stack]", PROFILE_FRAME_PSEUDO, 0, ""));
+			pb_uint(&pp->tmp2, 1, noloc_id);
+			pb_msg(&pp->tmp2, 4, &pp->tmp);
+			pb_msg(locations, 4, &pp->tmp2);
 		}
 		/* packed location ids, leaf first as stored */
 		for (j = 0; j < n; j++)
-			pb_varint(&pp.tmp, (uint64_t)locs[j] + 1);
+			pb_varint(&pp->tmp, (uint64_t)locs[j] + 1);
 		if (!n)
-			pb_varint(&pp.tmp, noloc_id);
-		pb_msg(&pp.tmp2, 1, &pp.tmp);
-		pb_varint(&pp.tmp, s->count);
-		pb_varint(&pp.tmp, s->count * period);
-		pb_msg(&pp.tmp2, 2, &pp.tmp);
-		/* labels: Label{key, str | num} */
-		pb_uint(&pp.tmp, 1, k_tid);
-		pb_key(&pp.tmp, 3, PB_VARINT);
-		pb_varint(&pp.tmp, th ? (uint64_t)(uint32_t)th->tid : 0);
-		pb_msg(&pp.tmp2, 3, &pp.tmp);
-		pb_uint(&pp.tmp, 1, k_tname);
-		pb_uint(&pp.tmp, 2, str_idx(&pp, thread_label(p, th)));
-		pb_msg(&pp.tmp2, 3, &pp.tmp);
+			pb_varint(&pp->tmp, noloc_id);
+		pb_msg(&pp->tmp2, 1, &pp->tmp);
+		pb_varint(&pp->tmp, s->count);
+		pb_varint(&pp->tmp, s->count * period);
+		pb_msg(&pp->tmp2, 2, &pp->tmp);
+		label_num(pp, k->tid, th ? (uint64_t)(uint32_t)th->tid : 0);
+		label_str(pp, k->tname, thread_label(p, th));
+		/* the thread's own process in a recording of several */
 		if ((th && th->pid) || pid) {
-			/* the thread's own process in a recording of several */
-			pb_uint(&pp.tmp, 1, k_pid);
-			pb_uint(&pp.tmp, 3, th && th->pid ? (uint64_t)(uint32_t)th->pid : pid);
-			pb_msg(&pp.tmp2, 3, &pp.tmp);
+			pb_uint(&pp->tmp, 1, k->pid);
+			pb_uint(&pp->tmp, 3, th && th->pid ? (uint64_t)(uint32_t)th->pid : pid);
+			pb_msg(&pp->tmp2, 3, &pp->tmp);
 		}
 		if (multi && th && th->pid) {
 			const char *pname = profile_process_name(p, th->pid);
 
-			pb_uint(&pp.tmp, 1, k_pname);
-			pb_uint(&pp.tmp, 2, str_idx(&pp, pname && *pname ? pname : "[unknown]"));
-			pb_msg(&pp.tmp2, 3, &pp.tmp);
+			label_str(pp, k->pname, pname && *pname ? pname : "[unknown]");
 		}
 		if (s->state) {
 			char st[2] = {s->state, 0};
 
-			pb_uint(&pp.tmp, 1, k_state);
-			pb_uint(&pp.tmp, 2, str_idx(&pp, st));
-			pb_msg(&pp.tmp2, 3, &pp.tmp);
+			label_str(pp, k->state, st);
 		}
-		pb_msg(&samples, 2, &pp.tmp2);
+		pb_msg(samples, 2, &pp->tmp2);
 	}
+	free(ss.v);
+}
+
+/* The profile's duration: its meta, else the span of its kept samples. */
+static uint64_t duration_ns(const struct profile *p, uint64_t period)
+{
+	uint64_t t = profile_meta_u64(p, "duration_ns");
+	size_t n;
+
+	if (!t) {
+		const struct profile_sample *ks = profile_samples(p, &n);
+
+		if (n && ks[n - 1].time_ns >= ks[0].time_ns)
+			t = ks[n - 1].time_ns - ks[0].time_ns + period;
+	}
+	return t;
+}
+
+static void encode(const struct profile *p, struct strbuf *out)
+{
+	struct pprof pp = {.p = p};
+	struct strbuf samples = STRBUF_INIT, mappings = STRBUF_INIT, locations = STRBUF_INIT;
+	struct pp_keys k = {0};
+	uint64_t period = out_period_ns(p);
+	size_t nr_locs = profile_nr_locations(p), i;
+	uint32_t s_samples, s_count, s_wall, s_ns, *loc_mapping;
+
+	strbuf_init(&pp.functions, 0);
+	strbuf_init(&pp.tmp, 0);
+	strbuf_init(&pp.tmp2, 0);
+	str_idx(&pp, ""); /* string_table[0] must be "" */
+	s_samples = str_idx(&pp, "samples");
+	s_count = str_idx(&pp, "count");
+	s_wall = str_idx(&pp, "wall");
+	s_ns = str_idx(&pp, "nanoseconds");
+	k.tid = str_idx(&pp, "thread_id");
+	k.tname = str_idx(&pp, "thread_name");
+	k.pid = str_idx(&pp, "pid");
+	k.state = str_idx(&pp, "state");
+	if (profile_multi_process(p))
+		k.pname = str_idx(&pp, "process_name");
+
+	loc_mapping = xcalloc(nr_locs ? nr_locs : 1, sizeof(*loc_mapping));
+	encode_mappings(&pp, loc_mapping, &mappings);
+	encode_locations(&pp, loc_mapping, &locations);
+	encode_samples(&pp, &k, &samples, &locations);
 
 	/* the Profile, fields in number order */
 	pb_uint(&pp.tmp, 1, s_samples);
@@ -433,14 +491,7 @@ static void encode(const struct profile *p, struct strbuf *out)
 	for (i = 0; i < pp.nr_strs; i++)
 		pb_bytes(out, 6, pp.strs[i], strlen(pp.strs[i]));
 	pb_uint(out, 9, profile_meta_u64(p, "start_time_ns"));
-	t = profile_meta_u64(p, "duration_ns");
-	if (!t) {
-		const struct profile_sample *ks = profile_samples(p, &n);
-
-		if (n && ks[n - 1].time_ns >= ks[0].time_ns)
-			t = ks[n - 1].time_ns - ks[0].time_ns + period;
-	}
-	pb_uint(out, 10, t);
+	pb_uint(out, 10, duration_ns(p, period));
 	pb_uint(&pp.tmp, 1, s_wall);
 	pb_uint(&pp.tmp, 2, s_ns);
 	pb_msg(out, 11, &pp.tmp);
@@ -453,11 +504,7 @@ static void encode(const struct profile *p, struct strbuf *out)
 	free(pp.str_next);
 	u64map_release(&pp.str_map);
 	u64map_release(&pp.func_map);
-	free(ss.v);
 	free(loc_mapping);
-	free(map_module);
-	free(map_lo);
-	free(map_hi);
 	strbuf_release(&samples);
 	strbuf_release(&mappings);
 	strbuf_release(&locations);

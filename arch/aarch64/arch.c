@@ -88,6 +88,7 @@ const struct perch_arch perch_arch_aarch64 = {
 	.cs_arch = CS_ARCH_ARM64,
 	.cs_mode = CS_MODE_ARM,
 	.dw_sysargs = { 0, 1, 2, 3, 4, 5 }, /* x0-x5 */
+	.syscalls = &perch_syscalls_aarch64,
 	.regs_read = aarch64_regs_read,
 	.fp_step = aarch64_fp_step,
 	.pac_mask_read = aarch64_pac_mask_read,

@@ -72,6 +72,7 @@ const struct perch_arch perch_arch_i386 = {
 	.cs_arch = CS_ARCH_X86,
 	.cs_mode = CS_MODE_32,
 	.dw_sysargs = { DW_EBX, DW_ECX, DW_EDX, DW_ESI, DW_EDI, DW_EBP },
+	.syscalls = &perch_syscalls_i386,
 	.regs_read = i386_regs_read,
 	.fp_step = i386_fp_step,
 };

@@ -77,6 +77,7 @@ const struct perch_arch perch_arch_x86_64 = {
 	.cs_arch = CS_ARCH_X86,
 	.cs_mode = CS_MODE_64,
 	.dw_sysargs = { DW_RDI, DW_RSI, DW_RDX, DW_R10, DW_R8, DW_R9 },
+	.syscalls = &perch_syscalls_x86_64,
 	.regs_read = x86_64_regs_read,
 	.fp_step = x86_64_fp_step,
 };

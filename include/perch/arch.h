@@ -23,6 +23,13 @@ struct perch_mem {
 	void *ctx;
 };
 
+/* System-call names indexed by number (NULL where a number has no name), as
+ * /proc/PID/task/TID/syscall reports the call a thread is in: arch/<name>/syscalls.c. */
+struct perch_syscall_table {
+	const char *const *names;
+	size_t nr;
+};
+
 struct perch_arch {
 	const char *name;       /* "x86_64", "aarch64" */
 	unsigned int e_machine; /* EM_X86_64, EM_AARCH64 */
@@ -33,6 +40,7 @@ struct perch_arch {
 	/* the registers holding system-call arguments 1-6, in the order /proc/PID/syscall
 	 * lists them (a thread blocked where it cannot be stopped is known from that file) */
 	int dw_sysargs[6];
+	const struct perch_syscall_table *syscalls;
 	/* Read the registers of a ptrace-stopped thread. Host arch only: -ENOSYS elsewhere.
 	 * 0 or -errno. */
 	int (*regs_read)(pid_t tid, struct perch_regs *out);
@@ -47,6 +55,8 @@ struct perch_arch {
 };
 
 extern const struct perch_arch perch_arch_x86_64, perch_arch_aarch64, perch_arch_i386;
+extern const struct perch_syscall_table perch_syscalls_x86_64, perch_syscalls_aarch64,
+    perch_syscalls_i386;
 
 /* The architecture perch was built for (the only place that tests __x86_64__/__aarch64__). */
 const struct perch_arch *perch_arch_host(void);
