@@ -134,6 +134,10 @@ struct di_sec {
 	int comp;	   /* enum elfsection_comp */
 	int state;	   /* 0: not read yet, 1: @data holds @size bytes, -1: unreadable */
 	uint8_t *data;
+	/* .debug_info and .debug_line, compressed: decompressed as far as a reader needs
+	 * (info_ensure, line_ensure); @data is the stream's buffer, whole-sized */
+	struct elfsection_stream *stream;
+	int checked; /* a list or abbreviation section checked (sec_check): 1 ok, -1 not */
 };
 
 /* A .dwo or .dwp file split DWARF names (gcc/clang -gsplit-dwarf), opened on first use. */
@@ -176,6 +180,7 @@ struct debuginfo {
 	Dwarf_Obj_Access_Interface iface;
 	Dwarf_Debug dbg;
 	uint64_t info_size; /* of .debug_info, uncompressed */
+	uint64_t info_walk; /* .debug_info units before this offset are decompressed */
 	uint64_t die_steps; /* child/sibling steps taken by all walks (die_step_ok) */
 	int info_state;	    /* 0: libdwarf has not read .debug_info yet, 1: has, -1: cannot */
 	struct di_cu **cus; /* the CUs read so far, in the order read; each allocated alone */
@@ -201,6 +206,11 @@ struct debuginfo {
 };
 
 static int sec_get(struct debuginfo *di, const char *name, const uint8_t **data, size_t *size);
+static int info_ensure(struct debuginfo *di, uint64_t off);
+static int sec_all(struct debuginfo *di, const char *name);
+static int sec_load(struct debuginfo *di, size_t i);
+static long sec_find(const struct debuginfo *di, const char *name);
+static int line_ensure(struct debuginfo *di, uint64_t off);
 
 static void drop_err(struct debuginfo *di, Dwarf_Error err)
 {
@@ -392,6 +402,8 @@ static Dwarf_Die die_at(struct debuginfo *di, Dwarf_Off off)
 	Dwarf_Error err = NULL;
 	Dwarf_Die die = NULL;
 
+	if (info_ensure(di, off) < 0)
+		return NULL;
 	if (dwarf_offdie_b(di->dbg, off, 1, &die, &err) != DW_DLV_OK) {
 		drop_err(di, err);
 		return NULL;
@@ -1220,7 +1232,7 @@ static int info_load(struct debuginfo *di)
 	if (di->info_state || di->scanned)
 		return di->info_state;
 	di->info_state = -1;
-	if (next_cu_header(di))
+	if (info_ensure(di, 0) < 0 || next_cu_header(di))
 		return -1;
 	cu_die = walk_cu_die(di);
 	if (cu_die) {
@@ -1240,6 +1252,9 @@ static void cu_scan_all(struct debuginfo *di)
 	if (di->scanned)
 		return;
 	di->scanned = 1;
+	/* the walk reads every unit header: all of .debug_info */
+	if (sec_all(di, ".debug_info") < 0)
+		return;
 	while (!next_cu_header(di)) {
 		Dwarf_Error err = NULL;
 		Dwarf_Die cu_die;
@@ -1619,6 +1634,26 @@ static long line_implicit_file_rows(const uint8_t *p, size_t size, uint64_t off,
 
 /* line_implicit_file_rows() for @cu_die's line program of @nr rows: a malloc'ed flag per row,
  * or NULL when the program cannot be read or its rows are not the @nr libdwarf listed. */
+/* The line section as far as decompressed, which line_ensure(@off) made cover the table at
+ * @off: 0 with *@data and *@size set, or -errno. */
+static int line_prefix(struct debuginfo *di, uint64_t off, const uint8_t **data, size_t *size)
+{
+	long i = sec_find(di, di->dwo ? ".debug_line.dwo" : ".debug_line");
+	int ret;
+
+	if (i < 0)
+		return -ENOENT;
+	ret = line_ensure(di, off);
+	if (!ret)
+		ret = sec_load(di, (size_t)i);
+	if (ret < 0)
+		return ret;
+	*data = di->secs[i].data;
+	*size = di->secs[i].stream ? elfsection_stream_ready(di->secs[i].stream)
+				   : (size_t)di->secs[i].size;
+	return 0;
+}
+
 static uint8_t *implicit_file_rows(struct debuginfo *di, Dwarf_Die cu_die, size_t nr)
 {
 	const uint8_t *data;
@@ -1626,8 +1661,7 @@ static uint8_t *implicit_file_rows(struct debuginfo *di, Dwarf_Die cu_die, size_
 	uint8_t *implicit;
 	Dwarf_Off off;
 
-	if (die_sec_offset(di, cu_die, DW_AT_stmt_list, &off) ||
-	    sec_get(di, di->dwo ? ".debug_line.dwo" : ".debug_line", &data, &size))
+	if (die_sec_offset(di, cu_die, DW_AT_stmt_list, &off) || line_prefix(di, off, &data, &size))
 		return NULL;
 	implicit = xcalloc(nr, 1);
 	if (line_implicit_file_rows(data, size, off, di->big, implicit, nr) != (long)nr) {
@@ -1648,7 +1682,11 @@ static void load_lines(struct debuginfo *di, struct di_cu *cu, Dwarf_Die cu_die)
 	uint8_t *implicit = NULL;
 	size_t alloc_rows = 0, alloc_seqs = 0, seq_start = 0;
 	int in_seq = 0;
+	Dwarf_Off stmt = 0;
 
+	/* the line table at DW_AT_stmt_list decompressed before libdwarf reads it */
+	if (!die_sec_offset(di, cu_die, DW_AT_stmt_list, &stmt) && line_ensure(di, stmt) < 0)
+		return;
 	if (dwarf_srclines_b(cu_die, &version, &tables, &ctx, &err) != DW_DLV_OK) {
 		drop_err(di, err);
 		return;
@@ -1925,7 +1963,7 @@ static struct di_cu *acu_cu(struct debuginfo *di, uint32_t i)
 	if (a->state)
 		return a->state > 0 ? di->cus[a->cu] : NULL;
 	a->state = -1;
-	if (a->hdr_off >= di->info_size || info_load(di) <= 0 ||
+	if (a->hdr_off >= di->info_size || info_load(di) <= 0 || info_ensure(di, a->hdr_off) < 0 ||
 	    dwarf_get_cu_die_offset_given_cu_header_offset_b(di->dbg, a->hdr_off, 1, &die_off,
 							     &err) != DW_DLV_OK) {
 		drop_err(di, err);
@@ -2101,8 +2139,16 @@ static long sec_find(const struct debuginfo *di, const char *name)
 	return -1;
 }
 
-/* Read (and decompress) section @i once. 0 or -errno; afterwards secs[i].data holds
- * secs[i].size bytes. */
+/* Is @s decompressed only as far as readers need? .debug_info and .debug_line hold units read
+ * by offset (info_ensure, line_ensure): glibc's are 10 MB and a dump needs a few units. */
+static int sec_streamed(const struct debuginfo *di, const struct di_sec *s)
+{
+	return !di->dwo && s->comp != ELFSECTION_PLAIN &&
+	       (!strcmp(s->name, ".debug_info") || !strcmp(s->name, ".debug_line"));
+}
+
+/* Read section @i once, decompressed (a streamed one only as far as sec_ensure() asked).
+ * 0 or -errno; afterwards secs[i].data points to secs[i].size bytes. */
 static int sec_load(struct debuginfo *di, size_t i)
 {
 	struct di_sec *s = &di->secs[i];
@@ -2120,6 +2166,14 @@ static int sec_load(struct debuginfo *di, size_t i)
 	}
 	if (s->comp == ELFSECTION_PLAIN) {
 		s->data = raw;
+	} else if (sec_streamed(di, s)) {
+		ret = elfsection_stream_new(raw, s->raw_size, s->flags, s->elf_name, di->is_64,
+					    di->big, DI_MAX_SECTION, &s->stream);
+		if (ret < 0)
+			return ret;
+		if (elfsection_stream_size(s->stream) != s->size)
+			return -EBADMSG;
+		s->data = elfsection_stream_data(s->stream);
 	} else {
 		ret = elfsection_decompress(raw, s->raw_size, s->flags, s->elf_name, di->is_64,
 					    di->big, DI_MAX_SECTION, &out, &out_size);
@@ -2134,8 +2188,103 @@ static int sec_load(struct debuginfo *di, size_t i)
 	return 0;
 }
 
-/* The contents of the section libdwarf sees as @name: 0 with *@data and *@size set, -ENOENT
- * when there is none, or sec_load()'s error. */
+/* Section @i loaded and decompressed up to @upto bytes at least. 0 or -errno. */
+static int sec_ensure(struct debuginfo *di, size_t i, uint64_t upto)
+{
+	int ret = sec_load(di, i);
+
+	if (ret < 0 || !di->secs[i].stream)
+		return ret;
+	return elfsection_stream_ensure(di->secs[i].stream,
+					upto > SIZE_MAX ? SIZE_MAX : (size_t)upto);
+}
+
+/* The end of the unit (a .debug_info unit or a line table: "unit_length(4|12) ...") that
+ * starts at @at in section @i, decompressing as far as that. 0 or -errno; a length that
+ * does not fit ends at the end of the section. */
+static int sec_unit_end(struct debuginfo *di, size_t i, uint64_t at, uint64_t *end)
+{
+	const struct di_sec *s = &di->secs[i];
+	uint64_t len;
+	int ret = sec_ensure(di, i, at + 12);
+
+	*end = s->size;
+	if (ret < 0 || at >= s->size || s->size - at < 4)
+		return ret;
+	len = read_uint(s->data + at, 4, di->big);
+	if (len == 0xffffffffu && s->size - at >= 12) {
+		len = read_uint(s->data + at + 4, 8, di->big);
+		if (len <= s->size - at - 12)
+			*end = at + 12 + len;
+	} else if (len < 0xfffffff0u && len <= s->size - at - 4) {
+		*end = at + 4 + len;
+	}
+	return sec_ensure(di, i, *end);
+}
+
+/* .debug_info decompressed up to the end of the unit holding offset @off (and all before it:
+ * a DIE libdwarf has no unit for yet makes it walk the unit headers from the start). 0 or
+ * -errno; nothing to do for a section stored plain. */
+static int info_ensure(struct debuginfo *di, uint64_t off)
+{
+	long i = sec_find(di, ".debug_info");
+	uint64_t end;
+	int ret;
+
+	if (i < 0 || di->dwo || di->secs[i].comp == ELFSECTION_PLAIN)
+		return 0;
+	while (di->info_walk <= off && di->info_walk < di->secs[i].size) {
+		ret = sec_unit_end(di, (size_t)i, di->info_walk, &end);
+		if (ret < 0)
+			return ret;
+		di->info_walk = end;
+	}
+	return 0;
+}
+
+/* .debug_line decompressed up to the end of the line table at @off. 0 or -errno. */
+static int line_ensure(struct debuginfo *di, uint64_t off)
+{
+	long i = sec_find(di, ".debug_line");
+	uint64_t end;
+
+	if (i < 0 || di->dwo || di->secs[i].comp == ELFSECTION_PLAIN)
+		return 0;
+	return sec_unit_end(di, (size_t)i, off, &end);
+}
+
+/* The whole of section @name decompressed. 0, -ENOENT or -errno. */
+static int sec_all(struct debuginfo *di, const char *name)
+{
+	long i = sec_find(di, name);
+
+	return i < 0 ? -ENOENT : sec_ensure(di, (size_t)i, di->secs[i].size);
+}
+
+/* Is section @name one perch checks before libdwarf reads it (sec_check)? */
+static int sec_is_list(const char *name)
+{
+	return !strncmp(name, ".debug_rnglists", 15) || !strncmp(name, ".debug_loclists", 15);
+}
+
+/* A DWARF 5 list section is checked when it is first loaded (libdwarf 20210528 trusts its
+ * offsets): glibc's .debug_loclists is 3 MB and perch reads no location list, so it is
+ * inflated only if libdwarf asks. 0, or -ENOEXEC. */
+static int sec_check(struct debuginfo *di, size_t i)
+{
+	struct di_sec *s = &di->secs[i];
+
+	if (!sec_is_list(s->name) || s->checked)
+		return s->checked < 0 ? -ENOEXEC : 0;
+	s->checked = -1;
+	if (sec_load(di, i) < 0 || !lists_section_sane(s->data, (size_t)s->size))
+		return -ENOEXEC;
+	s->checked = 1;
+	return 0;
+}
+
+/* The contents of the section libdwarf sees as @name, all of it: 0 with *@data and *@size
+ * set, -ENOENT when there is none, or sec_load()'s error. */
 static int sec_get(struct debuginfo *di, const char *name, const uint8_t **data, size_t *size)
 {
 	long i = sec_find(di, name);
@@ -2143,7 +2292,9 @@ static int sec_get(struct debuginfo *di, const char *name, const uint8_t **data,
 
 	if (i < 0)
 		return -ENOENT;
-	ret = sec_load(di, (size_t)i);
+	ret = sec_ensure(di, (size_t)i, di->secs[i].size);
+	if (!ret)
+		ret = sec_check(di, (size_t)i);
 	if (ret < 0)
 		return ret;
 	*data = di->secs[i].data;
@@ -2288,7 +2439,7 @@ static int obj_load_section(void *obj, Dwarf_Half i, Dwarf_Small **data, int *er
 	}
 	if (di->secs[i].type == SHT_NOBITS || !di->secs[i].size)
 		return DW_DLV_NO_ENTRY;
-	if (sec_load(di, i) < 0) {
+	if (sec_load(di, i) < 0 || sec_check(di, i) < 0) {
 		*err = DW_DLE_ELF_SECTION_ERROR;
 		return DW_DLV_ERROR;
 	}
@@ -2307,8 +2458,9 @@ static const Dwarf_Obj_Access_Methods obj_methods = {
 };
 
 /* What perch checks before libdwarf reads a byte: the size of .debug_info (-ENOENT without
- * one), .debug_aranges into di->aranges, every form in the abbreviation tables known, the
- * DWARF 5 list sections safe (-ENOEXEC if not). No DIE is read. */
+ * one), .debug_aranges into di->aranges, every form in the abbreviation tables known
+ * (-ENOEXEC if not; the DWARF 5 list sections are checked when loaded, sec_check). No DIE is
+ * read. */
 static int check_sections(struct debuginfo *di, const char *info_name)
 {
 	const uint8_t *data;
@@ -2319,17 +2471,13 @@ static int check_sections(struct debuginfo *di, const char *info_name)
 		return -ENOENT;
 	di->info_size = di->secs[idx].size;
 	for (i = 0; i < di->nr_secs; i++) {
-		const char *name = di->secs[i].name;
-		int abbrev = !strncmp(name, ".debug_abbrev", 13);
-
-		if (!abbrev && strncmp(name, ".debug_rnglists", 15) &&
-		    strncmp(name, ".debug_loclists", 15))
-			continue;
+		if (strncmp(di->secs[i].name, ".debug_abbrev", 13))
+			continue; /* the list sections: when loaded (sec_check) */
 		if (sec_load(di, i) < 0)
 			return -ENOEXEC;
 		data = di->secs[i].data;
 		size = (size_t)di->secs[i].size;
-		if (abbrev ? !abbrev_forms_known(data, size) : !lists_section_sane(data, size))
+		if (!abbrev_forms_known(data, size))
 			return -ENOEXEC;
 	}
 	/* after info_size is known: its CU offsets are checked against it */
@@ -2386,6 +2534,17 @@ static struct debuginfo *open_group(const char *path, unsigned int group)
 		return NULL;
 	}
 	return di;
+}
+
+void debuginfo_info_ready(struct debuginfo *di, uint64_t *ready, uint64_t *size)
+{
+	long i = sec_find(di, di->dwo ? ".debug_info.dwo" : ".debug_info");
+
+	*ready = *size = i < 0 ? 0 : di->secs[i].size;
+	if (i >= 0 && di->secs[i].stream)
+		*ready = elfsection_stream_ready(di->secs[i].stream);
+	else if (i >= 0 && di->secs[i].comp != ELFSECTION_PLAIN && di->secs[i].state <= 0)
+		*ready = 0;
 }
 
 struct debuginfo *debuginfo_open(const char *path)
@@ -2448,7 +2607,10 @@ void debuginfo_free(struct debuginfo *di)
 	for (i = 0; i < di->nr_secs; i++) {
 		free(di->secs[i].name);
 		free(di->secs[i].elf_name);
-		free(di->secs[i].data);
+		if (di->secs[i].stream) /* the stream owns the data */
+			elfsection_stream_free(di->secs[i].stream, 0);
+		else
+			free(di->secs[i].data);
 	}
 	free(di->secs);
 	if (di->fd >= 0)

@@ -127,6 +127,169 @@ int elfsection_decompress(const uint8_t *data, size_t size, uint64_t sh_flags, c
 	return 0;
 }
 
+struct elfsection_stream {
+	uint8_t *raw; /* the section as stored, header included */
+	size_t raw_size;
+	uint8_t *out; /* size + 1 bytes */
+	size_t size, ready;
+	int comp, failed, done;
+	z_stream zs;
+	ZSTD_DCtx *zd;
+	ZSTD_inBuffer zin;
+};
+
+/* output is produced in steps of this much at least: fewer calls, little waste */
+#define STREAM_STEP (64u << 10)
+
+int elfsection_stream_new(uint8_t *raw, size_t size, uint64_t sh_flags, const char *name,
+			  int is_64, int big_endian, size_t limit, struct elfsection_stream **out)
+{
+	struct elfsection_info info;
+	struct elfsection_stream *st;
+	int ret;
+
+	*out = NULL;
+	ret = elfsection_probe(raw, size, sh_flags, name, is_64, big_endian, &info);
+	if (!ret && info.comp == ELFSECTION_PLAIN)
+		ret = -EINVAL;
+	if (!ret && (info.size > limit || info.size > SIZE_MAX - 1))
+		ret = -E2BIG;
+	if (ret < 0) {
+		free(raw);
+		return ret;
+	}
+	st = xcalloc(1, sizeof(*st));
+	st->raw = raw;
+	st->raw_size = size;
+	st->size = (size_t)info.size;
+	st->comp = info.comp;
+	st->out = xmalloc(st->size + 1);
+	if (st->comp == ELFSECTION_ZLIB) {
+		st->zs.next_in = raw + info.skip;
+		if (inflateInit(&st->zs) != Z_OK)
+			st->failed = 1;
+	} else {
+		st->zd = ZSTD_createDCtx();
+		st->zin = (ZSTD_inBuffer){ .src = raw + info.skip, .size = size - info.skip };
+		if (!st->zd)
+			st->failed = 1;
+	}
+	*out = st;
+	return 0;
+}
+
+uint8_t *elfsection_stream_data(const struct elfsection_stream *st)
+{
+	return st->out;
+}
+
+size_t elfsection_stream_size(const struct elfsection_stream *st)
+{
+	return st->size;
+}
+
+size_t elfsection_stream_ready(const struct elfsection_stream *st)
+{
+	return st->ready;
+}
+
+/* One zlib step towards @target bytes (size + 1 at the end: a longer stream shows). 1: made
+ * progress, 0: the stream ended, -1: corrupt or truncated. */
+static int stream_zlib(struct elfsection_stream *st, size_t target)
+{
+	size_t in_left = st->raw_size - (size_t)(st->zs.next_in - st->raw);
+	size_t want = target - st->ready;
+	int ret;
+
+	st->zs.avail_in = in_left > UINT32_MAX ? UINT32_MAX : (uInt)in_left;
+	st->zs.next_out = st->out + st->ready;
+	st->zs.avail_out = want > UINT32_MAX ? UINT32_MAX : (uInt)want;
+	ret = inflate(&st->zs, Z_NO_FLUSH);
+	st->ready = (size_t)(st->zs.next_out - st->out);
+	if (ret == Z_STREAM_END)
+		return 0;
+	return ret == Z_OK ? 1 : -1;
+}
+
+/* The same for zstd; concatenated frames go on into the next one. */
+static int stream_zstd(struct elfsection_stream *st, size_t target)
+{
+	ZSTD_outBuffer o = { .dst = st->out, .size = target, .pos = st->ready };
+	size_t in_pos = st->zin.pos, r = ZSTD_decompressStream(st->zd, &o, &st->zin);
+	int moved = o.pos > st->ready || st->zin.pos > in_pos;
+
+	if (ZSTD_isError(r))
+		return -1;
+	st->ready = o.pos;
+	if (r == 0 && st->zin.pos == st->zin.size)
+		return 0;
+	return moved ? 1 : -1;
+}
+
+int elfsection_stream_ensure(struct elfsection_stream *st, size_t upto)
+{
+	size_t target;
+	int ret = 1;
+
+	if (upto > st->size)
+		upto = st->size;
+	if (st->failed)
+		return -EBADMSG;
+	if (st->done || st->ready >= upto)
+		return 0;
+	/* the last step asks for one byte more than the header says, as inflate_all() */
+	target = upto > st->size - STREAM_STEP || st->size < STREAM_STEP ? st->size + 1
+	       : upto + STREAM_STEP;
+	while (st->ready < upto && ret > 0) {
+		size_t before = st->ready;
+
+		ret = st->comp == ELFSECTION_ZLIB ? stream_zlib(st, target) : stream_zstd(st, target);
+		if (ret > 0 && st->ready == before && st->ready < target &&
+		    st->comp == ELFSECTION_ZLIB && !st->zs.avail_in)
+			ret = -1; /* truncated: no input left */
+	}
+	/* at the end the stream must end exactly there */
+	if (ret >= 0 && st->ready >= st->size) {
+		while (ret > 0 && st->ready <= st->size) {
+			size_t before = st->ready;
+
+			ret = st->comp == ELFSECTION_ZLIB ? stream_zlib(st, st->size + 1)
+							  : stream_zstd(st, st->size + 1);
+			if (ret > 0 && st->ready == before)
+				ret = -1;
+		}
+		if (ret == 0 && st->ready == st->size)
+			st->done = 1;
+		else
+			ret = -1;
+	} else if (ret == 0) {
+		ret = -1; /* the stream ended before the size the header says */
+	}
+	if (ret < 0) {
+		st->failed = 1;
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+uint8_t *elfsection_stream_free(struct elfsection_stream *st, int keep_data)
+{
+	uint8_t *data = NULL;
+
+	if (!st)
+		return NULL;
+	if (st->comp == ELFSECTION_ZLIB)
+		inflateEnd(&st->zs);
+	ZSTD_freeDCtx(st->zd);
+	free(st->raw);
+	if (keep_data)
+		data = st->out;
+	else
+		free(st->out);
+	free(st);
+	return data;
+}
+
 /* Section @name of @ef: its header into @shdr. 0 or -ENOENT. */
 static int find_shdr(const struct elffile *ef, const char *name, GElf_Shdr *shdr)
 {

@@ -55,4 +55,9 @@ int debuginfo_func_entry(struct debuginfo *di, uint64_t vaddr, uint64_t *entry);
 int debuginfo_tail_calls(struct debuginfo *di, uint64_t entry, const struct debuginfo_call **calls,
 			 size_t *n);
 
+/* How much of .debug_info the lookups so far have decompressed (*@ready) out of its
+ * uncompressed size (*@size); both the size for a section stored plain. For tests and
+ * benchmarks: a lookup decompresses only up to the end of the units it reads. */
+void debuginfo_info_ready(struct debuginfo *di, uint64_t *ready, uint64_t *size);
+
 #endif

@@ -44,6 +44,30 @@ int elfsection_decompress(const uint8_t *data, size_t size, uint64_t sh_flags, c
 			  int is_64, int big_endian, size_t limit, uint8_t **out,
 			  size_t *out_size);
 
+/* Progressive decompression, for readers that need only a prefix of a big section (a cold
+ * `perch dump` reads a few of glibc's 2000 CUs; inflating all of its .debug_info is most of
+ * the work). The output buffer has the whole uncompressed size from the start (a large malloc:
+ * pages cost nothing until written), so pointers into it stay valid; only its first
+ * elfsection_stream_ready() bytes hold data. */
+struct elfsection_stream;
+
+/* Take @raw (malloc'ed; owned by the stream from now on, even on error), the raw bytes of a
+ * compressed section, with the arguments of elfsection_probe(). 0 with *@out set; -EINVAL for
+ * a section that is not compressed; elfsection_decompress()'s errors otherwise. */
+int elfsection_stream_new(uint8_t *raw, size_t size, uint64_t sh_flags, const char *name,
+			  int is_64, int big_endian, size_t limit, struct elfsection_stream **out);
+/* The output buffer (elfsection_stream_size() bytes, one spare byte after them). */
+uint8_t *elfsection_stream_data(const struct elfsection_stream *st);
+size_t elfsection_stream_size(const struct elfsection_stream *st);
+/* Bytes decompressed so far: a prefix of the section. */
+size_t elfsection_stream_ready(const struct elfsection_stream *st);
+/* Decompress until at least @upto bytes (capped at the size) are ready. 0; -EBADMSG for a
+ * corrupt stream or one whose length differs from the header's (then it stays failed). */
+int elfsection_stream_ensure(struct elfsection_stream *st, size_t upto);
+/* Free the stream; with @keep_data the output buffer is returned to the caller instead of
+ * freed (else NULL). NULL @st does nothing. */
+uint8_t *elfsection_stream_free(struct elfsection_stream *st, int keep_data);
+
 /* Section contents, borrowed from a file image or owned. */
 struct elfsection_buf {
 	const uint8_t *data;

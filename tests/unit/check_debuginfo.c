@@ -1281,6 +1281,105 @@ static char *libc_debug_file(void)
 	return path;
 }
 
+
+
+/* glibc's debug file (Debian's has compressed sections): a lookup in __libc_start_main
+ * (csu/libc-start.c, one of the first units) decompresses only part of .debug_info, and its
+ * function is the one nm names there. */
+START_TEST(test_lazy_glibc)
+{
+	char *dbg = libc_debug_file(), *cmd, *text;
+	struct sym_frame f[SYM_MAX_INLINE];
+	struct debuginfo *di;
+	unsigned long long addr = 0;
+	uint64_t ready, size;
+	int status, n;
+
+	if (!dbg || !testutil_have_tool("nm"))
+		return;
+	cmd = xasprintf("nm --defined-only '%s' | awk '$3 == \"__libc_start_main_impl\" "
+			"{ print $1; exit }'", dbg);
+	text = testutil_run(cmd, &status);
+	ck_assert_int_eq(status, 0);
+	addr = strtoull(text, NULL, 16);
+	free(text);
+	free(cmd);
+	if (!addr)
+		return; /* another glibc: no such symbol */
+	di = debuginfo_open(dbg);
+	ck_assert_ptr_nonnull(di);
+	debuginfo_info_ready(di, &ready, &size);
+	ck_assert_uint_gt(size, 1u << 20);
+	if (ready == size) { /* stored plain: nothing to decompress */
+		printf("SKIP: %s has a plain .debug_info\n", dbg);
+		debuginfo_free(di);
+		free(dbg);
+		return;
+	}
+	ck_assert_uint_eq(ready, 0); /* nothing read at open */
+	n = debuginfo_lookup(di, addr + 4, f, SYM_MAX_INLINE);
+	ck_assert_int_gt(n, 0);
+	ck_assert_str_eq(f[n - 1].func, "__libc_start_main_impl");
+	debuginfo_info_ready(di, &ready, &size);
+	ck_assert_uint_gt(ready, 0);
+	ck_assert_msg(ready < size / 2, "%llu of %llu bytes decompressed",
+		      (unsigned long long)ready, (unsigned long long)size);
+	debuginfo_free(di);
+	free(dbg);
+}
+END_TEST
+
+/* Compressed .debug_info and .debug_line are decompressed only as far as the units a lookup
+ * reads. fixtures/elf/dw/inl.c, one.c and cls.cc (several CUs, C and C++) with gcc, copies
+ * compressed by objcopy with zlib and zstd: each queried on a fresh handle in an order that
+ * starts at the last CU, and in one that starts in the middle, gives the frames of the plain
+ * build, and file:line as gdb's (gdb reads the compressed copy itself). */
+START_TEST(test_compressed_lazy)
+{
+	static const char *const kinds[] = { "zlib", "zstd" };
+	char *rel = testutil_fixture_path("elf/dw"), *src = realpath(rel, NULL);
+	char *dir = xasprintf("%s/lazy", testutil_tmp), *plain = xasprintf("%s/prog", dir);
+	uint64_t *addrs, *order;
+	size_t n, i, k, hdr;
+
+	if (!testutil_have_tool("gdb") || !testutil_have_tool("objcopy"))
+		goto out;
+	build_inl(dir, src, "gcc -O2 -g", "g++ -O2 -g");
+	n = text_addrs(plain, &addrs);
+	ck_assert_uint_gt(n, 100);
+	order = xcalloc(n, sizeof(*order));
+	for (k = 0; k < ARRAY_SIZE(kinds); k++) {
+		char *bin = xasprintf("%s/prog-%s", dir, kinds[k]);
+
+		run_ok("objcopy --compress-debug-sections=%s '%s' '%s'", kinds[k], plain, bin);
+		for (int how = 0; how < 2; how++) {
+			struct debuginfo *a = debuginfo_open(plain), *b = debuginfo_open(bin);
+			size_t hits = 0;
+
+			ck_assert_ptr_nonnull(a);
+			ck_assert_ptr_nonnull(b);
+			for (i = 0; i < n; i++) /* backwards; or from the middle, alternating */
+				order[i] = how ? addrs[(n / 2 + (i % 2 ? n - (i + 1) / 2 : i / 2)) % n]
+					       : addrs[n - 1 - i];
+			for (i = 0; i < n; i++)
+				hits += same_frames(a, b, order[i]) > 0;
+			ck_assert_uint_gt(hits, n / 2);
+			debuginfo_free(a);
+			debuginfo_free(b);
+		}
+		ck_assert_uint_gt(check_addrs_vs_gdb(bin, order, n, &hdr), n / 2);
+		free(bin);
+	}
+	free(order);
+	free(addrs);
+out:
+	free(plain);
+	free(dir);
+	free(src);
+	free(rel);
+}
+END_TEST
+
 /* The same on glibc's own DWARF 5 (Debian's libc6-dbg, gcc 12): the entry of every 8th
  * function, and every instruction of __new_sem_wait_slow64 (sem_wait.c's unit begins with
  * sem_waitcommon.c) and of __libc_start_call_main (libc_start_call_main.h in libc-start.c). */
@@ -1351,6 +1450,8 @@ Suite *debuginfo_suite(void)
 	tcase_add_checked_fixture(tc, testutil_tmp_setup, testutil_tmp_teardown);
 	tcase_add_test(tc, test_line_files);
 	tcase_add_test(tc, test_line_files_glibc);
+	tcase_add_test(tc, test_compressed_lazy);
+	tcase_add_test(tc, test_lazy_glibc);
 	tcase_add_test(tc, test_split_dwarf);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "perch/elffile.h"
 #include "perch/elfsection.h"
@@ -117,6 +118,123 @@ static size_t chdr64(uint8_t *out, uint32_t type, uint64_t size, const uint8_t *
 	return 24 + n;
 }
 
+/* A stream over @n bytes of section (an Elf64_Chdr of type @type claiming @claim bytes, then
+ * @z, @zn stream bytes), or NULL when elfsection_stream_new() refuses it. */
+static struct elfsection_stream *stream_of(uint32_t type, uint64_t claim, const uint8_t *z,
+					   size_t zn)
+{
+	uint8_t *raw = xmalloc(24 + zn);
+	struct elfsection_stream *st;
+	size_t n = chdr64(raw, type, claim, z, zn);
+
+	if (elfsection_stream_new(raw, n, SHF_COMPRESSED, ".debug_info", 1, 0, ELFSECTION_MAX_SIZE,
+				  &st) < 0)
+		return NULL;
+	return st;
+}
+
+/* Progressive decompression (the cold-dump path of debuginfo): every prefix asked for is the
+ * data zlib's compress2() and libzstd's ZSTD_compress() were given, whatever the order of the
+ * requests; the end is checked as strictly as elfsection_decompress() checks it. */
+START_TEST(test_stream)
+{
+	size_t n = 700000, zcap = compressBound(n) + ZSTD_compressBound(n), zn, i;
+	uint8_t *data = xmalloc(n), *z = xmalloc(zcap);
+	static const size_t asks[] = { 0, 1, 100, 65535, 65537, 300000, 299999, 699999, 700000,
+				       5000000 };
+	uint64_t x = 88172645463325252ULL;
+
+	/* text-like bytes: compressible, not trivially */
+	for (i = 0; i < n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		data[i] = (uint8_t)("abcdefgh  \n_xyz"[x % 16]);
+	}
+	for (int kind = 0; kind < 2; kind++) {
+		struct elfsection_stream *st;
+		uint32_t type = kind ? 2 /* ELFCOMPRESS_ZSTD */ : ELFCOMPRESS_ZLIB;
+
+		if (kind) {
+			ZSTD_CCtx *cc = ZSTD_createCCtx();
+
+			/* with a checksum, so that the corrupt stream below cannot pass */
+			ck_assert(!ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1)));
+			zn = ZSTD_compress2(cc, z, zcap, data, n);
+			ck_assert(!ZSTD_isError(zn));
+			ZSTD_freeCCtx(cc);
+		} else {
+			uLongf zl = zcap;
+
+			ck_assert_int_eq(compress2(z, &zl, data, n, 6), Z_OK);
+			zn = zl;
+		}
+		st = stream_of(type, n, z, zn);
+		ck_assert_ptr_nonnull(st);
+		ck_assert_uint_eq(elfsection_stream_size(st), n);
+		ck_assert_uint_eq(elfsection_stream_ready(st), 0);
+		for (i = 0; i < ARRAY_SIZE(asks); i++) {
+			size_t want = asks[i] < n ? asks[i] : n, ready;
+
+			ck_assert_int_eq(elfsection_stream_ensure(st, asks[i]), 0);
+			ready = elfsection_stream_ready(st);
+			ck_assert_uint_ge(ready, want);
+			ck_assert_uint_le(ready, n);
+			ck_assert_mem_eq(elfsection_stream_data(st), data, ready);
+		}
+		ck_assert_uint_eq(elfsection_stream_ready(st), n);
+		/* only a prefix: far less than all of it */
+		elfsection_stream_free(st, 0);
+		st = stream_of(type, n, z, zn);
+		ck_assert_int_eq(elfsection_stream_ensure(st, 1000), 0);
+		ck_assert_uint_lt(elfsection_stream_ready(st), n / 2);
+		ck_assert_mem_eq(elfsection_stream_data(st), data, elfsection_stream_ready(st));
+		{
+			uint8_t *kept = elfsection_stream_free(st, 1);
+
+			ck_assert_ptr_nonnull(kept);
+			free(kept);
+		}
+		/* a truncated stream: its start reads, its end fails, and stays failed */
+		st = stream_of(type, n, z, zn / 2);
+		ck_assert_int_eq(elfsection_stream_ensure(st, 100), 0);
+		ck_assert_mem_eq(elfsection_stream_data(st), data, 100);
+		ck_assert_int_eq(elfsection_stream_ensure(st, n), -EBADMSG);
+		ck_assert_int_eq(elfsection_stream_ensure(st, 10), -EBADMSG);
+		elfsection_stream_free(st, 0);
+		/* the header claims one byte more, or one less, than the stream holds */
+		st = stream_of(type, n + 1, z, zn);
+		ck_assert_int_eq(elfsection_stream_ensure(st, n + 1), -EBADMSG);
+		elfsection_stream_free(st, 0);
+		st = stream_of(type, n - 1, z, zn);
+		ck_assert_int_eq(elfsection_stream_ensure(st, 1000), 0);
+		ck_assert_int_eq(elfsection_stream_ensure(st, n - 1), -EBADMSG);
+		elfsection_stream_free(st, 0);
+		/* corrupt bytes in the middle */
+		memset(z + zn / 2, 0x5a, 64);
+		st = stream_of(type, n, z, zn);
+		ck_assert_int_eq(elfsection_stream_ensure(st, n), -EBADMSG);
+		elfsection_stream_free(st, 0);
+	}
+	/* not compressed, or a bomb by its header: refused, the raw bytes freed */
+	{
+		struct elfsection_stream *st;
+		uint8_t *raw = xmalloc(64);
+
+		memset(raw, 0, 64);
+		ck_assert_int_eq(elfsection_stream_new(raw, 64, 0, ".debug_info", 1, 0, 1024, &st),
+				 -EINVAL);
+		ck_assert_ptr_null(st);
+		raw = xmalloc(64);
+		chdr64(raw, ELFCOMPRESS_ZLIB, 1u << 20, z, 16);
+		ck_assert_int_eq(elfsection_stream_new(raw, 40, SHF_COMPRESSED, NULL, 1, 0, 1024,
+						       &st),
+				 -E2BIG);
+	}
+	elfsection_stream_free(NULL, 0);
+	free(data);
+	free(z);
+}
+END_TEST
+
 START_TEST(test_hostile)
 {
 	static const uint8_t text[] = "perch perch perch perch perch perch perch perch";
@@ -219,6 +337,7 @@ Suite *elfsection_suite(void)
 
 	tc = tcase_create("hostile");
 	tcase_add_test(tc, test_hostile);
+	tcase_add_test(tc, test_stream);
 	suite_add_tcase(s, tc);
 	return s;
 }
