@@ -14,5 +14,5 @@ check-format:
 		echo "not formatted as .clang-format says (run make format):"; echo "$$bad"; exit 1; \
 	fi; echo "  FORMAT   $(words $(FORMAT_FILES)) files formatted"
 
-# CHECK_EXTRA += check-format (added once the tree is formatted)
+CHECK_EXTRA += check-format
 .PHONY: check-format

@@ -40,11 +40,16 @@ const struct perch_arch *perch_arch_by_machine(unsigned int e_machine)
 static const char *machine_name(unsigned int machine, int cls, char *buf, size_t len)
 {
 	switch (machine) {
-	case EM_386: return "i386";
-	case EM_X86_64: return cls == ELFCLASS32 ? "x32" : "x86_64";
-	case EM_AARCH64: return cls == ELFCLASS32 ? "aarch64 ILP32" : "aarch64";
-	case EM_ARM: return "32-bit ARM";
-	case EM_RISCV: return cls == ELFCLASS32 ? "riscv32" : "riscv64";
+	case EM_386:
+		return "i386";
+	case EM_X86_64:
+		return cls == ELFCLASS32 ? "x32" : "x86_64";
+	case EM_AARCH64:
+		return cls == ELFCLASS32 ? "aarch64 ILP32" : "aarch64";
+	case EM_ARM:
+		return "32-bit ARM";
+	case EM_RISCV:
+		return cls == ELFCLASS32 ? "riscv32" : "riscv64";
 	}
 	snprintf(buf, len, "ELF machine %u (%d-bit)", machine, cls == ELFCLASS32 ? 32 : 64);
 	return buf;
@@ -52,8 +57,8 @@ static const char *machine_name(unsigned int machine, int cls, char *buf, size_t
 
 /* The table for an ELF of @machine and @cls, or NULL after saying why: into @why (@size
  * bytes) when it is not NULL, else as an error message. */
-static const struct perch_arch *arch_for(unsigned int machine, int cls, const char *how,
-					 char *why, size_t size)
+static const struct perch_arch *arch_for(unsigned int machine, int cls, const char *how, char *why,
+					 size_t size)
 {
 	const struct perch_arch *host = perch_arch_host();
 	char name[64], msg[256];
@@ -65,8 +70,8 @@ static const struct perch_arch *arch_for(unsigned int machine, int cls, const ch
 	snprintf(msg, sizeof(msg), "perch cannot profile %s processes on this host (%s)%s",
 		 machine_name(machine, cls, name, sizeof(name)), host->name,
 		 machine == EM_ARM && host->e_machine == EM_AARCH64
-			 ? ": it has no unwinder for 32-bit ARM code (ARM EHABI)"
-			 : "");
+		     ? ": it has no unwinder for 32-bit ARM code (ARM EHABI)"
+		     : "");
 	if (why)
 		snprintf(why, size, "%s", msg);
 	else
@@ -83,8 +88,9 @@ static int elf_ident(const unsigned char *h, ssize_t n, unsigned int *machine, i
 		return -1;
 	*cls = h[EI_CLASS];
 	/* e_type (2 bytes) then e_machine, in the file's byte order */
-	*machine = h[EI_DATA] == ELFDATA2MSB ? (unsigned int)h[EI_NIDENT + 2] << 8 | h[EI_NIDENT + 3]
-					      : (unsigned int)h[EI_NIDENT + 3] << 8 | h[EI_NIDENT + 2];
+	*machine = h[EI_DATA] == ELFDATA2MSB
+		       ? (unsigned int)h[EI_NIDENT + 2] << 8 | h[EI_NIDENT + 3]
+		       : (unsigned int)h[EI_NIDENT + 3] << 8 | h[EI_NIDENT + 2];
 	return 0;
 }
 
@@ -103,7 +109,7 @@ static int read_ident(const char *path, unsigned int *machine, int *cls)
 
 int perch_arch_auxv_class(const uint8_t *auxv, size_t len)
 {
-	int ok[2] = { 0, 0 }; /* 32, 64 */
+	int ok[2] = {0, 0}; /* 32, 64 */
 
 	for (int w = 0; w < 2; w++) {
 		size_t word = w ? 8 : 4, pagesz = 0;
@@ -175,8 +181,8 @@ static int mapped_ident(pid_t pid, unsigned int *machine, int *cls)
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	fp = fopen(path, "re");
 	while (fp && ret < 0 && fgets(line, sizeof(line), fp)) {
-		if (sscanf(line, "%*x-%*x %*s %llx %*s %*u %4095[^\n]", &off, file) != 2 ||
-		    off || file[0] != '/' || strstr(file, " (deleted)"))
+		if (sscanf(line, "%*x-%*x %*s %llx %*s %*u %4095[^\n]", &off, file) != 2 || off ||
+		    file[0] != '/' || strstr(file, " (deleted)"))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, file);
 		ret = read_ident(path, machine, cls);

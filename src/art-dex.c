@@ -33,8 +33,8 @@ struct dex_open {
 
 /* One registered dex file, as its header describes it. */
 struct dex_rec {
-	struct art_entry e;	   /* as in the last snapshot */
-	int state;		   /* 0: header not read yet, 1: usable, -1: not a dex perch reads */
+	struct art_entry e; /* as in the last snapshot */
+	int state;	    /* 0: header not read yet, 1: usable, -1: not a dex perch reads */
 	uint64_t code_lo, code_hi; /* where its method code lies (absolute) */
 	struct dex_open *op;
 };
@@ -222,7 +222,7 @@ static int rec_lookup(struct art_dex *d, struct dex_rec *r, uint64_t pc, struct 
 	if (op->failed)
 		return -ENOENT;
 	if (!op->df) {
-		struct dex_source src = { open_read, op };
+		struct dex_source src = {open_read, op};
 
 		if (dex_open_source(&src, op->span, &op->df) < 0) {
 			log_debug("art: dex file at 0x%llx (%llu bytes) is not usable",

@@ -16,9 +16,9 @@
 struct jit_ent {
 	struct art_entry e;
 	struct art_symfile *sf; /* NULL: the symfile could not be used (counted in stats.bad) */
-	uint64_t first_seen;    /* now_ns of the first snapshot that had the entry */
-	uint64_t last_seen;     /* now_ns of the last snapshot that had the entry */
-	int live;               /* in the last snapshot */
+	uint64_t first_seen;	/* now_ns of the first snapshot that had the entry */
+	uint64_t last_seen;	/* now_ns of the last snapshot that had the entry */
+	int live;		/* in the last snapshot */
 };
 
 /* One symbol of one entry, for the sorted index. */
@@ -33,16 +33,16 @@ struct art_jit {
 	unsigned int machine;
 	int is_64;
 	struct art_layout l;
-	int snapped;             /* a snapshot succeeded; last_* describe it */
+	int snapped; /* a snapshot succeeded; last_* describe it */
 	uint32_t last_seqlock, last_action;
 	uint64_t last_timestamp, last_first, last_relevant;
 	struct jit_ent *ents;
 	size_t nr, alloc;
 	struct jit_idx *idx;
 	size_t nr_idx, alloc_idx;
-	uint64_t max_len;        /* longest symbol: bounds the backward scan of a lookup */
+	uint64_t max_len; /* longest symbol: bounds the backward scan of a lookup */
 	struct art_jit_stats st;
-	char name[256];          /* the last name art_jit_find() gave */
+	char name[256]; /* the last name art_jit_find() gave */
 };
 
 struct art_jit *art_jit_new(const struct perch_mem *mem, uint64_t desc_addr, unsigned int machine,
@@ -104,8 +104,8 @@ static struct jit_ent *find_cached(struct art_jit *j, const struct art_entry *e)
 		}
 		if (!buf) {
 			buf = xmalloc((size_t)e->symfile_size);
-			if (j->mem.read(j->mem.ctx, e->symfile_addr, buf,
-					(size_t)e->symfile_size) < 0)
+			if (j->mem.read(j->mem.ctx, e->symfile_addr, buf, (size_t)e->symfile_size) <
+			    0)
 				break;
 		}
 		if (art_symfile_equal(x->sf, buf, (size_t)e->symfile_size))
@@ -158,8 +158,8 @@ static void rebuild_index(struct art_jit *j)
 			const struct art_jit_sym *s = art_symfile_get(sf, k);
 
 			ALLOC_GROW(j->idx, j->nr_idx + 1, j->alloc_idx);
-			j->idx[j->nr_idx++] = (struct jit_idx){ s->start, s->end, (uint32_t)i,
-								(uint32_t)k };
+			j->idx[j->nr_idx++] =
+			    (struct jit_idx){s->start, s->end, (uint32_t)i, (uint32_t)k};
 			if (s->end - s->start > j->max_len)
 				j->max_len = s->end - s->start;
 		}
@@ -177,8 +177,8 @@ static void prune(struct art_jit *j, uint64_t now_ns)
 		retired += !j->ents[i].live;
 	for (size_t i = 0; i < j->nr; i++) {
 		struct jit_ent *x = &j->ents[i];
-		int drop = !x->live && (now_ns - x->last_seen > ART_RETIRED_NS ||
-					retired > ART_MAX_RETIRED);
+		int drop = !x->live &&
+			   (now_ns - x->last_seen > ART_RETIRED_NS || retired > ART_MAX_RETIRED);
 
 		if (drop) {
 			art_symfile_free(x->sf);
@@ -205,9 +205,9 @@ int art_jit_update(struct art_jit *j, uint64_t now_ns, int force)
 	/* (the GDB layout's descriptor can look unchanged after a change: an entry recycled at
 	 * the head again; its list is walked every time) */
 	if (j->snapped && l.kind == j->l.kind && l.kind != ART_KIND_GDB && !force &&
-	    d.seqlock == j->last_seqlock &&
-	    d.timestamp == j->last_timestamp && d.first == j->last_first &&
-	    d.action == j->last_action && d.relevant == j->last_relevant) {
+	    d.seqlock == j->last_seqlock && d.timestamp == j->last_timestamp &&
+	    d.first == j->last_first && d.action == j->last_action &&
+	    d.relevant == j->last_relevant) {
 		/* nothing was removed since the snapshot: its entries were all there at @now_ns */
 		for (size_t i = 0; i < j->nr; i++)
 			if (j->ents[i].live)
@@ -245,7 +245,7 @@ int art_jit_update(struct art_jit *j, uint64_t now_ns, int force)
 		if (!sf)
 			j->st.bad++;
 		ALLOC_GROW(j->ents, j->nr + 1, j->alloc);
-		j->ents[j->nr++] = (struct jit_ent){ list[i], sf, now_ns, now_ns, 1 };
+		j->ents[j->nr++] = (struct jit_ent){list[i], sf, now_ns, now_ns, 1};
 	}
 	free(list);
 	if (j->l.kind != ART_KIND_ANDROID2 && j->nr > first_new) {
@@ -253,9 +253,8 @@ int art_jit_update(struct art_jit *j, uint64_t now_ns, int force)
 		struct art_descriptor d2;
 
 		if (art_descriptor_read(&j->mem, j->desc, j->machine, j->is_64, &d2, &l) < 0 ||
-		    d2.seqlock != d.seqlock || d2.first != d.first ||
-		    d2.timestamp != d.timestamp || d2.relevant != d.relevant ||
-		    d2.action != d.action) {
+		    d2.seqlock != d.seqlock || d2.first != d.first || d2.timestamp != d.timestamp ||
+		    d2.relevant != d.relevant || d2.action != d.action) {
 			for (size_t i = first_new; i < j->nr; i++)
 				art_symfile_free(j->ents[i].sf);
 			j->nr = first_new;

@@ -80,8 +80,8 @@ static uint64_t get_ptr(const struct art_layout *l, const uint8_t *p)
 	return strip_tag(l, get_le(p, l->ptr));
 }
 
-int art_descriptor_read(const struct perch_mem *mem, uint64_t addr, unsigned int machine,
-			int is_64, struct art_descriptor *d, struct art_layout *l)
+int art_descriptor_read(const struct perch_mem *mem, uint64_t addr, unsigned int machine, int is_64,
+			struct art_descriptor *d, struct art_layout *l)
 {
 	uint8_t buf[56];
 	struct art_layout full;
@@ -210,7 +210,7 @@ static int uid_add(struct uid_set *s, uint64_t addr, uint32_t seq)
 	size_t i;
 
 	if ((s->nr + 1) * 2 > s->cap) {
-		struct uid_set n = { .cap = s->cap ? s->cap * 2 : 64 };
+		struct uid_set n = {.cap = s->cap ? s->cap * 2 : 64};
 
 		n.keys = xcalloc(n.cap, sizeof(*n.keys));
 		for (i = 0; i < s->cap; i++) {
@@ -218,8 +218,7 @@ static int uid_add(struct uid_set *s, uint64_t addr, uint32_t seq)
 
 			if (!s->keys[i])
 				continue;
-			for (j = (s->keys[i] * 0x9e3779b97f4a7c15ULL) >> 20; n.keys[j % n.cap];
-			     j++)
+			for (j = (s->keys[i] * 0x9e3779b97f4a7c15ULL) >> 20; n.keys[j % n.cap]; j++)
 				;
 			n.keys[j % n.cap] = s->keys[i];
 			n.nr++;
@@ -241,7 +240,7 @@ static int walk_seqlocked(const struct perch_mem *mem, uint64_t desc_addr,
 			  const struct art_layout *l, struct art_entry **out, size_t *nr,
 			  size_t *alloc)
 {
-	struct uid_set seen = { 0 };
+	struct uid_set seen = {0};
 	int ret = 0;
 
 	for (int pass = 0; pass < ART_MAX_HEAD_PASSES; pass++) {
@@ -290,7 +289,7 @@ static int walk_plain(const struct perch_mem *mem, uint64_t desc_addr, const str
 		      const struct art_descriptor *d, struct art_entry **out, size_t *nr,
 		      size_t *alloc)
 {
-	struct uid_set seen = { 0 };
+	struct uid_set seen = {0};
 	struct art_descriptor d2;
 	struct art_layout l2;
 	uint64_t p = d->first, prev = 0;

@@ -22,9 +22,9 @@
 #include "perch/unwind.h"
 #include "perch/xalloc.h"
 
-#define ART_CHECK_NS 1000000ULL     /* a lookup miss re-reads a list at most once per ms */
-#define ART_FULL_NS 1000000000ULL   /* and the lists re-read every second regardless */
-#define ART_DEX_CACHE_MAX 65536     /* dex pcs whose method and line are kept */
+#define ART_CHECK_NS	  1000000ULL	/* a lookup miss re-reads a list at most once per ms */
+#define ART_FULL_NS	  1000000000ULL /* and the lists re-read every second regardless */
+#define ART_DEX_CACHE_MAX 65536		/* dex pcs whose method and line are kept */
 
 /* One dex pc looked up: its method and line, and whether it is the method's first
  * instruction (the switch interpreter's marker; 0 unknown, 1 yes, -1 no). */
@@ -36,18 +36,18 @@ struct dex_pc_entry {
 
 struct art_proc {
 	pid_t pid;
-	int mem_fd;                /* /proc/PID/mem, opened when process_vm_readv fails */
+	int mem_fd; /* /proc/PID/mem, opened when process_vm_readv fails */
 	struct perch_mem mem;
-	unsigned int generation;   /* of the modules last searched */
+	unsigned int generation; /* of the modules last searched */
 	int searched;
 	uint64_t jit_desc, dex_desc;
 	struct art_jit *jit;
 	struct art_dex *dex;
-	int is_64;                 /* the runtime library's ELF class */
-	struct u64map pc_map;      /* dex pc -> index into pc_cache */
+	int is_64;	      /* the runtime library's ELF class */
+	struct u64map pc_map; /* dex pc -> index into pc_cache */
 	struct dex_pc_entry *pc_cache;
 	size_t nr_pc, alloc_pc;
-	uint64_t verified;         /* the lists are known as they were at this time */
+	uint64_t verified; /* the lists are known as they were at this time */
 	uint64_t last_full, last_retry;
 };
 
@@ -62,7 +62,7 @@ static uint64_t now_ns(void)
 static int proc_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct art_proc *a = ctx;
-	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+	struct iovec l = {buf, len}, r = {(void *)(uintptr_t)addr, len};
 	ssize_t n;
 
 	if (!len)
@@ -284,7 +284,7 @@ static int dex_lookup_uncached(struct art_proc *a, uint64_t dex_pc, struct dex_m
  * are not cached: the dex file may be registered later). */
 static struct dex_pc_entry *dex_cached(struct art_proc *a, uint64_t dex_pc)
 {
-	struct dex_pc_entry e = { .start = 0 };
+	struct dex_pc_entry e = {.start = 0};
 	size_t slot;
 	uint32_t i = dex_pc == UINT64_MAX ? UINT32_MAX : u64map_find(&a->pc_map, dex_pc, &slot);
 
@@ -328,10 +328,10 @@ static int snap_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
-uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct unwind_snapshot *snap,
-				uint64_t sp, uint64_t dex_pc)
+uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct unwind_snapshot *snap, uint64_t sp,
+				uint64_t dex_pc)
 {
-	struct perch_mem mem = { snap_read, (void *)snap };
+	struct perch_mem mem = {snap_read, (void *)snap};
 	struct dex_pc_entry *e = dex_cached(a, dex_pc);
 	struct dex_method prev;
 	uint64_t pc;
@@ -342,9 +342,10 @@ uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct unwind_snapshot
 	 * instruction before it is not in the same method (for standard dex, not in any) */
 	if (!e->start)
 		e->start = art_dex_lookup(a->dex, dex_pc - 2, &prev) < 0 ||
-				   strcmp(prev.name, e->m.name) || prev.code_offset != e->m.code_offset
-			   ? 1
-			   : -1;
+				   strcmp(prev.name, e->m.name) ||
+				   prev.code_offset != e->m.code_offset
+			       ? 1
+			       : -1;
 	if (e->start < 0 || art_switch_dex_pc(&mem, a->is_64, sp, dex_pc, &pc) < 0)
 		return dex_pc;
 	return pc;

@@ -128,9 +128,9 @@ static int raw_section(const struct raw_elf *e, const char *name, struct raw_shd
 /* ---- symfiles ---- */
 
 struct art_symfile {
-	uint8_t *image;           /* our copy */
+	uint8_t *image; /* our copy */
 	size_t size;
-	uint8_t *inner;           /* decompressed .gnu_debugdata, or NULL */
+	uint8_t *inner;		  /* decompressed .gnu_debugdata, or NULL */
 	struct elfsym_table *tab; /* owns the names */
 	struct art_jit_sym *syms; /* sorted by start */
 	size_t nr, alloc;
@@ -209,7 +209,7 @@ struct art_symfile *art_symfile_new(const uint8_t *data, size_t size, unsigned i
 		if (start + es->size < start)
 			continue;
 		ALLOC_GROW(s->syms, s->nr + 1, s->alloc);
-		s->syms[s->nr++] = (struct art_jit_sym){ start, start + es->size, es->name };
+		s->syms[s->nr++] = (struct art_jit_sym){start, start + es->size, es->name};
 	}
 	if (!s->nr) {
 		err = ENOENT;
@@ -279,7 +279,7 @@ int art_symfile_equal(const struct art_symfile *s, const uint8_t *data, size_t s
 int art_elf_data_symbol(const uint8_t *image, size_t size, const char *name, uint64_t *vaddr,
 			uint64_t *sym_size, uint64_t *file_off)
 {
-	static const uint32_t order[] = { SHT_DYNSYM, SHT_SYMTAB };
+	static const uint32_t order[] = {SHT_DYNSYM, SHT_SYMTAB};
 	struct raw_elf e;
 	size_t nlen = strlen(name);
 
@@ -331,7 +331,7 @@ int art_elf_data_symbol(const uint8_t *image, size_t size, const char *name, uin
 
 /* DW_OP_const4u "DEX1" (0x31584544), DW_OP_drop: the start of ART's DEX PC expression (spec 3.1,
  * ART runtime/interpreter/cfi_asm_support.h CFI_DEFINE_DEX_PC_WITH_OFFSET). */
-static const uint8_t dex_pc_marker[] = { 0x0c, 0x44, 0x45, 0x58, 0x31, 0x13 };
+static const uint8_t dex_pc_marker[] = {0x0c, 0x44, 0x45, 0x58, 0x31, 0x13};
 
 static int section_has_marker(const struct raw_elf *e, const char *name)
 {

@@ -27,7 +27,7 @@ struct cfi_section {
 
 struct cfi_fde_ent {
 	uint64_t start, end; /* ELF vaddrs [start, end) */
-	size_t off;          /* of the FDE's length field in its section */
+	size_t off;	     /* of the FDE's length field in its section */
 	unsigned int sec;    /* index into cfi_table.sec */
 };
 
@@ -37,7 +37,7 @@ struct cfi_fde_ent {
 
 struct cfi_row_slot {
 	uint64_t pc;
-	int ret;     /* cfi_row_find's result for that pc */
+	int ret; /* cfi_row_find's result for that pc */
 	int used;
 	struct cfi_row row;
 };
@@ -249,8 +249,8 @@ struct cfi_table *cfi_table_new_raw(const uint8_t *eh, size_t eh_size, uint64_t 
 				    int is_64)
 {
 	const struct cfi_section sec[] = {
-		{eh, eh_size, eh_vaddr, 1},
-		{dbg, dbg_size, 0, 0},
+	    {eh, eh_size, eh_vaddr, 1},
+	    {dbg, dbg_size, 0, 0},
 	};
 
 	return table_new(sec, 2, machine, is_64);
@@ -348,21 +348,40 @@ struct cfi_interp {
 
 /* DW_CFA_* opcodes (DWARF 5, 6.4.2; GNU and AArch64 extensions) */
 enum {
-	CFA_ADVANCE_LOC = 0x40, CFA_OFFSET = 0x80, CFA_RESTORE = 0xc0,
-	CFA_NOP = 0x00, CFA_SET_LOC = 0x01, CFA_ADVANCE_LOC1 = 0x02, CFA_ADVANCE_LOC2 = 0x03,
-	CFA_ADVANCE_LOC4 = 0x04, CFA_OFFSET_EXTENDED = 0x05, CFA_RESTORE_EXTENDED = 0x06,
-	CFA_UNDEFINED = 0x07, CFA_SAME_VALUE = 0x08, CFA_REGISTER = 0x09,
-	CFA_REMEMBER_STATE = 0x0a, CFA_RESTORE_STATE = 0x0b, CFA_DEF_CFA = 0x0c,
-	CFA_DEF_CFA_REGISTER = 0x0d, CFA_DEF_CFA_OFFSET = 0x0e, CFA_DEF_CFA_EXPRESSION = 0x0f,
-	CFA_EXPRESSION = 0x10, CFA_OFFSET_EXTENDED_SF = 0x11, CFA_DEF_CFA_SF = 0x12,
-	CFA_DEF_CFA_OFFSET_SF = 0x13, CFA_VAL_OFFSET = 0x14, CFA_VAL_OFFSET_SF = 0x15,
-	CFA_VAL_EXPRESSION = 0x16, CFA_MIPS_ADVANCE_LOC8 = 0x1d,
+	CFA_ADVANCE_LOC = 0x40,
+	CFA_OFFSET = 0x80,
+	CFA_RESTORE = 0xc0,
+	CFA_NOP = 0x00,
+	CFA_SET_LOC = 0x01,
+	CFA_ADVANCE_LOC1 = 0x02,
+	CFA_ADVANCE_LOC2 = 0x03,
+	CFA_ADVANCE_LOC4 = 0x04,
+	CFA_OFFSET_EXTENDED = 0x05,
+	CFA_RESTORE_EXTENDED = 0x06,
+	CFA_UNDEFINED = 0x07,
+	CFA_SAME_VALUE = 0x08,
+	CFA_REGISTER = 0x09,
+	CFA_REMEMBER_STATE = 0x0a,
+	CFA_RESTORE_STATE = 0x0b,
+	CFA_DEF_CFA = 0x0c,
+	CFA_DEF_CFA_REGISTER = 0x0d,
+	CFA_DEF_CFA_OFFSET = 0x0e,
+	CFA_DEF_CFA_EXPRESSION = 0x0f,
+	CFA_EXPRESSION = 0x10,
+	CFA_OFFSET_EXTENDED_SF = 0x11,
+	CFA_DEF_CFA_SF = 0x12,
+	CFA_DEF_CFA_OFFSET_SF = 0x13,
+	CFA_VAL_OFFSET = 0x14,
+	CFA_VAL_OFFSET_SF = 0x15,
+	CFA_VAL_EXPRESSION = 0x16,
+	CFA_MIPS_ADVANCE_LOC8 = 0x1d,
 	CFA_AARCH64_NEGATE_RA_STATE = 0x2d, /* DW_CFA_GNU_window_save elsewhere (SPARC) */
-	CFA_GNU_ARGS_SIZE = 0x2e, CFA_GNU_NEGATIVE_OFFSET_EXTENDED = 0x2f,
+	CFA_GNU_ARGS_SIZE = 0x2e,
+	CFA_GNU_NEGATIVE_OFFSET_EXTENDED = 0x2f,
 };
 
-static void set_rule(struct cfi_interp *in, uint64_t reg, uint8_t kind, int64_t off,
-		     uint64_t reg2, const uint8_t *expr, uint32_t expr_len)
+static void set_rule(struct cfi_interp *in, uint64_t reg, uint8_t kind, int64_t off, uint64_t reg2,
+		     const uint8_t *expr, uint32_t expr_len)
 {
 	struct cfi_rule *r;
 
@@ -417,11 +436,11 @@ static int run_program(struct cfi_interp *in, size_t pos, size_t end, int is_cie
 	const struct cfi_fde *fde = in->fde;
 	int64_t daf = fde->cie.data_align;
 	struct ehframe_cursor c = {
-		.base = fde->sec->data,
-		.pos = pos,
-		.end = end,
-		.vaddr = fde->sec->vaddr,
-		.addr_size = fde->cie.addr_size,
+	    .base = fde->sec->data,
+	    .pos = pos,
+	    .end = end,
+	    .vaddr = fde->sec->vaddr,
+	    .addr_size = fde->cie.addr_size,
 	};
 
 	while (c.pos < c.end) {
@@ -476,16 +495,17 @@ static int run_program(struct cfi_interp *in, size_t pos, size_t end, int is_cie
 		case CFA_VAL_OFFSET:
 			reg = ehframe_read_uleb(&c);
 			v = ehframe_read_uleb(&c);
-			set_rule(in, reg, op == CFA_OFFSET_EXTENDED ? CFI_RULE_OFFSET
-								     : CFI_RULE_VAL_OFFSET,
+			set_rule(in, reg,
+				 op == CFA_OFFSET_EXTENDED ? CFI_RULE_OFFSET : CFI_RULE_VAL_OFFSET,
 				 scaled(v, daf), 0, NULL, 0);
 			break;
 		case CFA_OFFSET_EXTENDED_SF:
 		case CFA_VAL_OFFSET_SF:
 			reg = ehframe_read_uleb(&c);
 			v = (uint64_t)ehframe_read_sleb(&c);
-			set_rule(in, reg, op == CFA_OFFSET_EXTENDED_SF ? CFI_RULE_OFFSET
-									: CFI_RULE_VAL_OFFSET,
+			set_rule(in, reg,
+				 op == CFA_OFFSET_EXTENDED_SF ? CFI_RULE_OFFSET
+							      : CFI_RULE_VAL_OFFSET,
 				 scaled(v, daf), 0, NULL, 0);
 			break;
 		case CFA_GNU_NEGATIVE_OFFSET_EXTENDED:
@@ -499,14 +519,14 @@ static int run_program(struct cfi_interp *in, size_t pos, size_t end, int is_cie
 			if (c.bad)
 				return -ENOEXEC;
 			if (reg < CFI_MAX_REGS)
-				in->cur.rules[reg] = is_cie ? (struct cfi_rule){0}
-							    : in->init.rules[reg];
+				in->cur.rules[reg] =
+				    is_cie ? (struct cfi_rule){0} : in->init.rules[reg];
 			break;
 		case CFA_UNDEFINED:
 		case CFA_SAME_VALUE:
 			reg = ehframe_read_uleb(&c);
-			set_rule(in, reg, op == CFA_UNDEFINED ? CFI_RULE_UNDEF : CFI_RULE_SAME,
-				 0, 0, NULL, 0);
+			set_rule(in, reg, op == CFA_UNDEFINED ? CFI_RULE_UNDEF : CFI_RULE_SAME, 0,
+				 0, NULL, 0);
 			break;
 		case CFA_REGISTER:
 			reg = ehframe_read_uleb(&c);
@@ -654,17 +674,57 @@ int cfi_row_find(const struct cfi_table *t, uint64_t pc, struct cfi_row *row)
 
 /* DW_OP_* (DWARF 5, 7.7.1) */
 enum {
-	OP_ADDR = 0x03, OP_DEREF = 0x06, OP_CONST1U = 0x08, OP_CONST1S = 0x09,
-	OP_CONST2U = 0x0a, OP_CONST2S = 0x0b, OP_CONST4U = 0x0c, OP_CONST4S = 0x0d,
-	OP_CONST8U = 0x0e, OP_CONST8S = 0x0f, OP_CONSTU = 0x10, OP_CONSTS = 0x11,
-	OP_DUP = 0x12, OP_DROP = 0x13, OP_OVER = 0x14, OP_PICK = 0x15, OP_SWAP = 0x16,
-	OP_ROT = 0x17, OP_ABS = 0x19, OP_AND = 0x1a, OP_DIV = 0x1b, OP_MINUS = 0x1c,
-	OP_MOD = 0x1d, OP_MUL = 0x1e, OP_NEG = 0x1f, OP_NOT = 0x20, OP_OR = 0x21, OP_PLUS = 0x22,
-	OP_PLUS_UCONST = 0x23, OP_SHL = 0x24, OP_SHR = 0x25, OP_SHRA = 0x26, OP_XOR = 0x27,
-	OP_BRA = 0x28, OP_EQ = 0x29, OP_GE = 0x2a, OP_GT = 0x2b, OP_LE = 0x2c, OP_LT = 0x2d,
-	OP_NE = 0x2e, OP_SKIP = 0x2f, OP_LIT0 = 0x30, OP_LIT31 = 0x4f, OP_REG0 = 0x50,
-	OP_REG31 = 0x6f, OP_BREG0 = 0x70, OP_BREG31 = 0x8f, OP_REGX = 0x90, OP_BREGX = 0x92,
-	OP_DEREF_SIZE = 0x94, OP_NOP = 0x96,
+	OP_ADDR = 0x03,
+	OP_DEREF = 0x06,
+	OP_CONST1U = 0x08,
+	OP_CONST1S = 0x09,
+	OP_CONST2U = 0x0a,
+	OP_CONST2S = 0x0b,
+	OP_CONST4U = 0x0c,
+	OP_CONST4S = 0x0d,
+	OP_CONST8U = 0x0e,
+	OP_CONST8S = 0x0f,
+	OP_CONSTU = 0x10,
+	OP_CONSTS = 0x11,
+	OP_DUP = 0x12,
+	OP_DROP = 0x13,
+	OP_OVER = 0x14,
+	OP_PICK = 0x15,
+	OP_SWAP = 0x16,
+	OP_ROT = 0x17,
+	OP_ABS = 0x19,
+	OP_AND = 0x1a,
+	OP_DIV = 0x1b,
+	OP_MINUS = 0x1c,
+	OP_MOD = 0x1d,
+	OP_MUL = 0x1e,
+	OP_NEG = 0x1f,
+	OP_NOT = 0x20,
+	OP_OR = 0x21,
+	OP_PLUS = 0x22,
+	OP_PLUS_UCONST = 0x23,
+	OP_SHL = 0x24,
+	OP_SHR = 0x25,
+	OP_SHRA = 0x26,
+	OP_XOR = 0x27,
+	OP_BRA = 0x28,
+	OP_EQ = 0x29,
+	OP_GE = 0x2a,
+	OP_GT = 0x2b,
+	OP_LE = 0x2c,
+	OP_LT = 0x2d,
+	OP_NE = 0x2e,
+	OP_SKIP = 0x2f,
+	OP_LIT0 = 0x30,
+	OP_LIT31 = 0x4f,
+	OP_REG0 = 0x50,
+	OP_REG31 = 0x6f,
+	OP_BREG0 = 0x70,
+	OP_BREG31 = 0x8f,
+	OP_REGX = 0x90,
+	OP_BREGX = 0x92,
+	OP_DEREF_SIZE = 0x94,
+	OP_NOP = 0x96,
 };
 
 static int reg_value(const struct perch_regs *regs, uint64_t reg, uint64_t *v)
@@ -763,16 +823,34 @@ static int expr_eval(const uint8_t *expr, size_t len, const struct perch_regs *r
 				return ret;
 			st[sp - 1] = v;
 			break;
-		case OP_CONST1U: PUSH(ehframe_read_le(&c, 1)); break;
-		case OP_CONST1S: PUSH((uint64_t)(int64_t)(int8_t)ehframe_read_le(&c, 1)); break;
-		case OP_CONST2U: PUSH(ehframe_read_le(&c, 2)); break;
-		case OP_CONST2S: PUSH((uint64_t)(int64_t)(int16_t)ehframe_read_le(&c, 2)); break;
-		case OP_CONST4U: PUSH(ehframe_read_le(&c, 4)); break;
-		case OP_CONST4S: PUSH((uint64_t)(int64_t)(int32_t)ehframe_read_le(&c, 4)); break;
+		case OP_CONST1U:
+			PUSH(ehframe_read_le(&c, 1));
+			break;
+		case OP_CONST1S:
+			PUSH((uint64_t)(int64_t)(int8_t)ehframe_read_le(&c, 1));
+			break;
+		case OP_CONST2U:
+			PUSH(ehframe_read_le(&c, 2));
+			break;
+		case OP_CONST2S:
+			PUSH((uint64_t)(int64_t)(int16_t)ehframe_read_le(&c, 2));
+			break;
+		case OP_CONST4U:
+			PUSH(ehframe_read_le(&c, 4));
+			break;
+		case OP_CONST4S:
+			PUSH((uint64_t)(int64_t)(int32_t)ehframe_read_le(&c, 4));
+			break;
 		case OP_CONST8U:
-		case OP_CONST8S: PUSH(ehframe_read_le(&c, 8)); break;
-		case OP_CONSTU: PUSH(ehframe_read_uleb(&c)); break;
-		case OP_CONSTS: PUSH((uint64_t)ehframe_read_sleb(&c)); break;
+		case OP_CONST8S:
+			PUSH(ehframe_read_le(&c, 8));
+			break;
+		case OP_CONSTU:
+			PUSH(ehframe_read_uleb(&c));
+			break;
+		case OP_CONSTS:
+			PUSH((uint64_t)ehframe_read_sleb(&c));
+			break;
 		case OP_DUP:
 			NEED(1);
 			PUSH(st[sp - 1]);
@@ -821,19 +899,45 @@ static int expr_eval(const uint8_t *expr, size_t len, const struct perch_regs *r
 			NEED(1);
 			st[sp - 1] += ehframe_read_uleb(&c);
 			break;
-		case OP_AND: case OP_DIV: case OP_MINUS: case OP_MOD: case OP_MUL: case OP_OR:
-		case OP_PLUS: case OP_SHL: case OP_SHR: case OP_SHRA: case OP_XOR: case OP_EQ:
-		case OP_GE: case OP_GT: case OP_LE: case OP_LT: case OP_NE:
+		case OP_AND:
+		case OP_DIV:
+		case OP_MINUS:
+		case OP_MOD:
+		case OP_MUL:
+		case OP_OR:
+		case OP_PLUS:
+		case OP_SHL:
+		case OP_SHR:
+		case OP_SHRA:
+		case OP_XOR:
+		case OP_EQ:
+		case OP_GE:
+		case OP_GT:
+		case OP_LE:
+		case OP_LT:
+		case OP_NE:
 			NEED(2);
 			b = st[--sp]; /* top */
 			a = st[sp - 1];
 			switch (op) {
-			case OP_AND: v = a & b; break;
-			case OP_OR: v = a | b; break;
-			case OP_XOR: v = a ^ b; break;
-			case OP_PLUS: v = a + b; break;
-			case OP_MINUS: v = a - b; break;
-			case OP_MUL: v = a * b; break;
+			case OP_AND:
+				v = a & b;
+				break;
+			case OP_OR:
+				v = a | b;
+				break;
+			case OP_XOR:
+				v = a ^ b;
+				break;
+			case OP_PLUS:
+				v = a + b;
+				break;
+			case OP_MINUS:
+				v = a - b;
+				break;
+			case OP_MUL:
+				v = a * b;
+				break;
 			case OP_DIV:
 				if (b == 0)
 					return -ENOEXEC;
@@ -847,18 +951,34 @@ static int expr_eval(const uint8_t *expr, size_t len, const struct perch_regs *r
 					return -ENOEXEC;
 				v = a % b;
 				break;
-			case OP_SHL: v = b >= 64 ? 0 : a << b; break;
-			case OP_SHR: v = b >= 64 ? 0 : a >> b; break;
+			case OP_SHL:
+				v = b >= 64 ? 0 : a << b;
+				break;
+			case OP_SHR:
+				v = b >= 64 ? 0 : a >> b;
+				break;
 			case OP_SHRA:
 				v = b >= 64 ? ((int64_t)a < 0 ? UINT64_MAX : 0)
 					    : (uint64_t)((int64_t)a >> b);
 				break;
-			case OP_EQ: v = (int64_t)a == (int64_t)b; break;
-			case OP_GE: v = (int64_t)a >= (int64_t)b; break;
-			case OP_GT: v = (int64_t)a > (int64_t)b; break;
-			case OP_LE: v = (int64_t)a <= (int64_t)b; break;
-			case OP_LT: v = (int64_t)a < (int64_t)b; break;
-			default: v = (int64_t)a != (int64_t)b; break;
+			case OP_EQ:
+				v = (int64_t)a == (int64_t)b;
+				break;
+			case OP_GE:
+				v = (int64_t)a >= (int64_t)b;
+				break;
+			case OP_GT:
+				v = (int64_t)a > (int64_t)b;
+				break;
+			case OP_LE:
+				v = (int64_t)a <= (int64_t)b;
+				break;
+			case OP_LT:
+				v = (int64_t)a < (int64_t)b;
+				break;
+			default:
+				v = (int64_t)a != (int64_t)b;
+				break;
 			}
 			st[sp - 1] = v;
 			break;

@@ -23,24 +23,23 @@
 #define ANNOTATE_MAX_CODE (256u << 10) /* bytes of one function we disassemble */
 
 static const char annotate_usage[] =
-	"usage: perch annotate [options] FUNCTION RECORDING\n"
-	"\n"
-	"Print FUNCTION's disassembly with the share of its samples at each instruction (the\n"
-	"samples whose innermost frame is in FUNCTION, by their exact pc). The code comes from\n"
-	"the module file (its build-id must match the recording's) or its copy under --symfs.\n"
-	"\n"
-	"      --symfs DIR        unstripped copies of the modules below DIR (by build-id)\n"
-	REPORT_FILTER_USAGE
-	"  -q, --quiet            no warnings\n"
-	"  -v, --verbose          more messages\n"
-	"\n"
-	"Exit status: 0 ok, 2 the recording, the function or its code cannot be found, 64 usage.\n";
+    "usage: perch annotate [options] FUNCTION RECORDING\n"
+    "\n"
+    "Print FUNCTION's disassembly with the share of its samples at each instruction (the\n"
+    "samples whose innermost frame is in FUNCTION, by their exact pc). The code comes from\n"
+    "the module file (its build-id must match the recording's) or its copy under --symfs.\n"
+    "\n"
+    "      --symfs DIR        unstripped copies of the modules below DIR (by "
+    "build-id)\n" REPORT_FILTER_USAGE "  -q, --quiet            no warnings\n"
+    "  -v, --verbose          more messages\n"
+    "\n"
+    "Exit status: 0 ok, 2 the recording, the function or its code cannot be found, 64 usage.\n";
 
 /* Sampled leaf addresses of the function, per module. */
 struct hits {
-	uint32_t module;      /* profile string id */
+	uint32_t module; /* profile string id */
 	uint64_t total;
-	struct u64map idx;    /* addr -> index in addr/weight */
+	struct u64map idx; /* addr -> index in addr/weight */
 	uint64_t *addr, *weight;
 	size_t nr, alloc_a, alloc_w;
 };
@@ -51,7 +50,7 @@ struct annotate {
 	int quiet;
 	struct hits *mods;
 	size_t nr_mods, alloc_mods;
-	uint64_t all;	      /* samples after the filters */
+	uint64_t all; /* samples after the filters */
 };
 
 /* @name is @func, or @func followed by its parameters ("f(int)"). */
@@ -143,8 +142,8 @@ static int find_caller_module(const struct profile *p, const char *func, uint32_
 
 /* The module file to read the code from: the symfs copy, or the file itself when its
  * build-id is the recording's. */
-static struct elffile *open_module(struct annotate *an, const struct profile *p,
-				   const char *path, struct report_symfs *rs, int *owned)
+static struct elffile *open_module(struct annotate *an, const struct profile *p, const char *path,
+				   struct report_symfs *rs, int *owned)
 {
 	char *key = xasprintf("build_id:%s", path), hex[129];
 	const char *want = profile_meta(p, key);
@@ -165,8 +164,9 @@ static struct elffile *open_module(struct annotate *an, const struct profile *p,
 		return NULL;
 	}
 	if (want && strcmp(elffile_build_id_hex(ef, hex), want)) {
-		log_err(0, "%s has build-id %s here, the recording's is %s: give --symfs DIR with "
-			   "the right copy",
+		log_err(0,
+			"%s has build-id %s here, the recording's is %s: give --symfs DIR with "
+			"the right copy",
 			path, hex[0] ? hex : "(none)", want);
 		elffile_free(ef);
 		return NULL;
@@ -243,7 +243,8 @@ static int disassemble(struct annotate *an, const struct profile *p, const struc
 		arch = CS_ARCH_ARM64;
 		mode = CS_MODE_ARM;
 	} else {
-		return log_err(-ENOTSUP, "%s is for machine %u: perch disassembles x86_64 and aarch64",
+		return log_err(-ENOTSUP,
+			       "%s is for machine %u: perch disassembles x86_64 and aarch64",
 			       ef->path, ef->machine);
 	}
 	if (function_range(an, ef, h, &start, &end) < 0)
@@ -291,16 +292,16 @@ static int parse_args(struct annotate *an, int argc, char **argv)
 {
 	enum { OPT_SYMFS = 256, OPT_HELP, OPT_TID, OPT_THREAD, OPT_MODE, OPT_START, OPT_END };
 	static const struct option opts[] = {
-		{ "symfs", required_argument, NULL, OPT_SYMFS },
-		{ "tid", required_argument, NULL, OPT_TID },
-		{ "thread", required_argument, NULL, OPT_THREAD },
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "start", required_argument, NULL, OPT_START },
-		{ "end", required_argument, NULL, OPT_END },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ 0 },
+	    {"symfs", required_argument, NULL, OPT_SYMFS},
+	    {"tid", required_argument, NULL, OPT_TID},
+	    {"thread", required_argument, NULL, OPT_THREAD},
+	    {"mode", required_argument, NULL, OPT_MODE},
+	    {"start", required_argument, NULL, OPT_START},
+	    {"end", required_argument, NULL, OPT_END},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, OPT_HELP},
+	    {0},
 	};
 	int c, idx;
 
@@ -345,7 +346,7 @@ static int parse_args(struct annotate *an, int argc, char **argv)
 
 static int annotate_run(int argc, char **argv)
 {
-	struct annotate an = { 0 };
+	struct annotate an = {0};
 	struct report_symfs *rs = NULL;
 	struct profile *src = NULL, *p = NULL;
 	struct elffile *ef = NULL;
@@ -375,7 +376,8 @@ static int annotate_run(int argc, char **argv)
 	if (h) {
 		module = h->module;
 		if (an.nr_mods > 1)
-			log_warn(0, "%s is in %zu modules: showing %s, the one with the most samples",
+			log_warn(0,
+				 "%s is in %zu modules: showing %s, the one with the most samples",
 				 an.func, an.nr_mods, profile_str(p, module));
 	} else if (find_caller_module(p, an.func, &module) < 0) {
 		log_err(0, "no sample of %s has %s in its stack", an.in, an.func);
@@ -407,9 +409,9 @@ out:
 }
 
 const struct cmd cmd_annotate = {
-	.name = "annotate",
-	.summary = "a function's disassembly with the share of samples per instruction",
-	.usage = annotate_usage,
-	.run = annotate_run,
-	.flags = CMD_NO_PTRACE,
+    .name = "annotate",
+    .summary = "a function's disassembly with the share of samples per instruction",
+    .usage = annotate_usage,
+    .run = annotate_run,
+    .flags = CMD_NO_PTRACE,
 };

@@ -25,23 +25,23 @@
 #define DUMP_STACK_SIZE (256 * 1024)
 /* A stopped thread's stack is copied whole, up to this (a 3000-frame recursion of 200-byte
  * frames takes 600 KiB; glibc's default thread stack is 8 MiB) */
-#define DUMP_STACK_MAX (64 * 1024 * 1024)
+#define DUMP_STACK_MAX	     (64 * 1024 * 1024)
 #define DUMP_STOP_TIMEOUT_MS 2000
-#define DUMP_D_CHECK_NS (50 * 1000000ULL) /* how often threads that have not stopped are
-					   * checked for uninterruptible sleep */
+/* how often threads that have not stopped are checked for uninterruptible sleep */
+#define DUMP_D_CHECK_NS (50 * 1000000ULL)
 
 static const char dump_usage[] =
-	"usage: perch dump [options] -p PID\n"
-	"\n"
-	"Print the stack of every thread of PID once, then detach.\n"
-	"\n"
-	"  -p, --pid PID       the process\n"
-	"      --sysroot DIR   look for debug files under DIR/usr/lib/debug\n"
-	"      --symfs DIR     look for unstripped copies of modules under DIR first\n"
-	"  -n, --max-frames N  show at most N frames a thread (default 1024; 0: 4000); a\n"
-	"                      longer stack ends in a [truncated] frame\n"
-	"      --show-art-frames  keep the Android runtime's own frames between Java frames\n"
-	"  -v, --verbose       more messages\n";
+    "usage: perch dump [options] -p PID\n"
+    "\n"
+    "Print the stack of every thread of PID once, then detach.\n"
+    "\n"
+    "  -p, --pid PID       the process\n"
+    "      --sysroot DIR   look for debug files under DIR/usr/lib/debug\n"
+    "      --symfs DIR     look for unstripped copies of modules under DIR first\n"
+    "  -n, --max-frames N  show at most N frames a thread (default 1024; 0: 4000); a\n"
+    "                      longer stack ends in a [truncated] frame\n"
+    "      --show-art-frames  keep the Android runtime's own frames between Java frames\n"
+    "  -v, --verbose       more messages\n";
 
 enum dump_taken {
 	DUMP_NONE,
@@ -155,7 +155,7 @@ static void collect(struct tracee *t, const struct perch_arch *arch, struct dump
 		if (ret < 0)
 			break;
 		if (ret == 0) {
-			struct timespec ts = { 0, 100000 };
+			struct timespec ts = {0, 100000};
 
 			if (tracee_now_ns() >= next_check) {
 				next_check += DUMP_D_CHECK_NS;
@@ -184,8 +184,8 @@ static void collect(struct tracee *t, const struct perch_arch *arch, struct dump
 		if (ev.kind != TRACEE_EV_STOPPED || !dt || dt->taken)
 			continue;
 		waiting--;
-		dt->taken = sampler_snapshot(t, arch, ev.thread, &dt->snap) == 0 ? DUMP_STOPPED
-										   : DUMP_NONE;
+		dt->taken =
+		    sampler_snapshot(t, arch, ev.thread, &dt->snap) == 0 ? DUMP_STOPPED : DUMP_NONE;
 		/* the thread waits for us: the whole stack, not the first part */
 		if (dt->taken)
 			unwind_snapshot_grow(ev.thread->tid, &dt->snap, DUMP_STACK_MAX);
@@ -240,9 +240,9 @@ static struct dump_thread *dump_threads(const struct tracee *t, const struct dum
 			strcpy(dt->name, "?");
 		if (!th)
 			dt->why = dt->tid == t->pid && (dt->state == 'Z' || dt->state == 'X')
-					  ? "the main thread has exited; the process runs on in its "
-					    "other threads"
-					  : "perch could not attach to it";
+				      ? "the main thread has exited; the process runs on in its "
+					"other threads"
+				      : "perch could not attach to it";
 		dt->snap.stack_cap = DUMP_STACK_SIZE;
 		dt->snap.stack = xmalloc(DUMP_STACK_SIZE);
 	}
@@ -268,14 +268,14 @@ static int dump_run(int argc, char **argv)
 {
 	enum { OPT_SYSROOT = 256, OPT_SYMFS, OPT_ART_FRAMES, OPT_HELP };
 	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
-		{ "symfs", required_argument, NULL, OPT_SYMFS },
-		{ "max-frames", required_argument, NULL, 'n' },
-		{ "show-art-frames", no_argument, NULL, OPT_ART_FRAMES },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ 0 },
+	    {"pid", required_argument, NULL, 'p'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"sysroot", required_argument, NULL, OPT_SYSROOT},
+	    {"symfs", required_argument, NULL, OPT_SYMFS},
+	    {"max-frames", required_argument, NULL, 'n'},
+	    {"show-art-frames", no_argument, NULL, OPT_ART_FRAMES},
+	    {"help", no_argument, NULL, OPT_HELP},
+	    {0},
 	};
 	const struct perch_arch *arch;
 	const char *sysroot = NULL, *symfs = NULL;
@@ -286,8 +286,7 @@ static int dump_run(int argc, char **argv)
 	struct proc_stat ps;
 	struct tracee t;
 	pid_t pid = 0, task, *tids = NULL;
-	int c, n, code = PERCH_EXIT_OK, max_frames = UNWIND_DUMP_DEFAULT_FRAMES,
-	    art_frames = 0;
+	int c, n, code = PERCH_EXIT_OK, max_frames = UNWIND_DUMP_DEFAULT_FRAMES, art_frames = 0;
 	char *end;
 	long v;
 	size_t nr, nr_pre;
@@ -389,8 +388,8 @@ static int dump_run(int argc, char **argv)
 }
 
 const struct cmd cmd_dump = {
-	.name = "dump",
-	.summary = "print the stack of every thread once, like eu-stack",
-	.usage = dump_usage,
-	.run = dump_run,
+    .name = "dump",
+    .summary = "print the stack of every thread once, like eu-stack",
+    .usage = dump_usage,
+    .run = dump_run,
 };

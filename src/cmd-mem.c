@@ -12,26 +12,26 @@
 #include "perch/proc-smaps.h"
 
 static const char mem_usage[] =
-	"usage: perch mem [options] -p PID\n"
-	"       perch mem [options] --smaps FILE\n"
-	"\n"
-	"Break a process's memory down the way Android's dumpsys meminfo does, from\n"
-	"/proc/PID/smaps (no ptrace): every mapping goes to a category (Native Heap, Stack,\n"
-	".so mmap, Dalvik, Gfx dev, ...), then the App Summary (Java Heap, Native Heap, Code,\n"
-	"Stack, Graphics, Private Other, System). Android and plain Linux (glibc) processes.\n"
-	"\n"
-	"  -p, --pid PID      the process to read\n"
-	"      --smaps FILE   a saved smaps file instead (e.g. pulled from a rooted device)\n"
-	"      --rules NAME   auto (default: android when Android names are seen, else linux),\n"
-	"                     android, android-10 or linux\n"
-	"      --json         one JSON object instead of the table\n"
-	"\n"
-	"Exit status: 0 ok, 2 cannot read the smaps, 64 usage.\n";
+    "usage: perch mem [options] -p PID\n"
+    "       perch mem [options] --smaps FILE\n"
+    "\n"
+    "Break a process's memory down the way Android's dumpsys meminfo does, from\n"
+    "/proc/PID/smaps (no ptrace): every mapping goes to a category (Native Heap, Stack,\n"
+    ".so mmap, Dalvik, Gfx dev, ...), then the App Summary (Java Heap, Native Heap, Code,\n"
+    "Stack, Graphics, Private Other, System). Android and plain Linux (glibc) processes.\n"
+    "\n"
+    "  -p, --pid PID      the process to read\n"
+    "      --smaps FILE   a saved smaps file instead (e.g. pulled from a rooted device)\n"
+    "      --rules NAME   auto (default: android when Android names are seen, else linux),\n"
+    "                     android, android-10 or linux\n"
+    "      --json         one JSON object instead of the table\n"
+    "\n"
+    "Exit status: 0 ok, 2 cannot read the smaps, 64 usage.\n";
 
 static int parse_rules(const char *s, enum meminfo_rules *out)
 {
-	static const enum meminfo_rules all[] = { MEMINFO_RULES_AUTO, MEMINFO_RULES_ANDROID,
-						  MEMINFO_RULES_ANDROID_10, MEMINFO_RULES_LINUX };
+	static const enum meminfo_rules all[] = {MEMINFO_RULES_AUTO, MEMINFO_RULES_ANDROID,
+						 MEMINFO_RULES_ANDROID_10, MEMINFO_RULES_LINUX};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		if (!strcmp(s, meminfo_rules_name(all[i]))) {
@@ -46,12 +46,12 @@ static int mem_run(int argc, char **argv)
 {
 	enum { OPT_SMAPS = 256, OPT_RULES, OPT_JSON, OPT_HELP };
 	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "smaps", required_argument, NULL, OPT_SMAPS },
-		{ "rules", required_argument, NULL, OPT_RULES },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ 0 },
+	    {"pid", required_argument, NULL, 'p'},
+	    {"smaps", required_argument, NULL, OPT_SMAPS},
+	    {"rules", required_argument, NULL, OPT_RULES},
+	    {"json", no_argument, NULL, OPT_JSON},
+	    {"help", no_argument, NULL, OPT_HELP},
+	    {0},
 	};
 	enum meminfo_rules rules = MEMINFO_RULES_AUTO;
 	const char *file = NULL;
@@ -122,9 +122,9 @@ usage:
 }
 
 const struct cmd cmd_mem = {
-	.name = "mem",
-	.summary = "a dumpsys meminfo-style memory breakdown of a process or smaps file",
-	.usage = mem_usage,
-	.run = mem_run,
-	.flags = CMD_PID | CMD_NO_PTRACE,
+    .name = "mem",
+    .summary = "a dumpsys meminfo-style memory breakdown of a process or smaps file",
+    .usage = mem_usage,
+    .run = mem_run,
+    .flags = CMD_PID | CMD_NO_PTRACE,
 };

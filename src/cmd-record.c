@@ -18,75 +18,75 @@
 #include "perch/tracee.h"
 
 static const char record_usage[] =
-	"usage: perch record [options] -p PID\n"
-	"       perch record [options] --wait NAME\n"
-	"       perch record [options] -- PROGRAM [ARGS...]\n"
-	"\n"
-	"Sample the stacks of every thread of a running process (-p), of a process as it\n"
-	"starts (--wait) or of a program perch starts, and write them as folded stacks.\n"
-	"\n"
-	"  -p, --pid PID          attach to process PID\n"
-	"      --wait NAME        wait for a new process named NAME (its comm, its argv[0] or\n"
-	"                         argv[0]'s last component: an Android app's process name)\n"
-	"                         and attach to it as soon as it exists and may be traced\n"
-	"                         (an Android app: once zygote has made it the app's); the\n"
-	"                         summary says when the first sample came after it appeared\n"
-	"      --wait-timeout SEC give up (exit 2) when none has started after SEC seconds\n"
-	"  -F, --freq HZ          samples per second per thread (default 100)\n"
-	"  -d, --duration SEC     stop after SEC seconds (default: until the target exits or\n"
-	"                         Ctrl-C / SIGTERM)\n"
-	"  -o, --output FILE      write the profile to FILE ('-' for stdout); the ending picks\n"
-	"                         the format: .folded, .svg (flame graph), .html (report page:\n"
-	"                         timeline, charts, flame graph), .pb.gz (pprof),\n"
-	"                         .speedscope.json, .trace.json (Chrome/Perfetto), .sentry.json,\n"
-	"                         .trace (Android method trace), .txt (call tree and top\n"
-	"                         functions), .perch (a recording, written while sampling, that\n"
-	"                         perch report renders later); up to 8 -o\n"
-	"      --format NAME      format for -o files with another ending (default folded):\n"
-	"                         folded svg html flamegraph-html pprof speedscope chrome sentry\n"
-	"                         arttrace text top perch\n"
-	"      --lines            add ' (file:line)' to folded frames when known\n"
-	"      --show-art-frames  keep the Android runtime's own frames between Java frames\n"
-	"      --mode wall|cpu    wall (default): every thread at every tick, a waiting thread's\n"
-	"                         stack ending in why it waits ([io read PATH], [lock futex],\n"
-	"                         [sleep nanosleep], [poll epoll_wait], ...); cpu: only threads\n"
-	"                         that are running\n"
-	"      --stack-size BYTES bytes of stack copied per sample (default 32768)\n"
-	"      --max-frames N     unwind at most N frames a stack (default 512, at most 4000);\n"
-	"                         a longer stack ends in a [truncated] frame at its root\n"
-	"      --cpu-interval MS  read process, thread and system CPU use from /proc every MS\n"
-	"                         ms (default 100; 0: off): summary and counter tracks\n"
-	"      --mem-interval MS  read RSS/PSS/USS/swap (smaps_rollup) and the meminfo\n"
-	"                         categories (smaps) every MS ms (default 1000; 0: off); one\n"
-	"                         smaps read + classify costs about 0.6 ms at 80 mappings, 16 ms\n"
-	"                         at 2000, 270 ms at 20000 (measured on a busy 2-core host;\n"
-	"                         the summary prints the figure for the target)\n"
-	"      --stall MS         report intervals in which the watched thread stayed off-CPU\n"
-	"                         or ran in one stack for MS ms or more (default 200; 0: off)\n"
-	"      --stall-thread TID|NAME  the thread to watch (default: the main thread)\n"
-	"      --top N            print the N hottest functions at the end\n"
-	"      --verify           also unwind every sample inside the stop with libunwind-ptrace\n"
-	"                         and count the samples whose frames differ (slow: a check of\n"
-	"                         perch's own unwinder)\n"
-	"      --follow-cpu       move perch's sampling thread to the CPU the running threads\n"
-	"                         use (experimental: no gain measured on these VMs)\n"
-	"      --no-idle-reuse    interrupt blocked threads at every tick (measures what\n"
-	"                         reusing their last stack saves)\n"
-	"      --no-cpu-hold      interrupt running threads from perch's CPU without first\n"
-	"                         holding theirs at the tick (measures the system-call bias\n"
-	"                         the hold removes: such stops land at a later call's exit)\n"
-	"      --follow-children  also sample the processes PID forks (and their children),\n"
-	"                         each labelled with its pid and name (the default with\n"
-	"                         PROGRAM)\n"
-	"      --no-follow        sample PROGRAM's own process only, not its children\n"
-	"      --sysroot DIR      look for debug files under DIR/usr/lib/debug\n"
-	"      --symfs DIR        look for unstripped copies of modules under DIR first\n"
-	"  -q, --quiet            no summary\n"
-	"  -v, --verbose          more messages (twice for debug)\n"
-	"\n"
-	"Exit status: 0 ok, 1 finished with per-sample errors, 2 fatal error or no sample at\n"
-	"all, 64 usage; with PROGRAM, its own exit status (128+N if killed by signal N), or 2\n"
-	"when it exited 0 and nothing was sampled.\n";
+    "usage: perch record [options] -p PID\n"
+    "       perch record [options] --wait NAME\n"
+    "       perch record [options] -- PROGRAM [ARGS...]\n"
+    "\n"
+    "Sample the stacks of every thread of a running process (-p), of a process as it\n"
+    "starts (--wait) or of a program perch starts, and write them as folded stacks.\n"
+    "\n"
+    "  -p, --pid PID          attach to process PID\n"
+    "      --wait NAME        wait for a new process named NAME (its comm, its argv[0] or\n"
+    "                         argv[0]'s last component: an Android app's process name)\n"
+    "                         and attach to it as soon as it exists and may be traced\n"
+    "                         (an Android app: once zygote has made it the app's); the\n"
+    "                         summary says when the first sample came after it appeared\n"
+    "      --wait-timeout SEC give up (exit 2) when none has started after SEC seconds\n"
+    "  -F, --freq HZ          samples per second per thread (default 100)\n"
+    "  -d, --duration SEC     stop after SEC seconds (default: until the target exits or\n"
+    "                         Ctrl-C / SIGTERM)\n"
+    "  -o, --output FILE      write the profile to FILE ('-' for stdout); the ending picks\n"
+    "                         the format: .folded, .svg (flame graph), .html (report page:\n"
+    "                         timeline, charts, flame graph), .pb.gz (pprof),\n"
+    "                         .speedscope.json, .trace.json (Chrome/Perfetto), .sentry.json,\n"
+    "                         .trace (Android method trace), .txt (call tree and top\n"
+    "                         functions), .perch (a recording, written while sampling, that\n"
+    "                         perch report renders later); up to 8 -o\n"
+    "      --format NAME      format for -o files with another ending (default folded):\n"
+    "                         folded svg html flamegraph-html pprof speedscope chrome sentry\n"
+    "                         arttrace text top perch\n"
+    "      --lines            add ' (file:line)' to folded frames when known\n"
+    "      --show-art-frames  keep the Android runtime's own frames between Java frames\n"
+    "      --mode wall|cpu    wall (default): every thread at every tick, a waiting thread's\n"
+    "                         stack ending in why it waits ([io read PATH], [lock futex],\n"
+    "                         [sleep nanosleep], [poll epoll_wait], ...); cpu: only threads\n"
+    "                         that are running\n"
+    "      --stack-size BYTES bytes of stack copied per sample (default 32768)\n"
+    "      --max-frames N     unwind at most N frames a stack (default 512, at most 4000);\n"
+    "                         a longer stack ends in a [truncated] frame at its root\n"
+    "      --cpu-interval MS  read process, thread and system CPU use from /proc every MS\n"
+    "                         ms (default 100; 0: off): summary and counter tracks\n"
+    "      --mem-interval MS  read RSS/PSS/USS/swap (smaps_rollup) and the meminfo\n"
+    "                         categories (smaps) every MS ms (default 1000; 0: off); one\n"
+    "                         smaps read + classify costs about 0.6 ms at 80 mappings, 16 ms\n"
+    "                         at 2000, 270 ms at 20000 (measured on a busy 2-core host;\n"
+    "                         the summary prints the figure for the target)\n"
+    "      --stall MS         report intervals in which the watched thread stayed off-CPU\n"
+    "                         or ran in one stack for MS ms or more (default 200; 0: off)\n"
+    "      --stall-thread TID|NAME  the thread to watch (default: the main thread)\n"
+    "      --top N            print the N hottest functions at the end\n"
+    "      --verify           also unwind every sample inside the stop with libunwind-ptrace\n"
+    "                         and count the samples whose frames differ (slow: a check of\n"
+    "                         perch's own unwinder)\n"
+    "      --follow-cpu       move perch's sampling thread to the CPU the running threads\n"
+    "                         use (experimental: no gain measured on these VMs)\n"
+    "      --no-idle-reuse    interrupt blocked threads at every tick (measures what\n"
+    "                         reusing their last stack saves)\n"
+    "      --no-cpu-hold      interrupt running threads from perch's CPU without first\n"
+    "                         holding theirs at the tick (measures the system-call bias\n"
+    "                         the hold removes: such stops land at a later call's exit)\n"
+    "      --follow-children  also sample the processes PID forks (and their children),\n"
+    "                         each labelled with its pid and name (the default with\n"
+    "                         PROGRAM)\n"
+    "      --no-follow        sample PROGRAM's own process only, not its children\n"
+    "      --sysroot DIR      look for debug files under DIR/usr/lib/debug\n"
+    "      --symfs DIR        look for unstripped copies of modules under DIR first\n"
+    "  -q, --quiet            no summary\n"
+    "  -v, --verbose          more messages (twice for debug)\n"
+    "\n"
+    "Exit status: 0 ok, 1 finished with per-sample errors, 2 fatal error or no sample at\n"
+    "all, 64 usage; with PROGRAM, its own exit status (128+N if killed by signal N), or 2\n"
+    "when it exited 0 and nothing was sampled.\n";
 
 int cmd_parse_pid(const char *s, int *pid)
 {
@@ -149,8 +149,11 @@ static void wait_ready(void *arg, const struct procwait_result *res)
 static int wait_and_attach(struct record_core *rc, struct tracee *t, struct procwait_result *res)
 {
 	sigset_t stop;
-	struct procwait_opts po = { .name = rc->o.wait_name, .timeout_s = rc->o.wait_timeout,
-				    .stop = &stop, .ready = wait_ready, .arg = &rc->o };
+	struct procwait_opts po = {.name = rc->o.wait_name,
+				   .timeout_s = rc->o.wait_timeout,
+				   .stop = &stop,
+				   .ready = wait_ready,
+				   .arg = &rc->o};
 	const char *poll = getenv("PERCH_WAIT_POLL");
 	int ret;
 
@@ -165,7 +168,7 @@ static int wait_and_attach(struct record_core *rc, struct tracee *t, struct proc
 	 * busy host: real-time priority when allowed (threads started meanwhile do not inherit
 	 * it; sampler_run() takes its own and ends in SCHED_OTHER) */
 	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK,
-			       &(struct sched_param){ .sched_priority = 1 }) < 0)
+			       &(struct sched_param){.sched_priority = 1}) < 0)
 		log_debug("waiting without real-time priority: %s", strerror(errno));
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT);
@@ -178,7 +181,8 @@ static int wait_and_attach(struct record_core *rc, struct tracee *t, struct proc
 	}
 	if (ret == -ETIMEDOUT)
 		return log_err(0, "no new process named '%s' started within %g s", po.name,
-			       po.timeout_s), PERCH_EXIT_FATAL;
+			       po.timeout_s),
+		       PERCH_EXIT_FATAL;
 	if (ret == -EPERM)
 		log_err(0, "process %d is named '%s' but perch could not attach to it within %g s",
 			(int)res->pid, po.name, po.timeout_s);
@@ -204,29 +208,33 @@ static void print_wait_summary(const struct record_core *rc, const struct procwa
 					     : "polling /proc (times from the last poll before "
 					       "it was seen: upper bounds)");
 	if (res->denied)
-		fprintf(stderr, "perch:   not attachable for %.1f ms (%u checks): not yet the "
-				"app's or not dumpable\n",
+		fprintf(stderr,
+			"perch:   not attachable for %.1f ms (%u checks): not yet the "
+			"app's or not dumpable\n",
 			ms_between(res->found_ns, res->ready_ns), res->denied);
 	/* (-v: the benchmark compares it with the target's own clock) */
 	log_info("first sample at CLOCK_MONOTONIC %llu ns, process appeared at %llu ns",
 		 (unsigned long long)rc->first_sample_ns, (unsigned long long)res->appeared_ns);
 	if (rc->first_sample_ns)
-		fprintf(stderr, "perch:   first sample %.1f ms after the process appeared "
-				"(attached after %.1f ms)\n",
+		fprintf(stderr,
+			"perch:   first sample %.1f ms after the process appeared "
+			"(attached after %.1f ms)\n",
 			ms_between(res->appeared_ns, rc->first_sample_ns),
 			ms_between(res->appeared_ns, attached_ns));
 	else
-		fprintf(stderr, "perch:   no sample (attached %.1f ms after the process "
-				"appeared)\n", ms_between(res->appeared_ns, attached_ns));
+		fprintf(stderr,
+			"perch:   no sample (attached %.1f ms after the process "
+			"appeared)\n",
+			ms_between(res->appeared_ns, attached_ns));
 }
 
 static int record_run(int argc, char **argv)
 {
-	struct procwait_result wres = { 0 };
+	struct procwait_result wres = {0};
 	uint64_t attached_ns = 0;
 	struct record_core rc;
 	struct sampler_opts so;
-	struct tracee t = { 0 };
+	struct tracee t = {0};
 	int ret, code = PERCH_EXIT_OK, empty = 0;
 	sigset_t old;
 
@@ -251,8 +259,8 @@ static int record_run(int argc, char **argv)
 	 * --follow-children. Short-lived children are often gone before their samples are named:
 	 * their maps are taken as they exit */
 	tracee_init(&t, rc.o.follow > 0 || (rc.o.follow < 0 && rc.o.argv)
-				? TRACEE_FOLLOW | TRACEE_EXIT_STOPS
-				: 0);
+			    ? TRACEE_FOLLOW | TRACEE_EXIT_STOPS
+			    : 0);
 	if (rc.o.wait_name) {
 		struct timespec ts;
 
@@ -265,7 +273,7 @@ static int record_run(int argc, char **argv)
 		code = PERCH_EXIT_FATAL;
 	}
 	if (ret < 0) {
-		sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ 0 });
+		sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){0});
 		tracee_release(&t);
 		record_core_discard(&rc);
 		record_core_release(&rc);
@@ -286,7 +294,7 @@ static int record_run(int argc, char **argv)
 	record_core_start(&rc);
 	ret = sampler_run(&t, rc.arch, &so, &record_core_ops, &rc, rc.st);
 	record_core_stop(&rc);
-	sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ 0 });
+	sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){0});
 	if (ret < 0)
 		log_errno(ret, "sampling stopped");
 	if (t.alive)
@@ -305,7 +313,7 @@ static int record_run(int argc, char **argv)
 	if (record_core_write_outputs(&rc, rc.o.quiet ? NULL : stderr) < 0)
 		code = PERCH_EXIT_FATAL;
 	if (rc.o.top) {
-		struct output_opts oo = { .lines = rc.o.lines, .top = rc.o.top };
+		struct output_opts oo = {.lines = rc.o.lines, .top = rc.o.top};
 
 		fflush(stdout);
 		out_top_write(rc.p, &oo, stderr);
@@ -337,8 +345,8 @@ out:
 }
 
 const struct cmd cmd_record = {
-	.name = "record",
-	.summary = "sample a process's stacks and write a profile",
-	.usage = record_usage,
-	.run = record_run,
+    .name = "record",
+    .summary = "sample a process's stacks and write a profile",
+    .usage = record_usage,
+    .run = record_run,
 };

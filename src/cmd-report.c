@@ -19,34 +19,33 @@
 #define REPORT_MAX_OUTPUTS 8
 
 static const char report_usage[] =
-	"usage: perch report [options] RECORDING\n"
-	"       perch report --diff BASE [options] RECORDING\n"
-	"\n"
-	"Render a recording made with 'perch record -o FILE.perch'. Without -o, the call tree\n"
-	"and the top functions go to stdout as text.\n"
-	"\n"
-	"  -o, --output FILE      write to FILE ('-' for stdout); the ending picks the format as\n"
-	"                         in perch record: .folded, .svg, .html (the report page: summary,\n"
-	"                         thread timeline, CPU and memory, flame graph), .pb.gz,\n"
-	"                         .speedscope.json, .trace.json, .sentry.json, .trace, .txt,\n"
-	"                         .perch; up to 8 -o\n"
-	"      --format NAME      format for stdout and for -o files with another ending:\n"
-	"                         folded svg html flamegraph-html pprof speedscope chrome sentry\n"
-	"                         arttrace text top perch (default text)\n"
-	"      --symfs DIR        re-symbolize from unstripped copies of the modules below DIR,\n"
-	"                         found by build-id (or by path)\n" REPORT_FILTER_USAGE
-	"      --lines            add ' (file:line)' to folded frames when known\n"
-	"      --top N            rows of the top table (text, top)\n"
-	"      --frames FILE      merge Android frame timings into the recording: the output of\n"
-	"                         'dumpsys gfxinfo PKG framestats', one or several polls (perch-adb\n"
-	"                         record --frames writes it); slow and frozen frames go to the\n"
-	"                         summary, the Chrome trace, the Sentry chunk and the report page\n"
-	REPORT_DIFF_USAGE
-	"  -q, --quiet            no messages but errors\n"
-	"  -v, --verbose          more messages\n"
-	"\n"
-	"Exit status: 0 ok, 2 the recording cannot be read or an output cannot be written,\n"
-	"3 a --fail-if rule tripped, 64 usage.\n";
+    "usage: perch report [options] RECORDING\n"
+    "       perch report --diff BASE [options] RECORDING\n"
+    "\n"
+    "Render a recording made with 'perch record -o FILE.perch'. Without -o, the call tree\n"
+    "and the top functions go to stdout as text.\n"
+    "\n"
+    "  -o, --output FILE      write to FILE ('-' for stdout); the ending picks the format as\n"
+    "                         in perch record: .folded, .svg, .html (the report page: summary,\n"
+    "                         thread timeline, CPU and memory, flame graph), .pb.gz,\n"
+    "                         .speedscope.json, .trace.json, .sentry.json, .trace, .txt,\n"
+    "                         .perch; up to 8 -o\n"
+    "      --format NAME      format for stdout and for -o files with another ending:\n"
+    "                         folded svg html flamegraph-html pprof speedscope chrome sentry\n"
+    "                         arttrace text top perch (default text)\n"
+    "      --symfs DIR        re-symbolize from unstripped copies of the modules below DIR,\n"
+    "                         found by build-id (or by path)\n" REPORT_FILTER_USAGE
+    "      --lines            add ' (file:line)' to folded frames when known\n"
+    "      --top N            rows of the top table (text, top)\n"
+    "      --frames FILE      merge Android frame timings into the recording: the output of\n"
+    "                         'dumpsys gfxinfo PKG framestats', one or several polls (perch-adb\n"
+    "                         record --frames writes it); slow and frozen frames go to the\n"
+    "                         summary, the Chrome trace, the Sentry chunk and the report "
+    "page\n" REPORT_DIFF_USAGE "  -q, --quiet            no messages but errors\n"
+    "  -v, --verbose          more messages\n"
+    "\n"
+    "Exit status: 0 ok, 2 the recording cannot be read or an output cannot be written,\n"
+    "3 a --fail-if rule tripped, 64 usage.\n";
 
 struct report {
 	const char *in;
@@ -69,28 +68,43 @@ struct report {
 
 static int parse_args(struct report *rep, int argc, char **argv)
 {
-	enum { OPT_FORMAT = 256, OPT_SYMFS, OPT_LINES, OPT_TOP, OPT_HELP, OPT_TID, OPT_THREAD,
-	       OPT_MODE, OPT_START, OPT_END, OPT_DIFF, OPT_FAIL_IF, OPT_ALPHA, OPT_MERGE, OPT_FRAMES };
+	enum {
+		OPT_FORMAT = 256,
+		OPT_SYMFS,
+		OPT_LINES,
+		OPT_TOP,
+		OPT_HELP,
+		OPT_TID,
+		OPT_THREAD,
+		OPT_MODE,
+		OPT_START,
+		OPT_END,
+		OPT_DIFF,
+		OPT_FAIL_IF,
+		OPT_ALPHA,
+		OPT_MERGE,
+		OPT_FRAMES
+	};
 	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "symfs", required_argument, NULL, OPT_SYMFS },
-		{ "lines", no_argument, NULL, OPT_LINES },
-		{ "top", required_argument, NULL, OPT_TOP },
-		{ "tid", required_argument, NULL, OPT_TID },
-		{ "thread", required_argument, NULL, OPT_THREAD },
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "start", required_argument, NULL, OPT_START },
-		{ "end", required_argument, NULL, OPT_END },
-		{ "diff", required_argument, NULL, OPT_DIFF },
-		{ "fail-if", required_argument, NULL, OPT_FAIL_IF },
-		{ "alpha", required_argument, NULL, OPT_ALPHA },
-		{ "merge-threads", no_argument, NULL, OPT_MERGE },
-		{ "frames", required_argument, NULL, OPT_FRAMES },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ 0 },
+	    {"output", required_argument, NULL, 'o'},
+	    {"format", required_argument, NULL, OPT_FORMAT},
+	    {"symfs", required_argument, NULL, OPT_SYMFS},
+	    {"lines", no_argument, NULL, OPT_LINES},
+	    {"top", required_argument, NULL, OPT_TOP},
+	    {"tid", required_argument, NULL, OPT_TID},
+	    {"thread", required_argument, NULL, OPT_THREAD},
+	    {"mode", required_argument, NULL, OPT_MODE},
+	    {"start", required_argument, NULL, OPT_START},
+	    {"end", required_argument, NULL, OPT_END},
+	    {"diff", required_argument, NULL, OPT_DIFF},
+	    {"fail-if", required_argument, NULL, OPT_FAIL_IF},
+	    {"alpha", required_argument, NULL, OPT_ALPHA},
+	    {"merge-threads", no_argument, NULL, OPT_MERGE},
+	    {"frames", required_argument, NULL, OPT_FRAMES},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, OPT_HELP},
+	    {0},
 	};
 	int c, idx;
 
@@ -100,13 +114,15 @@ static int parse_args(struct report *rep, int argc, char **argv)
 		switch (c) {
 		case 'o':
 			if (rep->nr_outputs == REPORT_MAX_OUTPUTS)
-				return log_err(-EINVAL, "at most %d -o options", REPORT_MAX_OUTPUTS);
+				return log_err(-EINVAL, "at most %d -o options",
+					       REPORT_MAX_OUTPUTS);
 			rep->outputs[rep->nr_outputs++].path = optarg;
 			break;
 		case OPT_FORMAT:
 			rep->fmt = output_format_by_name(optarg);
 			if (!rep->fmt)
-				return log_err(-EINVAL, "unknown --format '%s' (see perch report --help)",
+				return log_err(-EINVAL,
+					       "unknown --format '%s' (see perch report --help)",
 					       optarg);
 			break;
 		case OPT_SYMFS:
@@ -171,16 +187,18 @@ static int parse_args(struct report *rep, int argc, char **argv)
 		ro->fmt = strcmp(ro->path, "-") ? output_format_for_path(ro->path) : NULL;
 		if (!ro->fmt)
 			ro->fmt = rep->fmt ? rep->fmt : output_format_by_name("text");
-		if (!strcmp(ro->path, "-") && ro->fmt->write == out_recording_write && !rep->diff_base)
+		if (!strcmp(ro->path, "-") && ro->fmt->write == out_recording_write &&
+		    !rep->diff_base)
 			return log_err(-EINVAL, "a recording is written to a file, not to stdout");
-		if (rep->diff_base &&
-		    !(ro->diff_fmt = report_diff_format(ro->path, rep->fmt ? rep->fmt->name : "text")))
+		if (rep->diff_base && !(ro->diff_fmt = report_diff_format(
+					    ro->path, rep->fmt ? rep->fmt->name : "text")))
 			return -EINVAL;
 	}
 	if (rep->frames && rep->diff_base)
 		return log_err(-EINVAL, "--frames does not go with --diff");
 	if (rep->diff_opts && !rep->diff_base)
-		return log_err(-EINVAL, "--fail-if, --alpha and --merge-threads go with --diff BASE");
+		return log_err(-EINVAL,
+			       "--fail-if, --alpha and --merge-threads go with --diff BASE");
 	if (rep->diff_base && rep->filter.nr_tids)
 		return log_err(-EINVAL, "--tid does not go with --diff (thread ids differ between "
 					"runs): use --thread REGEX");
@@ -210,8 +228,8 @@ static int report_diff_run(struct report *rep, struct report_symfs *rs)
 	if (code)
 		return code;
 	for (int i = 0; i < rep->nr_outputs; i++)
-		if (report_diff_write(run.d, &rep->oo, rep->outputs[i].path, rep->outputs[i].diff_fmt,
-				      rep->quiet))
+		if (report_diff_write(run.d, &rep->oo, rep->outputs[i].path,
+				      rep->outputs[i].diff_fmt, rep->quiet))
 			code = PERCH_EXIT_FATAL;
 	if (!code && report_diff_trips(run.d, &rep->dargs, print_trip, run.d))
 		code = PERCH_EXIT_REGRESSION;
@@ -272,7 +290,7 @@ static void print_frames(const struct profile *p)
 
 static int report_run(int argc, char **argv)
 {
-	struct report rep = { 0 };
+	struct report rep = {0};
 	struct report_symfs *rs = NULL;
 	struct profile *src = NULL, *p = NULL;
 	int code = PERCH_EXIT_OK;
@@ -324,9 +342,9 @@ out:
 }
 
 const struct cmd cmd_report = {
-	.name = "report",
-	.summary = "render a recording (perch record -o FILE.perch) in any format",
-	.usage = report_usage,
-	.run = report_run,
-	.flags = CMD_NO_PTRACE,
+    .name = "report",
+    .summary = "render a recording (perch record -o FILE.perch) in any format",
+    .usage = report_usage,
+    .run = report_run,
+    .flags = CMD_NO_PTRACE,
 };

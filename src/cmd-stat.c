@@ -17,19 +17,19 @@
 #define STAT_DEFAULT_MS 1000
 
 static const char stat_usage[] =
-	"usage: perch stat [options] -p PID\n"
-	"\n"
-	"Show a process's CPU use (whole process and per thread: % of one core, user and\n"
-	"system), each thread's state, and its memory (RSS, PSS, USS, swap from\n"
-	"/proc/PID/smaps_rollup), refreshed every interval, from /proc only (no ptrace). On a\n"
-	"terminal the table is redrawn in place; otherwise the tables follow one another.\n"
-	"\n"
-	"  -p, --pid PID          the process to watch\n"
-	"  -i, --interval MS      refresh every MS milliseconds (default 1000, at least 10)\n"
-	"  -d, --duration SEC     stop after SEC seconds (default: until the process exits or\n"
-	"                         Ctrl-C)\n"
-	"\n"
-	"Exit status: 0 ok (also when the process exits), 2 cannot read it, 64 usage.\n";
+    "usage: perch stat [options] -p PID\n"
+    "\n"
+    "Show a process's CPU use (whole process and per thread: % of one core, user and\n"
+    "system), each thread's state, and its memory (RSS, PSS, USS, swap from\n"
+    "/proc/PID/smaps_rollup), refreshed every interval, from /proc only (no ptrace). On a\n"
+    "terminal the table is redrawn in place; otherwise the tables follow one another.\n"
+    "\n"
+    "  -p, --pid PID          the process to watch\n"
+    "  -i, --interval MS      refresh every MS milliseconds (default 1000, at least 10)\n"
+    "  -d, --duration SEC     stop after SEC seconds (default: until the process exits or\n"
+    "                         Ctrl-C)\n"
+    "\n"
+    "Exit status: 0 ok (also when the process exits), 2 cannot read it, 64 usage.\n";
 
 static volatile sig_atomic_t stat_stop;
 
@@ -65,8 +65,8 @@ static const struct proc_stat *find_task(const struct timeline_reading *r, pid_t
 }
 
 static void print_table(pid_t pid, const struct timeline_reading *a,
-			const struct timeline_reading *b, const struct timeline_mem *m, int have_mem,
-			double since_s, long clk, unsigned int ncpus, FILE *f)
+			const struct timeline_reading *b, const struct timeline_mem *m,
+			int have_mem, double since_s, long clk, unsigned int ncpus, FILE *f)
 {
 	uint64_t wall = b->time_ns - a->time_ns;
 	struct cpustat_task_usage u;
@@ -75,8 +75,9 @@ static void print_table(pid_t pid, const struct timeline_reading *a,
 	fprintf(f, "perch stat: %d (%s)  +%.1f s  threads %zu\n", (int)pid, b->proc.comm, since_s,
 		b->nr_tasks);
 	if (cpustat_task_usage(&a->proc, &b->proc, wall, clk, ncpus, &u) == 0)
-		fprintf(f, "  CPU %.1f%% of one core (%.1f%% of %u cores; user %.1f%%, system "
-			   "%.1f%%)",
+		fprintf(f,
+			"  CPU %.1f%% of one core (%.1f%% of %u cores; user %.1f%%, system "
+			"%.1f%%)",
 			u.one_core, u.all_cores, ncpus, u.user, u.system);
 	if (a->has_sys && b->has_sys && cpustat_usage(&a->sys, &b->sys, &su) == 0)
 		fprintf(f, "  system busy %.1f%%", su.busy);
@@ -102,19 +103,19 @@ static void print_table(pid_t pid, const struct timeline_reading *a,
 static int stat_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	    {"pid", required_argument, NULL, 'p'},
+	    {"interval", required_argument, NULL, 'i'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
-	struct timeline_reading a = { 0 }, b = { 0 }, tmp;
+	struct timeline_reading a = {0}, b = {0}, tmp;
 	long clk = cpustat_clk_tck(), interval = STAT_DEFAULT_MS;
 	unsigned int ncpus = cpustat_ncpus();
 	double duration = 0;
 	enum meminfo_rules rules = MEMINFO_RULES_AUTO;
 	int c, pid = 0, tty = isatty(STDOUT_FILENO), ret, tables = 0;
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = {.sa_handler = on_signal};
 	uint64_t start, next;
 	char *end;
 
@@ -136,7 +137,8 @@ static int stat_run(int argc, char **argv)
 		case 'd':
 			duration = strtod(optarg, &end);
 			if (*end || end == optarg || !(duration > 0)) {
-				log_err(0, "-d wants a positive number of seconds, not '%s'", optarg);
+				log_err(0, "-d wants a positive number of seconds, not '%s'",
+					optarg);
 				goto usage;
 			}
 			break;
@@ -177,7 +179,8 @@ static int stat_run(int argc, char **argv)
 			break;
 		ts.tv_sec = (time_t)(next / 1000000000ULL);
 		ts.tv_nsec = (long)(next % 1000000000ULL);
-		if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && stat_stop)
+		if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR &&
+		    stat_stop)
 			break;
 		ret = timeline_read(pid, &b);
 		if (ret < 0) {
@@ -189,8 +192,8 @@ static int stat_run(int argc, char **argv)
 			fputs("\033[H\033[2J", stdout);
 		else if (tables)
 			fputc('\n', stdout);
-		print_table(pid, &a, &b, &m, have_mem, (double)(b.time_ns - start) / 1e9, clk, ncpus,
-			    stdout);
+		print_table(pid, &a, &b, &m, have_mem, (double)(b.time_ns - start) / 1e9, clk,
+			    ncpus, stdout);
 		tables++;
 		if (fflush(stdout) || ferror(stdout)) {
 			log_err(0, "cannot write the table");
@@ -214,9 +217,9 @@ usage:
 }
 
 const struct cmd cmd_stat = {
-	.name = "stat",
-	.summary = "a live table of a process's CPU, thread states and memory (no ptrace)",
-	.usage = stat_usage,
-	.run = stat_run,
-	.flags = CMD_PID | CMD_NO_PTRACE,
+    .name = "stat",
+    .summary = "a live table of a process's CPU, thread states and memory (no ptrace)",
+    .usage = stat_usage,
+    .run = stat_run,
+    .flags = CMD_PID | CMD_NO_PTRACE,
 };

@@ -20,33 +20,33 @@ static int maps_run(int argc, char **argv)
 }
 
 const struct cmd cmd_top = {
-	.name = "top",
-	.summary = "live view of the hottest functions, refreshed every second",
-	.usage = "usage: perch top -p PID|NAME [-F HZ] [-d SEC] [-n ROWS] [--mode wall|cpu]\n"
-		 "                [--stack-size BYTES] [--follow-cpu] [--no-idle-reuse]\n"
-		 "                [--no-cpu-hold] [--show-art-frames] [--sysroot DIR] [--symfs DIR]\n"
-		 "\n"
-		 "Sample PID and show its hottest functions, refreshed every second until -d SEC,\n"
-		 "a key (on a terminal) or Ctrl-C; then detach. Like py-spy top: %Own and %Total\n"
-		 "are the shares of the last second's samples with the function innermost and\n"
-		 "anywhere in the stack; OwnTime and TotalTime the seconds since top started\n"
-		 "(samples / rate, all threads together). The options are perch record's.\n",
-	.run = top_run,
-	.flags = CMD_PID,
+    .name = "top",
+    .summary = "live view of the hottest functions, refreshed every second",
+    .usage = "usage: perch top -p PID|NAME [-F HZ] [-d SEC] [-n ROWS] [--mode wall|cpu]\n"
+	     "                [--stack-size BYTES] [--follow-cpu] [--no-idle-reuse]\n"
+	     "                [--no-cpu-hold] [--show-art-frames] [--sysroot DIR] [--symfs DIR]\n"
+	     "\n"
+	     "Sample PID and show its hottest functions, refreshed every second until -d SEC,\n"
+	     "a key (on a terminal) or Ctrl-C; then detach. Like py-spy top: %Own and %Total\n"
+	     "are the shares of the last second's samples with the function innermost and\n"
+	     "anywhere in the stack; OwnTime and TotalTime the seconds since top started\n"
+	     "(samples / rate, all threads together). The options are perch record's.\n",
+    .run = top_run,
+    .flags = CMD_PID,
 };
 
 const struct cmd cmd_threads = {
-	.name = "threads",
-	.summary = "a process's threads: tid, name, state, CPU %",
-	.usage = "usage: perch threads -p PID|NAME\n",
-	.run = threads_run,
-	.flags = CMD_PID,
+    .name = "threads",
+    .summary = "a process's threads: tid, name, state, CPU %",
+    .usage = "usage: perch threads -p PID|NAME\n",
+    .run = threads_run,
+    .flags = CMD_PID,
 };
 
 const struct cmd cmd_maps = {
-	.name = "maps",
-	.summary = "a process's memory mappings",
-	.usage = "usage: perch maps -p PID|NAME [--exec] [SUBSTRING]\n",
-	.run = maps_run,
-	.flags = CMD_PID,
+    .name = "maps",
+    .summary = "a process's memory mappings",
+    .usage = "usage: perch maps -p PID|NAME [--exec] [SUBSTRING]\n",
+    .run = maps_run,
+    .flags = CMD_PID,
 };

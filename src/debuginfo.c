@@ -26,7 +26,7 @@
 #define DI_MAX_SCOPES	   (1u << 22) /* C++ scopes and scoped functions, all CUs together */
 #define DI_MAX_PATH	   4096	      /* longest source path we build */
 #define DI_MAX_SECTION	   ELFSECTION_MAX_SIZE /* largest uncompressed DWARF section */
-#define DI_MAX_SECTIONS	   0xffffu    /* libdwarf's section indexes are 16-bit */
+#define DI_MAX_SECTIONS	   0xffffu	       /* libdwarf's section indexes are 16-bit */
 
 /* An address range [lo, hi) and what it belongs to (a CU or a function node). */
 struct di_range {
@@ -167,7 +167,7 @@ struct di_splitctx {
 };
 
 struct debuginfo {
-	char tag; /* 'p': see debuginfo_free() */
+	char tag;			 /* 'p': see debuginfo_free() */
 	const struct di_splitctx *split; /* set while a split unit is read (cu_load) */
 	int fd;
 	char *path;
@@ -575,7 +575,7 @@ static void split_ranges(struct debuginfo *di, Dwarf_Attribute attr, struct di_r
 			 size_t *nr, size_t *alloc, uint32_t idx)
 {
 	const struct di_splitctx *x = di->split;
-	struct ehframe_cursor c = { 0 };
+	struct ehframe_cursor c = {0};
 	Dwarf_Unsigned v = 0;
 	Dwarf_Error err = NULL;
 	Dwarf_Half form = 0;
@@ -924,7 +924,7 @@ static void call_target(struct debuginfo *di, Dwarf_Off off, struct di_cu *cu,
 /* Record the call site @die (DW_TAG_call_site or DW_TAG_GNU_call_site). */
 static void call_site_add(struct debuginfo *di, struct di_cu *cu, Dwarf_Die die)
 {
-	struct debuginfo_call c = { .kind = DEBUGINFO_TARGET_NONE };
+	struct debuginfo_call c = {.kind = DEBUGINFO_TARGET_NONE};
 	size_t idx = cu->nr_calls, alloc = cu->alloc_calls;
 	Dwarf_Off off;
 
@@ -963,8 +963,8 @@ static void calls_finish(struct di_cu *cu)
 	size_t i, k;
 
 	for (i = 0; i < cu->nr_calls; i++)
-		cu->calls[i].addrs = cu->calls[i].nr_addrs ? cu->call_addrs + cu->call_addr_first[i]
-							    : NULL;
+		cu->calls[i].addrs =
+		    cu->calls[i].nr_addrs ? cu->call_addrs + cu->call_addr_first[i] : NULL;
 	cu->call_by_pc = xcalloc(cu->nr_calls ? cu->nr_calls : 1, sizeof(*cu->call_by_pc));
 	for (i = 0; i < cu->nr_calls; i++)
 		cu->call_by_pc[i] = (uint32_t)i;
@@ -1551,7 +1551,7 @@ static void load_files(struct debuginfo *di, struct di_cu *cu, Dwarf_Line_Contex
 static long line_implicit_file_rows(const uint8_t *p, size_t size, uint64_t off, int big,
 				    uint8_t *implicit, size_t nr)
 {
-	struct ehframe_cursor c = { .base = p, .end = size };
+	struct ehframe_cursor c = {.base = p, .end = size};
 	const uint8_t *lengths;
 	uint64_t len, hdr_len;
 	unsigned int off_size = 4, opcode_base;
@@ -1592,7 +1592,7 @@ static long line_implicit_file_rows(const uint8_t *p, size_t size, uint64_t off,
 		int row = 0;
 
 		if (op >= opcode_base) {
-			row = 1; /* special opcode */
+			row = 1;      /* special opcode */
 		} else if (op == 0) { /* extended: length, then the opcode and its operands */
 			uint64_t l = ehframe_read_uleb(&c);
 
@@ -1841,7 +1841,7 @@ static Dwarf_Die split_find(struct di_split *sp, uint64_t id)
 static Dwarf_Die split_cu_die(struct debuginfo *di, Dwarf_Die skel, struct debuginfo **sdi)
 {
 	const char *name = die_string(di, skel, DW_AT_dwo_name), *dir, *base, *slash;
-	char *paths[5] = { NULL };
+	char *paths[5] = {NULL};
 	struct di_split *sp;
 	Dwarf_Die die = NULL;
 	size_t n = 0, i;
@@ -1908,7 +1908,8 @@ static void split_context(struct debuginfo *di, const struct di_cu *cu, Dwarf_Di
 		if (dwarf_get_debugfission_for_die(split, &fission, &err) == DW_DLV_OK &&
 		    fission.pcu_size[DW_SECT_RNGLISTS] &&
 		    fission.pcu_offset[DW_SECT_RNGLISTS] <= size &&
-		    fission.pcu_size[DW_SECT_RNGLISTS] <= size - fission.pcu_offset[DW_SECT_RNGLISTS]) {
+		    fission.pcu_size[DW_SECT_RNGLISTS] <=
+			size - fission.pcu_offset[DW_SECT_RNGLISTS]) {
 			x->rng = data + fission.pcu_offset[DW_SECT_RNGLISTS];
 			x->rng_size = (size_t)fission.pcu_size[DW_SECT_RNGLISTS];
 		}
@@ -2059,12 +2060,12 @@ static void parse_aranges(struct debuginfo *di, const uint8_t *p, size_t size, i
  * kept dwarf_siblingof_b busy for minutes), and no compiler emits such forms. */
 static int abbrev_forms_known(const uint8_t *p, size_t size)
 {
-	struct ehframe_cursor c = { .base = p, .end = size };
+	struct ehframe_cursor c = {.base = p, .end = size};
 
 	while (c.pos < c.end && !c.bad) {
 		if (!ehframe_read_uleb(&c))
-			continue; /* code 0: the end of one CU's table */
-		ehframe_read_uleb(&c); /* the tag */
+			continue;	/* code 0: the end of one CU's table */
+		ehframe_read_uleb(&c);	/* the tag */
 		ehframe_read_le(&c, 1); /* has children */
 		while (!c.bad) {
 			uint64_t at = ehframe_read_uleb(&c), form = ehframe_read_uleb(&c);
@@ -2308,15 +2309,15 @@ static void sec_add(struct debuginfo *di, const GElf_Shdr *shdr, const char *nam
 		    uint64_t file_size)
 {
 	struct di_sec s = {
-		.type = shdr->sh_type,
-		.flags = shdr->sh_flags,
-		.addr = shdr->sh_addr,
-		.offset = shdr->sh_offset,
-		.raw_size = shdr->sh_size,
-		.size = shdr->sh_size,
-		.link = shdr->sh_link,
-		.info = shdr->sh_info,
-		.entsize = shdr->sh_entsize,
+	    .type = shdr->sh_type,
+	    .flags = shdr->sh_flags,
+	    .addr = shdr->sh_addr,
+	    .offset = shdr->sh_offset,
+	    .raw_size = shdr->sh_size,
+	    .size = shdr->sh_size,
+	    .link = shdr->sh_link,
+	    .info = shdr->sh_info,
+	    .entsize = shdr->sh_entsize,
 	};
 	struct elfsection_info info;
 	uint8_t hdr[24];
@@ -2448,13 +2449,13 @@ static int obj_load_section(void *obj, Dwarf_Half i, Dwarf_Small **data, int *er
 }
 
 static const Dwarf_Obj_Access_Methods obj_methods = {
-	.get_section_info = obj_section_info,
-	.get_byte_order = obj_byte_order,
-	.get_length_size = obj_addr_size,
-	.get_pointer_size = obj_addr_size,
-	.get_section_count = obj_section_count,
-	.load_section = obj_load_section,
-	.relocate_a_section = NULL, /* executables, libraries and .dwo files need none */
+    .get_section_info = obj_section_info,
+    .get_byte_order = obj_byte_order,
+    .get_length_size = obj_addr_size,
+    .get_pointer_size = obj_addr_size,
+    .get_section_count = obj_section_count,
+    .load_section = obj_load_section,
+    .relocate_a_section = NULL, /* executables, libraries and .dwo files need none */
 };
 
 /* What perch checks before libdwarf reads a byte: the size of .debug_info (-ENOENT without
@@ -2481,8 +2482,7 @@ static int check_sections(struct debuginfo *di, const char *info_name)
 			return -ENOEXEC;
 	}
 	/* after info_size is known: its CU offsets are checked against it */
-	if (!strcmp(info_name, ".debug_info") &&
-	    sec_get(di, ".debug_aranges", &data, &size) == 0)
+	if (!strcmp(info_name, ".debug_info") && sec_get(di, ".debug_aranges", &data, &size) == 0)
 		parse_aranges(di, data, size, di->big);
 	return 0;
 }
@@ -2516,7 +2516,7 @@ static struct debuginfo *open_group(const char *path, unsigned int group)
 	ret = sections_read(di);
 	if (!ret)
 		ret = check_sections(di, group == DW_GROUPNUMBER_DWO ? ".debug_info.dwo"
-								      : ".debug_info");
+								     : ".debug_info");
 	if (ret) {
 		debuginfo_free(di);
 		errno = -ret;

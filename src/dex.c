@@ -23,14 +23,14 @@
 #include "perch/log.h"
 #include "perch/xalloc.h"
 
-#define DEX_HEADER_SIZE	     0x70u
-#define DEX_HEADER_SIZE_V41  0x78u
-#define CDEX_HEADER_SIZE     0x88u
-#define DEX_ENDIAN_CONSTANT  0x12345678u
-#define DEX_NO_INDEX	     0xffffffffu
-#define DEX_MAX_PARTS	     256   /* dex files in one 041 container */
-#define DEX_MAX_STRING	     4096  /* bytes of one name looked at */
-#define DEX_MAX_PARAMS	     255   /* a Java method has at most 255 parameter slots */
+#define DEX_HEADER_SIZE	    0x70u
+#define DEX_HEADER_SIZE_V41 0x78u
+#define CDEX_HEADER_SIZE    0x88u
+#define DEX_ENDIAN_CONSTANT 0x12345678u
+#define DEX_NO_INDEX	    0xffffffffu
+#define DEX_MAX_PARTS	    256	 /* dex files in one 041 container */
+#define DEX_MAX_STRING	    4096 /* bytes of one name looked at */
+#define DEX_MAX_PARAMS	    255	 /* a Java method has at most 255 parameter slots */
 
 /* Debug info opcodes (dex_file.h DBG_*) */
 enum {
@@ -55,7 +55,7 @@ struct dex_part {
 	uint64_t ids_base;  /* what the id-table offsets count from */
 	uint64_t data_base; /* what every other offset counts from */
 	int compact;
-	int container;	    /* 041 */
+	int container; /* 041 */
 	uint32_t string_ids_size, string_ids_off;
 	uint32_t type_ids_size, type_ids_off;
 	uint32_t proto_ids_size, proto_ids_off;
@@ -66,19 +66,19 @@ struct dex_part {
 };
 
 struct dex_meth {
-	uint64_t insns;	      /* buffer offset of the first instruction */
+	uint64_t insns; /* buffer offset of the first instruction */
 	uint32_t insns_bytes;
 	uint32_t method_idx;
 	uint32_t class_def;
-	uint32_t debug_off;   /* relative to the part's data base; 0: none */
+	uint32_t debug_off; /* relative to the part's data base; 0: none */
 	uint16_t part;
 };
 
 struct dex_file {
-	uint8_t *buf;	     /* @size bytes: a copy, or an mmap reservation filled on demand */
+	uint8_t *buf; /* @size bytes: a copy, or an mmap reservation filled on demand */
 	size_t size;
 	struct dex_source src;
-	uint8_t *chunk;	     /* lazily read: per DEX_CHUNK, 0 not read, 1 read, 2 unreadable */
+	uint8_t *chunk; /* lazily read: per DEX_CHUNK, 0 not read, 1 read, 2 unreadable */
 	uint64_t bytes_read;
 	struct dex_part *parts;
 	size_t nr_parts;
@@ -101,7 +101,8 @@ static int load(struct dex_file *d, uint64_t at, uint64_t len)
 	if (!d->chunk || !len)
 		return 0;
 	for (uint64_t c = at / DEX_CHUNK; c <= (at + len - 1) / DEX_CHUNK; c++) {
-		uint64_t off = c * DEX_CHUNK, n = d->size - off < DEX_CHUNK ? d->size - off : DEX_CHUNK;
+		uint64_t off = c * DEX_CHUNK,
+			 n = d->size - off < DEX_CHUNK ? d->size - off : DEX_CHUNK;
 
 		if (d->chunk[c] == 1)
 			continue;
@@ -331,8 +332,8 @@ int dex_header_info(const uint8_t *h, size_t avail, struct dex_header_info *out)
 			return -EINVAL;
 		out->kind = DEX_KIND_STANDARD;
 		if (ver >= 41 && le32(h + 36) >= DEX_HEADER_SIZE_V41) {
-			/* dex_file.cc GetDataRange: every offset counts from header - header_offset,
-			 * and may point anywhere up to the container's end */
+			/* dex_file.cc GetDataRange: every offset counts from header -
+			 * header_offset, and may point anywhere up to the container's end */
 			if (avail < DEX_HEADER_SIZE_V41 || le32(h + 116) > le32(h + 112) ||
 			    file_size > le32(h + 112) - le32(h + 116))
 				return -EINVAL;
@@ -481,8 +482,7 @@ static const char *string_at(struct dex_file *d, const struct dex_part *pt, uint
 	return (const char *)c.p;
 }
 
-static const char *type_descriptor(struct dex_file *d, const struct dex_part *pt,
-				   uint32_t type_idx)
+static const char *type_descriptor(struct dex_file *d, const struct dex_part *pt, uint32_t type_idx)
 {
 	const uint8_t *id;
 
@@ -518,9 +518,8 @@ static void out_str(struct outbuf *o, const char *s)
 static void out_pretty_type(struct outbuf *o, const char *desc)
 {
 	static const char *const prim[][2] = {
-		{ "B", "byte" },   { "C", "char" },  { "D", "double" }, { "F", "float" },
-		{ "I", "int" },	   { "J", "long" },  { "S", "short" },	{ "Z", "boolean" },
-		{ "V", "void" },
+	    {"B", "byte"}, {"C", "char"},  {"D", "double"},  {"F", "float"}, {"I", "int"},
+	    {"J", "long"}, {"S", "short"}, {"Z", "boolean"}, {"V", "void"},
 	};
 	size_t dims = 0, i;
 
@@ -549,11 +548,11 @@ static void out_pretty_type(struct outbuf *o, const char *desc)
 /* ART's PrettyMethod(idx, with_signature=true) of method @idx, "<ret> pkg.Class.m(<params>)"
  * (what JIT and AOT symbols hold with full debug info), then dex_java_name() of it: dex frames
  * are named by the same function as compiled ones. The parameters go to @sig, "(<params>)". */
-static void method_name(struct dex_file *d, const struct dex_part *pt, uint32_t idx,
-			char *buf, size_t size, char *sig, size_t sig_size)
+static void method_name(struct dex_file *d, const struct dex_part *pt, uint32_t idx, char *buf,
+			size_t size, char *sig, size_t sig_size)
 {
 	char full[1024];
-	struct outbuf o = { full, sizeof(full), 0 };
+	struct outbuf o = {full, sizeof(full), 0};
 	const uint8_t *mid = get(d, pt->ids_base, pt->method_ids_off + (uint64_t)idx * 8, 8);
 	const uint8_t *proto, *list;
 	const char *name;
@@ -566,8 +565,8 @@ static void method_name(struct dex_file *d, const struct dex_part *pt, uint32_t 
 		return;
 	}
 	proto = le16(mid + 2) < pt->proto_ids_size
-			? get(d, pt->ids_base, pt->proto_ids_off + (uint64_t)le16(mid + 2) * 12, 12)
-			: NULL;
+		    ? get(d, pt->ids_base, pt->proto_ids_off + (uint64_t)le16(mid + 2) * 12, 12)
+		    : NULL;
 	out_pretty_type(&o, proto ? type_descriptor(d, pt, le16(proto + 4)) : NULL);
 	out_ch(&o, ' ');
 	out_pretty_type(&o, type_descriptor(d, pt, le16(mid)));
@@ -606,7 +605,7 @@ const char *dex_java_name(const char *art_name, char *out, size_t size)
 	static const char deduped[] = "[DEDUPED] ";
 	const char *s = art_name, *sp;
 	size_t pre = 0, paren;
-	struct outbuf o = { out, size, 0 };
+	struct outbuf o = {out, size, 0};
 
 	if (!size)
 		return out;
@@ -666,7 +665,7 @@ static void add_method(struct dex_file *d, uint16_t part, uint32_t cdef, uint32_
 		       uint32_t code_off)
 {
 	const struct dex_part *pt = &d->parts[part];
-	struct dex_meth m = { .method_idx = idx, .class_def = cdef, .part = part };
+	struct dex_meth m = {.method_idx = idx, .class_def = cdef, .part = part};
 	const uint8_t *ci;
 	uint32_t insns;
 
@@ -688,8 +687,8 @@ static void add_method(struct dex_file *d, uint16_t part, uint32_t cdef, uint32_
 		flags = le16(ci + 2);
 		insns = flags >> 5;
 		if (flags & 0x10) { /* insns count extension: two u16 before the item */
-			const uint8_t *pre = code_off >= 4 ? get(d, pt->data_base, code_off - 4ULL, 4)
-							   : NULL;
+			const uint8_t *pre =
+			    code_off >= 4 ? get(d, pt->data_base, code_off - 4ULL, 4) : NULL;
 			if (!pre)
 				return;
 			insns += le16(pre + 2) + ((uint32_t)le16(pre) << 16);
@@ -828,7 +827,7 @@ static int line_program(struct dex_file *d, const struct dex_meth *m, uint32_t t
 			if (!found)
 				*line = ln;
 			if ((size_t)n < max)
-				rows[n] = (struct dex_position){ addr, ln };
+				rows[n] = (struct dex_position){addr, ln};
 			n++;
 			if (found && !rows)
 				return n;
@@ -842,9 +841,11 @@ static void fill(struct dex_file *d, const struct dex_meth *m, uint32_t target,
 		 struct dex_method *out)
 {
 	const struct dex_part *pt = &d->parts[m->part];
-	const uint8_t *cd = get(d, pt->ids_base, pt->class_defs_off + (uint64_t)m->class_def * 32, 32);
-	const char *src = cd && le32(cd + 16) != DEX_NO_INDEX ? string_at(d, pt, le32(cd + 16)) : NULL;
-	struct outbuf o = { out->file, sizeof(out->file), 0 };
+	const uint8_t *cd =
+	    get(d, pt->ids_base, pt->class_defs_off + (uint64_t)m->class_def * 32, 32);
+	const char *src =
+	    cd && le32(cd + 16) != DEX_NO_INDEX ? string_at(d, pt, le32(cd + 16)) : NULL;
+	struct outbuf o = {out->file, sizeof(out->file), 0};
 
 	method_name(d, pt, m->method_idx, out->name, sizeof(out->name), out->signature,
 		    sizeof(out->signature));

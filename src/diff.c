@@ -31,7 +31,7 @@ struct side {
 	uint32_t *loc_keys;
 	size_t nr_loc_keys, alloc_loc_keys;
 	uint64_t total;
-	int ordered;		      /* kept samples cover every sample */
+	int ordered; /* kept samples cover every sample */
 };
 
 /* Strings to ids: texts in the arena, chained by hash. */
@@ -61,28 +61,28 @@ struct diff {
 	size_t nr_groups, alloc_groups;
 	uint32_t *group_node;
 	size_t alloc_gnode;
-	uint32_t *gbatch;	/* (group * 2 + side) * DIFF_BATCHES + batch: samples */
+	uint32_t *gbatch; /* (group * 2 + side) * DIFF_BATCHES + batch: samples */
 	size_t alloc_gbatch;
-	uint32_t *gnb;		/* group * 2 + side: batches used */
-	uint64_t *grank;	/* group * 2 + side: samples placed so far */
+	uint32_t *gnb;	 /* group * 2 + side: batches used */
+	uint64_t *grank; /* group * 2 + side: samples placed so far */
 	size_t alloc_gnb, alloc_grank;
 	uint32_t *groups_sorted;
 
 	/* call tree */
 	struct diff_node *nodes;
 	uint32_t *node_key;
-	uint32_t *nbatch;	/* (node * 2 + side) * DIFF_BATCHES + batch */
+	uint32_t *nbatch; /* (node * 2 + side) * DIFF_BATCHES + batch */
 	size_t nr_nodes, alloc_nodes, alloc_nkey, alloc_nbatch;
 	struct u64map child_map; /* parent << 32 | key -> node */
 
 	/* functions */
 	struct diff_fn *fns;
 	uint32_t *fn_key, *fn_stamp;
-	uint32_t *fbatch;	/* ((fn * 2 + side) * 2 + self) * DIFF_BATCHES + batch */
+	uint32_t *fbatch; /* ((fn * 2 + side) * 2 + self) * DIFF_BATCHES + batch */
 	size_t nr_fns, alloc_fns, alloc_fkey, alloc_fstamp, alloc_fbatch;
-	struct u64map fn_map;	/* group << 32 | key -> fn */
+	struct u64map fn_map; /* group << 32 | key -> fn */
 	uint32_t *fns_sorted;
-	uint32_t serial;	/* the sample being added (functions count once per sample) */
+	uint32_t serial; /* the sample being added (functions count once per sample) */
 
 	size_t nr_tests, nr_node_tests;
 };
@@ -200,7 +200,8 @@ void diff_stat_test(struct diff_stat *st, const double deff[2], int df, double c
 	if (!(v > 0))
 		return;
 	v1 = pbar * (1 - pbar) * (1 / n0 + 1 / n1);
-	v1 = v1 > s0 * (1 - s0) / n0 + s1 * (1 - s1) / n1 ? v1 : s0 * (1 - s0) / n0 + s1 * (1 - s1) / n1;
+	v1 = v1 > s0 * (1 - s0) / n0 + s1 * (1 - s1) / n1 ? v1
+							  : s0 * (1 - s0) / n0 + s1 * (1 - s1) / n1;
 	st->deff = v1 > 0 ? v / v1 : 1;
 	st->z = st->change / sqrt(v);
 	st->p = diff_tail2(fabs(st->z), df);
@@ -447,8 +448,8 @@ static uint32_t fn_get(struct diff *d, uint32_t group, uint32_t key)
 	return i;
 }
 
-static void fn_add(struct diff *d, uint32_t group, uint32_t key, int side, int self,
-		   uint32_t w, uint32_t b)
+static void fn_add(struct diff *d, uint32_t group, uint32_t key, int side, int self, uint32_t w,
+		   uint32_t b)
 {
 	uint32_t i = fn_get(d, group, key);
 	struct diff_stat *st = self ? &d->fns[i].self : &d->fns[i].total;
@@ -469,8 +470,7 @@ static void node_add(struct diff *d, uint32_t node, int side, uint32_t w, uint32
 }
 
 /* One sample (or @w of them) of @stack in group @g, batch @b, on @side. */
-static void add_sample(struct diff *d, int side, uint32_t g, uint32_t stack, uint32_t w,
-		       uint32_t b)
+static void add_sample(struct diff *d, int side, uint32_t g, uint32_t stack, uint32_t w, uint32_t b)
 {
 	const struct profile *p = d->s[side].p;
 	uint32_t node = d->group_node[g], key = d->key_no_stack;
@@ -539,7 +539,8 @@ static void add_side(struct diff *d, int side)
 	}
 	/* batches of consecutive samples per group: first the group sizes */
 	for (size_t i = 0; i < n; i++)
-		d->grank[2 * s->group_of[smp[i].thread] + side] += smp[i].weight ? smp[i].weight : 1;
+		d->grank[2 * s->group_of[smp[i].thread] + side] +=
+		    smp[i].weight ? smp[i].weight : 1;
 	for (size_t g = 0; g < d->nr_groups; g++) {
 		uint64_t nb = d->grank[2 * g + side] / DIFF_BATCH_MIN;
 
@@ -549,7 +550,8 @@ static void add_side(struct diff *d, int side)
 	for (size_t i = 0; i < n; i++) {
 		uint32_t g = s->group_of[smp[i].thread], w = smp[i].weight ? smp[i].weight : 1;
 		uint64_t size = d->grank[2 * g + side], at = d->groups[g].samples[side];
-		uint32_t b = d->gnb[2 * g + side] ? (uint32_t)(at * d->gnb[2 * g + side] / size) : 0;
+		uint32_t b =
+		    d->gnb[2 * g + side] ? (uint32_t)(at * d->gnb[2 * g + side] / size) : 0;
 
 		add_sample(d, side, g, smp[i].stack, w, b);
 	}
@@ -623,7 +625,8 @@ static void run_tests(struct diff *d)
 	for (size_t i = 0; i < d->nr_fns; i++) {
 		struct diff_fn *fn = &d->fns[i];
 		uint32_t g = fn->group;
-		const uint32_t *used = &d->gnb[2 * g], *nb = d->gbatch + (size_t)g * 2 * DIFF_BATCHES;
+		const uint32_t *used = &d->gnb[2 * g],
+			       *nb = d->gbatch + (size_t)g * 2 * DIFF_BATCHES;
 		const uint32_t *fb = d->fbatch + (size_t)i * 4 * DIFF_BATCHES;
 		double deff[2];
 		int df;
@@ -907,6 +910,5 @@ int diff_rule_trips(const struct diff_rule *r, const struct diff_fn *fn)
 	const struct diff_stat *st = &fn->total;
 
 	return r->text && st->tested && st->beyond_noise &&
-	       st->change - st->margin > r->points / 100 &&
-	       !regexec(&r->re, fn->name, 0, NULL, 0);
+	       st->change - st->margin > r->points / 100 && !regexec(&r->re, fn->name, 0, NULL, 0);
 }

@@ -267,10 +267,10 @@ int ehframe_parse(const uint8_t *data, size_t size, uint64_t vaddr, int is_64,
 		return -ENOEXEC;
 	while (size - off >= 4) {
 		struct ehframe_cursor c = {.base = data,
-				      .pos = off,
-				      .end = size,
-				      .vaddr = vaddr,
-				      .addr_size = is_64 ? 8 : 4};
+					   .pos = off,
+					   .end = size,
+					   .vaddr = vaddr,
+					   .addr_size = is_64 ? 8 : 4};
 		size_t id_pos, entry_end, id_size = 4;
 		uint64_t len, id, start, range;
 
@@ -294,10 +294,10 @@ int ehframe_parse(const uint8_t *data, size_t size, uint64_t vaddr, int is_64,
 			goto next;
 		if (cie.off != id_pos - id) {
 			struct ehframe_cursor cc = {.base = data,
-					       .pos = id_pos - id,
-					       .end = size,
-					       .vaddr = vaddr,
-					       .addr_size = c.addr_size};
+						    .pos = id_pos - id,
+						    .end = size,
+						    .vaddr = vaddr,
+						    .addr_size = c.addr_size};
 			uint64_t clen, cid;
 			size_t cid_size = 4;
 

@@ -16,13 +16,13 @@
 #include "perch/xalloc.h"
 
 #define ELFFILE_MAX_PHDRS 256
-#define ELFFILE_MAX_MDI (64u << 20) /* decompressed .gnu_debugdata limit */
+#define ELFFILE_MAX_MDI	  (64u << 20) /* decompressed .gnu_debugdata limit */
 
 /* A section looked up by elffile_section_data(). */
 struct elffile_unpacked {
-	char *name;   /* as asked for */
+	char *name; /* as asked for */
 	struct elfsection_buf buf;
-	int err;      /* the look-up failed with this: do not retry */
+	int err; /* the look-up failed with this: do not retry */
 };
 
 static int in_image(const struct elffile *ef, uint64_t off, uint64_t len)
@@ -115,8 +115,7 @@ static int read_headers(struct elffile *ef)
 			ef->debug_frame_size = sh.sh_size;
 		} else if (!strcmp(name, ".symtab") && sh.sh_size) {
 			ef->has_symtab = 1;
-		} else if (!strcmp(name, ".debug_info") && sh.sh_size &&
-			   sh.sh_type != SHT_NOBITS) {
+		} else if (!strcmp(name, ".debug_info") && sh.sh_size && sh.sh_type != SHT_NOBITS) {
 			ef->has_debug_info = 1;
 		} else if (sh.sh_type == SHT_NOTE && !ef->build_id_len) {
 			read_build_id(ef, ef->image + sh.sh_offset, sh.sh_size);
@@ -193,8 +192,8 @@ struct elffile *elffile_open_range(const char *path, uint64_t offset, uint64_t s
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || size < 16 || offset > (uint64_t)st.st_size ||
-	    size > (uint64_t)st.st_size - offset) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || size < 16 ||
+	    offset > (uint64_t)st.st_size || size > (uint64_t)st.st_size - offset) {
 		close(fd);
 		errno = ENOEXEC;
 		return NULL;

@@ -39,8 +39,8 @@ int elfsection_probe(const uint8_t *data, size_t size, uint64_t sh_flags, const 
 		if (!data || size < hdr)
 			return -ENOEXEC;
 		type = read_uint(data, 4, big_endian);
-		out->size = is_64 ? read_uint(data + 8, 8, big_endian)
-				  : read_uint(data + 4, 4, big_endian);
+		out->size =
+		    is_64 ? read_uint(data + 8, 8, big_endian) : read_uint(data + 4, 4, big_endian);
 		out->skip = hdr;
 		if (type == ELFCOMPRESS_ZLIB)
 			out->comp = ELFSECTION_ZLIB;
@@ -91,8 +91,7 @@ static int inflate_all(const uint8_t *in, size_t in_size, uint8_t *out, size_t o
 }
 
 int elfsection_decompress(const uint8_t *data, size_t size, uint64_t sh_flags, const char *name,
-			  int is_64, int big_endian, size_t limit, uint8_t **out,
-			  size_t *out_size)
+			  int is_64, int big_endian, size_t limit, uint8_t **out, size_t *out_size)
 {
 	struct elfsection_info info;
 	uint8_t *buf;
@@ -113,8 +112,8 @@ int elfsection_decompress(const uint8_t *data, size_t size, uint64_t sh_flags, c
 	if (info.comp == ELFSECTION_ZLIB) {
 		ret = inflate_all(data + info.skip, size - info.skip, buf, (size_t)info.size);
 	} else {
-		size_t got = ZSTD_decompress(buf, (size_t)info.size, data + info.skip,
-					     size - info.skip);
+		size_t got =
+		    ZSTD_decompress(buf, (size_t)info.size, data + info.skip, size - info.skip);
 
 		ret = ZSTD_isError(got) || got != info.size ? -EBADMSG : 0;
 	}
@@ -141,8 +140,8 @@ struct elfsection_stream {
 /* output is produced in steps of this much at least: fewer calls, little waste */
 #define STREAM_STEP (64u << 10)
 
-int elfsection_stream_new(uint8_t *raw, size_t size, uint64_t sh_flags, const char *name,
-			  int is_64, int big_endian, size_t limit, struct elfsection_stream **out)
+int elfsection_stream_new(uint8_t *raw, size_t size, uint64_t sh_flags, const char *name, int is_64,
+			  int big_endian, size_t limit, struct elfsection_stream **out)
 {
 	struct elfsection_info info;
 	struct elfsection_stream *st;
@@ -170,7 +169,7 @@ int elfsection_stream_new(uint8_t *raw, size_t size, uint64_t sh_flags, const ch
 			st->failed = 1;
 	} else {
 		st->zd = ZSTD_createDCtx();
-		st->zin = (ZSTD_inBuffer){ .src = raw + info.skip, .size = size - info.skip };
+		st->zin = (ZSTD_inBuffer){.src = raw + info.skip, .size = size - info.skip};
 		if (!st->zd)
 			st->failed = 1;
 	}
@@ -214,7 +213,7 @@ static int stream_zlib(struct elfsection_stream *st, size_t target)
 /* The same for zstd; concatenated frames go on into the next one. */
 static int stream_zstd(struct elfsection_stream *st, size_t target)
 {
-	ZSTD_outBuffer o = { .dst = st->out, .size = target, .pos = st->ready };
+	ZSTD_outBuffer o = {.dst = st->out, .size = target, .pos = st->ready};
 	size_t in_pos = st->zin.pos, r = ZSTD_decompressStream(st->zd, &o, &st->zin);
 	int moved = o.pos > st->ready || st->zin.pos > in_pos;
 
@@ -239,11 +238,12 @@ int elfsection_stream_ensure(struct elfsection_stream *st, size_t upto)
 		return 0;
 	/* the last step asks for one byte more than the header says, as inflate_all() */
 	target = upto > st->size - STREAM_STEP || st->size < STREAM_STEP ? st->size + 1
-	       : upto + STREAM_STEP;
+									 : upto + STREAM_STEP;
 	while (st->ready < upto && ret > 0) {
 		size_t before = st->ready;
 
-		ret = st->comp == ELFSECTION_ZLIB ? stream_zlib(st, target) : stream_zstd(st, target);
+		ret =
+		    st->comp == ELFSECTION_ZLIB ? stream_zlib(st, target) : stream_zstd(st, target);
 		if (ret > 0 && st->ready == before && st->ready < target &&
 		    st->comp == ELFSECTION_ZLIB && !st->zs.avail_in)
 			ret = -1; /* truncated: no input left */

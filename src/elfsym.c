@@ -215,7 +215,8 @@ static uint64_t versym_of(const struct elfimg *e, uint32_t symtab, uint64_t *nr)
 
 		if (read_shdr(e, i, &sh) < 0)
 			break;
-		if (sh.type == SHT_GNU_versym && sh.link == symtab && in_image(e, sh.offset, sh.size)) {
+		if (sh.type == SHT_GNU_versym && sh.link == symtab &&
+		    in_image(e, sh.offset, sh.size)) {
 			*nr = sh.size / 2;
 			return sh.offset;
 		}
@@ -227,7 +228,8 @@ static uint64_t versym_of(const struct elfimg *e, uint32_t symtab, uint64_t *nr)
 static int load_one(struct elfsym_table *t, const struct elfimg *e, const struct rawshdr *sh,
 		    uint32_t index, const struct exec_range *ex, size_t nr_ex)
 {
-	uint64_t nr_versym = 0, versym = sh->type == SHT_DYNSYM ? versym_of(e, index, &nr_versym) : 0;
+	uint64_t nr_versym = 0,
+		 versym = sh->type == SHT_DYNSYM ? versym_of(e, index, &nr_versym) : 0;
 	size_t symsz = e->is_64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
 	struct rawshdr str;
 	uint64_t count;

@@ -18,17 +18,18 @@
 #include <unistd.h>
 #endif
 
-static const struct cmd *const commands[] = { &cmd_record, &cmd_dump, &cmd_stat, &cmd_mem,
-					       &cmd_top, &cmd_threads, &cmd_maps, &cmd_report,
-					       &cmd_annotate };
+static const struct cmd *const commands[] = {&cmd_record, &cmd_dump,   &cmd_stat,
+					     &cmd_mem,	  &cmd_top,    &cmd_threads,
+					     &cmd_maps,	  &cmd_report, &cmd_annotate};
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: perch <command> [options]\n"
-		   "       perch [-p PID|NAME] [-x FILE] [--json] [--keep-going]   (prompt, scripts)\n"
-		   "       perch --version | -h, --help\n\n"
-		   "perch samples the stacks of a running process with ptrace, from outside.\n\n"
-		   "commands:\n");
+	fprintf(f,
+		"usage: perch <command> [options]\n"
+		"       perch [-p PID|NAME] [-x FILE] [--json] [--keep-going]   (prompt, scripts)\n"
+		"       perch --version | -h, --help\n\n"
+		"perch samples the stacks of a running process with ptrace, from outside.\n\n"
+		"commands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
 	fprintf(f, "\n'perch help <command>' or 'perch <command> --help' for its options.\n");
@@ -56,9 +57,9 @@ static void fault_abort(int sig)
 static void fault_arm(void)
 {
 	const char *after = getenv("PERCH_CRASH_AFTER_US"), *how = getenv("PERCH_CRASH_HOW");
-	struct rlimit no_core = { 0, 0 };
-	struct sigevent sev = { 0 };
-	struct itimerspec its = { 0 };
+	struct rlimit no_core = {0, 0};
+	struct sigevent sev = {0};
+	struct itimerspec its = {0};
 	long long us;
 	timer_t timer;
 

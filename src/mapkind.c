@@ -9,31 +9,31 @@
 #define MAPKIND_MAX_NAME 4096
 
 static const char *const names[MAPKIND_NR] = {
-	[MAPKIND_ANON] = "anon",
-	[MAPKIND_HEAP] = "heap",
-	[MAPKIND_STACK] = "stack",
-	[MAPKIND_KERNEL] = "kernel",
-	[MAPKIND_JIT_CACHE] = "jit-cache",
-	[MAPKIND_DALVIK_HEAP] = "dalvik-heap",
-	[MAPKIND_DEX_EXTRACTED] = "dex-extracted",
-	[MAPKIND_DALVIK_OTHER] = "dalvik-other",
-	[MAPKIND_ELF] = "so",
-	[MAPKIND_APK_LIB] = "apk-lib",
-	[MAPKIND_APK] = "apk",
-	[MAPKIND_JAR] = "jar",
-	[MAPKIND_OAT] = "oat",
-	[MAPKIND_ODEX] = "odex",
-	[MAPKIND_VDEX] = "vdex",
-	[MAPKIND_ART] = "art",
-	[MAPKIND_DEX] = "dex",
-	[MAPKIND_DMABUF] = "dmabuf",
-	[MAPKIND_GPU] = "gpu",
-	[MAPKIND_ASHMEM] = "ashmem",
-	[MAPKIND_DEVICE] = "device",
-	[MAPKIND_MEMFD] = "memfd",
-	[MAPKIND_ANON_NAMED] = "anon-named",
-	[MAPKIND_FILE] = "file",
-	[MAPKIND_OTHER] = "other",
+    [MAPKIND_ANON] = "anon",
+    [MAPKIND_HEAP] = "heap",
+    [MAPKIND_STACK] = "stack",
+    [MAPKIND_KERNEL] = "kernel",
+    [MAPKIND_JIT_CACHE] = "jit-cache",
+    [MAPKIND_DALVIK_HEAP] = "dalvik-heap",
+    [MAPKIND_DEX_EXTRACTED] = "dex-extracted",
+    [MAPKIND_DALVIK_OTHER] = "dalvik-other",
+    [MAPKIND_ELF] = "so",
+    [MAPKIND_APK_LIB] = "apk-lib",
+    [MAPKIND_APK] = "apk",
+    [MAPKIND_JAR] = "jar",
+    [MAPKIND_OAT] = "oat",
+    [MAPKIND_ODEX] = "odex",
+    [MAPKIND_VDEX] = "vdex",
+    [MAPKIND_ART] = "art",
+    [MAPKIND_DEX] = "dex",
+    [MAPKIND_DMABUF] = "dmabuf",
+    [MAPKIND_GPU] = "gpu",
+    [MAPKIND_ASHMEM] = "ashmem",
+    [MAPKIND_DEVICE] = "device",
+    [MAPKIND_MEMFD] = "memfd",
+    [MAPKIND_ANON_NAMED] = "anon-named",
+    [MAPKIND_FILE] = "file",
+    [MAPKIND_OTHER] = "other",
 };
 
 const char *mapkind_name(enum mapkind k)
@@ -68,9 +68,9 @@ static int has(const char *s, size_t n, const char *needle)
 /* [anon:dalvik-X] or /dev/ashmem/dalvik-X (P): the X part. */
 static enum mapkind dalvik(const char *s, size_t n)
 {
-	static const char *const jit[] = { "jit-code-cache", "data-code-cache" };
-	static const char *const heap[] = { "main space", "alloc space", "zygote space",
-					    "non moving space", "large object space" };
+	static const char *const jit[] = {"jit-code-cache", "data-code-cache"};
+	static const char *const heap[] = {"main space", "alloc space", "zygote space",
+					   "non moving space", "large object space"};
 
 	for (size_t i = 0; i < ARRAY_SIZE(jit); i++)
 		if (has(s, n, jit[i]))

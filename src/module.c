@@ -176,8 +176,7 @@ const struct modules_map *modules_find_fresh(struct modules *ms, uint64_t addr, 
 
 	/* code runs only in executable mappings: one that is not was replaced since (dlopen
 	 * maps a library where it had just unmapped /etc/ld.so.cache) */
-	if ((mm && (mm->prot & PROC_MAPS_PROT_EXEC)) || snap_ns <= ms->last_reload_ns ||
-	    ms->final)
+	if ((mm && (mm->prot & PROC_MAPS_PROT_EXEC)) || snap_ns <= ms->last_reload_ns || ms->final)
 		return mm;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
@@ -218,8 +217,8 @@ static struct elffile *open_vdso(struct modules *ms, struct module *m, const str
 	if (len > MODULES_VDSO_MAX)
 		return NULL;
 	m->mem_image = xmalloc(len);
-	local = (struct iovec){ m->mem_image, len };
-	remote = (struct iovec){ (void *)(uintptr_t)mm->start, len };
+	local = (struct iovec){m->mem_image, len};
+	remote = (struct iovec){(void *)(uintptr_t)mm->start, len};
 	if (process_vm_readv(ms->pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
 		return NULL;
 	return elffile_open_memory(m->mem_image, len, m->path);
@@ -234,10 +233,10 @@ static struct elffile *open_path(const struct module *m, const char *path)
 }
 
 #define OVERLAYFS_MAGIC 0x794c7630UL
-#define BTRFS_MAGIC 0x9123683eUL
+#define BTRFS_MAGIC	0x9123683eUL
 
-int modules_same_file(uint64_t inode, uint32_t dev_major, uint32_t dev_minor,
-		      const struct stat *st, unsigned long fs_type)
+int modules_same_file(uint64_t inode, uint32_t dev_major, uint32_t dev_minor, const struct stat *st,
+		      unsigned long fs_type)
 {
 	if ((uint64_t)st->st_ino != inode)
 		return 0;
@@ -294,8 +293,9 @@ static struct elffile *open_file(struct modules *ms, struct module *m, const str
 	if (!ef)
 		ef = open_checked(m, file, &mismatch);
 	if (!ef && mismatch) {
-		log_warn(0, "%s was replaced on disk after process %d mapped it (inode %llu): its "
-			    "frames stay unnamed (root can read the mapped file through %s)",
+		log_warn(0,
+			 "%s was replaced on disk after process %d mapped it (inode %llu): its "
+			 "frames stay unnamed (root can read the mapped file through %s)",
 			 file, (int)ms->pid, (unsigned long long)m->inode, mapped);
 		errno = ESTALE;
 	}
@@ -306,8 +306,8 @@ static struct elffile *open_file(struct modules *ms, struct module *m, const str
 	return ef;
 }
 
-#define MODULES_MAX_CANDIDATES 8 /* PT_LOADs that can share one file page: a few */
-#define MODULES_LOAD_SCAN 16      /* mappings looked at on each side for the same load */
+#define MODULES_MAX_CANDIDATES 8  /* PT_LOADs that can share one file page: a few */
+#define MODULES_LOAD_SCAN      16 /* mappings looked at on each side for the same load */
 
 static uint32_t map_pf(const struct modules_map *mm)
 {
@@ -327,8 +327,8 @@ static uint64_t map_file_offset(const struct modules_map *mm)
 static int anchor_bias(const struct modules_map *mm, uint64_t *bias)
 {
 	const struct elffile_load *c[MODULES_MAX_CANDIDATES];
-	size_t n = elffile_load_candidates(mm->mod->ef, map_file_offset(mm), map_pf(mm), c,
-					   ARRAY_SIZE(c));
+	size_t n =
+	    elffile_load_candidates(mm->mod->ef, map_file_offset(mm), map_pf(mm), c, ARRAY_SIZE(c));
 
 	if (!(mm->prot & PROC_MAPS_PROT_EXEC) || n == 0 || !(c[0]->flags & PF_X) ||
 	    (n > 1 && (c[1]->flags & PF_X)))

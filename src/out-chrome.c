@@ -45,8 +45,7 @@ static const char *kind_name(uint8_t kind)
 static int item_eq(const struct item *a, const struct item *b)
 {
 	return a->name == b->name && a->kind == b->kind && a->frameless == b->frameless &&
-	       a->tailcall == b->tailcall &&
-	       (a->name || a->loc == b->loc);
+	       a->tailcall == b->tailcall && (a->name || a->loc == b->loc);
 }
 
 /* The display name of @it as a JSON string. */
@@ -397,8 +396,8 @@ static void add_stall_lanes(struct strbuf *sb, const struct profile *p, uint64_t
 
 		for (i = 0; i < s->nr && s->lane[i] != l; i++)
 			;
-		snprintf(name, sizeof(name), "stalls of %s", i < s->nr ?
-			 stall_thread_name(p, s->v[i].tid, tbuf, sizeof(tbuf)) : "?");
+		snprintf(name, sizeof(name), "stalls of %s",
+			 i < s->nr ? stall_thread_name(p, s->v[i].tid, tbuf, sizeof(tbuf)) : "?");
 		strbuf_addf(sb,
 			    ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRIu64
 			    ", \"tid\": %u, \"args\": {\"name\": ",
@@ -417,7 +416,8 @@ static void add_stalls(struct strbuf *sb, const struct profile *p, uint64_t pid,
 	for (size_t i = 0; i < s->nr; i++) {
 		const struct stall *st = &s->v[i];
 		uint64_t dur = st->start_ns + st->duration_ns < st->start_ns
-				   ? UINT64_MAX - st->start_ns : st->duration_ns;
+				   ? UINT64_MAX - st->start_ns
+				   : st->duration_ns;
 
 		strbuf_addstr(sb, ",\n  {\"ph\": \"X\", \"name\": ");
 		name = xasprintf("stall: %s", st->reason);
@@ -428,8 +428,9 @@ static void add_stalls(struct strbuf *sb, const struct profile *p, uint64_t pid,
 		add_us(sb, st->start_ns - base);
 		strbuf_addstr(sb, ", \"dur\": ");
 		add_us(sb, dur);
-		strbuf_addf(sb, ", \"args\": {\"kind\": \"%s\", \"thread\": %d, \"cut\": %s, "
-				"\"reason\": ",
+		strbuf_addf(sb,
+			    ", \"args\": {\"kind\": \"%s\", \"thread\": %d, \"cut\": %s, "
+			    "\"reason\": ",
 			    stall_kind_name(st->kind), (int)st->tid, st->cut ? "true" : "false");
 		json_add_str(sb, st->reason);
 		if (st->stack != STALL_NO_STACK && st->stack < profile_nr_stacks(p)) {
@@ -480,10 +481,11 @@ static void add_metadata(struct strbuf *sb, const struct profile *p, uint64_t pi
 
 		if ((uint64_t)pr->pid == pid)
 			continue;
-		strbuf_addf(sb,
-			    ",\n  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"tid\": %d, "
-			    "\"args\": {\"name\": ",
-			    (int)pr->pid, (int)pr->pid);
+		strbuf_addf(
+		    sb,
+		    ",\n  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"tid\": %d, "
+		    "\"args\": {\"name\": ",
+		    (int)pr->pid, (int)pr->pid);
 		if (name && *name) {
 			json_add_str(sb, name);
 		} else {
@@ -566,9 +568,9 @@ static void frames_load(const struct profile *p, struct frames *fr)
 static void add_frames(struct strbuf *sb, uint64_t pid, uint64_t base, const struct frames *fr)
 {
 	static const char *const names[] = {
-		[FRAMESTATS_OK] = "frame",
-		[FRAMESTATS_SLOW] = "slow frame",
-		[FRAMESTATS_FROZEN] = "frozen frame",
+	    [FRAMESTATS_OK] = "frame",
+	    [FRAMESTATS_SLOW] = "slow frame",
+	    [FRAMESTATS_FROZEN] = "frozen frame",
 	};
 
 	for (uint32_t l = 0; l < fr->nr_lanes; l++) {
@@ -584,10 +586,11 @@ static void add_frames(struct strbuf *sb, uint64_t pid, uint64_t base, const str
 		const struct framestats_frame *f = &fr->v[i];
 		enum framestats_class c = framestats_classify(f);
 
-		strbuf_addf(sb,
-			    ",\n  {\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"frame\", \"pid\": %" PRIu64
-			    ", \"tid\": %u, \"ts\": ",
-			    names[c], pid, FRAME_TID_BASE + fr->lane[i]);
+		strbuf_addf(
+		    sb,
+		    ",\n  {\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"frame\", \"pid\": %" PRIu64
+		    ", \"tid\": %u, \"ts\": ",
+		    names[c], pid, FRAME_TID_BASE + fr->lane[i]);
 		add_us(sb, f->start_ns - base);
 		strbuf_addstr(sb, ", \"dur\": ");
 		add_us(sb, f->end_ns - f->start_ns);

@@ -60,10 +60,10 @@ static void print_group(const struct diff *d, uint32_t g, const uint32_t *first,
 			    gr->threads[side] == 1 ? "" : "s");
 		return;
 	}
-	strbuf_addf(sb,
-		    ": BASE %" PRIu64 " samples (%u thread%s), NEW %" PRIu64 " samples (%u thread%s)\n",
-		    gr->samples[0], gr->threads[0], gr->threads[0] == 1 ? "" : "s", gr->samples[1],
-		    gr->threads[1], gr->threads[1] == 1 ? "" : "s");
+	strbuf_addf(
+	    sb, ": BASE %" PRIu64 " samples (%u thread%s), NEW %" PRIu64 " samples (%u thread%s)\n",
+	    gr->samples[0], gr->threads[0], gr->threads[0] == 1 ? "" : "s", gr->samples[1],
+	    gr->threads[1], gr->threads[1] == 1 ? "" : "s");
 	strbuf_addf(sb, "  %-32s%-32s%s\n", "total %", "self %", "function (module)");
 	strbuf_addf(sb, "  %6s %6s %7s %-11s%6s %6s %7s\n", "BASE", "NEW", "change", "", "BASE",
 		    "NEW", "change");
@@ -115,8 +115,9 @@ static void print_head(const struct diff *d, struct strbuf *sb)
 		    "tests, '*' a change beyond it\n",
 		    100 * diff_alpha(d), diff_nr_tests(d));
 	if (diff_time_ordered(d))
-		strbuf_addf(sb, "# (two-proportion test; variance widened for consecutive samples "
-				"of a thread, from %d batches)\n",
+		strbuf_addf(sb,
+			    "# (two-proportion test; variance widened for consecutive samples "
+			    "of a thread, from %d batches)\n",
 			    DIFF_BATCHES);
 	else
 		strbuf_addstr(sb, "# (two-proportion test; no time order in a profile: samples "
@@ -161,11 +162,11 @@ static const struct {
 	const char *format;
 	out_diff_write_fn *write;
 } diff_writers[] = {
-	{ "text", out_diff_text_write },
-	{ "folded", out_folded_diff_write },
-	{ "svg", out_flamegraph_diff_write },
-	{ "html", out_flamegraph_diff_html_write },
-	{ "flamegraph-html", out_flamegraph_diff_html_write },
+    {"text", out_diff_text_write},
+    {"folded", out_folded_diff_write},
+    {"svg", out_flamegraph_diff_write},
+    {"html", out_flamegraph_diff_html_write},
+    {"flamegraph-html", out_flamegraph_diff_html_write},
 };
 
 out_diff_write_fn *out_diff_writer(const char *format)

@@ -35,14 +35,14 @@ struct fnode {
 	uint32_t depth;
 	uint8_t kind;
 	uint64_t count, start;
-	const struct diff_node *dn;   /* diff mode: the call path it draws, else NULL */
+	const struct diff_node *dn; /* diff mode: the call path it draws, else NULL */
 };
 
 struct fg {
 	const struct profile *p;
 	const struct diff *d; /* diff mode: NEW's shape, coloured by the change (p is NEW) */
 	double scale;	      /* diff mode: the largest change drawn (strongest colour) */
-	int multi; /* several processes: a level for each above its threads */
+	int multi;	      /* several processes: a level for each above its threads */
 	struct fnode *v;
 	size_t nr, alloc;
 	uint32_t max_depth;
@@ -130,13 +130,17 @@ static void add_count(uint32_t thread, uint32_t stack, uint64_t count, void *arg
 		for (j = nf; j-- > 0;) {
 			const struct profile_frame *f = profile_frame(p, fr[j]);
 			uint32_t nm = f ? f->name : 0;
-			char *tail = f && f->tailcall ? xasprintf("%s_[t]", profile_str(p, nm)) : NULL;
+			char *tail =
+			    f && f->tailcall ? xasprintf("%s_[t]", profile_str(p, nm)) : NULL;
 
-			/* a nameless frame merges only with frames of the same location, a tail-call
-			 * frame ("_[t]", as in folded output) only with tail-call frames */
+			/* a nameless frame merges only with frames of the same location, a
+			 * tail-call frame ("_[t]", as in folded output) only with tail-call frames
+			 */
 			node = fg_child(g, node, nm, nm ? (tail ? FG_TAIL_LOC : 0) : locs[i],
 					f ? f->kind : PROFILE_FRAME_NATIVE,
-					tail ? tail : nm ? profile_str(p, nm) : NULL);
+					tail ? tail
+					: nm ? profile_str(p, nm)
+					     : NULL);
 			g->v[node].count += count;
 			free(tail);
 		}
@@ -532,7 +536,9 @@ static void add_diff_legend(struct strbuf *sb)
 		const char *text;
 		double change;
 		int beyond;
-	} items[] = {{"grew", 1, 1}, {"shrank", -1, 1}, {"grew, within noise", 1, 0},
+	} items[] = {{"grew", 1, 1},
+		     {"shrank", -1, 1},
+		     {"grew, within noise", 1, 0},
 		     {"shrank, within noise", -1, 0}};
 
 	for (size_t i = 0; i < ARRAY_SIZE(items); i++) {
@@ -573,8 +579,7 @@ static void add_diff_subtitle(struct strbuf *sb, const struct fg *g)
 		    "<text id=\"subtitle\" x=\"%d\" y=\"40\">NEW's shape (%" PRIu64
 		    " samples); colour: change of share of the thread, strong beyond noise (%g%% "
 		    "over %zu paths); click to zoom, Ctrl-F to search</text>\n",
-		    FG_WIDTH / 2, g->v[0].count, 100 * diff_alpha(g->d),
-		    diff_nr_node_tests(g->d));
+		    FG_WIDTH / 2, g->v[0].count, 100 * diff_alpha(g->d), diff_nr_node_tests(g->d));
 }
 
 static const struct diff *vanished_d;
@@ -591,7 +596,8 @@ static int cmp_vanished(const void *a, const void *b)
 
 	if (x != y)
 		return x > y ? -1 : 1;
-	return (*(const uint32_t *)a > *(const uint32_t *)b) - (*(const uint32_t *)a < *(const uint32_t *)b);
+	return (*(const uint32_t *)a > *(const uint32_t *)b) -
+	       (*(const uint32_t *)a < *(const uint32_t *)b);
 }
 
 /* The call paths of BASE that NEW does not have (the topmost node of each), largest share
@@ -660,8 +666,9 @@ static void add_vanished(struct strbuf *sb, const struct diff *d, const uint32_t
 		strbuf_addstr(sb, "</text>\n");
 	}
 	if (n > FG_VANISHED_MAX)
-		strbuf_addf(sb, "<text class=\"vanished\" x=\"%d\" y=\"%zu\">... and %zu more</text>\n",
-			    FG_PAD + 10, y + (FG_VANISHED_MAX + 1) * FG_FRAME_H, n - FG_VANISHED_MAX);
+		strbuf_addf(
+		    sb, "<text class=\"vanished\" x=\"%d\" y=\"%zu\">... and %zu more</text>\n",
+		    FG_PAD + 10, y + (FG_VANISHED_MAX + 1) * FG_FRAME_H, n - FG_VANISHED_MAX);
 	strbuf_release(&path);
 	strbuf_release(&line);
 }
@@ -685,10 +692,10 @@ static void fg_header(struct strbuf *sb, const struct fg *g, const char *title, 
 
 	if (html) {
 		strbuf_addstr(sb, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
-				   "<meta charset=\"utf-8\">\n<title>");
+				  "<meta charset=\"utf-8\">\n<title>");
 		xml_add(sb, title, 200);
 		strbuf_addstr(sb, "</title>\n<style>body { margin: 0; "
-				   "background: rgb(250,250,245); }</style>\n</head>\n<body>\n");
+				  "background: rgb(250,250,245); }</style>\n</head>\n<body>\n");
 	} else {
 		strbuf_addstr(sb, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
 	}

@@ -46,14 +46,14 @@
 #include "report-page.inc"
 
 #define HTML_DATA_MARK "@PERCH_DATA@"
-#define HTML_VERSION 1
-#define HTML_NO_NODE UINT32_MAX
+#define HTML_VERSION   1
+#define HTML_NO_NODE   UINT32_MAX
 
 struct html_func {
 	uint32_t name;	 /* profile string id; 0: @label */
 	uint32_t module; /* profile string id */
 	uint8_t kind;
-	char *label;	 /* "libfoo.so+0x1a2b" for a nameless frame */
+	char *label; /* "libfoo.so+0x1a2b" for a nameless frame */
 };
 
 struct html_col {
@@ -65,11 +65,11 @@ struct html_run {
 };
 
 struct html_thread {
-	size_t n;		/* samples */
-	uint64_t weight;	/* their weight */
-	uint64_t last_t;	/* for the delta of the time column */
+	size_t n;	 /* samples */
+	uint64_t weight; /* their weight */
+	uint64_t last_t; /* for the delta of the time column */
 	uint32_t last_node;
-	struct u64map dict;	/* node: its index among the nodes this thread used */
+	struct u64map dict; /* node: its index among the nodes this thread used */
 	uint32_t nr_dict;
 	struct html_run state_run, weight_run;
 	struct strbuf t, node, newnode, state, weight_col;
@@ -80,13 +80,13 @@ struct html {
 	uint64_t t0, unit;
 	struct html_func *funcs;
 	size_t nr_funcs, alloc_funcs;
-	struct u64map func_map;	 /* name * 8 + kind, or bit 62 + location: func index */
+	struct u64map func_map; /* name * 8 + kind, or bit 62 + location: func index */
 	uint32_t *node_parent, *node_func;
 	size_t nr_nodes, alloc_nodes;
-	struct u64map node_map;	 /* parent << 32 | func: node */
-	uint32_t *stack_node;	 /* per profile stack: its node, HTML_NO_NODE when not yet made */
+	struct u64map node_map; /* parent << 32 | func: node */
+	uint32_t *stack_node;	/* per profile stack: its node, HTML_NO_NODE when not yet made */
 	struct html_thread *threads;
-	struct strbuf area;	 /* the varint columns */
+	struct strbuf area; /* the varint columns */
 	struct strbuf json;
 };
 
@@ -384,7 +384,9 @@ static void add_point(void *arg, uint64_t t, double v)
 	struct series_enc *s = arg;
 	uint64_t u = to_units(s->h, t);
 	double sv = v * s->scale;
-	int64_t iv = sv > 9e15 ? (int64_t)9e15 : sv < -9e15 ? (int64_t)-9e15 : (int64_t)(sv >= 0 ? sv + 0.5 : sv - 0.5);
+	int64_t iv = sv > 9e15	  ? (int64_t)9e15
+		     : sv < -9e15 ? (int64_t)-9e15
+				  : (int64_t)(sv >= 0 ? sv + 0.5 : sv - 0.5);
 	int64_t d = iv - s->last_v;
 
 	if (u < s->last_t)
@@ -452,7 +454,8 @@ static void json_stalls(struct html *h)
 
 	strbuf_addstr(js, ",\"stalls\":[");
 	for (size_t i = 0; i < n; i++) {
-		long node = v[i].stack < profile_nr_stacks(h->p) ? (long)node_of(h, v[i].stack) : -1;
+		long node =
+		    v[i].stack < profile_nr_stacks(h->p) ? (long)node_of(h, v[i].stack) : -1;
 
 		strbuf_addf(js, "%s[%" PRIu64 ",%" PRIu64 ",%d,%ld,\"%s\",%d,", i ? "," : "",
 			    to_units(h, v[i].start_ns), (v[i].duration_ns + h->unit / 2) / h->unit,
@@ -496,8 +499,9 @@ static void json_meta(struct html *h)
 	strbuf_addstr(js, ",\"meta\":{");
 	for (size_t i = 0; (key = profile_meta_at(h->p, i, &value)); i++) {
 		if (!strcmp(key, "counters") || !strncmp(key, "counter:", 8) ||
-		    !strcmp(key, "stalls") || !strcmp(key, "frames") || !strncmp(key, "build_id:", 9) ||
-		    !strncmp(key, "load:", 5) || strlen(value) > 4096)
+		    !strcmp(key, "stalls") || !strcmp(key, "frames") ||
+		    !strncmp(key, "build_id:", 9) || !strncmp(key, "load:", 5) ||
+		    strlen(value) > 4096)
 			continue;
 		if (!first)
 			strbuf_addch(js, ',');
@@ -570,9 +574,10 @@ static void html_encode(struct html *h)
 	if (!n) /* no time line: the aggregated counts, all at t0 */
 		profile_foreach_count(p, add_count, h);
 
-	strbuf_addf(&h->json, "{\"version\":%d,\"period_ns\":%" PRIu64 ",\"unit_ns\":%" PRIu64
-			      ",\"t0_ns\":\"%" PRIu64 "\",\"first\":%" PRIu64 ",\"end\":%" PRIu64
-			      ",\"timed\":%d,\"total\":%" PRIu64,
+	strbuf_addf(&h->json,
+		    "{\"version\":%d,\"period_ns\":%" PRIu64 ",\"unit_ns\":%" PRIu64
+		    ",\"t0_ns\":\"%" PRIu64 "\",\"first\":%" PRIu64 ",\"end\":%" PRIu64
+		    ",\"timed\":%d,\"total\":%" PRIu64,
 		    HTML_VERSION, period, h->unit, h->t0, n ? to_units(h, first) : 0,
 		    n ? to_units(h, end + period) : 0, n ? 1 : 0, profile_total_samples(p));
 	json_meta(h);
@@ -649,8 +654,8 @@ static int html_block(struct html *h, struct strbuf *out)
 	}
 	if (i < zlen) {
 		uint32_t v = (uint32_t)z[i] << 16 | (i + 1 < zlen ? (uint32_t)z[i + 1] << 8 : 0);
-		char q[4] = {b64[v >> 18], b64[(v >> 12) & 63], i + 1 < zlen ? b64[(v >> 6) & 63] : '=',
-			     '='};
+		char q[4] = {b64[v >> 18], b64[(v >> 12) & 63],
+			     i + 1 < zlen ? b64[(v >> 6) & 63] : '=', '='};
 
 		strbuf_add(out, q, 4);
 	}
@@ -662,8 +667,11 @@ out:
 
 int out_report_html_write(const struct profile *p, const struct output_opts *o, FILE *f)
 {
-	struct html h = {.p = p, .func_map = U64MAP_INIT, .node_map = U64MAP_INIT,
-			 .area = STRBUF_INIT, .json = STRBUF_INIT};
+	struct html h = {.p = p,
+			 .func_map = U64MAP_INIT,
+			 .node_map = U64MAP_INIT,
+			 .area = STRBUF_INIT,
+			 .json = STRBUF_INIT};
 	struct strbuf block = STRBUF_INIT;
 	const char *mark = strstr(out_html_page, HTML_DATA_MARK);
 	int ret;

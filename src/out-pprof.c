@@ -132,7 +132,7 @@ static const char *kind_suffix(uint8_t kind, int tailcall)
 /* The Function id of (@name + the suffix of @kind, @file), appending a Function message when
  * new; its system_name is @name without the suffix. */
 static uint32_t func_id(struct pprof *pp, const char *name, uint8_t kind, int tailcall,
-		       const char *file)
+			const char *file)
 {
 	const char *suffix = kind_suffix(kind, tailcall);
 	uint32_t sys = str_idx(pp, name && *name ? name : "[unknown]"), n = sys;
@@ -260,7 +260,8 @@ static void encode_mappings(struct pprof *pp, uint32_t *loc_mapping, struct strb
 	const struct profile *p = pp->p;
 	uint32_t *map_module = NULL, nr_mappings = 0;
 	uint64_t *map_lo = NULL, *map_hi = NULL;
-	size_t nr_locs = profile_nr_locations(p), i, j, n, map_alloc = 0, alloc_lo = 0, alloc_hi = 0;
+	size_t nr_locs = profile_nr_locations(p), i, j, n, map_alloc = 0, alloc_lo = 0,
+	       alloc_hi = 0;
 
 	for (i = 0; i < nr_locs; i++) {
 		const struct profile_location *l = profile_location(p, (uint32_t)i);
@@ -396,7 +397,8 @@ static void encode_samples(struct pprof *pp, const struct pp_keys *k, struct str
 		if (!n && !noloc_id) {
 			/* an empty stack still counts: one pseudo location to hold it */
 			noloc_id = (uint32_t)nr_locs + 1;
-			pb_uint(&pp->tmp, 1, func_id(pp, "[no stack]", PROFILE_FRAME_PSEUDO, 0, ""));
+			pb_uint(&pp->tmp, 1,
+				func_id(pp, "[no stack]", PROFILE_FRAME_PSEUDO, 0, ""));
 			pb_uint(&pp->tmp2, 1, noloc_id);
 			pb_msg(&pp->tmp2, 4, &pp->tmp);
 			pb_msg(locations, 4, &pp->tmp2);

@@ -56,7 +56,7 @@ struct sentry {
 	uint32_t *mod_ids;	 /* sorted module string ids */
 	size_t nr_mod_ids, alloc_mod_ids;
 	struct smeasure meas[6]; /* measure_map's, then the frame measurements */
-	int pretty; /* one member per line; else one line (envelope items) */
+	int pretty;		 /* one member per line; else one line (envelope items) */
 	/* per chunk */
 	uint32_t *loc_frame; /* location -> first Sentry frame index, UINT32_MAX = none yet */
 	uint32_t *stack_idx; /* profile stack -> Sentry stack index, UINT32_MAX = none yet */
@@ -257,9 +257,9 @@ static int cmp_spoint(const void *a, const void *b)
 }
 
 /* Android frames (meta "frames", framestats.h) as the frame measurements of formats.md 5.5
- * (sentry-java's ProfileMeasurement names): slow_frame_renders and frozen_frame_renders (each frame's duration in ns at its end;
- * a frozen frame is not also slow) and screen_frame_rates (the refresh rate in Hz, at the first
- * frame and whenever it changes). */
+ * (sentry-java's ProfileMeasurement names): slow_frame_renders and frozen_frame_renders (each
+ * frame's duration in ns at its end; a frozen frame is not also slow) and screen_frame_rates (the
+ * refresh rate in Hz, at the first frame and whenever it changes). */
 static void frames_load(struct sentry *c, struct smeasure *m)
 {
 	struct framestats_frame *v;
@@ -278,12 +278,13 @@ static void frames_load(struct sentry *c, struct smeasure *m)
 		if (v[i].budget_ns && v[i].budget_ns != budget) {
 			budget = v[i].budget_ns;
 			ALLOC_GROW(m[2].v, m[2].nr + 1, m[2].alloc);
-			m[2].v[m[2].nr++] = (struct spoint){ v[i].end_ns, 1e9 / (double)budget };
+			m[2].v[m[2].nr++] = (struct spoint){v[i].end_ns, 1e9 / (double)budget};
 		}
 		if (k == FRAMESTATS_OK)
 			continue;
 		ALLOC_GROW(to->v, to->nr + 1, to->alloc);
-		to->v[to->nr++] = (struct spoint){ v[i].end_ns, (double)(v[i].end_ns - v[i].start_ns) };
+		to->v[to->nr++] =
+		    (struct spoint){v[i].end_ns, (double)(v[i].end_ns - v[i].start_ns)};
 	}
 	for (int i = 0; i < 3; i++)
 		if (m[i].nr)

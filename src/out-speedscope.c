@@ -39,8 +39,8 @@ static const char *kind_suffix(uint8_t kind, int tailcall)
 	return tailcall ? "_[t]" : NULL;
 }
 
-static uint32_t add_frame_json(struct ss *s, const char *name, const char *suffix,
-			       const char *file, uint32_t line)
+static uint32_t add_frame_json(struct ss *s, const char *name, const char *suffix, const char *file,
+			       uint32_t line)
 {
 	if (s->nr_frames)
 		strbuf_addstr(&s->frames, ",\n");

@@ -14,18 +14,18 @@
 #include "perch/xalloc.h"
 
 const struct output_format output_formats[] = {
-	{ "folded", ".folded", out_folded_write, 0, "folded stacks (flamegraph.pl, speedscope)" },
-	{ "svg", ".svg", out_flamegraph_write, 0, "interactive flame graph (open in a browser)" },
-	{ "html", ".html", out_report_html_write, 1, "report page: timeline, charts, flame graph" },
-	{ "flamegraph-html", NULL, out_flamegraph_html_write, 0, "the flame graph as an HTML page" },
-	{ "pprof", ".pb.gz", out_pprof_write, 0, "pprof profile.proto (go tool pprof)" },
-	{ "speedscope", ".speedscope.json", out_speedscope_write, 1, "speedscope JSON" },
-	{ "chrome", ".trace.json", out_chrome_write, 1, "Chrome trace JSON (Perfetto UI)" },
-	{ "sentry", ".sentry.json", out_sentry_write, 1, "Sentry v2 profile chunk" },
-	{ "arttrace", ".trace", out_arttrace_write, 1, "Android ART method trace (Android Studio)" },
-	{ "text", ".txt", out_text_write, 0, "text: call tree with percentages, top functions" },
-	{ "top", NULL, out_top_write, 0, "text: hottest functions by self and total" },
-	{ "perch", ".perch", out_recording_write, 1, "perch recording (perch report renders it)" },
+    {"folded", ".folded", out_folded_write, 0, "folded stacks (flamegraph.pl, speedscope)"},
+    {"svg", ".svg", out_flamegraph_write, 0, "interactive flame graph (open in a browser)"},
+    {"html", ".html", out_report_html_write, 1, "report page: timeline, charts, flame graph"},
+    {"flamegraph-html", NULL, out_flamegraph_html_write, 0, "the flame graph as an HTML page"},
+    {"pprof", ".pb.gz", out_pprof_write, 0, "pprof profile.proto (go tool pprof)"},
+    {"speedscope", ".speedscope.json", out_speedscope_write, 1, "speedscope JSON"},
+    {"chrome", ".trace.json", out_chrome_write, 1, "Chrome trace JSON (Perfetto UI)"},
+    {"sentry", ".sentry.json", out_sentry_write, 1, "Sentry v2 profile chunk"},
+    {"arttrace", ".trace", out_arttrace_write, 1, "Android ART method trace (Android Studio)"},
+    {"text", ".txt", out_text_write, 0, "text: call tree with percentages, top functions"},
+    {"top", NULL, out_top_write, 0, "text: hottest functions by self and total"},
+    {"perch", ".perch", out_recording_write, 1, "perch recording (perch report renders it)"},
 };
 const size_t output_nr_formats = sizeof(output_formats) / sizeof(output_formats[0]);
 
@@ -45,7 +45,8 @@ const struct output_format *output_format_for_path(const char *path)
 	for (size_t i = 0; i < output_nr_formats; i++) {
 		size_t n = output_formats[i].ext ? strlen(output_formats[i].ext) : 0;
 
-		if (n && n <= len && n > best_len && !strcmp(path + len - n, output_formats[i].ext)) {
+		if (n && n <= len && n > best_len &&
+		    !strcmp(path + len - n, output_formats[i].ext)) {
 			best = &output_formats[i];
 			best_len = n;
 		}

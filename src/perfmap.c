@@ -39,7 +39,7 @@ struct perfmap {
 	struct pm_batch *batch;
 	size_t nr_batch, alloc_batch;
 	struct perfmap_sym out;
-	int which;	   /* index of the path that opened, -1 none yet */
+	int which; /* index of the path that opened, -1 none yet */
 };
 
 static uint64_t now_ns(void)
@@ -155,7 +155,7 @@ static void end_batch(struct perfmap *pm, uint64_t time_ns)
 		return;
 	}
 	ALLOC_GROW(pm->batch, pm->nr_batch + 1, pm->alloc_batch);
-	pm->batch[pm->nr_batch++] = (struct pm_batch){ time_ns, (uint32_t)pm->nr };
+	pm->batch[pm->nr_batch++] = (struct pm_batch){time_ns, (uint32_t)pm->nr};
 }
 
 size_t perfmap_add_text(struct perfmap *pm, const char *text, size_t len)
@@ -197,8 +197,7 @@ static void refresh(struct perfmap *pm, int force)
 	size_t want;
 	int fd = -1;
 
-	if (!pm->path[0] ||
-	    (!force && pm->checked_ns && now - pm->checked_ns < PERFMAP_RECHECK_NS))
+	if (!pm->path[0] || (!force && pm->checked_ns && now - pm->checked_ns < PERFMAP_RECHECK_NS))
 		return;
 	pm->checked_ns = now;
 	for (int i = 0; i < 2 && fd < 0; i++) {
@@ -272,7 +271,7 @@ static const struct perfmap_sym *lookup(struct perfmap *pm, uint64_t addr, uint6
 	}
 	if (!best)
 		return NULL;
-	pm->out = (struct perfmap_sym){ best->start, best->size, pm->names + best->name };
+	pm->out = (struct perfmap_sym){best->start, best->size, pm->names + best->name};
 	return &pm->out;
 }
 

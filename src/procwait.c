@@ -23,15 +23,15 @@
 #include "perch/procwait.h"
 #include "perch/xalloc.h"
 
-#define COMM_LEN 15		       /* TASK_COMM_LEN - 1: the kernel truncates comm */
-#define YOUNG_NS (2 * 1000000000ULL)    /* polling: a new process is looked at again this long */
-#define RECHECK_NS 1000000000ULL       /* polling: every process looked at again this often */
-#define SETTLE_NS (20 * 1000000ULL)     /* polling: a new pid is looked for this long */
-#define PROBE_MAX 128		       /* polling: new pids looked up one by one, else /proc read */
-#define RETRY_NS (10 * 1000000000ULL)  /* attach checks every poll this long */
-#define RETRY_MAX_NS (10 * 1000000ULL) /* then this far apart */
-#define NETLINK_IDLE_MS 1000	       /* longest sleep with process events */
-#define ACK_WAIT_MS 200		       /* the kernel's answer to the subscription */
+#define COMM_LEN	15		    /* TASK_COMM_LEN - 1: the kernel truncates comm */
+#define YOUNG_NS	(2 * 1000000000ULL) /* polling: a new process is looked at again this long */
+#define RECHECK_NS	1000000000ULL	    /* polling: every process looked at again this often */
+#define SETTLE_NS	(20 * 1000000ULL)   /* polling: a new pid is looked for this long */
+#define PROBE_MAX	128 /* polling: new pids looked up one by one, else /proc read */
+#define RETRY_NS	(10 * 1000000000ULL) /* attach checks every poll this long */
+#define RETRY_MAX_NS	(10 * 1000000ULL)    /* then this far apart */
+#define NETLINK_IDLE_MS 1000		     /* longest sleep with process events */
+#define ACK_WAIT_MS	200		     /* the kernel's answer to the subscription */
 
 static uint64_t mono_ns(void)
 {
@@ -54,8 +54,8 @@ static int comm_truncates(const char *name, const char *comm)
 	return !strncmp(name, comm, COMM_LEN) || !strcmp(name + n - COMM_LEN, comm);
 }
 
-enum procwait_match procwait_name_matches(const char *name, const char *comm,
-					  const char *cmdline, size_t len)
+enum procwait_match procwait_name_matches(const char *name, const char *comm, const char *cmdline,
+					  size_t len)
 {
 	size_t a0 = cmdline ? strnlen(cmdline, len) : 0;
 	const char *base;
@@ -145,10 +145,10 @@ int procwait_attachable(pid_t pid)
 /* ---- the processes known, sorted by pid ---- */
 
 enum pw_state {
-	PW_NO,	    /* looked at: another name */
-	PW_OLD,	    /* that name, already running when the wait began: left alone */
-	PW_MAYBE,   /* a truncated comm matches: looked at again */
-	PW_DENIED,  /* that name, not attachable yet: looked at again */
+	PW_NO,	   /* looked at: another name */
+	PW_OLD,	   /* that name, already running when the wait began: left alone */
+	PW_MAYBE,  /* a truncated comm matches: looked at again */
+	PW_DENIED, /* that name, not attachable yet: looked at again */
 };
 
 struct pw_proc {
@@ -157,7 +157,7 @@ struct pw_proc {
 	uint64_t first_ns, last_ns; /* first and last looked at */
 	uint64_t appeared_ns;	    /* PW_DENIED: when it got the name */
 	uint64_t found_ns;
-	char comm[32];		    /* as last read ("" before) */
+	char comm[32]; /* as last read ("" before) */
 };
 
 struct pw {
@@ -166,8 +166,8 @@ struct pw {
 	struct pw_proc *v;
 	size_t n, alloc;
 	uint64_t poll_ns, last_poll_ns, last_recheck_ns;
-	long last_pid;		  /* the last pid handed out (/proc/loadavg), -1 unknown */
-	struct pw_pending {	  /* pids handed out, not in /proc yet */
+	long last_pid;	    /* the last pid handed out (/proc/loadavg), -1 unknown */
+	struct pw_pending { /* pids handed out, not in /proc yet */
 		pid_t pid;
 		uint64_t since_ns;
 	} pending[PROBE_MAX];
@@ -207,7 +207,7 @@ static struct pw_proc *pw_add(struct pw *w, pid_t pid, uint64_t now)
 	memmove(&w->v[at + 1], &w->v[at], (w->n - at) * sizeof(*w->v));
 	w->n++;
 	p = &w->v[at];
-	*p = (struct pw_proc){ .pid = pid, .state = PW_NO, .first_ns = now };
+	*p = (struct pw_proc){.pid = pid, .state = PW_NO, .first_ns = now};
 	return p;
 }
 
@@ -413,7 +413,7 @@ static int pw_poll_new(struct pw *w, uint64_t now)
 	for (long pid = w->last_pid + 1; pid <= last; pid++) {
 		if (w->nr_pending == PROBE_MAX)
 			memmove(w->pending, w->pending + 1, --w->nr_pending * sizeof(*w->pending));
-		w->pending[w->nr_pending++] = (struct pw_pending){ (pid_t)pid, now };
+		w->pending[w->nr_pending++] = (struct pw_pending){(pid_t)pid, now};
 	}
 	w->last_pid = last;
 	for (size_t i = 0; i < w->nr_pending; i++) {
@@ -452,7 +452,7 @@ struct pw_listen {
 
 static int nl_send(int fd, uint32_t op, uint32_t event_type)
 {
-	struct pw_listen msg = { 0 };
+	struct pw_listen msg = {0};
 	size_t len = event_type ? sizeof(msg) : sizeof(msg) - sizeof(uint32_t);
 
 	msg.h.nlmsg_len = (uint32_t)len;
@@ -482,7 +482,8 @@ static int nl_event_copy(const struct nlmsghdr *h, struct proc_event *ev)
 {
 	const struct cn_msg *cm = NLMSG_DATA(h);
 	size_t have = h->nlmsg_len > NLMSG_HDRLEN + sizeof(*cm)
-			      ? h->nlmsg_len - NLMSG_HDRLEN - sizeof(*cm) : 0;
+			  ? h->nlmsg_len - NLMSG_HDRLEN - sizeof(*cm)
+			  : 0;
 
 	memset(ev, 0, sizeof(*ev));
 	if (have < offsetof(struct proc_event, event_data))
@@ -495,7 +496,7 @@ static int nl_event_copy(const struct nlmsghdr *h, struct proc_event *ev)
 static int nl_ack(int fd)
 {
 	uint64_t until = mono_ns() + ACK_WAIT_MS * 1000000ULL;
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	char buf[1024] __attribute__((aligned(NLMSG_ALIGNTO)));
 
 	while (mono_ns() < until) {
@@ -520,7 +521,7 @@ static int nl_ack(int fd)
 /* A socket that receives fork, exec and comm events, or -errno (no CAP_NET_ADMIN: EPERM). */
 static int nl_open(void)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC };
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
 	int fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
 	int rcv = 4 << 20, ret;
 
@@ -594,7 +595,7 @@ static int nl_event(struct pw *w, const struct proc_event *ev, uint64_t now)
 	p = pw_find(w, pid, NULL);
 	if (p)
 		return pw_look(w, p, now, ev->timestamp_ns);
-	tmp = (struct pw_proc){ .pid = pid, .first_ns = now };
+	tmp = (struct pw_proc){.pid = pid, .first_ns = now};
 	if (pw_look(w, &tmp, now, ev->timestamp_ns))
 		return 1;
 	if (tmp.state != PW_NO)
@@ -691,8 +692,8 @@ static int pw_sleep_ms(const struct pw *w, uint64_t now, uint64_t deadline)
 static int pw_loop(struct pw *w, uint64_t deadline)
 {
 	for (;;) {
-		struct pollfd pfd[2] = { { .fd = w->sfd, .events = POLLIN },
-					 { .fd = w->nl, .events = POLLIN } };
+		struct pollfd pfd[2] = {{.fd = w->sfd, .events = POLLIN},
+					{.fd = w->nl, .events = POLLIN}};
 		uint64_t now = mono_ns();
 		int ret;
 
@@ -701,7 +702,7 @@ static int pw_loop(struct pw *w, uint64_t deadline)
 		if (w->poll_ns >= 1000000ULL || w->nl >= 0) {
 			ret = poll(pfd, 2, pw_sleep_ms(w, now, deadline));
 		} else {
-			struct timespec ts = { 0, (long)w->poll_ns };
+			struct timespec ts = {0, (long)w->poll_ns};
 
 			ret = ppoll(pfd, 2, &ts, NULL);
 		}
@@ -725,7 +726,7 @@ static int pw_loop(struct pw *w, uint64_t deadline)
 
 int procwait_run(const struct procwait_opts *o, struct procwait_result *res)
 {
-	struct pw w = { .o = o, .res = res, .nl = -1, .sfd = -1, .loadavg = -1 };
+	struct pw w = {.o = o, .res = res, .nl = -1, .sfd = -1, .loadavg = -1};
 	uint64_t deadline;
 	int ret;
 

@@ -466,7 +466,7 @@ static int thread_eq(const struct profile *p, uint32_t id, const void *key)
 
 uint32_t profile_thread_in(struct profile *p, pid_t pid, pid_t tid, const char *name)
 {
-	struct thread_key k = { pid, tid };
+	struct thread_key k = {pid, tid};
 	uint64_t h = thread_hash(pid, tid);
 	uint32_t idx = idtab_find(p, &p->thread_tab, h, thread_eq, &k);
 	uint32_t name_id = name ? profile_intern_str(p, name) : 0;

@@ -58,33 +58,34 @@ static const struct opt_def {
 	int has_arg;
 	char short_c; /* 0: long only */
 } opt_defs[O_NR] = {
-	[O_FREQ] = { "freq", 1, 'F' },
-	[O_DURATION] = { "duration", 1, 'd' },
-	[O_OUTPUT] = { "output", 1, 'o' },
-	[O_FORMAT] = { "format", 1, 0 },
-	[O_LINES] = { "lines", 0, 0 },
-	[O_MODE] = { "mode", 1, 0 },
-	[O_STACK] = { "stack-size", 1, 0 },
-	[O_CPU_INTERVAL] = { "cpu-interval", 1, 0 },
-	[O_MEM_INTERVAL] = { "mem-interval", 1, 0 },
-	[O_STALL] = { "stall", 1, 0 },
-	[O_STALL_THREAD] = { "stall-thread", 1, 0 },
-	[O_TOP] = { "top", 1, 0 },
-	[O_VERIFY] = { "verify", 0, 0 },
-	[O_FOLLOW] = { "follow-cpu", 0, 0 },
-	[O_NO_REUSE] = { "no-idle-reuse", 0, 0 },
-	[O_NO_HOLD] = { "no-cpu-hold", 0, 0 },
-	[O_SYSROOT] = { "sysroot", 1, 0 },
-	[O_SYMFS] = { "symfs", 1, 0 },
-	[O_MAX_FRAMES] = { "max-frames", 1, 0 },
-	[O_ART_FRAMES] = { "show-art-frames", 0, 0 },
+    [O_FREQ] = {"freq", 1, 'F'},
+    [O_DURATION] = {"duration", 1, 'd'},
+    [O_OUTPUT] = {"output", 1, 'o'},
+    [O_FORMAT] = {"format", 1, 0},
+    [O_LINES] = {"lines", 0, 0},
+    [O_MODE] = {"mode", 1, 0},
+    [O_STACK] = {"stack-size", 1, 0},
+    [O_CPU_INTERVAL] = {"cpu-interval", 1, 0},
+    [O_MEM_INTERVAL] = {"mem-interval", 1, 0},
+    [O_STALL] = {"stall", 1, 0},
+    [O_STALL_THREAD] = {"stall-thread", 1, 0},
+    [O_TOP] = {"top", 1, 0},
+    [O_VERIFY] = {"verify", 0, 0},
+    [O_FOLLOW] = {"follow-cpu", 0, 0},
+    [O_NO_REUSE] = {"no-idle-reuse", 0, 0},
+    [O_NO_HOLD] = {"no-cpu-hold", 0, 0},
+    [O_SYSROOT] = {"sysroot", 1, 0},
+    [O_SYMFS] = {"symfs", 1, 0},
+    [O_MAX_FRAMES] = {"max-frames", 1, 0},
+    [O_ART_FRAMES] = {"show-art-frames", 0, 0},
 };
 
 const char *const record_opts_names[] = {
-	"freq", "duration", "output", "format", "lines", "mode", "stack-size", "cpu-interval",
-	"mem-interval", "stall", "stall-thread", "top", "verify", "follow-cpu",
-	"no-idle-reuse", "no-cpu-hold", "sysroot", "symfs", "show-art-frames", "max-frames",
-	NULL,
+    "freq",	    "duration",	  "output",	  "format",	     "lines",
+    "mode",	    "stack-size", "cpu-interval", "mem-interval",    "stall",
+    "stall-thread", "top",	  "verify",	  "follow-cpu",	     "no-idle-reuse",
+    "no-cpu-hold",  "sysroot",	  "symfs",	  "show-art-frames", "max-frames",
+    NULL,
 };
 
 void record_opts_init(struct record_opts *o)
@@ -143,8 +144,10 @@ static int opt_apply(struct record_opts *o, enum opt_id id, const char *arg, con
 	case O_FREQ:
 		d = strtod(arg, &end);
 		if (*end || end == arg || !(d > 0 && d <= 100000))
-			return log_err(-EINVAL, "%s wants a rate in Hz between 0 and 100000, "
-						"not '%s'", what, arg);
+			return log_err(-EINVAL,
+				       "%s wants a rate in Hz between 0 and 100000, "
+				       "not '%s'",
+				       what, arg);
 		o->hz = d;
 		break;
 	case O_DURATION:
@@ -237,12 +240,12 @@ static int opt_apply(struct record_opts *o, enum opt_id id, const char *arg, con
 			on = 0;
 		else if (arg && strcmp(arg, "on"))
 			return log_err(-EINVAL, "%s is on or off, not '%s'", what, arg);
-		*(id == O_LINES	    ? &o->lines
-		  : id == O_VERIFY  ? &o->verify
-		  : id == O_FOLLOW ? &o->follow_cpu
-		  : id == O_NO_HOLD ? &o->no_cpu_hold
+		*(id == O_LINES	       ? &o->lines
+		  : id == O_VERIFY     ? &o->verify
+		  : id == O_FOLLOW     ? &o->follow_cpu
+		  : id == O_NO_HOLD    ? &o->no_cpu_hold
 		  : id == O_ART_FRAMES ? &o->art_frames
-				      : &o->no_idle_reuse) = on;
+				       : &o->no_idle_reuse) = on;
 		break;
 	}
 	case O_NR:
@@ -271,8 +274,7 @@ static const char *opt_what(enum opt_id id, char *buf, size_t size)
 	return buf;
 }
 
-int record_opts_set(struct record_opts *o, const char *name, const char *value,
-		    const char *what)
+int record_opts_set(struct record_opts *o, const char *name, const char *value, const char *what)
 {
 	int id = opt_find(name);
 	char buf[32];
@@ -341,14 +343,14 @@ int record_opts_get(const struct record_opts *o, const char *name, char *buf, si
 	case O_NO_HOLD:
 	case O_ART_FRAMES:
 		snprintf(buf, size, "%s",
-			 (id == O_LINES	     ? o->lines
-			  : id == O_VERIFY   ? o->verify
-			  : id == O_FOLLOW ? o->follow_cpu
-			  : id == O_NO_HOLD ? o->no_cpu_hold
+			 (id == O_LINES	       ? o->lines
+			  : id == O_VERIFY     ? o->verify
+			  : id == O_FOLLOW     ? o->follow_cpu
+			  : id == O_NO_HOLD    ? o->no_cpu_hold
 			  : id == O_ART_FRAMES ? o->art_frames
-					      : o->no_idle_reuse)
-				 ? "on"
-				 : "off");
+					       : o->no_idle_reuse)
+			     ? "on"
+			     : "off");
 		break;
 	case O_NR:
 		break;
@@ -377,23 +379,23 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 	int c;
 
 	for (int i = 0; i < O_NR; i++)
-		opts[n++] = (struct option){ opt_defs[i].name,
-					     opt_defs[i].has_arg ? required_argument : no_argument,
-					     NULL, 256 + i };
+		opts[n++] = (struct option){opt_defs[i].name,
+					    opt_defs[i].has_arg ? required_argument : no_argument,
+					    NULL, 256 + i};
 	if (flags & RECORD_PARSE_CLI) {
-		opts[n++] = (struct option){ "pid", required_argument, NULL, 'p' };
-		opts[n++] = (struct option){ "quiet", no_argument, NULL, 'q' };
-		opts[n++] = (struct option){ "verbose", no_argument, NULL, 'v' };
-		opts[n++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
-		opts[n++] = (struct option){ "follow-children", no_argument, NULL, OPT_FOLLOW };
-		opts[n++] = (struct option){ "no-follow", no_argument, NULL, OPT_NO_FOLLOW };
-		opts[n++] = (struct option){ "wait", required_argument, NULL, OPT_WAIT };
-		opts[n++] = (struct option){ "wait-timeout", required_argument, NULL,
-					     OPT_WAIT_TIMEOUT };
+		opts[n++] = (struct option){"pid", required_argument, NULL, 'p'};
+		opts[n++] = (struct option){"quiet", no_argument, NULL, 'q'};
+		opts[n++] = (struct option){"verbose", no_argument, NULL, 'v'};
+		opts[n++] = (struct option){"help", no_argument, NULL, OPT_HELP};
+		opts[n++] = (struct option){"follow-children", no_argument, NULL, OPT_FOLLOW};
+		opts[n++] = (struct option){"no-follow", no_argument, NULL, OPT_NO_FOLLOW};
+		opts[n++] = (struct option){"wait", required_argument, NULL, OPT_WAIT};
+		opts[n++] =
+		    (struct option){"wait-timeout", required_argument, NULL, OPT_WAIT_TIMEOUT};
 	}
 	if (flags & RECORD_PARSE_TOP)
-		opts[n++] = (struct option){ "rows", required_argument, NULL, 'n' };
-	opts[n] = (struct option){ 0 };
+		opts[n++] = (struct option){"rows", required_argument, NULL, 'n'};
+	opts[n] = (struct option){0};
 
 	optind = 0; /* a full re-initialisation: the REPL parses many command lines */
 	opterr = 0;
@@ -431,8 +433,10 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 
 			o->wait_timeout = strtod(optarg, &end);
 			if (*end || end == optarg || !(o->wait_timeout > 0))
-				return log_err(-EINVAL, "--wait-timeout: '%s' is not a number of "
-							"seconds above 0", optarg);
+				return log_err(-EINVAL,
+					       "--wait-timeout: '%s' is not a number of "
+					       "seconds above 0",
+					       optarg);
 			continue;
 		}
 		case 'n':
@@ -469,9 +473,9 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 	resolve_outputs(o);
 	if ((flags & RECORD_PARSE_CLI) && !!o->pid + !!o->argv + !!o->wait_name != 1)
 		return log_err(-EINVAL, o->pid || o->argv || o->wait_name
-						? "give one of -p PID, --wait NAME and a program"
-						: "nothing to profile: give -p PID, --wait NAME or "
-						  "-- PROGRAM");
+					    ? "give one of -p PID, --wait NAME and a program"
+					    : "nothing to profile: give -p PID, --wait NAME or "
+					      "-- PROGRAM");
 	if ((flags & RECORD_PARSE_CLI) && o->wait_timeout > 0 && !o->wait_name)
 		return log_err(-EINVAL, "--wait-timeout goes with --wait NAME");
 	return 0;
@@ -599,13 +603,13 @@ static void on_exiting(void *arg, pid_t pid, uint64_t execs, const char *maps)
 		return;
 	pthread_mutex_lock(&rc->final_lock);
 	ALLOC_GROW(rc->finals, rc->nr_finals + 1, rc->alloc_finals);
-	rc->finals[rc->nr_finals++] = (struct record_final){ pid, execs, xstrdup(maps) };
+	rc->finals[rc->nr_finals++] = (struct record_final){pid, execs, xstrdup(maps)};
 	rc->final_gen++;
 	pthread_mutex_unlock(&rc->final_lock);
 }
 
 const struct resolve_stats *record_core_resolve_stats(const struct record_core *rc,
-						     struct resolve_stats *out)
+						      struct resolve_stats *out)
 {
 	*out = rc->gone_stats;
 	for (size_t i = 0; i < rc->nr_procs; i++)
@@ -745,7 +749,8 @@ static void verify_sample(struct record_core *rc, struct record_proc *rp,
 		return;
 	rc->verify_differ++;
 	if (log_level >= LOG_LEVEL_DEBUG) {
-		log_debug("verify: thread %d: perch %d frames, libunwind-ptrace %d", info->tid, n, m);
+		log_debug("verify: thread %d: perch %d frames, libunwind-ptrace %d", info->tid, n,
+			  m);
 		for (int i = 0; i < n || i < m; i++)
 			log_debug("  #%-3d %#18llx %#18llx", i,
 				  i < n ? (unsigned long long)pcs[i] : 0ULL,
@@ -759,7 +764,8 @@ static void on_sample(void *arg, const struct sampler_info *info,
 	struct record_core *rc = arg;
 	struct record_proc *rp = proc_of(rc, info);
 	uint32_t thread = thread_of(rc, rp->pid, info->tid, info->comm);
-	uint64_t sp = perch_regs_sp(rp->arch, &snap->regs), pc = perch_regs_pc(rp->arch, &snap->regs);
+	uint64_t sp = perch_regs_sp(rp->arch, &snap->regs),
+		 pc = perch_regs_pc(rp->arch, &snap->regs);
 	uint32_t stack = resolver_stack(rp->r, snap);
 	struct record_sites *rs = sites_of(rc, thread);
 	struct record_site *site = NULL;
@@ -844,7 +850,7 @@ static void on_event(void *arg, const struct sampler_event *ev)
 	}
 }
 
-const struct sampler_ops record_core_ops = { on_sample, on_reuse, on_event, on_exiting };
+const struct sampler_ops record_core_ops = {on_sample, on_reuse, on_event, on_exiting};
 
 /* ---- a recording ---- */
 
@@ -916,8 +922,10 @@ static void open_temp_recording(struct record_core *rc)
 		snprintf(rc->tmp_path, sizeof(rc->tmp_path), "/proc/self/fd/%d", rc->tmp_fd);
 		rc->rw_path = rc->tmp_path;
 	} else {
-		log_warn(0, "cannot create a temporary recording in %s (%s): the samples stay in "
-			    "memory", dir && *dir ? dir : "/tmp", strerror(errno));
+		log_warn(0,
+			 "cannot create a temporary recording in %s (%s): the samples stay in "
+			 "memory",
+			 dir && *dir ? dir : "/tmp", strerror(errno));
 		if (rc->rw)
 			recording_close(rc->rw, NULL);
 		rc->rw = NULL;
@@ -995,8 +1003,10 @@ int record_core_setup(struct record_core *rc, const struct tracee *t)
 		return -ENOEXEC;
 	if (rc->o.verify && !perch_arch_is_host(rc->arch))
 		/* libunwind-ptrace is built for the host's architecture only */
-		return log_err(-ENOEXEC, "--verify (libunwind-ptrace) cannot unwind %s processes: "
-				 "record without it", rc->arch->name);
+		return log_err(-ENOEXEC,
+			       "--verify (libunwind-ptrace) cannot unwind %s processes: "
+			       "record without it",
+			       rc->arch->name);
 	rc->p = profile_new();
 	for (int i = 0; i < rc->o.nr_outputs; i++)
 		if (rc->o.outputs[i].fmt->needs_samples)
@@ -1026,11 +1036,14 @@ int record_core_setup(struct record_core *rc, const struct tracee *t)
 
 void record_core_sampler_opts(const struct record_core *rc, struct sampler_opts *so)
 {
-	*so = (struct sampler_opts){ .hz = rc->o.hz, .duration = rc->o.duration,
-				     .stack_size = rc->o.stack_size, .cpu_mode = rc->o.cpu_mode,
-				     .follow_cpu = rc->o.follow_cpu, .verify = rc->o.verify,
-				     .no_idle_reuse = rc->o.no_idle_reuse,
-				     .no_hold = rc->o.no_cpu_hold };
+	*so = (struct sampler_opts){.hz = rc->o.hz,
+				    .duration = rc->o.duration,
+				    .stack_size = rc->o.stack_size,
+				    .cpu_mode = rc->o.cpu_mode,
+				    .follow_cpu = rc->o.follow_cpu,
+				    .verify = rc->o.verify,
+				    .no_idle_reuse = rc->o.no_idle_reuse,
+				    .no_hold = rc->o.no_cpu_hold};
 }
 
 static uint64_t mono_ns(void)
@@ -1050,11 +1063,12 @@ void record_core_start(struct record_core *rc)
 	if (rc->o.cpu_ms || rc->o.mem_ms) {
 		/* the points go to the recording as they come; with none, they are kept only
 		 * when an output draws them (the summary has its figures either way) */
-		struct timeline_opts o = { .pid = rc->pid, .cpu_interval_ms = rc->o.cpu_ms,
-					   .mem_interval_ms = rc->o.mem_ms,
-					   .points = rc->rw		? TIMELINE_POINTS_DRAIN
-						     : rc->no_points ? TIMELINE_POINTS_NONE
-								     : TIMELINE_POINTS_KEEP };
+		struct timeline_opts o = {.pid = rc->pid,
+					  .cpu_interval_ms = rc->o.cpu_ms,
+					  .mem_interval_ms = rc->o.mem_ms,
+					  .points = rc->rw	    ? TIMELINE_POINTS_DRAIN
+						    : rc->no_points ? TIMELINE_POINTS_NONE
+								    : TIMELINE_POINTS_KEEP};
 		int ret;
 
 		rc->tl = timeline_new(&o);
@@ -1066,9 +1080,10 @@ void record_core_start(struct record_core *rc)
 		}
 	}
 	if (rc->o.stall_ms > 0) {
-		struct stall_opts so = { .threshold_ns = (uint64_t)(rc->o.stall_ms * 1e6),
-					 .period_ns = (uint64_t)(1e9 / rc->o.hz),
-					 .cpu_mode = rc->o.cpu_mode, .tid = rc->pid };
+		struct stall_opts so = {.threshold_ns = (uint64_t)(rc->o.stall_ms * 1e6),
+					.period_ns = (uint64_t)(1e9 / rc->o.hz),
+					.cpu_mode = rc->o.cpu_mode,
+					.tid = rc->pid};
 		const char *s = rc->o.stall_thread;
 
 		if (s && s[strspn(s, "0123456789")]) {
@@ -1108,8 +1123,9 @@ static void print_stalls(const struct record_core *rc, const char *prefix, FILE 
 		if (profile_thread_get(rc->p, (uint32_t)i)->tid == tid)
 			snprintf(name, sizeof(name), "%s",
 				 profile_str(rc->p, profile_thread_get(rc->p, (uint32_t)i)->name));
-	fprintf(f, "%s  stalls of thread %d (%s), %g ms or longer: %zu (%zu off-cpu, %zu "
-		   "running in one stack)%s\n",
+	fprintf(f,
+		"%s  stalls of thread %d (%s), %g ms or longer: %zu (%zu off-cpu, %zu "
+		"running in one stack)%s\n",
 		prefix, (int)tid, name, rc->o.stall_ms, n, off, n - off, n ? ", the longest:" : "");
 	deeper = xmalloc(strlen(prefix) + 5);
 	sprintf(deeper, "%s    ", prefix);
@@ -1142,18 +1158,20 @@ static void print_hold(const struct record_core *rc, const char *prefix, FILE *f
 	unsigned long long held = st->held, unheld = st->unheld, all = held + unheld;
 
 	if (rc->o.no_cpu_hold || rc->o.follow_cpu) {
-		fprintf(f, "%s  system-call bias: not corrected (%s): running threads were "
-			   "interrupted from perch's CPU, and such a stop lands at the exit of any "
-			   "system call entered meanwhile\n",
+		fprintf(f,
+			"%s  system-call bias: not corrected (%s): running threads were "
+			"interrupted from perch's CPU, and such a stop lands at the exit of any "
+			"system call entered meanwhile\n",
 			prefix, rc->o.follow_cpu ? "--follow-cpu" : "--no-cpu-hold");
 		return;
 	}
 	if (!all)
 		return;
-	fprintf(f, "%s  system-call bias: %llu of %llu running-thread samples (%.1f%%) taken with "
-		   "the thread's CPU held at the tick, so they show where it was then; %llu "
-		   "interrupted from another CPU (no holder there in time: such a stop may land "
-		   "at a later system call's exit)\n",
+	fprintf(f,
+		"%s  system-call bias: %llu of %llu running-thread samples (%.1f%%) taken with "
+		"the thread's CPU held at the tick, so they show where it was then; %llu "
+		"interrupted from another CPU (no holder there in time: such a stop may land "
+		"at a later system call's exit)\n",
 		prefix, held, all, 100.0 * (double)held / (double)all, unheld);
 }
 
@@ -1168,63 +1186,69 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 	 * exited before the worker got to it), so do not let the difference wrap */
 	uint64_t credited = total > st->samples + st->reused ? total - st->samples - st->reused : 0;
 	double stacks = rs->stacks ? (double)rs->stacks : 1;
-	const char *why = st->stop_reason == SAMPLER_STOP_EXIT	   ? "the target exited"
-			  : st->stop_reason == SAMPLER_STOP_SIGNAL ? strsignal(st->signal)
-			  : st->stop_reason == SAMPLER_STOP_ERROR  ? "an error"
+	const char *why = st->stop_reason == SAMPLER_STOP_EXIT	    ? "the target exited"
+			  : st->stop_reason == SAMPLER_STOP_SIGNAL  ? strsignal(st->signal)
+			  : st->stop_reason == SAMPLER_STOP_ERROR   ? "an error"
 			  : st->stop_reason == SAMPLER_STOP_REQUEST ? "request"
-								   : "duration reached";
+								    : "duration reached";
 
 	if (headline)
 		fprintf(f, "%srecorded process %d for %.2f s at %g Hz (%s mode), stopped by %s\n",
 			prefix, rc->pid, st->elapsed_s, rc->o.hz, rc->o.cpu_mode ? "cpu" : "wall",
 			why);
-	fprintf(f,
-		"%s  samples: %llu  (%llu stops, %llu of blocked threads left alone, %llu credited "
-		"for late stops and missed ticks)\n"
-		"%s  threads seen: %llu  ticks: %llu  missed ticks: %llu\n"
-		"%s  stop window per sample: p50 %llu us, p99 %llu us\n"
-		"%s  unwound to root: %.1f%%  (frame-pointer fallback %.1f%% of frames, stopped early "
-		"%.1f%%, cut at %d frames %.1f%%, %.1f frames, unwind %.1f us, symbolize %.1f us per "
-		"sample without loading; loading modules and maps %.1f ms in %llu calls; maps read "
-		"%llu times)\n"
-		"%s  errors: registers %llu, stack copy %llu, dropped (perch behind) %llu; "
-		"threads exited under perch %llu; signals passed through %llu\n",
-		prefix, (unsigned long long)total, (unsigned long long)st->samples,
-		(unsigned long long)st->reused, (unsigned long long)credited, prefix,
-		(unsigned long long)ts->threads_seen, (unsigned long long)st->ticks,
-		(unsigned long long)st->missed_ticks, prefix,
-		(unsigned long long)sampler_stop_percentile(st, 50),
-		(unsigned long long)sampler_stop_percentile(st, 99), prefix,
-		100.0 * (double)rs->to_root / stacks,
-		100.0 * (double)rs->fp_frames / (rs->frames ? (double)rs->frames : 1),
-		100.0 * (double)resolve_stats_stopped(rs) / stacks, rc->o.max_frames,
-		100.0 * (double)rs->truncated / stacks, (double)rs->frames / stacks,
-		(double)rs->unwind_ns / 1e3 / stacks, (double)rs->symbolize_ns / 1e3 / stacks,
-		(double)(rs->unwind_load_ns + rs->symbolize_load_ns) / 1e6,
-		(unsigned long long)rs->loads, (unsigned long long)rs->reloads, prefix,
-		(unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
-		(unsigned long long)st->dropped, (unsigned long long)(st->races + ts->thread_races),
-		(unsigned long long)ts->signals);
+	fprintf(
+	    f,
+	    "%s  samples: %llu  (%llu stops, %llu of blocked threads left alone, %llu credited "
+	    "for late stops and missed ticks)\n"
+	    "%s  threads seen: %llu  ticks: %llu  missed ticks: %llu\n"
+	    "%s  stop window per sample: p50 %llu us, p99 %llu us\n"
+	    "%s  unwound to root: %.1f%%  (frame-pointer fallback %.1f%% of frames, stopped early "
+	    "%.1f%%, cut at %d frames %.1f%%, %.1f frames, unwind %.1f us, symbolize %.1f us per "
+	    "sample without loading; loading modules and maps %.1f ms in %llu calls; maps read "
+	    "%llu times)\n"
+	    "%s  errors: registers %llu, stack copy %llu, dropped (perch behind) %llu; "
+	    "threads exited under perch %llu; signals passed through %llu\n",
+	    prefix, (unsigned long long)total, (unsigned long long)st->samples,
+	    (unsigned long long)st->reused, (unsigned long long)credited, prefix,
+	    (unsigned long long)ts->threads_seen, (unsigned long long)st->ticks,
+	    (unsigned long long)st->missed_ticks, prefix,
+	    (unsigned long long)sampler_stop_percentile(st, 50),
+	    (unsigned long long)sampler_stop_percentile(st, 99), prefix,
+	    100.0 * (double)rs->to_root / stacks,
+	    100.0 * (double)rs->fp_frames / (rs->frames ? (double)rs->frames : 1),
+	    100.0 * (double)resolve_stats_stopped(rs) / stacks, rc->o.max_frames,
+	    100.0 * (double)rs->truncated / stacks, (double)rs->frames / stacks,
+	    (double)rs->unwind_ns / 1e3 / stacks, (double)rs->symbolize_ns / 1e3 / stacks,
+	    (double)(rs->unwind_load_ns + rs->symbolize_load_ns) / 1e6,
+	    (unsigned long long)rs->loads, (unsigned long long)rs->reloads, prefix,
+	    (unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
+	    (unsigned long long)st->dropped, (unsigned long long)(st->races + ts->thread_races),
+	    (unsigned long long)ts->signals);
 	if (st->gated || st->rescans)
-		fprintf(f, "%s  idle gate: %llu of the blocked threads' samples counted on their "
+		fprintf(f,
+			"%s  idle gate: %llu of the blocked threads' samples counted on their "
 			"process's run time alone, without a read of the thread (%llu rescans)\n",
 			prefix, (unsigned long long)st->gated, (unsigned long long)st->rescans);
 	if (resolve_stats_stopped(rs))
 		print_stop_reasons(rs, stacks, prefix, f);
 	if (ts->procs_seen > 1 || ts->procs_skipped)
-		fprintf(f, "%s  processes: %llu sampled (%llu forked children followed), %llu let "
-			   "go (not followed, or a program perch cannot profile)\n",
+		fprintf(f,
+			"%s  processes: %llu sampled (%llu forked children followed), %llu let "
+			"go (not followed, or a program perch cannot profile)\n",
 			prefix, (unsigned long long)(ts->procs_seen - ts->procs_skipped),
 			(unsigned long long)(ts->procs_seen - ts->procs_skipped - 1),
 			(unsigned long long)ts->procs_skipped);
 	print_hold(rc, prefix, f);
 	if (rs->java_frames)
-		fprintf(f, "%s  Java frames (interpreted): %.1f per sample, named in %.1f us per "
-			   "sample\n",
-			prefix, (double)rs->java_frames / stacks, (double)rs->java_ns / 1e3 / stacks);
+		fprintf(f,
+			"%s  Java frames (interpreted): %.1f per sample, named in %.1f us per "
+			"sample\n",
+			prefix, (double)rs->java_frames / stacks,
+			(double)rs->java_ns / 1e3 / stacks);
 	if (rc->o.verify)
-		fprintf(f, "%s  verify: %llu of %llu samples differ from libunwind-ptrace's "
-			   "unwind in the stop\n",
+		fprintf(f,
+			"%s  verify: %llu of %llu samples differ from libunwind-ptrace's "
+			"unwind in the stop\n",
 			prefix, (unsigned long long)rc->verify_differ,
 			(unsigned long long)rc->verified);
 	if (rc->tl)
@@ -1269,28 +1293,33 @@ void record_core_why_empty(const struct record_core *rc, char *buf, size_t size)
 		snprintf(buf, size, "sampling stopped on an error after %.0f ms", ms);
 	else if (!st->ticks || (st->stop_reason == SAMPLER_STOP_EXIT && !st->samples &&
 				!(rc->o.cpu_mode && st->skipped_idle)))
-		snprintf(buf, size, "%s after %.1f ms, before perch could sample it (a tick every "
-				    "%.1f ms at -F %g): raise -F, or record a longer run",
+		snprintf(buf, size,
+			 "%s after %.1f ms, before perch could sample it (a tick every "
+			 "%.1f ms at -F %g): raise -F, or record a longer run",
 			 st->stop_reason == SAMPLER_STOP_EXIT ? "the target exited"
 							      : "the recording ended",
 			 ms, period_ms, rc->o.hz);
 	else if (rc->o.cpu_mode && st->skipped_idle)
-		snprintf(buf, size, "no thread was running at any of the %llu ticks (--mode cpu "
-				    "counts running threads only: the target waited or was stopped; "
-				    "--mode wall shows where it waits)",
+		snprintf(buf, size,
+			 "no thread was running at any of the %llu ticks (--mode cpu "
+			 "counts running threads only: the target waited or was stopped; "
+			 "--mode wall shows where it waits)",
 			 (unsigned long long)st->ticks);
 	else if (st->err_regs || st->dropped)
-		snprintf(buf, size, "every sample failed: %llu times the registers could not be "
-				    "read, %llu dropped because perch fell behind",
+		snprintf(buf, size,
+			 "every sample failed: %llu times the registers could not be "
+			 "read, %llu dropped because perch fell behind",
 			 (unsigned long long)st->err_regs, (unsigned long long)st->dropped);
 	else if (st->late)
-		snprintf(buf, size, "no thread stopped for perch in %llu ticks (%llu times a stop "
-				    "was still pending: the threads did not return to user space)",
+		snprintf(buf, size,
+			 "no thread stopped for perch in %llu ticks (%llu times a stop "
+			 "was still pending: the threads did not return to user space)",
 			 (unsigned long long)st->ticks, (unsigned long long)st->late);
 	else
-		snprintf(buf, size, "no thread stopped for perch in %llu ticks over %.0f ms (the "
-				    "recording ended before a stop came, or the threads exited or "
-				    "were let go)",
+		snprintf(buf, size,
+			 "no thread stopped for perch in %llu ticks over %.0f ms (the "
+			 "recording ended before a stop came, or the threads exited or "
+			 "were let go)",
 			 (unsigned long long)st->ticks, ms);
 }
 
@@ -1335,7 +1364,7 @@ const struct profile *record_core_profile(const struct record_core *rc)
 static int write_one(const struct record_core *rc, const struct profile *p, const char *path,
 		     const struct output_format *fmt, FILE *msgs)
 {
-	struct output_opts oo = { .lines = rc->o.lines, .top = rc->o.top };
+	struct output_opts oo = {.lines = rc->o.lines, .top = rc->o.top};
 	struct output_file of;
 	int ret;
 
@@ -1374,8 +1403,8 @@ static int finish_recording(struct record_core *rc, FILE *msgs, int read_back)
 	ret = recording_close(rc->rw, rc->p);
 	rc->rw = NULL;
 	if (ret < 0)
-		return log_errno(ret, "cannot write %s", rc->tmp_fd < 0 ? rc->rw_path
-							  : "the temporary recording");
+		return log_errno(ret, "cannot write %s",
+				 rc->tmp_fd < 0 ? rc->rw_path : "the temporary recording");
 	if (msgs && rc->tmp_fd < 0)
 		fprintf(msgs, "perch: wrote %s (perch recording, %llu KiB)\n", rc->rw_path,
 			(unsigned long long)(bytes + 1023) / 1024);

@@ -18,12 +18,12 @@
 #include "perch/u64map.h"
 #include "perch/xalloc.h"
 
-#define HEADER_SIZE 16
-#define CHUNK_HEADER 16
-#define CHUNK_TARGET (1u << 20) /* start a new chunk once this many raw bytes wait */
-#define MAX_META_KEYS 8192	/* profile meta lookups are linear: keep them cheap */
-#define MAX_WEIGHT (1u << 24)
-#define DEFLATE_MAX_RATIO 1032	/* deflate cannot expand a stored byte further than this */
+#define HEADER_SIZE	  16
+#define CHUNK_HEADER	  16
+#define CHUNK_TARGET	  (1u << 20) /* start a new chunk once this many raw bytes wait */
+#define MAX_META_KEYS	  8192	     /* profile meta lookups are linear: keep them cheap */
+#define MAX_WEIGHT	  (1u << 24)
+#define DEFLATE_MAX_RATIO 1032 /* deflate cannot expand a stored byte further than this */
 
 enum rec_type {
 	REC_STRING = 1,
@@ -85,19 +85,19 @@ struct written_meta {
 
 struct recording_writer {
 	int fd;
-	FILE *f;		 /* instead of @fd: out_recording_write() */
-	int err;		 /* first error (negative errno); nothing is written after it */
+	FILE *f; /* instead of @fd: out_recording_write() */
+	int err; /* first error (negative errno); nothing is written after it */
 	uint64_t bytes, seq;
 	uint64_t last_flush_ns;
 	size_t strs, locs, stacks; /* how many of each the file has */
 	uint32_t *thread_name;	   /* name string id written per thread */
 	size_t threads, threads_alloc;
-	uint32_t *proc_name;	   /* name string id written per process */
+	uint32_t *proc_name; /* name string id written per process */
 	size_t procs, procs_alloc;
 	struct written_meta *meta; /* per profile meta index */
 	size_t meta_nr, meta_alloc;
 	uint64_t total_samples;
-	uint64_t prev_time;	   /* time of the previous sample record of this chunk */
+	uint64_t prev_time; /* time of the previous sample record of this chunk */
 	struct strbuf raw, body;
 	uint8_t *zbuf;
 	size_t zbuf_alloc;
@@ -675,8 +675,8 @@ static int rd_sample(struct reader *r, struct cur *c)
 	    weight > MAX_WEIGHT)
 		return fail(r, "bad sample record");
 	r->prev_time += delta; /* unsigned: wraps, never undefined */
-	profile_add_weighted(r->p, r->threads[thread], r->stacks[stack], r->prev_time,
-			     (char)state, (uint32_t)weight);
+	profile_add_weighted(r->p, r->threads[thread], r->stacks[stack], r->prev_time, (char)state,
+			     (uint32_t)weight);
 	r->info->samples++;
 	return 0;
 }

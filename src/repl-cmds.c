@@ -31,11 +31,11 @@
 #include "perch/waitreason.h"
 #include "perch/xalloc.h"
 
-#define THREADS_WINDOW_MS 250 /* CPU % of `threads` is measured over this long */
-#define DUMP_STACK_SIZE (256 * 1024)
+#define THREADS_WINDOW_MS    250 /* CPU % of `threads` is measured over this long */
+#define DUMP_STACK_SIZE	     (256 * 1024)
 #define DUMP_STOP_TIMEOUT_MS 2000
-#define TOP_ROWS 20
-#define FIND_MAX 16
+#define TOP_ROWS	     20
+#define FIND_MAX	     16
 
 /* A recording (record, top): the recording core of `perch record` (record-core.h), so both
  * sample, name threads, add wait frames, watch stalls and write outputs the same way. */
@@ -167,8 +167,7 @@ static int record_job(struct session *s, void *arg)
 	if (rec->background && rc->st->stop_reason != SAMPLER_STOP_REQUEST)
 		session_notice(s, "recording of %d ended (%s): %llu samples in %.2f s", rec->pid,
 			       stop_reason(rc->st),
-			       (unsigned long long)profile_total_samples(rc->p),
-			       rc->st->elapsed_s);
+			       (unsigned long long)profile_total_samples(rc->p), rc->st->elapsed_s);
 	return code;
 }
 
@@ -177,12 +176,12 @@ static void rec_report(struct repl *r, const struct repl_rec *rec, int with_summ
 {
 	const struct record_core *rc = &rec->rc;
 	int running = rec->running;
-	double elapsed = running ? (double)(tracee_now_ns() - rec->start_ns) / 1e9
-				 : rc->st->elapsed_s;
+	double elapsed =
+	    running ? (double)(tracee_now_ns() - rec->start_ns) / 1e9 : rc->st->elapsed_s;
 	/* while it runs, the ptrace thread's count (read without the worker's profile) */
 	unsigned long long samples = running || !rc->p
-					     ? __atomic_load_n(&rc->st->samples, __ATOMIC_RELAXED)
-					     : profile_total_samples(rc->p);
+					 ? __atomic_load_n(&rc->st->samples, __ATOMIC_RELAXED)
+					 : profile_total_samples(rc->p);
 
 	repl_field_bool(r, "running", running);
 	repl_field_int(r, "pid", rec->pid);
@@ -205,10 +204,11 @@ static void rec_report(struct repl *r, const struct repl_rec *rec, int with_summ
 			    rec->comm, elapsed, samples);
 		return;
 	}
-	repl_printf(r, "recorded %d (%s) for %.2f s at %g Hz (%s mode): %llu samples, %zu threads, "
-		       "ended by %s\n",
-		    rec->pid, rec->comm, elapsed, rc->o.hz, rc->o.cpu_mode ? "cpu" : "wall", samples,
-		    rc->p ? profile_nr_threads(rc->p) : 0, stop_reason(rc->st));
+	repl_printf(r,
+		    "recorded %d (%s) for %.2f s at %g Hz (%s mode): %llu samples, %zu threads, "
+		    "ended by %s\n",
+		    rec->pid, rec->comm, elapsed, rc->o.hz, rc->o.cpu_mode ? "cpu" : "wall",
+		    samples, rc->p ? profile_nr_threads(rc->p) : 0, stop_reason(rc->st));
 	if (with_summary && rec->summary && !rc->o.quiet)
 		repl_printf(r, "%s", rec->summary);
 	for (int i = 0; i < rc->o.nr_outputs; i++)
@@ -248,13 +248,15 @@ static int c_attach(struct repl *r, int argc, char **argv)
 			repl_field_str(r, "comm", pi.comm);
 			repl_field_str(r, "cmdline", pi.cmdline);
 			repl_field_int(r, "uid", pi.uid == (uid_t)-1 ? -1 : (long long)pi.uid);
-			repl_field_int(r, "user", pi.uid == (uid_t)-1 ? -1 :
-				       (long long)(pi.uid / REPL_ANDROID_PER_USER));
+			repl_field_int(
+			    r, "user",
+			    pi.uid == (uid_t)-1 ? -1 : (long long)(pi.uid / REPL_ANDROID_PER_USER));
 			repl_object_end(r);
 			repl_printf(r, "%8d  %-16s %8lld %5lld  %s\n", pids[i], pi.comm,
 				    pi.uid == (uid_t)-1 ? -1LL : (long long)pi.uid,
-				    pi.uid == (uid_t)-1 ? -1LL
-							: (long long)(pi.uid / REPL_ANDROID_PER_USER),
+				    pi.uid == (uid_t)-1
+					? -1LL
+					: (long long)(pi.uid / REPL_ANDROID_PER_USER),
 				    pi.cmdline);
 		}
 		repl_array_end(r);
@@ -291,7 +293,7 @@ static int c_threads(struct repl *r, int argc, char **argv)
 {
 	pid_t pid = r->s->pid, *tids = NULL;
 	struct proc_stat *a, b;
-	struct timespec ts = { 0, THREADS_WINDOW_MS * 1000000L };
+	struct timespec ts = {0, THREADS_WINDOW_MS * 1000000L};
 	int n = proc_task_list(pid, &tids);
 	long tck = cpustat_clk_tck();
 	unsigned int ncpu = cpustat_ncpus();
@@ -309,7 +311,7 @@ static int c_threads(struct repl *r, int argc, char **argv)
 	repl_array_begin(r, "threads");
 	repl_printf(r, "%8s  %-16s %5s %6s\n", "TID", "NAME", "STATE", "CPU%");
 	for (int i = 0; i < n; i++) {
-		struct cpustat_task_usage u = { 0 };
+		struct cpustat_task_usage u = {0};
 		int ok = a[i].pid && proc_stat_read(pid, tids[i], &b) == 0;
 
 		if (!ok)
@@ -318,7 +320,7 @@ static int c_threads(struct repl *r, int argc, char **argv)
 		repl_object_begin(r);
 		repl_field_int(r, "tid", tids[i]);
 		repl_field_str(r, "name", b.comm);
-		repl_field_str(r, "state", (char[]){ b.state, 0 });
+		repl_field_str(r, "state", (char[]){b.state, 0});
 		repl_field_double(r, "cpu", u.one_core);
 		repl_object_end(r);
 		repl_printf(r, "%8d  %-16s %5c %6.1f\n", tids[i], b.comm, b.state, u.one_core);
@@ -351,10 +353,10 @@ static int c_maps(struct repl *r, int argc, char **argv)
 	repl_array_begin(r, "maps");
 	for (size_t i = 0; i < m->nr; i++) {
 		const struct proc_map *pm = &m->maps[i];
-		char prot[5] = { pm->prot & PROC_MAPS_PROT_READ ? 'r' : '-',
-				 pm->prot & PROC_MAPS_PROT_WRITE ? 'w' : '-',
-				 pm->prot & PROC_MAPS_PROT_EXEC ? 'x' : '-',
-				 pm->prot & PROC_MAPS_PROT_SHARED ? 's' : 'p', 0 };
+		char prot[5] = {pm->prot & PROC_MAPS_PROT_READ ? 'r' : '-',
+				pm->prot & PROC_MAPS_PROT_WRITE ? 'w' : '-',
+				pm->prot & PROC_MAPS_PROT_EXEC ? 'x' : '-',
+				pm->prot & PROC_MAPS_PROT_SHARED ? 's' : 'p', 0};
 
 		if (exec_only && !(pm->prot & PROC_MAPS_PROT_EXEC))
 			continue;
@@ -409,7 +411,7 @@ static void dump_collect(struct session *s, const struct perch_arch *arch, struc
 		if (ret < 0 || (ret > 0 && ev.kind == TRACEE_EV_EXIT))
 			break;
 		if (ret == 0) {
-			struct timespec ts = { 0, 100000 };
+			struct timespec ts = {0, 100000};
 
 			nanosleep(&ts, NULL);
 			continue;
@@ -420,8 +422,8 @@ static void dump_collect(struct session *s, const struct perch_arch *arch, struc
 			continue;
 		for (size_t i = 0; i < nr; i++)
 			if (d[i].tid == ev.thread->tid) {
-				d[i].taken = sampler_snapshot(&s->t, arch, ev.thread,
-							      &d[i].snap) == 0;
+				d[i].taken =
+				    sampler_snapshot(&s->t, arch, ev.thread, &d[i].snap) == 0;
 				waiting--;
 				break;
 			}
@@ -498,8 +500,8 @@ static int dump_job(struct session *s, void *arg)
 		d[nr].tid = tid;
 		/* states first: a thread we stop reads as 't'; a group-stopped one is 'T' */
 		d[nr].state = proc_stat_read(s->pid, tid, &ps) == 0
-				      ? tracee_state_letter(s->t.threads[i], ps.state)
-				      : '?';
+				  ? tracee_state_letter(s->t.threads[i], ps.state)
+				  : '?';
 		if (proc_task_comm(s->pid, tid, d[nr].name, sizeof(d[nr].name)) < 0)
 			strcpy(d[nr].name, "?");
 		d[nr].snap.stack_cap = DUMP_STACK_SIZE;
@@ -521,12 +523,13 @@ static int dump_job(struct session *s, void *arg)
 		repl_object_begin(r);
 		repl_field_int(r, "tid", d[i].tid);
 		repl_field_str(r, "name", d[i].name);
-		repl_field_str(r, "state", (char[]){ d[i].state, 0 });
+		repl_field_str(r, "state", (char[]){d[i].state, 0});
 		repl_printf(r, "TID %d \"%s\" (%c)\n", d[i].tid, d[i].name, d[i].state);
 		if (d[i].taken)
 			dump_print(r, p, res, &d[i]);
 		else
-			repl_printf(r, "    (no stack: the thread did not stop in time or exited)\n");
+			repl_printf(r,
+				    "    (no stack: the thread did not stop in time or exited)\n");
 		repl_object_end(r);
 		free(d[i].snap.stack);
 	}
@@ -540,7 +543,7 @@ static int dump_job(struct session *s, void *arg)
 
 static int c_dump(struct repl *r, int argc, char **argv)
 {
-	struct dump_req q = { r, 0 };
+	struct dump_req q = {r, 0};
 	int ret;
 
 	if (argc > 2)
@@ -572,7 +575,7 @@ int repl_run_foreground(struct repl *r, int (*fn)(struct session *, void *), voi
 		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
 	}
 	while (session_busy(r->s)) {
-		struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
+		struct pollfd pfd = {STDIN_FILENO, POLLIN, 0};
 
 		if (poll(&pfd, keys ? 1 : 0, 100) > 0 && (pfd.revents & POLLIN)) {
 			char c;
@@ -675,8 +678,7 @@ static int top_job(struct session *s, void *arg)
 	struct repl_rec *rec = q->rec;
 	struct record_core *rc = &rec->rc;
 	struct repl *r = rec->r;
-	uint64_t end = rc->o.duration > 0 ? tracee_now_ns() + (uint64_t)(rc->o.duration * 1e9)
-					  : 0;
+	uint64_t end = rc->o.duration > 0 ? tracee_now_ns() + (uint64_t)(rc->o.duration * 1e9) : 0;
 	int code = PERCH_EXIT_OK;
 
 	if (rec_setup(s, rec) < 0) {
@@ -723,13 +725,14 @@ static int top_job(struct session *s, void *arg)
 			fputs("\033[H\033[2J", stdout);
 		else
 			putchar('\n');
-		printf("perch top: %d (%s)  %.0f s  %llu samples, %llu in the last %.1f s  %g Hz %s  "
-		       "(%s to stop)\n\n",
-		       rec->pid, rec->comm, rc->st->elapsed_s,
-		       (unsigned long long)profile_total_samples(rc->p),
-		       (unsigned long long)repl_top_interval_samples(q->top), q->last_s, rc->o.hz,
-		       rc->o.cpu_mode ? "cpu" : "wall",
-		       r->mode == REPL_CLI && !isatty(STDIN_FILENO) ? "Ctrl-C" : "any key or Ctrl-C");
+		printf(
+		    "perch top: %d (%s)  %.0f s  %llu samples, %llu in the last %.1f s  %g Hz %s  "
+		    "(%s to stop)\n\n",
+		    rec->pid, rec->comm, rc->st->elapsed_s,
+		    (unsigned long long)profile_total_samples(rc->p),
+		    (unsigned long long)repl_top_interval_samples(q->top), q->last_s, rc->o.hz,
+		    rc->o.cpu_mode ? "cpu" : "wall",
+		    r->mode == REPL_CLI && !isatty(STDIN_FILENO) ? "Ctrl-C" : "any key or Ctrl-C");
 		repl_top_print(q->top, rc->p, rc->o.hz, top_rows(rec), stdout);
 		fflush(stdout);
 	}
@@ -740,7 +743,7 @@ static int top_job(struct session *s, void *arg)
 static int c_top(struct repl *r, int argc, char **argv)
 {
 	struct repl_rec *rec;
-	struct top_req q = { 0 };
+	struct top_req q = {0};
 	int ret;
 
 	if (session_busy(r->s))
@@ -809,8 +812,8 @@ static int render(struct repl *r, const struct output_format *fmt, const char *p
 		return PERCH_EXIT_OK;
 	}
 	{
-		struct output_opts oo = { .lines = rec->rc.o.lines,
-					  .top = rec->rc.o.top > 0 ? rec->rc.o.top : TOP_ROWS };
+		struct output_opts oo = {.lines = rec->rc.o.lines,
+					 .top = rec->rc.o.top > 0 ? rec->rc.o.top : TOP_ROWS};
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&buf, &len);
@@ -909,8 +912,9 @@ static int c_set(struct repl *r, int argc, char **argv)
 		else
 			ret = record_opts_set(o, name, value, name);
 		if (ret == -ENOENT)
-			ret = log_err(-EINVAL, "set NAME VALUE: NAME is rate, duration, stack-size, "
-					       "mode or another record option ('help set')");
+			ret =
+			    log_err(-EINVAL, "set NAME VALUE: NAME is rate, duration, stack-size, "
+					     "mode or another record option ('help set')");
 	} else if (argc != 1) {
 		ret = log_err(-EINVAL, "set rate|duration|stack-size|mode VALUE");
 	}
@@ -929,9 +933,9 @@ static int c_set(struct repl *r, int argc, char **argv)
 	repl_printf(r, "cpu-interval %u ms, mem-interval %u ms, stall %g ms", o->cpu_ms, o->mem_ms,
 		    o->stall_ms);
 	for (size_t i = 0; record_opts_names[i]; i++) {
-		static const char *const shown[] = { "freq", "duration", "stack-size", "mode",
-						     "cpu-interval", "mem-interval", "stall",
-						     "output" };
+		static const char *const shown[] = {"freq",  "duration",     "stack-size",
+						    "mode",  "cpu-interval", "mem-interval",
+						    "stall", "output"};
 		char buf[256];
 		size_t k;
 
@@ -962,7 +966,8 @@ static int c_help(struct repl *r, int argc, char **argv)
 			if (!strcmp(r->table[i]->name, argv[1])) {
 				repl_printf(r, "%s", r->table[i]->usage);
 				if (r->table[i]->flags & CMD_PID)
-					repl_printf(r, "(in a session, -p is the attached process)\n");
+					repl_printf(r,
+						    "(in a session, -p is the attached process)\n");
 				return PERCH_EXIT_OK;
 			}
 		return log_err(PERCH_EXIT_USAGE, "no command '%s'", argv[1]);
@@ -988,90 +993,124 @@ static int c_quit(struct repl *r, int argc, char **argv)
 	return PERCH_EXIT_OK;
 }
 
-static const char *const record_words[] = { "start", "stop", "status", "wait", NULL };
+static const char *const record_words[] = {"start", "stop", "status", "wait", NULL};
 static const char *const record_opts_words[] = {
-	"-F", "--freq", "-d", "--duration", "-o", "--output", "--format", "--mode", "--stack-size",
-	"--lines", "--cpu-interval", "--mem-interval", "--stall", "--stall-thread", "--top",
-	"--verify", "--follow-cpu", "--no-idle-reuse", "--no-cpu-hold", "--sysroot", "--symfs",
-	"--show-art-frames", NULL,
+    "-F",
+    "--freq",
+    "-d",
+    "--duration",
+    "-o",
+    "--output",
+    "--format",
+    "--mode",
+    "--stack-size",
+    "--lines",
+    "--cpu-interval",
+    "--mem-interval",
+    "--stall",
+    "--stall-thread",
+    "--top",
+    "--verify",
+    "--follow-cpu",
+    "--no-idle-reuse",
+    "--no-cpu-hold",
+    "--sysroot",
+    "--symfs",
+    "--show-art-frames",
+    NULL,
 };
 static const char *const set_words[] = {
-	"rate", "duration", "stack-size", "mode", "cpu-interval", "mem-interval", "stall",
-	"stall-thread", "format", "lines", "top", "verify", "follow-cpu", "no-idle-reuse",
-	"no-cpu-hold", "sysroot", "symfs", "show-art-frames", NULL,
+    "rate",	  "duration",	   "stack-size",  "mode",    "cpu-interval", "mem-interval",
+    "stall",	  "stall-thread",  "format",	  "lines",   "top",	     "verify",
+    "follow-cpu", "no-idle-reuse", "no-cpu-hold", "sysroot", "symfs",	     "show-art-frames",
+    NULL,
 };
-static const char *const top_opts[] = { "-F", "--freq", "-d", "--duration", "-n", "--rows",
-					 "--mode", "--stack-size", "--follow-cpu",
-					 "--no-idle-reuse", "--no-cpu-hold", "--sysroot", "--symfs",
-					 "--show-art-frames", NULL };
-static const char *const maps_opts[] = { "--exec", NULL };
-static const char *const diff_opts[] = { "--fail-if", "--alpha", "--merge-threads", "--top", "-o",
-					  "--output", "--thread", "--mode", "--start", "--end", NULL };
-static const char *const report_opts[] = { "-o", "--output", "--format", "--symfs", "--lines",
-					    "--top", "--tid", "--thread", "--mode", "--start",
-					    "--end", NULL };
+static const char *const top_opts[] = {"-F",
+				       "--freq",
+				       "-d",
+				       "--duration",
+				       "-n",
+				       "--rows",
+				       "--mode",
+				       "--stack-size",
+				       "--follow-cpu",
+				       "--no-idle-reuse",
+				       "--no-cpu-hold",
+				       "--sysroot",
+				       "--symfs",
+				       "--show-art-frames",
+				       NULL};
+static const char *const maps_opts[] = {"--exec", NULL};
+static const char *const diff_opts[] = {
+    "--fail-if", "--alpha", "--merge-threads", "--top", "-o", "--output",
+    "--thread",	 "--mode",  "--start",	       "--end", NULL};
+static const char *const report_opts[] = {"-o",	     "--output", "--format", "--symfs",
+					  "--lines", "--top",	 "--tid",    "--thread",
+					  "--mode",  "--start",	 "--end",    NULL};
 
 const struct repl_cmd repl_cmds[] = {
-	{ "attach", "PID|NAME", "attach to a process (pid, name or Android package)",
-	  "    NAME is a command name (comm or argv[0]'s basename) or an Android package; its\n"
-	  "    pkg:name secondary processes and its processes under other users match too. When\n"
-	  "    several match, they are listed with their uid and user: attach one by pid.\n",
-	  NULL, NULL, REPL_COMPLETE_PROCESS, 0, c_attach },
-	{ "detach", "", "detach from the target (it runs on as before)", NULL, NULL, NULL,
-	  REPL_COMPLETE_NONE, 1, c_detach },
-	{ "threads", "", "the target's threads: tid, name, state, CPU % (over 0.25 s)", NULL,
-	  NULL, NULL, REPL_COMPLETE_NONE, 1, c_threads },
-	{ "dump", "[TID]", "the stack of every thread (or one) now", NULL, NULL, NULL,
-	  REPL_COMPLETE_TID, 1, c_dump },
-	{ "record", "[start|stop|status|wait] [options]", "record a profile",
-	  "    record [options]        in the foreground, until -d SEC, Ctrl-C or the target exits\n"
-	  "    record start [options]  in the background; the prompt stays usable\n"
-	  "    record stop | wait      stop it / wait for its -d; record status\n"
-	  "    options: those of perch record (see 'help' of the CLI: perch record --help)\n"
-	  "             but -p and PROGRAM: -F HZ, -d SEC, -o FILE (the ending picks the\n"
-	  "             format; a .perch recording is written while sampling), --format NAME,\n"
-	  "             --mode wall|cpu, --stack-size BYTES, --lines, --cpu-interval MS,\n"
-	  "             --mem-interval MS, --stall MS, --stall-thread TID|NAME, --top N,\n"
-	  "             --verify, --follow-cpu, --no-idle-reuse, --no-cpu-hold, --sysroot DIR,\n"
-	  "             --symfs DIR, --show-art-frames\n"
-	  "    the defaults are those of 'set'\n",
-	  record_words, record_opts_words, REPL_COMPLETE_NONE, 0, c_record },
-	{ "top", "[-F HZ] [-d SEC] [-n ROWS]", "live view of the hottest functions (a key or "
-	  "Ctrl-C stops)",
-	  "    %Own and %Total: share of the samples of the last second with the function\n"
-	  "    innermost / anywhere in the stack; OwnTime and TotalTime: seconds since top\n"
-	  "    started (samples / rate, all threads together)\n"
-	  "    options as perch record's:\n"
-	  "    --mode wall|cpu\n"
-	  "    --stack-size BYTES\n"
-	  "    --follow-cpu, --no-idle-reuse, --no-cpu-hold, --show-art-frames\n"
-	  "    --sysroot DIR\n"
-	  "    --symfs DIR\n",
-	  NULL, top_opts, REPL_COMPLETE_NONE, 1, c_top },
-	{ "report", "[FORMAT] [FILE] | [options] FILE.perch", "render the last recording, or a "
-	  "recording file",
-	  "    report [FORMAT] [FILE]        the last recording in FORMAT (default: the top\n"
-	  "                                  functions) on the terminal, or written to FILE\n"
-	  "    report [options] FILE.perch   a recording file, rendered by perch report (any\n"
-	  "                                  option or an argument ending in .perch picks this:\n"
-	  "                                  use 'save FILE.perch' to write the last recording)\n",
-	  NULL, report_opts, REPL_COMPLETE_FORMAT, 0, c_report },
-	{ "save", "FILE", "write the last recording (the ending picks the format)", NULL, NULL,
-	  NULL, REPL_COMPLETE_FILE, 0, c_save },
-	{ "diff", "[options] BASE.perch [NEW.perch]", "what changed: compare two recordings (or "
-	  "BASE with the last one)", repl_diff_usage, NULL, diff_opts, REPL_COMPLETE_FILE, 0,
-	  repl_diff_cmd },
-	{ "maps", "[--exec] [SUBSTRING]", "the target's memory mappings", NULL, NULL, maps_opts,
-	  REPL_COMPLETE_NONE, 1, c_maps },
-	{ "set", "[NAME [VALUE]]", "recording defaults (no name: show them)",
-	  "    NAME: rate (Hz), duration (s, 0: until stopped), stack-size (bytes), mode\n"
-	  "    (wall|cpu), or any other record option by its long name (cpu-interval 0,\n"
-	  "    stall 100, symfs DIR, verify on|off, ...)\n",
-	  set_words, NULL, REPL_COMPLETE_NONE, 0, c_set },
-	{ "help", "[COMMAND]", "this list, or one command's help", NULL, NULL, NULL,
-	  REPL_COMPLETE_COMMAND, 0, c_help },
-	{ "quit", "", "detach and leave (also Ctrl-D)", NULL, NULL, NULL, REPL_COMPLETE_NONE, 0,
-	  c_quit },
+    {"attach", "PID|NAME", "attach to a process (pid, name or Android package)",
+     "    NAME is a command name (comm or argv[0]'s basename) or an Android package; its\n"
+     "    pkg:name secondary processes and its processes under other users match too. When\n"
+     "    several match, they are listed with their uid and user: attach one by pid.\n",
+     NULL, NULL, REPL_COMPLETE_PROCESS, 0, c_attach},
+    {"detach", "", "detach from the target (it runs on as before)", NULL, NULL, NULL,
+     REPL_COMPLETE_NONE, 1, c_detach},
+    {"threads", "", "the target's threads: tid, name, state, CPU % (over 0.25 s)", NULL, NULL, NULL,
+     REPL_COMPLETE_NONE, 1, c_threads},
+    {"dump", "[TID]", "the stack of every thread (or one) now", NULL, NULL, NULL, REPL_COMPLETE_TID,
+     1, c_dump},
+    {"record", "[start|stop|status|wait] [options]", "record a profile",
+     "    record [options]        in the foreground, until -d SEC, Ctrl-C or the target exits\n"
+     "    record start [options]  in the background; the prompt stays usable\n"
+     "    record stop | wait      stop it / wait for its -d; record status\n"
+     "    options: those of perch record (see 'help' of the CLI: perch record --help)\n"
+     "             but -p and PROGRAM: -F HZ, -d SEC, -o FILE (the ending picks the\n"
+     "             format; a .perch recording is written while sampling), --format NAME,\n"
+     "             --mode wall|cpu, --stack-size BYTES, --lines, --cpu-interval MS,\n"
+     "             --mem-interval MS, --stall MS, --stall-thread TID|NAME, --top N,\n"
+     "             --verify, --follow-cpu, --no-idle-reuse, --no-cpu-hold, --sysroot DIR,\n"
+     "             --symfs DIR, --show-art-frames\n"
+     "    the defaults are those of 'set'\n",
+     record_words, record_opts_words, REPL_COMPLETE_NONE, 0, c_record},
+    {"top", "[-F HZ] [-d SEC] [-n ROWS]",
+     "live view of the hottest functions (a key or "
+     "Ctrl-C stops)",
+     "    %Own and %Total: share of the samples of the last second with the function\n"
+     "    innermost / anywhere in the stack; OwnTime and TotalTime: seconds since top\n"
+     "    started (samples / rate, all threads together)\n"
+     "    options as perch record's:\n"
+     "    --mode wall|cpu\n"
+     "    --stack-size BYTES\n"
+     "    --follow-cpu, --no-idle-reuse, --no-cpu-hold, --show-art-frames\n"
+     "    --sysroot DIR\n"
+     "    --symfs DIR\n",
+     NULL, top_opts, REPL_COMPLETE_NONE, 1, c_top},
+    {"report", "[FORMAT] [FILE] | [options] FILE.perch",
+     "render the last recording, or a "
+     "recording file",
+     "    report [FORMAT] [FILE]        the last recording in FORMAT (default: the top\n"
+     "                                  functions) on the terminal, or written to FILE\n"
+     "    report [options] FILE.perch   a recording file, rendered by perch report (any\n"
+     "                                  option or an argument ending in .perch picks this:\n"
+     "                                  use 'save FILE.perch' to write the last recording)\n",
+     NULL, report_opts, REPL_COMPLETE_FORMAT, 0, c_report},
+    {"save", "FILE", "write the last recording (the ending picks the format)", NULL, NULL, NULL,
+     REPL_COMPLETE_FILE, 0, c_save},
+    {"diff", "[options] BASE.perch [NEW.perch]",
+     "what changed: compare two recordings (or "
+     "BASE with the last one)",
+     repl_diff_usage, NULL, diff_opts, REPL_COMPLETE_FILE, 0, repl_diff_cmd},
+    {"maps", "[--exec] [SUBSTRING]", "the target's memory mappings", NULL, NULL, maps_opts,
+     REPL_COMPLETE_NONE, 1, c_maps},
+    {"set", "[NAME [VALUE]]", "recording defaults (no name: show them)",
+     "    NAME: rate (Hz), duration (s, 0: until stopped), stack-size (bytes), mode\n"
+     "    (wall|cpu), or any other record option by its long name (cpu-interval 0,\n"
+     "    stall 100, symfs DIR, verify on|off, ...)\n",
+     set_words, NULL, REPL_COMPLETE_NONE, 0, c_set},
+    {"help", "[COMMAND]", "this list, or one command's help", NULL, NULL, NULL,
+     REPL_COMPLETE_COMMAND, 0, c_help},
+    {"quit", "", "detach and leave (also Ctrl-D)", NULL, NULL, NULL, REPL_COMPLETE_NONE, 0, c_quit},
 };
 const size_t repl_nr_cmds = ARRAY_SIZE(repl_cmds);
 

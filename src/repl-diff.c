@@ -18,18 +18,18 @@
 #include "perch/xalloc.h"
 
 #define DIFF_MAX_OUTPUTS 8
-#define DIFF_ROWS 20
+#define DIFF_ROWS	 20
 
 const char repl_diff_usage[] =
-	"    diff [options] BASE.perch [NEW.perch]   compare two recordings, or BASE with the\n"
-	"                                            last recording of this session\n"
-	"    options: --fail-if FUNCTION_REGEX:+POINTS (repeatable: status 3 when a matching\n"
-	"             function's total share of its thread grew by more than POINTS beyond\n"
-	"             noise), --alpha A, --merge-threads, --top N (rows per thread), -o FILE\n"
-	"             (.txt, .folded, .svg, .html; up to 8), --thread REGEX, --mode wall|cpu,\n"
-	"             --start SEC, --end SEC (see perch report --help)\n"
-	"    JSON: base_*, new_*, tests, threads[], functions[] (every change beyond noise and\n"
-	"          the largest others), fail_if[] (the functions that tripped a rule), failed\n";
+    "    diff [options] BASE.perch [NEW.perch]   compare two recordings, or BASE with the\n"
+    "                                            last recording of this session\n"
+    "    options: --fail-if FUNCTION_REGEX:+POINTS (repeatable: status 3 when a matching\n"
+    "             function's total share of its thread grew by more than POINTS beyond\n"
+    "             noise), --alpha A, --merge-threads, --top N (rows per thread), -o FILE\n"
+    "             (.txt, .folded, .svg, .html; up to 8), --thread REGEX, --mode wall|cpu,\n"
+    "             --start SEC, --end SEC (see perch report --help)\n"
+    "    JSON: base_*, new_*, tests, threads[], functions[] (every change beyond noise and\n"
+    "          the largest others), fail_if[] (the functions that tripped a rule), failed\n";
 
 struct diff_cmd {
 	struct report_diff_args a;
@@ -42,16 +42,16 @@ static int parse(struct diff_cmd *c, int argc, char **argv)
 {
 	enum { O_FAIL = 256, O_ALPHA, O_MERGE, O_TOP, O_THREAD, O_MODE, O_START, O_END };
 	static const struct option opts[] = {
-		{ "fail-if", required_argument, NULL, O_FAIL },
-		{ "alpha", required_argument, NULL, O_ALPHA },
-		{ "merge-threads", no_argument, NULL, O_MERGE },
-		{ "top", required_argument, NULL, O_TOP },
-		{ "output", required_argument, NULL, 'o' },
-		{ "thread", required_argument, NULL, O_THREAD },
-		{ "mode", required_argument, NULL, O_MODE },
-		{ "start", required_argument, NULL, O_START },
-		{ "end", required_argument, NULL, O_END },
-		{ 0 },
+	    {"fail-if", required_argument, NULL, O_FAIL},
+	    {"alpha", required_argument, NULL, O_ALPHA},
+	    {"merge-threads", no_argument, NULL, O_MERGE},
+	    {"top", required_argument, NULL, O_TOP},
+	    {"output", required_argument, NULL, 'o'},
+	    {"thread", required_argument, NULL, O_THREAD},
+	    {"mode", required_argument, NULL, O_MODE},
+	    {"start", required_argument, NULL, O_START},
+	    {"end", required_argument, NULL, O_END},
+	    {0},
 	};
 	int ch, idx;
 
@@ -122,7 +122,8 @@ static void json_result(struct repl *r, const struct diff *d, const struct diff_
 
 	for (int s = 0; s < 2; s++) {
 		repl_field_str(r, s ? "new" : "base", diff_label(d, s));
-		repl_field_int(r, s ? "new_samples" : "base_samples", (long long)diff_samples(d, s));
+		repl_field_int(r, s ? "new_samples" : "base_samples",
+			       (long long)diff_samples(d, s));
 	}
 	repl_field_double(r, "alpha", diff_alpha(d));
 	repl_field_int(r, "tests", (long long)diff_nr_tests(d));
@@ -231,7 +232,8 @@ int repl_diff_cmd(struct repl *r, int argc, char **argv)
 	oo = (struct output_opts){.top = c.top};
 	json_result(r, run.d, &c);
 	for (int i = 0; i < c.nr_out; i++) {
-		if (report_diff_write(run.d, &oo, c.out[i], report_diff_format(c.out[i], "text"), 1))
+		if (report_diff_write(run.d, &oo, c.out[i], report_diff_format(c.out[i], "text"),
+				      1))
 			code = PERCH_EXIT_FATAL;
 		else
 			repl_printf(r, "wrote %s\n", c.out[i]);

@@ -17,10 +17,10 @@
 #define NAME_NO_STACK UINT32_MAX
 
 struct top_fn {
-	uint32_t name, module; /* string ids */
-	uint64_t self, total;  /* since the start */
+	uint32_t name, module;	/* string ids */
+	uint64_t self, total;	/* since the start */
 	uint64_t iself, itotal; /* in the last interval */
-	uint32_t mark;	       /* last stack (+1) counted: once per sample */
+	uint32_t mark;		/* last stack (+1) counted: once per sample */
 };
 
 struct repl_top {
@@ -92,8 +92,8 @@ static struct top_fn *frame_fn(struct repl_top *t, const struct profile *p, uint
 	return fn_get(t, f->name, f->module ? f->module : (loc ? loc->module : 0));
 }
 
-static void count_stack(struct repl_top *t, const struct profile *p, uint32_t stack,
-			uint64_t all, uint64_t recent)
+static void count_stack(struct repl_top *t, const struct profile *p, uint32_t stack, uint64_t all,
+			uint64_t recent)
 {
 	size_t n, nf;
 	const uint32_t *locs = profile_stack(p, stack, &n);
@@ -207,8 +207,7 @@ static double pct(uint64_t n, uint64_t of)
 	return of ? 100.0 * (double)n / (double)of : 0.0;
 }
 
-void repl_top_print(struct repl_top *t, const struct profile *p, double hz, size_t rows,
-		    FILE *f)
+void repl_top_print(struct repl_top *t, const struct profile *p, double hz, size_t rows, FILE *f)
 {
 	struct strbuf sb = STRBUF_INIT;
 	size_t shown = 0;
@@ -233,8 +232,8 @@ void repl_top_print(struct repl_top *t, const struct profile *p, double hz, size
 			continue;
 		label(p, fn, &sb);
 		fprintf(f, "%6.1f%% %6.1f%% %9.2fs %9.2fs  %s\n", pct(fn->iself, t->interval),
-			pct(fn->itotal, t->interval), (double)fn->self / hz,
-			(double)fn->total / hz, sb.buf);
+			pct(fn->itotal, t->interval), (double)fn->self / hz, (double)fn->total / hz,
+			sb.buf);
 		shown++;
 	}
 	strbuf_release(&sb);

@@ -36,7 +36,7 @@
 
 static volatile sig_atomic_t got_sigint, got_quit;
 static struct session *sig_session; /* for the signal handler */
-static int sig_pipe[2] = { -1, -1 };
+static int sig_pipe[2] = {-1, -1};
 
 static void on_signal(int sig)
 {
@@ -66,7 +66,7 @@ int repl_interrupted(void)
  * SIGCHLD stays blocked here: the session waits for it. */
 static void signals_setup(struct session *s)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = {.sa_handler = on_signal};
 	sigset_t set;
 
 	sig_session = s;
@@ -439,7 +439,8 @@ static int run_foreign(struct repl *r, const struct cmd *c, int argc, char **arg
 
 		if (!no_ptrace && session_busy(r->s)) {
 			free(av);
-			return log_err(PERCH_EXIT_FATAL, "a recording is running: 'record stop' first");
+			return log_err(PERCH_EXIT_FATAL,
+				       "a recording is running: 'record stop' first");
 		}
 		for (int i = 1; i < argc; i++)
 			if (!strcmp(argv[i], "-p") || !strncmp(argv[i], "--pid", 5))
@@ -535,7 +536,7 @@ static int dispatch(struct repl *r, int argc, char **argv)
 /* The last "perch: error: " (or fatal) line of @text, without the prefix, into @out. */
 static void last_error(const char *text, struct strbuf *out)
 {
-	static const char *const prefixes[] = { "perch: error: ", "perch: fatal: " };
+	static const char *const prefixes[] = {"perch: error: ", "perch: fatal: "};
 	const char *line = text;
 
 	while (line && *line) {
@@ -1067,20 +1068,20 @@ static void repl_release(struct repl *r)
 }
 
 static const char repl_usage[] =
-	"usage: perch [-p PID|NAME] [-x FILE] [--json] [--keep-going]\n"
-	"\n"
-	"Without a command, perch opens a prompt (on a terminal) or reads commands from stdin.\n"
-	"\n"
-	"  -p, --pid PID|NAME  attach to this process first (a pid, a process name or an\n"
-	"                      Android package name)\n"
-	"  -x, --script FILE   run the commands in FILE ('-' for stdin): no prompt, one result\n"
-	"                      line per command\n"
-	"      --json          scripted mode: one JSON object per command\n"
-	"      --keep-going    scripted mode: run every command even after a failure (the exit\n"
-	"                      status is still the first failure's)\n"
-	"  -v, --verbose       more messages\n"
-	"\n"
-	"Type 'help' at the prompt for the commands.\n";
+    "usage: perch [-p PID|NAME] [-x FILE] [--json] [--keep-going]\n"
+    "\n"
+    "Without a command, perch opens a prompt (on a terminal) or reads commands from stdin.\n"
+    "\n"
+    "  -p, --pid PID|NAME  attach to this process first (a pid, a process name or an\n"
+    "                      Android package name)\n"
+    "  -x, --script FILE   run the commands in FILE ('-' for stdin): no prompt, one result\n"
+    "                      line per command\n"
+    "      --json          scripted mode: one JSON object per command\n"
+    "      --keep-going    scripted mode: run every command even after a failure (the exit\n"
+    "                      status is still the first failure's)\n"
+    "  -v, --verbose       more messages\n"
+    "\n"
+    "Type 'help' at the prompt for the commands.\n";
 
 int repl_main(int argc, char **argv, const struct cmd *const *table, size_t nr_table)
 {
@@ -1189,8 +1190,10 @@ int repl_cli_run(const char *name, int argc, char **argv)
 	}
 	if (!target && rc->needs_target) {
 		free(av);
-		return log_err(PERCH_EXIT_USAGE, "give the process with -p PID|NAME (see perch %s "
-						 "--help)", name);
+		return log_err(PERCH_EXIT_USAGE,
+			       "give the process with -p PID|NAME (see perch %s "
+			       "--help)",
+			       name);
 	}
 	repl_init(&r, REPL_CLI, NULL, 0);
 	session_block_signals(&old);
@@ -1203,7 +1206,7 @@ int repl_cli_run(const char *name, int argc, char **argv)
 	signals_setup(r.s);
 	code = PERCH_EXIT_OK;
 	if (target) {
-		char *aargv[] = { "attach", (char *)target, NULL };
+		char *aargv[] = {"attach", (char *)target, NULL};
 
 		code = dispatch(&r, 2, aargv);
 	}

@@ -45,8 +45,9 @@ int report_diff_option(struct report_diff_args *a, const char *name, const char 
 
 		a->opts.alpha = strtod(arg, &end);
 		if (*end || end == arg || !(a->opts.alpha > 0 && a->opts.alpha <= 0.5))
-			return log_err(-EINVAL, "--alpha wants a rate above 0 and at most 0.5, not "
-						"'%s'",
+			return log_err(-EINVAL,
+				       "--alpha wants a rate above 0 and at most 0.5, not "
+				       "'%s'",
 				       arg);
 		return 0;
 	}
@@ -144,8 +145,7 @@ char *report_diff_trip_text(const struct diff *d, const struct diff_rule *r,
 	strbuf_addstr(&sb, fn->name);
 	if (*fn->module)
 		strbuf_addf(&sb, " (%s)", fn->module);
-	strbuf_addf(&sb,
-		    " of thread %s grew by %.2f points (±%.2f), more than %g (--fail-if '%s')",
+	strbuf_addf(&sb, " of thread %s grew by %.2f points (±%.2f), more than %g (--fail-if '%s')",
 		    diff_group(d, fn->group)->label, 100 * fn->total.change, 100 * fn->total.margin,
 		    r->points, r->text);
 	return strbuf_detach(&sb, NULL);

@@ -107,8 +107,9 @@ int report_load(const char *path, struct profile **out, int quiet)
 		return PERCH_EXIT_FATAL;
 	}
 	if (!info.complete && !quiet)
-		log_warn(0, "%s was cut short (%s at byte %llu): using the %llu samples of its %llu "
-			    "complete chunks",
+		log_warn(0,
+			 "%s was cut short (%s at byte %llu): using the %llu samples of its %llu "
+			 "complete chunks",
 			 path, info.error, (unsigned long long)info.bad_offset,
 			 (unsigned long long)info.samples, (unsigned long long)info.chunks);
 	return 0;
@@ -157,8 +158,7 @@ void report_symfs_free(struct report_symfs *rs)
 	free(rs);
 }
 
-struct elffile *report_symfs_elf(struct report_symfs *rs, const struct profile *p,
-				 const char *path)
+struct elffile *report_symfs_elf(struct report_symfs *rs, const struct profile *p, const char *path)
 {
 	char *key, *found;
 	struct rs_module *m;
@@ -209,8 +209,8 @@ static uint32_t copy_location(const struct profile *src, uint32_t loc, struct pr
 
 		if (!sf[i].func) {
 			/* one name per function without a symbol (resolve.c does the same) */
-			if (symbolizer_func_start(rs->sym, report_symfs_elf(rs, src, module), l->addr,
-						  NULL, &start) < 0)
+			if (symbolizer_func_start(rs->sym, report_symfs_elf(rs, src, module),
+						  l->addr, NULL, &start) < 0)
 				start = l->addr;
 			snprintf(name, sizeof(name), "%s+0x%llx", path_base(module),
 				 (unsigned long long)start);

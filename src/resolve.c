@@ -49,16 +49,16 @@ struct resolver {
 	unsigned int tc_generation; /* of r->ms when the tail-call cache was last valid */
 	uint8_t art_kind[2 * UNWIND_MAX_FRAMES]; /* art.h ART_FRAME_* of each location */
 	uint8_t art_hide[2 * UNWIND_MAX_FRAMES];
-	int show_art_frames;    /* keep ART's runtime frames between Java frames */
-	int max_frames;         /* resolver_set_max_frames() */
-	uint32_t truncated_loc; /* location + 1 of the "[truncated]" pseudo-frame */
-	struct art_proc *art;   /* ART's JIT and dex lists (and GDB JIT interfaces) */
+	int show_art_frames;		 /* keep ART's runtime frames between Java frames */
+	int max_frames;			 /* resolver_set_max_frames() */
+	uint32_t truncated_loc;		 /* location + 1 of the "[truncated]" pseudo-frame */
+	struct art_proc *art;		 /* ART's JIT and dex lists (and GDB JIT interfaces) */
 	uint32_t jit_module, dex_module; /* string id + 1 of "[jit]", "[dex]" */
-	uint32_t pseudo_module; /* string id + 1 of the pseudo-module of perch's own frames */
+	uint32_t pseudo_module;	 /* string id + 1 of the pseudo-module of perch's own frames */
 	struct perfmap *perfmap; /* /tmp/perf-PID.map of other JITs (Node, JVM agents, ...) */
 	uint32_t perfmap_module; /* string id + 1 of "[perf-map]" */
 	int nr_pcs;
-	uint64_t snap_ns;       /* time of the snapshot being resolved */
+	uint64_t snap_ns; /* time of the snapshot being resolved */
 	/* modules (struct module pointers) already unwound through / symbolized in: a call that
 	 * meets a new one paid its loading (resolve_stats) */
 	struct u64map seen_unwind, seen_sym;
@@ -206,9 +206,18 @@ const uint64_t *resolver_last_loc_pcs(const struct resolver *r, int *n)
 int resolve_is_root_name(const char *name)
 {
 	static const char *const roots[] = {
-		"_start", "start_thread", "clone", "clone3", "__clone", "__clone3",
-		"__libc_start_main", "__libc_start_call_main", "main", "thread_start",
-		"__start_thread", "__start",
+	    "_start",
+	    "start_thread",
+	    "clone",
+	    "clone3",
+	    "__clone",
+	    "__clone3",
+	    "__libc_start_main",
+	    "__libc_start_call_main",
+	    "main",
+	    "thread_start",
+	    "__start_thread",
+	    "__start",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
@@ -261,7 +270,7 @@ static uint32_t own_module(struct resolver *r, uint32_t *id, const char *name)
  * string id << 32 | the offset in the method. */
 static uint32_t jit_location(struct resolver *r, uint64_t lookup)
 {
-	struct profile_frame f = { .kind = PROFILE_FRAME_JIT };
+	struct profile_frame f = {.kind = PROFILE_FRAME_JIT};
 	struct art_jit_sym sym;
 	uint64_t addr;
 	uint32_t loc;
@@ -279,7 +288,7 @@ static uint32_t jit_location(struct resolver *r, uint64_t lookup)
  * line; "[dex]+0x<pc>" when the dex file is unknown. */
 static uint32_t dex_location(struct resolver *r, uint64_t dex_pc)
 {
-	struct profile_frame f = { .kind = PROFILE_FRAME_INTERP };
+	struct profile_frame f = {.kind = PROFILE_FRAME_INTERP};
 	struct dex_method m;
 	uint64_t addr = dex_pc;
 	uint32_t loc;
@@ -331,7 +340,7 @@ static int insert_dex_frames(struct resolver *r, const struct unwind_snapshot *s
  * UINT32_MAX when the map does not name it. */
 static uint32_t perfmap_location(struct resolver *r, const struct modules_map *mm, uint64_t lookup)
 {
-	struct profile_frame f = { .kind = PROFILE_FRAME_JIT };
+	struct profile_frame f = {.kind = PROFILE_FRAME_JIT};
 	const struct perfmap_sym *sym;
 	uint64_t addr;
 	uint32_t loc;
@@ -411,7 +420,7 @@ static uint32_t locate(struct resolver *r, uint64_t lookup, int tail)
 		if (sf[i].func) {
 			/* full debug info names it "void a.B.c(int)": one name per Java method */
 			pf[i].name = profile_intern_str(
-				r->p, aot ? dex_java_name(sf[i].func, jn, sizeof(jn)) : sf[i].func);
+			    r->p, aot ? dex_java_name(sf[i].func, jn, sizeof(jn)) : sf[i].func);
 		} else {
 			unknown_name(r, mm, ef, addr, name, sizeof(name));
 			pf[i].name = profile_intern_str(r->p, name);
@@ -421,7 +430,7 @@ static uint32_t locate(struct resolver *r, uint64_t lookup, int tail)
 		pf[i].module = module;
 		pf[i].inlined = (uint8_t)sf[i].inlined;
 		pf[i].kind = aot ? PROFILE_FRAME_AOT : PROFILE_FRAME_NATIVE;
-		pf[i].tailcall = (uint8_t)!!tail;
+		pf[i].tailcall = (uint8_t) !!tail;
 	}
 	if (n == 0) {
 		if (ef)
@@ -434,7 +443,7 @@ static uint32_t locate(struct resolver *r, uint64_t lookup, int tail)
 		pf[0].name = profile_intern_str(r->p, name);
 		pf[0].module = module;
 		pf[0].kind = PROFILE_FRAME_NATIVE;
-		pf[0].tailcall = (uint8_t)!!tail;
+		pf[0].tailcall = (uint8_t) !!tail;
 		n = 1;
 	}
 	return profile_intern_location(r->p, module, addr, pf, (size_t)n);
@@ -453,7 +462,8 @@ static void add_tail_calls(struct resolver *r, int n)
 		r->tc_generation = r->ms->generation;
 	}
 	for (int i = 0; i < n; i++) {
-		int dex = art_proc_active(r->art) && (r->is_dex[i] || (i + 1 < n && r->is_dex[i + 1]));
+		int dex =
+		    art_proc_active(r->art) && (r->is_dex[i] || (i + 1 < n && r->is_dex[i + 1]));
 		int nt = 0;
 
 		r->out_locs[k] = r->locs[i];
@@ -487,7 +497,7 @@ static int ends_at_root(struct resolver *r, uint32_t loc)
 /* A location for one of perch's own frames: module "[perch]", address = the text's id. */
 static uint32_t pseudo_location(struct resolver *r, const char *text)
 {
-	struct profile_frame f = { .kind = PROFILE_FRAME_PSEUDO };
+	struct profile_frame f = {.kind = PROFILE_FRAME_PSEUDO};
 
 	if (!r->pseudo_module)
 		r->pseudo_module = profile_intern_str(r->p, "[perch]") + 1;
@@ -566,8 +576,7 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 		if (mm && first_use(&r->seen_unwind, mm->mod))
 			loaded = 1;
 	}
-	account(r, tracee_now_ns() - t0, loaded, reloads0, &r->st.unwind_ns,
-		&r->st.unwind_load_ns);
+	account(r, tracee_now_ns() - t0, loaded, reloads0, &r->st.unwind_ns, &r->st.unwind_load_ns);
 	t0 = tracee_now_ns();
 	if (n > 0 && art_proc_active(r->art))
 		n = insert_dex_frames(r, snap, n);

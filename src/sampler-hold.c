@@ -21,19 +21,19 @@ struct holder {
 	int cpu;
 	pthread_t thread;
 	atomic_int armed;
-	atomic_int failed;         /* cannot run on its CPU (cpuset, offline) */
+	atomic_int failed;	      /* cannot run on its CPU (cpuset, offline) */
 	atomic_uint_fast64_t holding; /* the tick it is holding its CPU for, 0 none */
 };
 
 struct sampler_hold {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	int waiters;              /* holders blocked on @wake (under @lock) */
-	pthread_mutex_t qlock;    /* @qwake: holders sleeping until a tick, woken early to quit */
+	int waiters;	       /* holders blocked on @wake (under @lock) */
+	pthread_mutex_t qlock; /* @qwake: holders sleeping until a tick, woken early to quit */
 	pthread_cond_t qwake;
 	atomic_uint_fast64_t fire;     /* the next tick */
 	atomic_uint_fast64_t released; /* the last tick whose interrupts were sent */
-	atomic_int tracer_cpu;    /* the ptrace thread's CPU at its last tick */
+	atomic_int tracer_cpu;	       /* the ptrace thread's CPU at its last tick */
 	atomic_int quit;
 	int nice;
 	struct holder *cpus[SAMPLER_HOLD_MAX_CPUS];
@@ -52,7 +52,7 @@ static inline void cpu_relax(void)
  * at low rates). */
 static void sleep_until(struct sampler_hold *h, uint64_t ns)
 {
-	struct timespec ts = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
+	struct timespec ts = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
 
 	pthread_mutex_lock(&h->qlock);
 	while (!atomic_load(&h->quit) && tracee_now_ns() < ns)

@@ -24,26 +24,26 @@
 #include "perch/waitreason.h"
 #include "perch/xalloc.h"
 
-#define SAMPLER_NICE (-10)
+#define SAMPLER_NICE	(-10)
 #define SAMPLER_RT_PRIO 1 /* the ptrace thread's SCHED_FIFO priority, when allowed */
-#define SAMPLER_JOB_STOP_NS (300 * 1000000ULL) /* Ctrl-Z: how long perch waits for the
-						* programs of its process group to stop */
-#define SAMPLER_JOB_FORWARD_NS (30 * 1000000ULL) /* ... and before it passes a stop sent
-						  * to it alone on to the program */
+/* Ctrl-Z: how long perch waits for the programs of its process group to stop */
+#define SAMPLER_JOB_STOP_NS (300 * 1000000ULL)
+/* ... and before it passes a stop sent to it alone on to the program */
+#define SAMPLER_JOB_FORWARD_NS (30 * 1000000ULL)
 
 #define SAMPLER_MAX_BATCH 1024 /* threads interrupted after the CPU move; more: at once */
-#define SAMPLER_MAX_CPUS 256   /* CPUs follow_cpu() counts threads on */
-#define SAMPLER_COMM 64 /* thread names are at most 15 bytes; room for longer kernels */
-#define SAMPLER_WAIT_PPM 2000 /* idle_check(): 0.2% of the time waiting for a CPU */
+#define SAMPLER_MAX_CPUS  256  /* CPUs follow_cpu() counts threads on */
+#define SAMPLER_COMM	  64   /* thread names are at most 15 bytes; room for longer kernels */
+#define SAMPLER_WAIT_PPM  2000 /* idle_check(): 0.2% of the time waiting for a CPU */
 /* gate_tick(): a thread blocked at one site for this long goes behind its process's run-time
  * gate, and gated threads are read one by one at least this often */
-#define SAMPLER_QUIET_NS (200 * 1000000ULL)
+#define SAMPLER_QUIET_NS  (200 * 1000000ULL)
 #define SAMPLER_RESCAN_NS (1000 * 1000000ULL)
 /* ... and its ticks are queued as one reused sample per thread at most this often (the
  * worker's cost per item, 200 threads at 1000 Hz, was 10% of a CPU) */
 #define SAMPLER_GATE_FLUSH_NS (20 * 1000000ULL)
-#define ITEM_SAMPLE 0
-#define ITEM_REUSE (-1)
+#define ITEM_SAMPLE	      0
+#define ITEM_REUSE	      (-1)
 
 /* One queued item: a snapshot (ITEM_SAMPLE), a reused stack (ITEM_REUSE) or a thread event
  * (a TRACEE_EV_* kind). */
@@ -58,7 +58,7 @@ struct item {
 	char comm[SAMPLER_COMM];
 	uint64_t site_sp, site_pc; /* ITEM_REUSE: where the reused snapshot was taken */
 	struct unwind_snapshot snap;
-	uint64_t *verify;          /* --verify: libunwind-ptrace's pcs, SAMPLER_VERIFY_MAX */
+	uint64_t *verify; /* --verify: libunwind-ptrace's pcs, SAMPLER_VERIFY_MAX */
 	int nr_verify;
 };
 
@@ -238,26 +238,25 @@ static void *worker_main(void *p)
 		pthread_mutex_unlock(&q->lock);
 		if (it->kind == ITEM_SAMPLE || it->kind == ITEM_REUSE) {
 			struct sampler_info info = {
-				.pid = it->pid,
-				.arch = it->arch,
-				.tid = it->tid,
-				.weight = it->weight,
-				.state = it->state,
-				.syscall = it->has_syscall ? it->syscall : NULL,
-				.comm = it->comm,
-				.time_ns = it->snap.time_ns,
-				.verify_pcs = it->verify,
-				.nr_verify = it->verify ? it->nr_verify : -1,
+			    .pid = it->pid,
+			    .arch = it->arch,
+			    .tid = it->tid,
+			    .weight = it->weight,
+			    .state = it->state,
+			    .syscall = it->has_syscall ? it->syscall : NULL,
+			    .comm = it->comm,
+			    .time_ns = it->snap.time_ns,
+			    .verify_pcs = it->verify,
+			    .nr_verify = it->verify ? it->nr_verify : -1,
 			};
 
 			if (it->kind == ITEM_SAMPLE)
 				w->ops->sample(w->arg, &info, &it->snap);
 			else
 				w->ops->reuse(w->arg, &info, it->site_sp, it->site_pc);
-		}
-		else if (w->ops->event) {
-			struct sampler_event ev = { .kind = it->kind, .pid = it->pid,
-						    .tid = it->tid, .arch = it->arch };
+		} else if (w->ops->event) {
+			struct sampler_event ev = {
+			    .kind = it->kind, .pid = it->pid, .tid = it->tid, .arch = it->arch};
 
 			w->ops->event(w->arg, &ev);
 		}
@@ -287,16 +286,18 @@ struct schedstat {
 
 /* What the sampler keeps per thread (tracee_thread.user). */
 struct sthread {
-	uint32_t late_ticks;    /* ticks to credit to the next sample */
-	int stat_fd;            /* kept open /proc/PID/task/TID/stat; -1 not yet, -2 failed */
-	int syscall_fd;         /* the same for .../syscall */
-	char state;             /* state letter read at the last tick */
-	int cpu;                /* CPU it last ran on, from the same read (-1 unknown) */
-	char comm[SAMPLER_COMM];/* name read at the last tick */
-	int has_syscall;        /* @syscall holds the text read at the last tick */
+	uint32_t late_ticks;	 /* ticks to credit to the next sample */
+	int stat_fd;		 /* kept open /proc/PID/task/TID/stat; -1 not yet, -2 failed */
+	int syscall_fd;		 /* the same for .../syscall */
+	char state;		 /* state letter read at the last tick */
+	int cpu;		 /* CPU it last ran on, from the same read (-1 unknown) */
+	char comm[SAMPLER_COMM]; /* name read at the last tick */
+	int has_syscall;	 /* @syscall holds the text read at the last tick */
 	char syscall[SAMPLER_SYSCALL_TEXT];
 	/* places (user SP, PC) where samples of this thread were taken, newest first */
-	struct { uint64_t sp, pc; } sites[SAMPLER_SITES];
+	struct {
+		uint64_t sp, pc;
+	} sites[SAMPLER_SITES];
 	int nr_sites;
 	/* while the thread stays blocked at one site: that site, and its .../schedstat when it
 	 * was found there (idle_check()) */
@@ -304,15 +305,15 @@ struct sthread {
 	int idle_known;
 	uint64_t idle_sp, idle_pc;
 	struct schedstat idle_ss;
-	uint64_t idle_ns;          /* CLOCK_MONOTONIC of idle_ss */
-	uint32_t wait_ppm;         /* share of time it recently spent waiting for a CPU (ppm) */
-	int woken;                 /* found woken (runnable, not yet run) at this tick */
-	uint64_t tick;             /* the last tick that visited it (tick_pass()) */
-	uint64_t run_ns;           /* its schedstat run time, read at tick @run_tick */
+	uint64_t idle_ns;  /* CLOCK_MONOTONIC of idle_ss */
+	uint32_t wait_ppm; /* share of time it recently spent waiting for a CPU (ppm) */
+	int woken;	   /* found woken (runnable, not yet run) at this tick */
+	uint64_t tick;	   /* the last tick that visited it (tick_pass()) */
+	uint64_t run_ns;   /* its schedstat run time, read at tick @run_tick */
 	uint64_t run_tick;
-	int gated;                 /* behind its process's run-time gate (gate_tick()) */
-	uint32_t credit;           /* ticks it was found there by the gate, not queued yet */
-	uint64_t credit_ns;        /* CLOCK_MONOTONIC of the first of them */
+	int gated;	    /* behind its process's run-time gate (gate_tick()) */
+	uint32_t credit;    /* ticks it was found there by the gate, not queued yet */
+	uint64_t credit_ns; /* CLOCK_MONOTONIC of the first of them */
 	/* group-stopped and sampled once: where (its stack is counted again until SIGCONT) */
 	int stopped_known;
 	uint64_t stopped_sp, stopped_pc;
@@ -332,12 +333,12 @@ static struct sthread *sthread_of(struct tracee_thread *th)
 
 /* What the sampler keeps per process (tracee_proc.user): its run-time gate (gate_tick()). */
 struct sproc {
-	clockid_t clock;      /* its CPU clock (clock_getcpuclockid()) */
-	int clock_state;      /* 0 not tried yet, 1 usable, -1 not */
+	clockid_t clock; /* its CPU clock (clock_getcpuclockid()) */
+	int clock_state; /* 0 not tried yet, 1 usable, -1 not */
 	int ref_valid;
-	uint64_t ref;         /* its clock less its ungated threads' run time at the last rescan */
-	uint64_t rescan_ns;   /* CLOCK_MONOTONIC of the last rescan */
-	int pass;             /* this tick: its gated threads have not run */
+	uint64_t ref;	    /* its clock less its ungated threads' run time at the last rescan */
+	uint64_t rescan_ns; /* CLOCK_MONOTONIC of the last rescan */
+	int pass;	    /* this tick: its gated threads have not run */
 	size_t nr_gated, nr_cand;
 };
 
@@ -372,8 +373,8 @@ static void sthread_free(struct tracee_thread *th)
 
 /* Read a small /proc/PID/task/TID/NAME file through a kept descriptor (pread: 1-2 us instead
  * of 3 for open+read+close). Returns its length, or -1. */
-static ssize_t read_task_file(struct tracee *t, struct tracee_thread *th, int *fd,
-			      const char *name, char *buf, size_t len)
+static ssize_t read_task_file(struct tracee *t, struct tracee_thread *th, int *fd, const char *name,
+			      char *buf, size_t len)
 {
 	ssize_t n;
 
@@ -458,7 +459,6 @@ static void remember_site(struct sthread *s, uint64_t sp, uint64_t pc)
 	s->sites[0].pc = pc;
 }
 
-
 enum { IDLE_GONE, IDLE_STILL, IDLE_WOKEN };
 
 /* A thread found blocked at a site at an earlier tick: is it still there? Not switched in
@@ -470,8 +470,7 @@ enum { IDLE_GONE, IDLE_STILL, IDLE_WOKEN };
  * ('R'); elsewhere a wakeup is followed by running within microseconds, and the one cheap
  * read per tick suffices. IDLE_STILL: still blocked there; IDLE_WOKEN: runnable, @s->state
  * read; IDLE_GONE: it ran since (or schedstat cannot be read). */
-static int idle_check(struct tracee *t, struct tracee_thread *th, struct sthread *s,
-		      uint64_t now)
+static int idle_check(struct tracee *t, struct tracee_thread *th, struct sthread *s, uint64_t now)
 {
 	struct schedstat ss;
 	char state;
@@ -485,7 +484,8 @@ static int idle_check(struct tracee *t, struct tracee_thread *th, struct sthread
 			uint64_t ppm = (ss.wait_ns - s->idle_ss.wait_ns) / (dt / 1000000 + 1);
 
 			/* a moving average over the thread's recent wakeups */
-			s->wait_ppm = (uint32_t)((s->wait_ppm + (ppm < 1000000 ? ppm : 1000000)) / 2);
+			s->wait_ppm =
+			    (uint32_t)((s->wait_ppm + (ppm < 1000000 ? ppm : 1000000)) / 2);
 		}
 		return IDLE_GONE;
 	}
@@ -568,8 +568,8 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	if (it)
 		ret = sampler_snapshot(t, arch, th, &it->snap);
 	if (it && w->verify && ret == 0)
-		it->nr_verify = unwind_ptrace_pcs(w->verify, th->tid, it->snap.pac_mask,
-						  it->verify, SAMPLER_VERIFY_MAX);
+		it->nr_verify = unwind_ptrace_pcs(w->verify, th->tid, it->snap.pac_mask, it->verify,
+						  SAMPLER_VERIFY_MAX);
 	tracee_resume(t, th);
 	us = (tracee_now_ns() - th->interrupt_ns) / 1000;
 	st->stop_hist[us < SAMPLER_HIST_US ? us : SAMPLER_HIST_US]++;
@@ -776,7 +776,7 @@ static int tick_blocked(struct worker *w, struct tracee_thread *th, struct sthre
  * late, but the window was no shorter). */
 static void follow_cpu(struct tracee_thread *const *stop, size_t n, struct sampler_stats *st)
 {
-	int count[SAMPLER_MAX_CPUS] = { 0 }, best = -1, here = sched_getcpu();
+	int count[SAMPLER_MAX_CPUS] = {0}, best = -1, here = sched_getcpu();
 	cpu_set_t set;
 
 	for (size_t i = 0; i < n; i++) {
@@ -788,8 +788,8 @@ static void follow_cpu(struct tracee_thread *const *stop, size_t n, struct sampl
 	for (int c = 0; c < SAMPLER_MAX_CPUS; c++)
 		if (count[c] && (best < 0 || count[c] > count[best]))
 			best = c;
-	if (best < 0 || best == here || (here >= 0 && here < SAMPLER_MAX_CPUS &&
-					  count[here] == count[best]))
+	if (best < 0 || best == here ||
+	    (here >= 0 && here < SAMPLER_MAX_CPUS && count[here] == count[best]))
 		return;
 	CPU_ZERO(&set);
 	CPU_SET(best, &set);
@@ -855,9 +855,9 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 	}
 	if (!o->cpu_mode)
 		s->late_ticks += (uint32_t)missed;
-	s->has_syscall = s->state && s->state != 'R' &&
-			 read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall,
-					sizeof(s->syscall)) > 0;
+	s->has_syscall =
+	    s->state && s->state != 'R' &&
+	    read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall, sizeof(s->syscall)) > 0;
 	site = o->no_idle_reuse ? -1 : blocked_site(s);
 	if (site >= 0 && reuse(w, th, s, s->sites[site].sp, s->sites[site].pc, st) < 0) {
 		s->late_ticks++; /* as above */
@@ -879,10 +879,10 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 /* The CPU holders of one tick (sampler-hold.h): NULL @h when they are off. */
 struct tick_hold {
 	struct sampler_hold *h;
-	uint64_t fire;     /* the tick being served */
+	uint64_t fire;	   /* the tick being served */
 	uint64_t deadline; /* wait for a holder until then, then interrupt from afar */
-	int self;          /* the ptrace thread's CPU */
-	int released;      /* the holders were let go: no more waiting for them */
+	int self;	   /* the ptrace thread's CPU */
+	int released;	   /* the holders were let go: no more waiting for them */
 	unsigned char running[SAMPLER_HOLD_MAX_CPUS]; /* CPUs with running threads */
 };
 
@@ -895,8 +895,9 @@ static void interrupt(struct tracee *t, struct tracee_thread *th, struct tick_ho
 	if (hd->h && s->state == 'R' && !s->woken) {
 		if (s->cpu >= 0 && s->cpu < SAMPLER_HOLD_MAX_CPUS)
 			hd->running[s->cpu] = 1;
-		if (hd->released ? s->cpu == hd->self
-				 : sampler_hold_wait(hd->h, s->cpu, hd->self, hd->fire, hd->deadline))
+		if (hd->released
+			? s->cpu == hd->self
+			: sampler_hold_wait(hd->h, s->cpu, hd->self, hd->fire, hd->deadline))
 			st->held++;
 		else
 			st->unheld++;
@@ -1085,7 +1086,8 @@ static void gate_rescan(struct gate_ctx *g, struct tracee_proc *p, struct sproc 
 			continue;
 		}
 		/* it ran (or woke) since it was found blocked there */
-		log_debug("gate: %d left (%s)", th->tid, idle == IDLE_STILL ? "no longer fits" : "ran");
+		log_debug("gate: %d left (%s)", th->tid,
+			  idle == IDLE_STILL ? "no longer fits" : "ran");
 		if (s->run_tick == s->tick)
 			sum += s->run_ns;
 		else
@@ -1213,20 +1215,29 @@ static void tick(struct tracee *t, const struct perch_arch *arch, struct worker 
 		 const struct sampler_opts *o, struct sampler_hold *h, uint64_t fire, uint64_t next,
 		 uint64_t missed, struct sampler_stats *st)
 {
-	struct tick_hold hd = { .h = h, .fire = fire };
+	struct tick_hold hd = {.h = h, .fire = fire};
 	struct tracee_thread *stop[SAMPLER_MAX_BATCH];
 	size_t nr_stop = 0;
-	struct gate_ctx g = { .t = t, .arch = arch, .w = w, .o = o, .missed = missed, .hd = &hd,
-			      .stop = stop, .nr_stop = &nr_stop, .st = st };
+	struct gate_ctx g = {.t = t,
+			     .arch = arch,
+			     .w = w,
+			     .o = o,
+			     .missed = missed,
+			     .hd = &hd,
+			     .stop = stop,
+			     .nr_stop = &nr_stop,
+			     .st = st};
 
 	st->ticks++;
 	if (h) {
-		uint64_t period = (uint64_t)(1e9 / o->hz); /* ticks themselves are 0-2 periods apart */
+		uint64_t period =
+		    (uint64_t)(1e9 / o->hz); /* ticks themselves are 0-2 periods apart */
 
 		sampler_hold_publish(h, next);
 		hd.self = sched_getcpu();
-		hd.deadline = tracee_now_ns() + (period / 8 < SAMPLER_HOLD_WAIT_NS ? period / 8
-										    : SAMPLER_HOLD_WAIT_NS);
+		hd.deadline =
+		    tracee_now_ns() +
+		    (period / 8 < SAMPLER_HOLD_WAIT_NS ? period / 8 : SAMPLER_HOLD_WAIT_NS);
 	}
 	tick_pass(t, arch, w, o, missed, &hd, 1, stop, &nr_stop, st);
 	tick_pass(t, arch, w, o, missed, &hd, 0, stop, &nr_stop, st);
@@ -1256,8 +1267,7 @@ static int settling(const struct tracee_thread *th)
 {
 	if (th->state == TRACEE_INTERRUPTING || th->state == TRACEE_STOPPED)
 		return 1;
-	return th->state == TRACEE_RUNNING && !th->detaching &&
-	       getpgid(th->proc->pid) == getpgrp();
+	return th->state == TRACEE_RUNNING && !th->detaching && getpgid(th->proc->pid) == getpgrp();
 }
 
 /* perch got SIGTSTP, SIGTTIN or SIGTTOU (Ctrl-Z: the terminal sends it to perch and to the
@@ -1272,7 +1282,7 @@ static void job_stop(struct tracee *t, const struct perch_arch *arch, struct wor
 		     const siginfo_t *si, struct sampler_stats *st)
 {
 	uint64_t start = tracee_now_ns(), deadline = start + SAMPLER_JOB_STOP_NS, now;
-	struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
+	struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
 	int sig = si->si_signo, still, forwarded = 0;
 	sigset_t one;
 
@@ -1331,7 +1341,7 @@ static void job_stop(struct tracee *t, const struct perch_arch *arch, struct wor
  * (SCHED_RESET_ON_FORK). Returns 1 when the policy changed (restore_priority() undoes it). */
 static int raise_priority(void)
 {
-	struct sched_param sp = { .sched_priority = SAMPLER_RT_PRIO };
+	struct sched_param sp = {.sched_priority = SAMPLER_RT_PRIO};
 
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), SAMPLER_NICE) < 0)
 		log_debug("cannot raise the sampler's priority: %s", strerror(errno));
@@ -1343,7 +1353,7 @@ static int raise_priority(void)
 
 static void restore_priority(int rt)
 {
-	struct sched_param sp = { .sched_priority = 0 };
+	struct sched_param sp = {.sched_priority = 0};
 
 	if (rt)
 		sched_setscheduler((pid_t)gettid(), SCHED_OTHER, &sp);
@@ -1353,7 +1363,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		const struct sampler_ops *ops, void *arg, struct sampler_stats *st)
 {
 	uint64_t period = (uint64_t)(1e9 / o->hz), start, end, base, fire;
-	struct worker w = { .ops = ops, .arg = arg };
+	struct worker w = {.ops = ops, .arg = arg};
 	struct sampler_hold *hold = NULL;
 	sigset_t set;
 	int ret = 0, rt;
@@ -1430,8 +1440,8 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		now = tracee_now_ns();
 		if (now < fire && now < end) {
 			uint64_t wait = (fire < end ? fire : end) - now;
-			struct timespec ts = { (time_t)(wait / 1000000000ULL),
-					       (long)(wait % 1000000000ULL) };
+			struct timespec ts = {(time_t)(wait / 1000000000ULL),
+					      (long)(wait % 1000000000ULL)};
 			siginfo_t si;
 			int sig = sigtimedwait(&set, &si, &ts);
 

@@ -15,7 +15,7 @@
 #include "perch/session.h"
 #include "perch/xalloc.h"
 
-#define SESSION_IDLE_MS 200	    /* longest idle sleep without a SIGCHLD */
+#define SESSION_IDLE_MS	  200 /* longest idle sleep without a SIGCHLD */
 #define SESSION_DETACH_MS 2000
 
 void session_block_signals(sigset_t *old)
@@ -96,7 +96,7 @@ static void service(struct session *s)
 
 static void idle_wait(void)
 {
-	struct timespec ts = { 0, SESSION_IDLE_MS * 1000000L };
+	struct timespec ts = {0, SESSION_IDLE_MS * 1000000L};
 	sigset_t set;
 
 	sigemptyset(&set);

@@ -43,7 +43,7 @@ struct stall_detector {
 
 	struct stall *v; /* found and not drained yet, in time order */
 	size_t nr, alloc;
-	size_t total, off_cpu; /* found, drained or not */
+	size_t total, off_cpu;		     /* found, drained or not */
 	struct stall longest[STALL_LONGEST]; /* the longest found, longest first */
 	size_t nr_longest;
 };
@@ -196,8 +196,7 @@ static int is_off(char state)
 	return state && state != 'R';
 }
 
-void stall_feed(struct stall_detector *d, pid_t tid, const char *comm,
-		const struct stall_sample *s)
+void stall_feed(struct stall_detector *d, pid_t tid, const char *comm, const struct stall_sample *s)
 {
 	uint64_t t = s->time_ns;
 	int first;
@@ -360,7 +359,7 @@ const char *stall_stack_reason(const struct profile *p, uint32_t stack)
 void stall_feed_stack(struct stall_detector *d, const struct profile *p, pid_t tid,
 		      const char *comm, uint64_t time_ns, char state, uint32_t stack)
 {
-	struct stall_sample s = { .time_ns = time_ns, .state = state, .stack = stack };
+	struct stall_sample s = {.time_ns = time_ns, .state = state, .stack = stack};
 
 	if (!d->tid && !(d->name && comm && !strcmp(comm, d->name)))
 		return;
@@ -413,8 +412,8 @@ static int parse_line(const char *s, size_t len, struct stall *out)
 	int ret = -EINVAL;
 
 	memset(out, 0, sizeof(*out));
-	if (take_u64(&p, &out->start_ns) || take_u64(&p, &out->duration_ns) ||
-	    take_u64(&p, &tid) || tid > INT32_MAX)
+	if (take_u64(&p, &out->start_ns) || take_u64(&p, &out->duration_ns) || take_u64(&p, &tid) ||
+	    tid > INT32_MAX)
 		goto out;
 	if (!strncmp(p, "- ", 2))
 		p += 2;

@@ -378,7 +378,7 @@ static struct symres *result_add(struct symbolizer *s, uint32_t mod, uint64_t va
 	s->res[slot].vaddr = vaddr;
 	s->res[slot].first = (uint32_t)s->nr_frames;
 	s->res[slot].n = (uint32_t)n;
-	s->res[slot].has_entry = (uint8_t)!!has_entry;
+	s->res[slot].has_entry = (uint8_t) !!has_entry;
 	s->res[slot].entry = entry;
 	s->nr_frames += (size_t)n;
 	s->nr_res++;
@@ -545,7 +545,7 @@ static void cache_calls(void *arg, char kind, uint64_t key, int found,
 static void cache_name(void *arg, const char *name, uint64_t addr)
 {
 	struct cache_load *cl = arg;
-	struct debuginfo_call c = { .pc = addr };
+	struct debuginfo_call c = {.pc = addr};
 	size_t slot;
 	uint64_t key = (uintptr_t)intern(cl->s, name);
 
@@ -554,21 +554,21 @@ static void cache_name(void *arg, const char *name, uint64_t addr)
 }
 
 static const struct symcache_ops cache_ops = {
-	.frames = cache_frames,
-	.calls = cache_calls,
-	.name = cache_name,
+    .frames = cache_frames,
+    .calls = cache_calls,
+    .name = cache_name,
 };
 
 /* On the first lookup in a module with a build-id: what earlier runs found out. */
 static void cache_load(struct symbolizer *s, struct symmod *m, const struct elffile *ef)
 {
 	char path[4096];
-	struct cache_load cl = { s, m };
+	struct cache_load cl = {s, m};
 	int ret;
 
 	m->cache_checked = 1;
-	if (!ef->build_id_len || symcache_path(ef->build_id, ef->build_id_len, path,
-					       sizeof(path)) < 0)
+	if (!ef->build_id_len ||
+	    symcache_path(ef->build_id, ef->build_id_len, path, sizeof(path)) < 0)
 		return;
 	ret = symcache_read(path, &cache_ops, &cl);
 	if (ret < 0 && ret != -ENOENT) {
@@ -646,9 +646,9 @@ static const struct callres *call_answer(struct symbolizer *s, const struct elff
 	} else {
 		found = debuginfo_tail_calls(m->di, key, &calls, &n) == 0;
 	}
-	if (m->cache_path && symcache_format_calls(kind, key, found, calls, found ? n : 0,
-						   &m->pending, &m->pending_len,
-						   &m->pending_cap) < 0)
+	if (m->cache_path &&
+	    symcache_format_calls(kind, key, found, calls, found ? n : 0, &m->pending,
+				  &m->pending_len, &m->pending_cap) < 0)
 		log_debug("symbolize: %c %#llx not cached", kind, (unsigned long long)key);
 	return callres_add(s, m->id, kind, key, found, found ? calls : NULL, found ? n : 0);
 }
@@ -712,7 +712,7 @@ int symbolizer_func_entry(struct symbolizer *s, const struct elffile *ef, uint64
 int symbolizer_find_function(struct symbolizer *s, const struct elffile *ef, const char *name,
 			     uint64_t *vaddr)
 {
-	struct debuginfo_call c = { 0 };
+	struct debuginfo_call c = {0};
 	const struct callres *r;
 	const struct elfsym *sym;
 	struct symmod *m;

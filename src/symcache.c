@@ -11,10 +11,10 @@
 #include "perch/symcache.h"
 #include "perch/xalloc.h"
 
-#define SYMCACHE_HEADER "perch-symcache 2\n"
-#define SYMCACHE_DIR "symbols-v2"
-#define SYMCACHE_MAX_CALLS 64	 /* call sites of one line */
-#define SYMCACHE_MAX_ADDRS 16	 /* entries of one call site's target */
+#define SYMCACHE_HEADER	   "perch-symcache 2\n"
+#define SYMCACHE_DIR	   "symbols-v2"
+#define SYMCACHE_MAX_CALLS 64 /* call sites of one line */
+#define SYMCACHE_MAX_ADDRS 16 /* entries of one call site's target */
 
 static int cache_root(char *buf, size_t size)
 {
@@ -220,7 +220,8 @@ int symcache_read(const char *path, const struct symcache_ops *ops, void *arg)
 	}
 	close(fd);
 	buf[got] = '\0';
-	if (got < strlen(SYMCACHE_HEADER) || memcmp(buf, SYMCACHE_HEADER, strlen(SYMCACHE_HEADER))) {
+	if (got < strlen(SYMCACHE_HEADER) ||
+	    memcmp(buf, SYMCACHE_HEADER, strlen(SYMCACHE_HEADER))) {
 		free(buf);
 		return -EINVAL;
 	}

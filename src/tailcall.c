@@ -10,8 +10,8 @@
 #include "perch/tailcall.h"
 #include "perch/xalloc.h"
 
-#define TC_MAX_TARGETS 16	    /* entries of one call site's target looked at */
-#define TC_MAX_STEPS   4096	    /* call sites visited by one search: paths can explode */
+#define TC_MAX_TARGETS 16	  /* entries of one call site's target looked at */
+#define TC_MAX_STEPS   4096	  /* call sites visited by one search: paths can explode */
 #define TC_CACHE_MAX   (1u << 16) /* cached pairs before the cache starts again */
 
 /* One cached answer: frames[first .. first + n) of the pool. */
@@ -110,7 +110,7 @@ static void cache_put(struct tailcall *tc, uint64_t caller, uint64_t callee, con
 		memcpy(tc->pool + tc->nr_pool, f, (size_t)n * sizeof(*f));
 	}
 	tc->slots[i] = (struct tc_entry){
-		.caller = caller, .callee = callee, .first = (uint32_t)tc->nr_pool, .n = (uint8_t)n};
+	    .caller = caller, .callee = callee, .first = (uint32_t)tc->nr_pool, .n = (uint8_t)n};
 	tc->nr_pool += (size_t)n;
 	tc->nr++;
 }
@@ -119,8 +119,8 @@ static void cache_put(struct tailcall *tc, uint64_t caller, uint64_t callee, con
  * -1 when gdb would give up (NO_ENTRY_VALUE_ERROR): no target, a computed one, a name no
  * symbol table has. A name is looked up in the callee's module first (where a chain has to
  * end), then in the call site's own. */
-static int site_targets(struct search *st, const struct debuginfo_call *c,
-			const struct elffile *ef, uint64_t bias, uint64_t *t)
+static int site_targets(struct search *st, const struct debuginfo_call *c, const struct elffile *ef,
+			uint64_t bias, uint64_t *t)
 {
 	const struct elffile *cef;
 	uint64_t cbias, v;
@@ -217,10 +217,10 @@ static int visit(struct search *st, const struct debuginfo_call *c, const struct
 }
 
 /* The search itself: frames into @out, innermost first. */
-static int find_chain(struct tailcall *tc, uint64_t caller_ret, uint64_t callee_pc,
-		      uint64_t *out, int max)
+static int find_chain(struct tailcall *tc, uint64_t caller_ret, uint64_t callee_pc, uint64_t *out,
+		      int max)
 {
-	struct search st = { .tc = tc, .callee_pc = callee_pc };
+	struct search st = {.tc = tc, .callee_pc = callee_pc};
 	struct debuginfo_call site;
 	const struct elffile *ef;
 	uint64_t bias, entry;
@@ -263,7 +263,8 @@ int tailcall_frames(struct tailcall *tc, uint64_t caller_ret, uint64_t callee_pc
 		if (tc->slots[i].caller) {
 			n = tc->slots[i].n < max ? tc->slots[i].n : max;
 			if (n)
-				memcpy(out, tc->pool + tc->slots[i].first, (size_t)n * sizeof(*out));
+				memcpy(out, tc->pool + tc->slots[i].first,
+				       (size_t)n * sizeof(*out));
 			return n;
 		}
 	}

@@ -88,10 +88,10 @@ struct timeline {
 };
 
 static const char *const cat_keys[TIMELINE_NR_CATS] = {
-	"java_heap", "native_heap", "code", "stack", "graphics", "private_other", "system",
+    "java_heap", "native_heap", "code", "stack", "graphics", "private_other", "system",
 };
 static const char *const cat_labels[TIMELINE_NR_CATS] = {
-	"Java Heap", "Native Heap", "Code", "Stack", "Graphics", "Private Other", "System",
+    "Java Heap", "Native Heap", "Code", "Stack", "Graphics", "Private Other", "System",
 };
 
 const char *timeline_cat_key(int cat)
@@ -163,8 +163,8 @@ void timeline_mem_from(const struct proc_smaps_usage *rollup, const struct proc_
 	}
 	if (mi) {
 		const struct meminfo_line *l[TIMELINE_NR_CATS] = {
-			&mi->java_heap, &mi->native_heap, &mi->code,	       &mi->stack,
-			&mi->graphics,	&mi->private_other, &mi->system,
+		    &mi->java_heap, &mi->native_heap,	&mi->code,   &mi->stack,
+		    &mi->graphics,  &mi->private_other, &mi->system,
 		};
 
 		out->has_summary = 1;
@@ -292,7 +292,7 @@ static struct thread_cpu *thread_cpu_of(struct timeline *tl, pid_t tid)
 
 /* Append the point @t=@fmt to @se (nothing is kept with TIMELINE_POINTS_NONE). */
 static void series_add(struct timeline *tl, struct series *se, uint64_t t, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 static void series_add(struct timeline *tl, struct series *se, uint64_t t, const char *fmt, ...)
 {
 	va_list ap;
@@ -314,8 +314,8 @@ static void thread_add(struct timeline *tl, const struct proc_stat *st, uint64_t
 
 	snprintf(th->comm, sizeof(th->comm), "%s", st->comm);
 	if (th->last_t && t > th->last_t)
-		ret = cpustat_task_usage(&th->last, st, t - th->last_t, tl->o.clk_tck,
-					 tl->o.ncpus, &u);
+		ret = cpustat_task_usage(&th->last, st, t - th->last_t, tl->o.clk_tck, tl->o.ncpus,
+					 &u);
 	if (ret == 0) {
 		/* a step counter: a point only where the value changes */
 		if (!th->s.started || th->last_v != u.one_core) {
@@ -366,8 +366,8 @@ void timeline_add_cpu(struct timeline *tl, const struct timeline_reading *r)
 
 		if (p->has_sys && r->has_sys && cpustat_usage(&p->sys, &r->sys, &su) == 0)
 			sys = su.busy;
-		if (cpustat_task_usage(&p->proc, &r->proc, r->time_ns - p->time_ns,
-				       tl->o.clk_tck, tl->o.ncpus, &u) == 0)
+		if (cpustat_task_usage(&p->proc, &r->proc, r->time_ns - p->time_ns, tl->o.clk_tck,
+				       tl->o.ncpus, &u) == 0)
 			cpu_point(tl, p->time_ns, u.one_core, u.all_cores, sys);
 	}
 	for (size_t i = 0; i < r->nr_tasks; i++)
@@ -387,8 +387,11 @@ void timeline_add_cpu(struct timeline *tl, const struct timeline_reading *r)
 /* Field @c of @m: rss, pss, uss, swap, then the categories. */
 static uint64_t mem_field(const struct timeline_mem *m, int c)
 {
-	return c == 0 ? m->rss : c == 1 ? m->pss : c == 2 ? m->uss : c == 3 ? m->swap
-								 : m->cat[c - 4];
+	return c == 0	? m->rss
+	       : c == 1 ? m->pss
+	       : c == 2 ? m->uss
+	       : c == 3 ? m->swap
+			: m->cat[c - 4];
 }
 
 void timeline_add_mem(struct timeline *tl, const struct timeline_mem *m)
@@ -457,7 +460,7 @@ void timeline_note_state(struct timeline *tl, pid_t tid, char state, uint32_t we
 
 static void collect_cpu(struct timeline *tl)
 {
-	struct timeline_reading r = { 0 };
+	struct timeline_reading r = {0};
 	int ret = timeline_read(tl->o.pid, &r);
 
 	if (ret == -ENOENT || ret == -ESRCH)
@@ -589,9 +592,9 @@ static void add_sanitized(struct strbuf *sb, const char *s)
 	}
 }
 
-static const char *const cpu_names[NR_CPU_SERIES] = { "cpu_usage", "cpu_usage_all_cores",
-						      "system_cpu_usage" };
-static const char *const mem_names[4] = { "rss", "pss", "uss", "swap" };
+static const char *const cpu_names[NR_CPU_SERIES] = {"cpu_usage", "cpu_usage_all_cores",
+						     "system_cpu_usage"};
+static const char *const mem_names[4] = {"rss", "pss", "uss", "swap"};
 
 /* The meta key of series @i: the 3 CPU series, the threads, then the memory series. A
  * thread's name is the one it has when its counter is first written. */
@@ -749,13 +752,13 @@ static void print_threads(const struct timeline *tl, const char *prefix, size_t 
 	struct trow *rows = xcalloc(alloc + 1, sizeof(*rows));
 
 	for (i = 0; i < tl->nr_threads; i++)
-		rows[nr++] = (struct trow){ tl->threads[i].tid, tl->threads[i].comm,
-					    thread_avg(tl, &tl->threads[i]), none };
+		rows[nr++] = (struct trow){tl->threads[i].tid, tl->threads[i].comm,
+					   thread_avg(tl, &tl->threads[i]), none};
 	for (i = 0; i < tl->nr_states; i++) {
 		for (j = 0; j < tl->nr_threads && rows[j].tid != tl->states[i].tid; j++)
 			;
 		if (j == tl->nr_threads)
-			rows[nr++] = (struct trow){ tl->states[i].tid, "", -1, none };
+			rows[nr++] = (struct trow){tl->states[i].tid, "", -1, none};
 		rows[j].n = tl->states[i].n;
 	}
 	if (!nr) {
@@ -808,8 +811,9 @@ void timeline_print_summary(const struct timeline *tl, const char *prefix, size_
 		fprintf(f, " (%zu readings every %u ms)\n", cf.points, tl->o.cpu_interval_ms);
 	}
 	if (tl->nr_mem_points) {
-		fprintf(f, "%s  memory (MiB)      start        end       peak   (%zu readings every "
-			   "%u ms",
+		fprintf(f,
+			"%s  memory (MiB)      start        end       peak   (%zu readings every "
+			"%u ms",
 			prefix, tl->nr_mem_points, tl->o.mem_interval_ms);
 		if (tl->smaps_reads)
 			fprintf(f, "; smaps read + classify %.1f ms avg, %.1f ms max, %s rules",

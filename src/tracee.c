@@ -18,10 +18,10 @@
 #include "perch/tracee.h"
 #include "perch/xalloc.h"
 
-#define TRACEE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
+#define TRACEE_OPTIONS	     (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
 #define TRACEE_ATTACH_ROUNDS 64
-#define TRACEE_D_CHECK_NS (50 * 1000000ULL) /* detach: how often to look for threads in
-					     * uninterruptible sleep, which cannot stop */
+/* detach: how often to look for threads in uninterruptible sleep, which cannot stop */
+#define TRACEE_D_CHECK_NS  (50 * 1000000ULL)
 #define CAP_SYS_PTRACE_BIT 19
 
 uint64_t tracee_now_ns(void)
@@ -236,32 +236,43 @@ static int explain_eperm(pid_t pid)
 	if (target.tracer_pid)
 		return -EBUSY; /* raced with another tracer: reported by the caller */
 	if (scope == 3)
-		return log_err(-EPERM, "cannot attach to %d: Operation not permitted: ptrace is "
-				       "disabled (/proc/sys/kernel/yama/ptrace_scope is 3; only a "
-				       "reboot can lower it)", pid);
+		return log_err(-EPERM,
+			       "cannot attach to %d: Operation not permitted: ptrace is "
+			       "disabled (/proc/sys/kernel/yama/ptrace_scope is 3; only a "
+			       "reboot can lower it)",
+			       pid);
 	if (scope == 2 && !have_cap)
-		return log_err(-EPERM, "cannot attach to %d: Operation not permitted: "
-				       "/proc/sys/kernel/yama/ptrace_scope is 2 (admin only): run "
-				       "perch with CAP_SYS_PTRACE (e.g. sudo)", pid);
+		return log_err(-EPERM,
+			       "cannot attach to %d: Operation not permitted: "
+			       "/proc/sys/kernel/yama/ptrace_scope is 2 (admin only): run "
+			       "perch with CAP_SYS_PTRACE (e.g. sudo)",
+			       pid);
 	if (target.uid_real != self.uid_effective && target.uid_effective != self.uid_effective &&
 	    !have_cap)
-		return log_err(-EPERM, "cannot attach to %d: Operation not permitted: it belongs "
-				       "to uid %u and perch runs as uid %u without CAP_SYS_PTRACE "
-				       "(permission denied: run as that user, or with sudo)",
+		return log_err(-EPERM,
+			       "cannot attach to %d: Operation not permitted: it belongs "
+			       "to uid %u and perch runs as uid %u without CAP_SYS_PTRACE "
+			       "(permission denied: run as that user, or with sudo)",
 			       pid, (unsigned)target.uid_real, (unsigned)self.uid_effective);
 	if (scope == 1 && !have_cap)
-		return log_err(-EPERM, "cannot attach to %d: Operation not permitted: "
-				       "/proc/sys/kernel/yama/ptrace_scope is 1 (only descendants): "
-				       "launch the program with `perch record -- PROG`, run perch "
-				       "with CAP_SYS_PTRACE, or `echo 0 > "
-				       "/proc/sys/kernel/yama/ptrace_scope`", pid);
+		return log_err(-EPERM,
+			       "cannot attach to %d: Operation not permitted: "
+			       "/proc/sys/kernel/yama/ptrace_scope is 1 (only descendants): "
+			       "launch the program with `perch record -- PROG`, run perch "
+			       "with CAP_SYS_PTRACE, or `echo 0 > "
+			       "/proc/sys/kernel/yama/ptrace_scope`",
+			       pid);
 	if (in_container() && !have_cap)
-		return log_err(-EPERM, "cannot attach to %d: Operation not permitted: perch "
-				       "runs in a container without CAP_SYS_PTRACE (start it with "
-				       "--cap-add=SYS_PTRACE)", pid);
-	return log_err(-EPERM, "cannot attach to %d: Operation not permitted: the process is "
-			       "not dumpable (setuid/setgid program or PR_SET_DUMPABLE 0), or a "
-			       "security module (SELinux, AppArmor) denies ptrace", pid);
+		return log_err(-EPERM,
+			       "cannot attach to %d: Operation not permitted: perch "
+			       "runs in a container without CAP_SYS_PTRACE (start it with "
+			       "--cap-add=SYS_PTRACE)",
+			       pid);
+	return log_err(-EPERM,
+		       "cannot attach to %d: Operation not permitted: the process is "
+		       "not dumpable (setuid/setgid program or PR_SET_DUMPABLE 0), or a "
+		       "security module (SELinux, AppArmor) denies ptrace",
+		       pid);
 }
 
 static int explain_busy(pid_t pid, pid_t tracer)
@@ -269,8 +280,10 @@ static int explain_busy(pid_t pid, pid_t tracer)
 	char comm[64] = "?";
 
 	proc_task_comm(tracer, tracer, comm, sizeof(comm));
-	return log_err(-EBUSY, "cannot attach to %d: already traced by %d (%s): detach the "
-			       "debugger or tracer first", pid, tracer, comm);
+	return log_err(-EBUSY,
+		       "cannot attach to %d: already traced by %d (%s): detach the "
+		       "debugger or tracer first",
+		       pid, tracer, comm);
 }
 
 /* 0 when @pid can be attached; 1 when it is a process whose main thread has exited (a zombie)
@@ -285,15 +298,19 @@ static int check_target(const struct tracee *t, pid_t pid)
 	if (ret < 0)
 		return log_errno(ret, "cannot read /proc/%d/status", pid);
 	if (st.tgid != pid)
-		return log_err(-EINVAL, "cannot attach to %d: it is a thread of process %d: "
-					"give the process id", pid, st.tgid);
+		return log_err(-EINVAL,
+			       "cannot attach to %d: it is a thread of process %d: "
+			       "give the process id",
+			       pid, st.tgid);
 	if (tracee_proc_find(t, pid))
 		return log_err(-EBUSY, "cannot attach to %d twice", pid);
 	if (st.tracer_pid)
 		return explain_busy(pid, st.tracer_pid);
 	if ((st.state == 'Z' || st.state == 'X') && st.threads <= 1)
-		return log_err(-EINVAL, "cannot attach to %d: it is a zombie (exited, not reaped "
-					"by its parent)", pid);
+		return log_err(-EINVAL,
+			       "cannot attach to %d: it is a zombie (exited, not reaped "
+			       "by its parent)",
+			       pid);
 	return st.state == 'Z' || st.state == 'X';
 }
 
@@ -315,7 +332,8 @@ static int seize(struct tracee *t, struct tracee_proc *p, pid_t tid)
 	if (errno == ESRCH)
 		return -ESRCH;
 	/* already ours through PTRACE_O_TRACECLONE? */
-	if (errno == EPERM && proc_status_read(p->pid, tid, &st) == 0 && st.tracer_pid == getpid()) {
+	if (errno == EPERM && proc_status_read(p->pid, tid, &st) == 0 &&
+	    st.tracer_pid == getpid()) {
 		thread_add(t, p, tid)->new_stop_pending = 1;
 		return 0;
 	}
@@ -337,9 +355,9 @@ static int seize_all(struct tracee *t, struct tracee_proc *p)
 		int n = proc_task_list(p->pid, &tids), added = 0, ret;
 
 		if (n < 0)
-			return n == -ENOENT ? log_err(-ESRCH, "cannot attach to %d: no such process",
-						      p->pid)
-					    : log_errno(n, "cannot list threads of %d", p->pid);
+			return n == -ENOENT
+				   ? log_err(-ESRCH, "cannot attach to %d: no such process", p->pid)
+				   : log_errno(n, "cannot list threads of %d", p->pid);
 		for (int i = 0; i < n; i++) {
 			if (tracee_find(t, tids[i]))
 				continue;
@@ -427,7 +445,7 @@ int tracee_add_pid(struct tracee *t, pid_t pid)
 		proc_abandon(t, p);
 	else if (p->leader_gone)
 		/* /proc/PID/exe of an exited main thread cannot be read: ask a live thread */
-		p->arch = perch_arch_of_pid_why(tracee_proc_task(t, p), (char[160]){ 0 }, 160);
+		p->arch = perch_arch_of_pid_why(tracee_proc_task(t, p), (char[160]){0}, 160);
 	return ret;
 }
 
@@ -505,7 +523,7 @@ int tracee_add_program(struct tracee *t, char *const argv[])
 		return log_errno(-child_errno, "cannot run %s", argv[0]);
 	}
 	/* the program that runs now decides the architecture */
-	p->arch = perch_arch_of_pid_why(pid, (char[160]){ 0 }, 160);
+	p->arch = perch_arch_of_pid_why(pid, (char[160]){0}, 160);
 	return 0;
 }
 
@@ -605,8 +623,10 @@ static int new_task(struct tracee *t, struct tracee_proc *pp, int detaching, pid
 			p->detaching = 1;
 			t->stats.procs_skipped++;
 			if (!p->arch && (t->flags & TRACEE_FOLLOW) && !detaching)
-				log_warn(0, "not following process %d: it runs a program perch "
-					    "cannot profile", tid);
+				log_warn(0,
+					 "not following process %d: it runs a program perch "
+					 "cannot profile",
+					 tid);
 		}
 	}
 	th = thread_add(t, p, tid);
@@ -622,8 +642,7 @@ static int new_task(struct tracee *t, struct tracee_proc *pp, int detaching, pid
 }
 
 /* PTRACE_EVENT_FORK/VFORK/CLONE of @th: the new task's id is the event message. */
-static int on_clone(struct tracee *t, struct tracee_thread *th, int event,
-		    struct tracee_event *ev)
+static int on_clone(struct tracee *t, struct tracee_thread *th, int event, struct tracee_event *ev)
 {
 	struct tracee_thread *child = NULL;
 	unsigned long msg = 0;
@@ -633,8 +652,8 @@ static int on_clone(struct tracee *t, struct tracee_thread *th, int event,
 	    !tracee_find(t, (pid_t)msg)) {
 		/* clone() without CLONE_THREAD and without SIGCHLD as its exit signal makes a
 		 * process, but is reported as a clone: ask /proc */
-		int is_process = event != PTRACE_EVENT_CLONE ||
-				 tgid_of((pid_t)msg, NULL) == (pid_t)msg;
+		int is_process =
+		    event != PTRACE_EVENT_CLONE || tgid_of((pid_t)msg, NULL) == (pid_t)msg;
 
 		ret = new_task(t, th->proc, th->detaching, (pid_t)msg, is_process, ev, &child);
 	}
@@ -961,11 +980,14 @@ int tracee_detach_all(struct tracee *t, int timeout_ms)
 	}
 	left = (int)t->nr_threads;
 	if (left && t->alive && (size_t)left > in_d)
-		log_warn(0, "%d thread(s) of %d did not stop to be detached; they are released "
-			    "when perch exits", left, t->pid);
+		log_warn(0,
+			 "%d thread(s) of %d did not stop to be detached; they are released "
+			 "when perch exits",
+			 left, t->pid);
 	else if (left)
 		log_debug("%d thread(s) in uninterruptible sleep: detached when they wake up or "
-			  "perch exits", left);
+			  "perch exits",
+			  left);
 	/* they stay in the table, marked: tracee_poll() detaches each at its stop */
 	return left;
 }

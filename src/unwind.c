@@ -31,14 +31,14 @@ extern int unwind_search_table(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_
  * addresses no user-space mapping can have: FAKE_BASE + (module index << 32). */
 #define FAKE_BASE 0xfff0000000000000ULL
 #define FAKE_SPAN (1ULL << 32)
-#define PAGE 4096ULL
+#define PAGE	  4096ULL
 
 struct unwinder {
 	pid_t pid;
 	const struct perch_arch *arch;
 	struct modules *ms;
 	unw_addr_space_t as;
-	int libunwind;         /* libunwind can step this target (the host's architecture) */
+	int libunwind; /* libunwind can step this target (the host's architecture) */
 	unsigned int generation;
 	const struct unwind_snapshot *snap;
 	struct perch_regs cur; /* registers libunwind starts from */
@@ -47,10 +47,10 @@ struct unwinder {
 	uint8_t page[PAGE];
 	unwind_jit_cfi_fn *jit_cfi; /* CFI of code without a module (JIT), or NULL */
 	void *jit_arg;
-	uint64_t *dex_pcs;     /* ART's DEX PC marker per frame (0: none) */
-	uint64_t *dex_sps;     /* the stack pointer of those frames */
-	uint8_t *exact;        /* per frame: its pc is not a return address */
-	size_t frames_cap;     /* entries of the three */
+	uint64_t *dex_pcs; /* ART's DEX PC marker per frame (0: none) */
+	uint64_t *dex_sps; /* the stack pointer of those frames */
+	uint8_t *exact;	   /* per frame: its pc is not a return address */
+	size_t frames_cap; /* entries of the three */
 };
 
 /* Copy the stack of @tid from @addr up to @end into @buf, page by page (a copy that runs off
@@ -146,12 +146,12 @@ int unwind_snapshot_grow(pid_t tid, struct unwind_snapshot *snap, size_t max)
 const char *unwind_stop_name(enum unwind_stop stop)
 {
 	static const char *const names[UNWIND_STOP_NR] = {
-		[UNWIND_STOP_NONE] = "",
-		[UNWIND_STOP_NO_INFO] = "no unwind info",
-		[UNWIND_STOP_BAD_CFI] = "bad CFI",
-		[UNWIND_STOP_MEMORY] = "unreadable stack",
-		[UNWIND_STOP_NOT_CODE] = "return address not in code",
-		[UNWIND_STOP_STACK] = "frame not above its callee",
+	    [UNWIND_STOP_NONE] = "",
+	    [UNWIND_STOP_NO_INFO] = "no unwind info",
+	    [UNWIND_STOP_BAD_CFI] = "bad CFI",
+	    [UNWIND_STOP_MEMORY] = "unreadable stack",
+	    [UNWIND_STOP_NOT_CODE] = "return address not in code",
+	    [UNWIND_STOP_STACK] = "frame not above its callee",
 	};
 
 	return (unsigned int)stop < UNWIND_STOP_NR ? names[stop] : "?";
@@ -165,7 +165,7 @@ static int read_live(struct unwinder *u, uint64_t addr, void *buf, size_t len)
 
 	if ((addr + len - 1) / PAGE == page / PAGE) {
 		if (!u->page_ok || u->page_addr != page) {
-			struct iovec l = { u->page, PAGE }, r = { (void *)(uintptr_t)page, PAGE };
+			struct iovec l = {u->page, PAGE}, r = {(void *)(uintptr_t)page, PAGE};
 
 			u->page_ok = process_vm_readv(u->pid, &l, 1, &r, 1, 0) == (ssize_t)PAGE;
 			u->page_addr = page;
@@ -175,7 +175,7 @@ static int read_live(struct unwinder *u, uint64_t addr, void *buf, size_t len)
 		memcpy(buf, u->page + (addr - page), len);
 		return 0;
 	} else {
-		struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+		struct iovec l = {buf, len}, r = {(void *)(uintptr_t)addr, len};
 
 		return process_vm_readv(u->pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
 	}
@@ -308,10 +308,19 @@ static int hdr_read(const uint8_t *hdr, size_t size, size_t *pos, uint8_t enc, u
 	size_t n;
 
 	switch (enc & 0x0f) {
-	case 0x00: n = 8; break; /* absptr (64-bit targets) */
-	case 0x03: case 0x0b: n = 4; break;
-	case 0x04: case 0x0c: n = 8; break;
-	default: return -1;
+	case 0x00:
+		n = 8;
+		break; /* absptr (64-bit targets) */
+	case 0x03:
+	case 0x0b:
+		n = 4;
+		break;
+	case 0x04:
+	case 0x0c:
+		n = 8;
+		break;
+	default:
+		return -1;
 	}
 	if (*pos + n > size)
 		return -1;
@@ -324,10 +333,16 @@ static int hdr_read(const uint8_t *hdr, size_t size, size_t *pos, uint8_t enc, u
 		memcpy(&v, hdr + *pos, 8);
 	}
 	switch (enc & 0x70) {
-	case 0x00: break;
-	case 0x10: v += hdr_vaddr + *pos; break; /* pcrel */
-	case 0x30: v += hdr_vaddr; break;        /* datarel: relative to the hdr */
-	default: return -1;
+	case 0x00:
+		break;
+	case 0x10:
+		v += hdr_vaddr + *pos;
+		break; /* pcrel */
+	case 0x30:
+		v += hdr_vaddr;
+		break; /* datarel: relative to the hdr */
+	default:
+		return -1;
 	}
 	*pos += n;
 	*out = v;
@@ -432,14 +447,14 @@ static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_
 }
 
 static unw_accessors_t accessors = {
-	.find_proc_info = acc_find_proc_info,
-	.put_unwind_info = acc_put_unwind_info,
-	.get_dyn_info_list_addr = acc_get_dyn_info_list_addr,
-	.access_mem = acc_access_mem,
-	.access_reg = acc_access_reg,
-	.access_fpreg = acc_access_fpreg,
-	.resume = acc_resume,
-	.get_proc_name = acc_get_proc_name,
+    .find_proc_info = acc_find_proc_info,
+    .put_unwind_info = acc_put_unwind_info,
+    .get_dyn_info_list_addr = acc_get_dyn_info_list_addr,
+    .access_mem = acc_access_mem,
+    .access_reg = acc_access_reg,
+    .access_fpreg = acc_access_fpreg,
+    .resume = acc_resume,
+    .get_proc_name = acc_get_proc_name,
 };
 
 struct unwinder *unwinder_new(pid_t pid, const struct perch_arch *arch, struct modules *ms)
@@ -513,10 +528,10 @@ static int own_cfi_step(struct unwinder *u, const struct perch_regs *r, int exac
 			struct perch_regs *out, unsigned int *out_flags)
 {
 	const struct perch_arch *a = u->arch;
-	struct perch_mem mem = { perch_mem_read, u };
+	struct perch_mem mem = {perch_mem_read, u};
 	uint64_t pc = perch_regs_pc(a, r);
 	const struct modules_map *mm =
-		modules_find_fresh(u->ms, exact ? pc : pc - 1, u->snap->time_ns);
+	    modules_find_fresh(u->ms, exact ? pc : pc - 1, u->snap->time_ns);
 	const struct cfi_table *t = mm ? modules_cfi(u->ms, mm) : NULL;
 	uint64_t bias = mm ? mm->bias : 0;
 
@@ -566,14 +581,15 @@ static void cursor_regs_all(struct unwinder *u, unw_cursor_t *c, struct perch_re
 static uint64_t frame_dex_pc(struct unwinder *u, unw_cursor_t *c, int from_cursor,
 			     const struct perch_regs *r, uint64_t lookup, uint64_t *sp)
 {
-	struct perch_mem mem = { perch_mem_read, u };
+	struct perch_mem mem = {perch_mem_read, u};
 	const struct modules_map *mm = modules_find(u->ms, lookup);
 	const struct cfi_table *t;
 	struct perch_regs all;
 	struct cfi_row row;
 	uint64_t dex_pc;
 
-	if (!mm || !(art_module_flags(u->ms, mm) & ART_MOD_RUNTIME) || !(t = modules_cfi(u->ms, mm)))
+	if (!mm || !(art_module_flags(u->ms, mm) & ART_MOD_RUNTIME) ||
+	    !(t = modules_cfi(u->ms, mm)))
 		return 0;
 	if (cfi_row_find(t, lookup - mm->bias, &row) < 0)
 		return 0;
@@ -616,7 +632,7 @@ static void cursor_regs(struct unwinder *u, unw_cursor_t *c, struct perch_regs *
 struct walk {
 	unw_cursor_t c;
 	int cursor_ok;
-	int fresh;    /* the cursor has not stepped since its init */
+	int fresh; /* the cursor has not stepped since its init */
 	/* exact: the current frame's pc is not a return address (the first frame, or one a
 	 * signal interrupted); own_only: perch's own CFI steps the frames, libunwind only
 	 * those it has no CFI for (the vDSO, until perch's CFI covers the frame again). perch's
@@ -731,12 +747,13 @@ static int fallback_step(struct unwinder *u, struct walk *w, struct perch_regs *
 			 struct perch_regs *next)
 {
 	const struct perch_arch *a = u->arch;
-	struct perch_mem mem = { perch_mem_read, u };
+	struct perch_mem mem = {perch_mem_read, u};
 	unsigned int out_flags;
 	int ret, fret, exact;
 
 	if (w->cursor_ok)
-		w->exact = w->fresh && w->exact; /* a frame libunwind stepped to has a return address */
+		w->exact =
+		    w->fresh && w->exact; /* a frame libunwind stepped to has a return address */
 	exact = w->exact;
 	ret = own_cfi_step(u, r, exact, next, &out_flags);
 	if (ret == -ENOENT)
@@ -786,11 +803,11 @@ static void frames_prepare(struct unwinder *u, int max)
 	memset(u->exact, 0, (size_t)max * sizeof(*u->exact));
 }
 
-int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint64_t *pcs,
-		    int max, struct unwind_result *res)
+int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint64_t *pcs, int max,
+		    struct unwind_result *res)
 {
 	const struct perch_arch *a = u->arch;
-	struct walk w = { .fresh = 1, .exact = 1, .own_only = 1 };
+	struct walk w = {.fresh = 1, .exact = 1, .own_only = 1};
 	int n = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -813,8 +830,8 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 
 		frame_regs(u, &w, pcs, n, &r, &in_jit);
 		ret = w.cursor_ok && !in_jit
-			      ? libunwind_step(u, &w, pcs[n - 1], &ip, &sp, &sigframe)
-			      : -1;
+			  ? libunwind_step(u, &w, pcs[n - 1], &ip, &sp, &sigframe)
+			  : -1;
 		by_unw = ret > 0;
 		if (ret == 0) {
 			res->flags |= UNWIND_AT_ROOT;

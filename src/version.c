@@ -22,7 +22,7 @@
 #endif
 
 #define STR_(x) #x
-#define STR(x) STR_(x)
+#define STR(x)	STR_(x)
 
 const char *version_string(void)
 {
@@ -52,7 +52,7 @@ static int build_id_cb(struct dl_phdr_info *info, size_t size, void *data)
 			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
 			const char *name = p + sizeof(*nh);
 			const unsigned char *desc =
-				(const unsigned char *)(name + ((nh->n_namesz + 3) & ~3u));
+			    (const unsigned char *)(name + ((nh->n_namesz + 3) & ~3u));
 
 			if ((const char *)desc + nh->n_descsz > end)
 				break;
@@ -75,7 +75,7 @@ static int build_id_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 int version_build_id(char *buf, size_t size)
 {
-	struct build_id_ctx ctx = { buf, size, -ENOENT };
+	struct build_id_ctx ctx = {buf, size, -ENOENT};
 
 	dl_iterate_phdr(build_id_cb, &ctx);
 	return ctx.ret;
@@ -104,13 +104,14 @@ void version_print(FILE *f)
 	fprintf(f, "arch: %s\n", perch_arch_host()->name);
 	fprintf(f, "built with:\n");
 	lib_line(f, "libunwind",
-		 STR(UNW_VERSION_MAJOR) "." STR(UNW_VERSION_MINOR) "." STR(UNW_VERSION_EXTRA), NULL);
+		 STR(UNW_VERSION_MAJOR) "." STR(UNW_VERSION_MINOR) "." STR(UNW_VERSION_EXTRA),
+		 NULL);
 	/* libdwarf has no version macro: the one it reports is the library's own */
 	lib_line(f, "libdwarf", dwarf_package_version(), NULL);
 	cs_version(&cs_major, &cs_minor);
 	snprintf(cs_run, sizeof(cs_run), "%d.%d", cs_major, cs_minor);
-	lib_line(f, "capstone",
-		 STR(CS_API_MAJOR) "." STR(CS_API_MINOR) "." STR(CS_VERSION_EXTRA), cs_run);
+	lib_line(f, "capstone", STR(CS_API_MAJOR) "." STR(CS_API_MINOR) "." STR(CS_VERSION_EXTRA),
+		 cs_run);
 	lib_line(f, "libelf", "0." STR(_ELFUTILS_VERSION) " (elfutils)", NULL);
 	lib_line(f, "readline", STR(RL_VERSION_MAJOR) "." STR(RL_VERSION_MINOR),
 		 rl_library_version);

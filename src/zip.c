@@ -12,18 +12,18 @@
 #include "perch/log.h"
 #include "perch/zip.h"
 
-#define EOCD_SIG	 0x06054b50u
-#define EOCD_SIZE	 22u
-#define ZIP64_LOC_SIG	 0x07064b50u
-#define ZIP64_LOC_SIZE	 20u
-#define ZIP64_EOCD_SIG	 0x06064b50u
-#define ZIP64_EOCD_SIZE	 56u
-#define CDH_SIG		 0x02014b50u
-#define CDH_SIZE	 46u
-#define LFH_SIG		 0x04034b50u
-#define LFH_SIZE	 30u
-#define ZIP64_EXTRA_ID	 0x0001u
-#define ZIP_MAX_COMMENT	 0xffffu
+#define EOCD_SIG	0x06054b50u
+#define EOCD_SIZE	22u
+#define ZIP64_LOC_SIG	0x07064b50u
+#define ZIP64_LOC_SIZE	20u
+#define ZIP64_EOCD_SIG	0x06064b50u
+#define ZIP64_EOCD_SIZE 56u
+#define CDH_SIG		0x02014b50u
+#define CDH_SIZE	46u
+#define LFH_SIG		0x04034b50u
+#define LFH_SIZE	30u
+#define ZIP64_EXTRA_ID	0x0001u
+#define ZIP_MAX_COMMENT 0xffffu
 
 static int in_file(size_t size, uint64_t off, uint64_t len)
 {
@@ -85,7 +85,7 @@ static int find_directory(const uint8_t *p, size_t size, uint64_t *cd_off, uint6
 static void apply_zip64(const uint8_t *extra, size_t len, uint64_t *usize, uint64_t *csize,
 			uint64_t *lho)
 {
-	uint64_t *fields[3] = { usize, csize, lho };
+	uint64_t *fields[3] = {usize, csize, lho};
 	size_t pos = 0;
 
 	while (pos + 4 <= len) {

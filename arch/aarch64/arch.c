@@ -21,7 +21,7 @@ static int aarch64_regs_read(pid_t tid, struct perch_regs *out)
 {
 #if defined(__aarch64__)
 	struct aarch64_user_regs u;
-	struct iovec iov = { .iov_base = &u, .iov_len = sizeof(u) };
+	struct iovec iov = {.iov_base = &u, .iov_len = sizeof(u)};
 
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
 		return -errno;
@@ -50,7 +50,7 @@ static int aarch64_pac_mask_read(pid_t tid, uint64_t *mask)
 {
 #if defined(__aarch64__)
 	uint64_t m[2];
-	struct iovec iov = { .iov_base = m, .iov_len = sizeof(m) };
+	struct iovec iov = {.iov_base = m, .iov_len = sizeof(m)};
 
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_ARM_PAC_MASK, &iov) < 0)
 		return -errno;
@@ -78,18 +78,18 @@ static int aarch64_fp_step(const struct perch_regs *in, const struct perch_mem *
 }
 
 const struct perch_arch perch_arch_aarch64 = {
-	.name = "aarch64",
-	.e_machine = EM_AARCH64,
-	.nr_regs = DW_NR,
-	.dw_pc = DW_PC,
-	.dw_sp = DW_SP,
-	.dw_fp = DW_X29,
-	.dw_lr = DW_X30,
-	.cs_arch = CS_ARCH_ARM64,
-	.cs_mode = CS_MODE_ARM,
-	.dw_sysargs = { 0, 1, 2, 3, 4, 5 }, /* x0-x5 */
-	.syscalls = &perch_syscalls_aarch64,
-	.regs_read = aarch64_regs_read,
-	.fp_step = aarch64_fp_step,
-	.pac_mask_read = aarch64_pac_mask_read,
+    .name = "aarch64",
+    .e_machine = EM_AARCH64,
+    .nr_regs = DW_NR,
+    .dw_pc = DW_PC,
+    .dw_sp = DW_SP,
+    .dw_fp = DW_X29,
+    .dw_lr = DW_X30,
+    .cs_arch = CS_ARCH_ARM64,
+    .cs_mode = CS_MODE_ARM,
+    .dw_sysargs = {0, 1, 2, 3, 4, 5}, /* x0-x5 */
+    .syscalls = &perch_syscalls_aarch64,
+    .regs_read = aarch64_regs_read,
+    .fp_step = aarch64_fp_step,
+    .pac_mask_read = aarch64_pac_mask_read,
 };

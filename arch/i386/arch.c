@@ -15,15 +15,23 @@
 
 /* DWARF numbers (i386 System V psABI, table 2.14) */
 enum {
-	DW_EAX, DW_ECX, DW_EDX, DW_EBX, DW_ESP, DW_EBP, DW_ESI, DW_EDI, DW_EIP,
+	DW_EAX,
+	DW_ECX,
+	DW_EDX,
+	DW_EBX,
+	DW_ESP,
+	DW_EBP,
+	DW_ESI,
+	DW_EDI,
+	DW_EIP,
 	DW_NR,
 };
 
 /* The kernel's struct user_regs_struct for i386 (what a compat tracee's NT_PRSTATUS holds),
  * spelled out so that any host can build this file (its layout is ABI). */
 struct i386_user_regs {
-	uint32_t ebx, ecx, edx, esi, edi, ebp, eax, xds, xes, xfs, xgs, orig_eax, eip, xcs,
-		eflags, esp, xss;
+	uint32_t ebx, ecx, edx, esi, edi, ebp, eax, xds, xes, xfs, xgs, orig_eax, eip, xcs, eflags,
+	    esp, xss;
 };
 
 static int i386_regs_read(pid_t tid, struct perch_regs *out)
@@ -33,7 +41,7 @@ static int i386_regs_read(pid_t tid, struct perch_regs *out)
 		struct i386_user_regs r;
 		uint64_t big[64];
 	} u;
-	struct iovec iov = { .iov_base = &u, .iov_len = sizeof(u) };
+	struct iovec iov = {.iov_base = &u, .iov_len = sizeof(u)};
 
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
 		return -errno;
@@ -62,17 +70,17 @@ static int i386_fp_step(const struct perch_regs *in, const struct perch_mem *mem
 }
 
 const struct perch_arch perch_arch_i386 = {
-	.name = "i386",
-	.e_machine = EM_386,
-	.nr_regs = DW_NR,
-	.dw_pc = DW_EIP,
-	.dw_sp = DW_ESP,
-	.dw_fp = DW_EBP,
-	.dw_lr = -1,
-	.cs_arch = CS_ARCH_X86,
-	.cs_mode = CS_MODE_32,
-	.dw_sysargs = { DW_EBX, DW_ECX, DW_EDX, DW_ESI, DW_EDI, DW_EBP },
-	.syscalls = &perch_syscalls_i386,
-	.regs_read = i386_regs_read,
-	.fp_step = i386_fp_step,
+    .name = "i386",
+    .e_machine = EM_386,
+    .nr_regs = DW_NR,
+    .dw_pc = DW_EIP,
+    .dw_sp = DW_ESP,
+    .dw_fp = DW_EBP,
+    .dw_lr = -1,
+    .cs_arch = CS_ARCH_X86,
+    .cs_mode = CS_MODE_32,
+    .dw_sysargs = {DW_EBX, DW_ECX, DW_EDX, DW_ESI, DW_EDI, DW_EBP},
+    .syscalls = &perch_syscalls_i386,
+    .regs_read = i386_regs_read,
+    .fp_step = i386_fp_step,
 };

@@ -10,28 +10,44 @@
 
 /* DWARF numbers (System V psABI, table 3.36) */
 enum {
-	DW_RAX, DW_RDX, DW_RCX, DW_RBX, DW_RSI, DW_RDI, DW_RBP, DW_RSP,
-	DW_R8, DW_R9, DW_R10, DW_R11, DW_R12, DW_R13, DW_R14, DW_R15, DW_RIP,
+	DW_RAX,
+	DW_RDX,
+	DW_RCX,
+	DW_RBX,
+	DW_RSI,
+	DW_RDI,
+	DW_RBP,
+	DW_RSP,
+	DW_R8,
+	DW_R9,
+	DW_R10,
+	DW_R11,
+	DW_R12,
+	DW_R13,
+	DW_R14,
+	DW_R15,
+	DW_RIP,
 	DW_NR,
 };
 
 /* The kernel's struct user_regs_struct for x86_64, spelled out so that any host can build
  * this file (its layout is ABI). */
 struct x86_64_user_regs {
-	uint64_t r15, r14, r13, r12, rbp, rbx, r11, r10, r9, r8, rax, rcx, rdx, rsi, rdi,
-		orig_rax, rip, cs, eflags, rsp, ss, fs_base, gs_base, ds, es, fs, gs;
+	uint64_t r15, r14, r13, r12, rbp, rbx, r11, r10, r9, r8, rax, rcx, rdx, rsi, rdi, orig_rax,
+	    rip, cs, eflags, rsp, ss, fs_base, gs_base, ds, es, fs, gs;
 };
 
 static int x86_64_regs_read(pid_t tid, struct perch_regs *out)
 {
 #if defined(__x86_64__)
 	struct x86_64_user_regs u;
-	struct iovec iov = { .iov_base = &u, .iov_len = sizeof(u) };
+	struct iovec iov = {.iov_base = &u, .iov_len = sizeof(u)};
 
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
 		return -errno;
 	if (perch_arch_regset_class(EM_X86_64, iov.iov_len) != ELFCLASS64)
-		return -ENOEXEC; /* a 32-bit (compat) thread's registers: perch_arch_i386 reads them */
+		return -ENOEXEC; /* a 32-bit (compat) thread's registers: perch_arch_i386 reads them
+				  */
 	memset(out, 0, sizeof(*out));
 	out->r[DW_RAX] = u.rax;
 	out->r[DW_RDX] = u.rdx;
@@ -67,17 +83,17 @@ static int x86_64_fp_step(const struct perch_regs *in, const struct perch_mem *m
 }
 
 const struct perch_arch perch_arch_x86_64 = {
-	.name = "x86_64",
-	.e_machine = EM_X86_64,
-	.nr_regs = DW_NR,
-	.dw_pc = DW_RIP,
-	.dw_sp = DW_RSP,
-	.dw_fp = DW_RBP,
-	.dw_lr = -1,
-	.cs_arch = CS_ARCH_X86,
-	.cs_mode = CS_MODE_64,
-	.dw_sysargs = { DW_RDI, DW_RSI, DW_RDX, DW_R10, DW_R8, DW_R9 },
-	.syscalls = &perch_syscalls_x86_64,
-	.regs_read = x86_64_regs_read,
-	.fp_step = x86_64_fp_step,
+    .name = "x86_64",
+    .e_machine = EM_X86_64,
+    .nr_regs = DW_NR,
+    .dw_pc = DW_RIP,
+    .dw_sp = DW_RSP,
+    .dw_fp = DW_RBP,
+    .dw_lr = -1,
+    .cs_arch = CS_ARCH_X86,
+    .cs_mode = CS_MODE_64,
+    .dw_sysargs = {DW_RDI, DW_RSI, DW_RDX, DW_R10, DW_R8, DW_R9},
+    .syscalls = &perch_syscalls_x86_64,
+    .regs_read = x86_64_regs_read,
+    .fp_step = x86_64_fp_step,
 };

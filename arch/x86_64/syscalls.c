@@ -350,6 +350,6 @@ static const char *const names[] = {
 /* clang-format on */
 
 const struct perch_syscall_table perch_syscalls_x86_64 = {
-	.names = names,
-	.nr = sizeof(names) / sizeof(names[0]),
+    .names = names,
+    .nr = sizeof(names) / sizeof(names[0]),
 };

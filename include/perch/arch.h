@@ -31,12 +31,12 @@ struct perch_syscall_table {
 };
 
 struct perch_arch {
-	const char *name;       /* "x86_64", "aarch64" */
+	const char *name;	/* "x86_64", "aarch64" */
 	unsigned int e_machine; /* EM_X86_64, EM_AARCH64 */
-	int nr_regs;            /* DWARF registers 0..nr_regs-1 are meaningful */
+	int nr_regs;		/* DWARF registers 0..nr_regs-1 are meaningful */
 	int dw_pc, dw_sp, dw_fp;
-	int dw_lr;              /* link register, -1 when the return address is on the stack */
-	int cs_arch, cs_mode;   /* capstone engine selection */
+	int dw_lr;	      /* link register, -1 when the return address is on the stack */
+	int cs_arch, cs_mode; /* capstone engine selection */
 	/* the registers holding system-call arguments 1-6, in the order /proc/PID/syscall
 	 * lists them (a thread blocked where it cannot be stopped is known from that file) */
 	int dw_sysargs[6];

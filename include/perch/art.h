@@ -21,16 +21,16 @@ struct modules_map;
 struct unwind_snapshot;
 
 /* Limits for hostile lists and symfiles. */
-#define ART_MAX_ENTRIES 100000     /* entries walked per snapshot of one list */
-#define ART_MAX_RACE_RETRIES 16    /* snapshot restarts after a race (libunwindstack's) */
-#define ART_MAX_HEAD_PASSES 16     /* passes from the head until no new entry appears */
-#define ART_MAX_SYMFILE (4u << 20) /* symfile bytes copied (packed groups are ~100 KiB) */
-#define ART_MAX_DEX (64u << 20)    /* dex bytes copied out of the target */
-#define ART_RETIRED_NS 2000000000ULL /* entries gone from the list still name older samples */
+#define ART_MAX_ENTRIES	     100000	   /* entries walked per snapshot of one list */
+#define ART_MAX_RACE_RETRIES 16		   /* snapshot restarts after a race (libunwindstack's) */
+#define ART_MAX_HEAD_PASSES  16		   /* passes from the head until no new entry appears */
+#define ART_MAX_SYMFILE	     (4u << 20)	   /* symfile bytes copied (packed groups are ~100 KiB) */
+#define ART_MAX_DEX	     (64u << 20)   /* dex bytes copied out of the target */
+#define ART_RETIRED_NS	     2000000000ULL /* entries gone from the list still name older samples */
 
 /* The interface generation, from the descriptor's magic (never from an API level). */
 enum art_kind {
-	ART_KIND_GDB,      /* no magic: the GDB JIT interface (O, other runtimes) */
+	ART_KIND_GDB,	   /* no magic: the GDB JIT interface (O, other runtimes) */
 	ART_KIND_ANDROID1, /* "Android1" (P, Q): timestamps and a global seqlock */
 	ART_KIND_ANDROID2, /* "Android2" (R+): plus a seqlock per entry */
 };
@@ -40,10 +40,10 @@ struct art_layout {
 	unsigned int machine; /* EM_* of the runtime library */
 	int is_64;
 	enum art_kind kind;
-	size_t ptr;           /* pointer size */
-	size_t desc_size;     /* bytes of the descriptor read (24/16 for GDB) */
+	size_t ptr;	  /* pointer size */
+	size_t desc_size; /* bytes of the descriptor read (24/16 for GDB) */
 	size_t d_first, d_magic, d_seqlock, d_timestamp;
-	size_t entry_size;    /* bytes of one entry read */
+	size_t entry_size; /* bytes of one entry read */
 	size_t e_next, e_prev, e_addr, e_size, e_timestamp, e_seqlock;
 };
 
@@ -63,16 +63,16 @@ void art_layout_init(struct art_layout *l, unsigned int machine, int is_64, enum
 
 /* Read the descriptor at @addr and detect its layout: 0, -EFAULT (unreadable), -EPROTO (version
  * is not 1), -EINVAL (magic "Android1/2" with sizes that do not match @is_64/@machine). */
-int art_descriptor_read(const struct perch_mem *mem, uint64_t addr, unsigned int machine,
-			int is_64, struct art_descriptor *d, struct art_layout *l);
+int art_descriptor_read(const struct perch_mem *mem, uint64_t addr, unsigned int machine, int is_64,
+			struct art_descriptor *d, struct art_layout *l);
 
 /* One entry of a list, as read (spec 1.3). */
 struct art_entry {
-	uint64_t addr;         /* where the entry lives in the target */
+	uint64_t addr; /* where the entry lives in the target */
 	uint64_t next, prev;
 	uint64_t symfile_addr, symfile_size;
-	uint64_t timestamp;    /* 0 for GDB layouts */
-	uint32_t seqlock;      /* 0 for layouts without one */
+	uint64_t timestamp; /* 0 for GDB layouts */
+	uint32_t seqlock;   /* 0 for layouts without one */
 };
 
 /* A consistent snapshot of one list (protocol A of spec 1.6 for Android2; for Android1 and GDB
@@ -118,11 +118,11 @@ int art_symfile_equal(const struct art_symfile *s, const uint8_t *data, size_t s
 struct art_jit;
 
 struct art_jit_stats {
-	uint64_t snapshots;  /* successful list snapshots */
-	uint64_t races;      /* snapshots abandoned after ART_MAX_RACE_RETRIES */
-	uint64_t bad;        /* entries skipped: unreadable or unparseable symfile */
-	size_t entries;      /* live entries with a symfile */
-	size_t retired;      /* entries gone from the list still kept for older samples */
+	uint64_t snapshots; /* successful list snapshots */
+	uint64_t races;	    /* snapshots abandoned after ART_MAX_RACE_RETRIES */
+	uint64_t bad;	    /* entries skipped: unreadable or unparseable symfile */
+	size_t entries;	    /* live entries with a symfile */
+	size_t retired;	    /* entries gone from the list still kept for older samples */
 };
 
 /* A reader of the JIT list whose descriptor is at @desc_addr; @mem is copied (its context is
@@ -171,8 +171,8 @@ struct art_proc *art_proc_new(pid_t pid);
 void art_proc_free(struct art_proc *a);
 /* Find the descriptors in the modules of @ms: `__jit_debug_descriptor` and
  * `__dex_debug_descriptor` of ART's runtime library (art_module_flags(): by content, not by
- * name), else a GDB `__jit_debug_descriptor` in any module. Cheap when @ms did not change since the last call. 1 when a JIT or dex list is
- * known, 0 when none. */
+ * name), else a GDB `__jit_debug_descriptor` in any module. Cheap when @ms did not change since the
+ * last call. 1 when a JIT or dex list is known, 0 when none. */
 int art_proc_locate(struct art_proc *a, struct modules *ms);
 /* Before naming a sample taken at @sample_ns: unless the lists were looked at after that time
  * already (one look per batch of samples), read the descriptors and re-read the lists whose
@@ -189,8 +189,8 @@ int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *
  * pointer @sp in the stack of @snap: for the switch interpreter (whose marker is the method's
  * first instruction) the current instruction from its ShadowFrame (art_switch_dex_pc()), else
  * @dex_pc itself. */
-uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct unwind_snapshot *snap,
-				uint64_t sp, uint64_t dex_pc);
+uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct unwind_snapshot *snap, uint64_t sp,
+				uint64_t dex_pc);
 /* Is any list known (so that JIT and dex lookups can succeed)? */
 int art_proc_active(const struct art_proc *a);
 /* Where the descriptors are (0 when not found), for tests and `perch dump`. */
@@ -204,7 +204,7 @@ uint64_t art_proc_dex_descriptor(const struct art_proc *a);
  * the GDB JIT interface). Looked at once per module (kept in module->art_flags). */
 #define ART_MOD_CHECKED 1u
 #define ART_MOD_RUNTIME 2u
-#define ART_MOD_JIT 4u
+#define ART_MOD_JIT	4u
 unsigned int art_module_flags(struct modules *ms, const struct modules_map *mm);
 /* The same test on an ELF file image (for tests). */
 unsigned int art_elf_flags(const uint8_t *image, size_t size);

@@ -14,10 +14,11 @@ struct elffile;
 struct cfi_table;
 
 /* Limits that keep hostile CFI bounded. */
-#define CFI_MAX_STATE_DEPTH 16  /* DW_CFA_remember_state nesting */
-#define CFI_EXPR_MAX_STACK 64   /* DWARF expression stack entries */
-#define CFI_EXPR_MAX_STEPS 1024 /* DWARF expression operations executed (bra/skip can loop) */
-#define CFI_MAX_REGS PERCH_MAX_DWREGS /* columns kept; rules for higher ones are parsed, dropped */
+#define CFI_MAX_STATE_DEPTH 16	 /* DW_CFA_remember_state nesting */
+#define CFI_EXPR_MAX_STACK  64	 /* DWARF expression stack entries */
+#define CFI_EXPR_MAX_STEPS  1024 /* DWARF expression operations executed (bra/skip can loop) */
+/* columns kept; rules for higher ones are parsed, dropped */
+#define CFI_MAX_REGS PERCH_MAX_DWREGS
 
 /* Build the FDE index of @ef: .eh_frame, .debug_frame (decompressed when the file stores it
  * compressed) and the .debug_frame of its MiniDebugInfo (.gnu_debugdata); any may be missing,
@@ -37,27 +38,27 @@ size_t cfi_table_count(const struct cfi_table *t);
 
 /* How to recover one register (a column of the row). */
 enum cfi_rule_kind {
-	CFI_RULE_UNSPEC,   /* no rule: treated as same value (what GCC's unwinder does) */
-	CFI_RULE_UNDEF,    /* DW_CFA_undefined: not recoverable (for the RA: outermost frame) */
-	CFI_RULE_SAME,     /* DW_CFA_same_value */
-	CFI_RULE_OFFSET,   /* saved at CFA + off */
+	CFI_RULE_UNSPEC,     /* no rule: treated as same value (what GCC's unwinder does) */
+	CFI_RULE_UNDEF,	     /* DW_CFA_undefined: not recoverable (for the RA: outermost frame) */
+	CFI_RULE_SAME,	     /* DW_CFA_same_value */
+	CFI_RULE_OFFSET,     /* saved at CFA + off */
 	CFI_RULE_VAL_OFFSET, /* the value is CFA + off */
-	CFI_RULE_REG,      /* in register @reg */
-	CFI_RULE_EXPR,     /* saved at the address the expression computes (CFA pushed first) */
-	CFI_RULE_VAL_EXPR, /* the value is what the expression computes (CFA pushed first) */
+	CFI_RULE_REG,	     /* in register @reg */
+	CFI_RULE_EXPR,	     /* saved at the address the expression computes (CFA pushed first) */
+	CFI_RULE_VAL_EXPR,   /* the value is what the expression computes (CFA pushed first) */
 };
 
 struct cfi_rule {
 	const uint8_t *expr; /* EXPR, VAL_EXPR: borrowed from the section bytes */
-	int64_t off;         /* OFFSET, VAL_OFFSET */
+	int64_t off;	     /* OFFSET, VAL_OFFSET */
 	uint32_t expr_len;
-	uint16_t reg;        /* REG */
-	uint8_t kind;        /* enum cfi_rule_kind */
+	uint16_t reg; /* REG */
+	uint8_t kind; /* enum cfi_rule_kind */
 };
 
 enum cfi_cfa_kind {
 	CFI_CFA_REG_OFF, /* CFA = reg + off */
-	CFI_CFA_EXPR,    /* CFA = the expression's value (nothing pushed first) */
+	CFI_CFA_EXPR,	 /* CFA = the expression's value (nothing pushed first) */
 };
 
 /* The row of the CFI table that applies at one pc; readelf --debug-dump=frames-interp prints
@@ -65,18 +66,18 @@ enum cfi_cfa_kind {
  * "0000000000401691 rsp+16   u     c-16  c-8". */
 struct cfi_row {
 	uint64_t fde_start, fde_end; /* ELF vaddrs the FDE covers */
-	uint64_t loc;        /* ELF vaddr where this row starts */
-	uint8_t cfa_kind;    /* enum cfi_cfa_kind */
+	uint64_t loc;		     /* ELF vaddr where this row starts */
+	uint8_t cfa_kind;	     /* enum cfi_cfa_kind */
 	uint16_t cfa_reg;
 	int64_t cfa_off;
 	const uint8_t *cfa_expr;
 	uint32_t cfa_expr_len;
-	uint16_t ra_reg;     /* the CIE's return address column */
-	uint8_t ra_signed;   /* aarch64: an odd number of DW_CFA_AARCH64_negate_ra_state */
+	uint16_t ra_reg;      /* the CIE's return address column */
+	uint8_t ra_signed;    /* aarch64: an odd number of DW_CFA_AARCH64_negate_ra_state */
 	uint8_t signal_frame; /* the CIE has 'S' */
-	uint64_t args_size;  /* DW_CFA_GNU_args_size */
-	uint8_t addr_size;   /* the target's: 4 (ELF32) or 8; saved registers and DW_OP_deref
-			      * read this many bytes, addresses wrap at it */
+	uint64_t args_size;   /* DW_CFA_GNU_args_size */
+	uint8_t addr_size;    /* the target's: 4 (ELF32) or 8; saved registers and DW_OP_deref
+			       * read this many bytes, addresses wrap at it */
 	struct cfi_rule rules[CFI_MAX_REGS];
 };
 

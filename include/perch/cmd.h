@@ -7,14 +7,14 @@ enum perch_exit {
 	PERCH_EXIT_OK = 0,
 	PERCH_EXIT_SAMPLE_ERRORS = 1, /* finished, but some samples failed */
 	PERCH_EXIT_FATAL = 2,
-	PERCH_EXIT_REGRESSION = 3,    /* report --diff: a --fail-if rule tripped */
+	PERCH_EXIT_REGRESSION = 3, /* report --diff: a --fail-if rule tripped */
 	PERCH_EXIT_USAGE = 64,
 };
 
 struct cmd {
 	const char *name;
 	const char *summary;
-	const char *usage;  /* full help text */
+	const char *usage; /* full help text */
 	int (*run)(int argc, char **argv);
 	unsigned int flags; /* CMD_* */
 };

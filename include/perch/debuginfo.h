@@ -20,7 +20,8 @@ void debuginfo_free(struct debuginfo *di);
  * previous one, with the call site's file:line (DW_AT_call_file/line); the last entry is the
  * concrete subprogram (inlined = 0). Names as in DWARF (linkage name preferred, mangled;
  * the symbolizer demangles; a C++ function without one is qualified with its enclosing
- * namespaces and classes, e.g. "ns::hot_inline"). Returns the number of frames, 0 when the DWARF does not cover
+ * namespaces and classes, e.g. "ns::hot_inline"). Returns the number of frames, 0 when the DWARF
+ * does not cover
  * @vaddr. Strings are owned by @di. */
 int debuginfo_lookup(struct debuginfo *di, uint64_t vaddr, struct sym_frame *out, int max);
 
@@ -33,9 +34,9 @@ enum debuginfo_target {
 };
 
 struct debuginfo_call {
-	uint64_t pc;	     /* return address: DW_AT_call_return_pc, or DW_AT_low_pc (GNU) */
-	int tail;	     /* DW_AT_call_tail_call / DW_AT_GNU_tail_call: a jump, no return */
-	int kind;	     /* enum debuginfo_target */
+	uint64_t pc;	       /* return address: DW_AT_call_return_pc, or DW_AT_low_pc (GNU) */
+	int tail;	       /* DW_AT_call_tail_call / DW_AT_GNU_tail_call: a jump, no return */
+	int kind;	       /* enum debuginfo_target */
 	const uint64_t *addrs; /* ADDRS: the start of each range of the callee */
 	size_t nr_addrs;
 	const char *name; /* NAME: the declaration's linkage name, else its DW_AT_name */

@@ -9,10 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DEX_MAX_SIZE (256u << 20)   /* largest dex (or container) accepted */
-#define DEX_CHUNK (16u << 10)       /* what a lazily read dex file reads at a time */
-#define DEX_MAX_METHODS (1u << 22)  /* methods with code indexed per dex; the rest are ignored */
-#define DEX_MAX_POSITIONS (1u << 16) /* line-program rows decoded per method */
+#define DEX_MAX_SIZE	  (256u << 20) /* largest dex (or container) accepted */
+#define DEX_CHUNK	  (16u << 10)  /* what a lazily read dex file reads at a time */
+#define DEX_MAX_METHODS	  (1u << 22)   /* methods with code indexed per dex; the rest are ignored */
+#define DEX_MAX_POSITIONS (1u << 16)   /* line-program rows decoded per method */
 
 struct dex_file; /* opaque */
 

@@ -22,10 +22,11 @@
  * samples of the group are cut into DIFF_BATCHES batches of consecutive samples, and the
  * variance of the batch shares (batch means) is compared with the binomial one; each side's
  * part of the variance is widened by that ratio when it is above 1 (never narrowed), and the
- * critical value comes from Student's t with (batches - 1) degrees of freedom. The level is family-wise: alpha is
- * divided by the number of tests made (Bonferroni), separately for the function table and for
- * the call paths of the flame graph. Correlation over longer than a batch (phases of several
- * seconds) is not seen by this estimate: such a change is real, but may not repeat. */
+ * critical value comes from Student's t with (batches - 1) degrees of freedom. The level is
+ * family-wise: alpha is divided by the number of tests made (Bonferroni), separately for the
+ * function table and for the call paths of the flame graph. Correlation over longer than a batch
+ * (phases of several seconds) is not seen by this estimate: such a change is real, but may not
+ * repeat. */
 #ifndef PERCH_DIFF_H
 #define PERCH_DIFF_H
 
@@ -35,16 +36,16 @@
 
 struct profile;
 
-#define DIFF_BATCHES 32		/* batches of consecutive samples per side and thread group */
-#define DIFF_BATCH_MIN 10	/* samples per batch at least (fewer batches for short runs) */
+#define DIFF_BATCHES	   32	/* batches of consecutive samples per side and thread group */
+#define DIFF_BATCH_MIN	   10	/* samples per batch at least (fewer batches for short runs) */
 #define DIFF_DEFAULT_ALPHA 0.01 /* family-wise false-positive rate */
 
 enum diff_side { DIFF_BASE = 0, DIFF_NEW = 1 };
 
 struct diff_opts {
-	double alpha;		/* family-wise false-positive rate in (0, 0.5]; 0: the default */
-	int merge_threads;	/* every thread in one group ("all threads") */
-	const char *label[2];	/* names of the two profiles for titles (file names); copied */
+	double alpha;	      /* family-wise false-positive rate in (0, 0.5]; 0: the default */
+	int merge_threads;    /* every thread in one group ("all threads") */
+	const char *label[2]; /* names of the two profiles for titles (file names); copied */
 };
 
 /* One change of share: x of n samples in BASE and in NEW. */
@@ -63,9 +64,9 @@ struct diff_stat {
 
 /* A thread group: the threads of one process name + thread name. */
 struct diff_group {
-	const char *label;    /* "process/thread", or "all threads" */
-	uint64_t samples[2];  /* its samples in BASE and NEW */
-	uint32_t threads[2];  /* its threads in BASE and NEW */
+	const char *label;   /* "process/thread", or "all threads" */
+	uint64_t samples[2]; /* its samples in BASE and NEW */
+	uint32_t threads[2]; /* its threads in BASE and NEW */
 };
 
 /* A function of one thread group. */
@@ -86,16 +87,17 @@ struct diff_node {
 	uint32_t parent, group, depth;
 	const char *name;
 	uint8_t kind;
-	uint64_t self[2];     /* samples that end at this node */
-	struct diff_stat st;  /* samples through this path of the group's samples; root and
-			       * thread nodes: of all samples (never tested) */
+	uint64_t self[2];    /* samples that end at this node */
+	struct diff_stat st; /* samples through this path of the group's samples; root and
+			      * thread nodes: of all samples (never tested) */
 };
 
 struct diff;
 
-/* Compare @base with @new (neither is changed; both must outlive the diff). Samples in time order (profile_keep_samples,
- * as a recording read back has them) give the design effect; without them samples are taken
- * as independent (diff_time_ordered() says so). Never fails (out of memory dies). */
+/* Compare @base with @new (neither is changed; both must outlive the diff). Samples in time order
+ * (profile_keep_samples, as a recording read back has them) give the design effect; without them
+ * samples are taken as independent (diff_time_ordered() says so). Never fails (out of memory dies).
+ */
 struct diff *diff_new(const struct profile *base, const struct profile *new,
 		      const struct diff_opts *o);
 void diff_free(struct diff *d);
@@ -148,7 +150,7 @@ void diff_stat_test(struct diff_stat *st, const double deff[2], int df, double c
  * unanchored) grew in total share by more than POINTS beyond noise, that is when
  * change - margin > POINTS / 100 (which also makes the change beyond noise). */
 struct diff_rule {
-	char *text;	/* the argument as given */
+	char *text; /* the argument as given */
 	regex_t re;
 	double points;
 };

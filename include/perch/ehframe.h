@@ -12,7 +12,7 @@ struct elffile;
 
 struct ehframe_entry {
 	uint64_t start; /* ELF vaddr of the first instruction the FDE covers */
-	uint64_t fde;   /* ELF vaddr of the FDE (its length field) */
+	uint64_t fde;	/* ELF vaddr of the FDE (its length field) */
 };
 
 /* Build the table, sorted by start, duplicates removed. Returns the number of entries with
@@ -48,15 +48,15 @@ int ehframe_read_pointer(struct ehframe_cursor *c, uint8_t enc, uint64_t *out);
 /* A CIE as readelf --debug-dump=frames shows it:
  * "00000000 0000000000000014 00000000 CIE  Version: 1  Augmentation: "zR"  ... data: 1b" */
 struct ehframe_cie {
-	uint8_t version;      /* 1, 3 or 4 */
-	uint8_t addr_size;    /* the cursor's, or the CIE's own for version 4 */
-	uint8_t fde_enc;      /* 'R' (DW_EH_PE_absptr without it) */
-	uint8_t lsda_enc;     /* 'L' (DW_EH_PE_omit without it) */
-	int has_aug_data;     /* 'z': FDEs carry an augmentation length */
-	int signal_frame;     /* 'S': the FDEs describe signal trampolines */
+	uint8_t version;   /* 1, 3 or 4 */
+	uint8_t addr_size; /* the cursor's, or the CIE's own for version 4 */
+	uint8_t fde_enc;   /* 'R' (DW_EH_PE_absptr without it) */
+	uint8_t lsda_enc;  /* 'L' (DW_EH_PE_omit without it) */
+	int has_aug_data;  /* 'z': FDEs carry an augmentation length */
+	int signal_frame;  /* 'S': the FDEs describe signal trampolines */
 	uint64_t code_align;
 	int64_t data_align;
-	uint64_t ra_reg;      /* return address column */
+	uint64_t ra_reg;	 /* return address column */
 	size_t insns, insns_end; /* the initial instructions: base[insns .. insns_end) */
 };
 

@@ -8,32 +8,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct elffile_load {   /* one PT_LOAD program header */
+struct elffile_load { /* one PT_LOAD program header */
 	uint64_t vaddr, memsz;
 	uint64_t offset, filesz;
-	uint64_t align;       /* p_align */
-	uint32_t flags;       /* PF_R | PF_W | PF_X */
+	uint64_t align; /* p_align */
+	uint32_t flags; /* PF_R | PF_W | PF_X */
 };
 
 struct elffile_section {
 	const char *name;
-	uint32_t type;        /* SHT_* */
-	uint64_t flags;       /* sh_flags */
-	uint64_t vaddr;       /* sh_addr (0 when not allocated) */
+	uint32_t type;	/* SHT_* */
+	uint64_t flags; /* sh_flags */
+	uint64_t vaddr; /* sh_addr (0 when not allocated) */
 	uint64_t offset, size;
-	const uint8_t *data;  /* into the file image; NULL for SHT_NOBITS */
+	const uint8_t *data; /* into the file image; NULL for SHT_NOBITS */
 };
 
 struct elffile {
-	char *path;            /* as given to elffile_open() */
-	const uint8_t *image;  /* the whole file, mmap'ed read-only */
+	char *path;	      /* as given to elffile_open() */
+	const uint8_t *image; /* the whole file, mmap'ed read-only */
 	size_t size;
-	Elf *elf;              /* libelf handle over @image */
-	unsigned int machine;  /* EM_X86_64, EM_AARCH64, ... */
-	int is_64;             /* ELFCLASS64 */
-	int is_dyn;            /* ET_DYN (PIE or shared library) */
-	uint8_t build_id[64];  /* from the NT_GNU_BUILD_ID note */
-	size_t build_id_len;   /* 0 when there is none */
+	Elf *elf;	      /* libelf handle over @image */
+	unsigned int machine; /* EM_X86_64, EM_AARCH64, ... */
+	int is_64;	      /* ELFCLASS64 */
+	int is_dyn;	      /* ET_DYN (PIE or shared library) */
+	uint8_t build_id[64]; /* from the NT_GNU_BUILD_ID note */
+	size_t build_id_len;  /* 0 when there is none */
 	struct elffile_load *loads;
 	size_t nr_loads;
 	/* PT_GNU_EH_FRAME segment; size 0 when absent (e.g. some static binaries) */
@@ -41,16 +41,16 @@ struct elffile {
 	/* .eh_frame and .debug_frame sections; size 0 when absent */
 	uint64_t eh_frame_vaddr, eh_frame_size;
 	uint64_t debug_frame_offset, debug_frame_size;
-	int has_symtab;        /* a non-empty .symtab */
-	int has_debug_info;    /* a non-empty .debug_info */
+	int has_symtab;	    /* a non-empty .symtab */
+	int has_debug_info; /* a non-empty .debug_info */
 	/* private: sections decompressed by elffile_section_data(), and MiniDebugInfo */
 	struct elffile_unpacked *unpacked_;
 	size_t nr_unpacked_;
 	uint8_t *mdi_image_;
 	struct elffile *mdi_;
-	int mdi_state_;        /* 0 not looked at, 1 opened, -1 none or unusable */
-	int owns_map_;         /* private: the image is our mmap */
-	void *map_base_;       /* private: that mmap when the image starts inside it, else NULL */
+	int mdi_state_;	 /* 0 not looked at, 1 opened, -1 none or unusable */
+	int owns_map_;	 /* private: the image is our mmap */
+	void *map_base_; /* private: that mmap when the image starts inside it, else NULL */
 	size_t map_len_;
 };
 

@@ -41,8 +41,7 @@ int elfsection_probe(const uint8_t *data, size_t size, uint64_t sh_flags, const 
  * -EOPNOTSUPP as elfsection_probe(); -E2BIG over @limit; -EBADMSG for a corrupt stream or
  * one whose length differs from the header's. */
 int elfsection_decompress(const uint8_t *data, size_t size, uint64_t sh_flags, const char *name,
-			  int is_64, int big_endian, size_t limit, uint8_t **out,
-			  size_t *out_size);
+			  int is_64, int big_endian, size_t limit, uint8_t **out, size_t *out_size);
 
 /* Progressive decompression, for readers that need only a prefix of a big section (a cold
  * `perch dump` reads a few of glibc's 2000 CUs; inflating all of its .debug_info is most of
@@ -54,8 +53,8 @@ struct elfsection_stream;
 /* Take @raw (malloc'ed; owned by the stream from now on, even on error), the raw bytes of a
  * compressed section, with the arguments of elfsection_probe(). 0 with *@out set; -EINVAL for
  * a section that is not compressed; elfsection_decompress()'s errors otherwise. */
-int elfsection_stream_new(uint8_t *raw, size_t size, uint64_t sh_flags, const char *name,
-			  int is_64, int big_endian, size_t limit, struct elfsection_stream **out);
+int elfsection_stream_new(uint8_t *raw, size_t size, uint64_t sh_flags, const char *name, int is_64,
+			  int big_endian, size_t limit, struct elfsection_stream **out);
 /* The output buffer (elfsection_stream_size() bytes, one spare byte after them). */
 uint8_t *elfsection_stream_data(const struct elfsection_stream *st);
 size_t elfsection_stream_size(const struct elfsection_stream *st);

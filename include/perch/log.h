@@ -8,7 +8,7 @@
 enum log_level {
 	LOG_LEVEL_QUIET = 0, /* errors only */
 	LOG_LEVEL_NORMAL,    /* errors and warnings (the default) */
-	LOG_LEVEL_INFO,      /* -v */
+	LOG_LEVEL_INFO,	     /* -v */
 	LOG_LEVEL_DEBUG,     /* -vv */
 };
 

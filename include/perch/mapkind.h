@@ -8,31 +8,31 @@
 #include <stdint.h>
 
 enum mapkind {
-	MAPKIND_ANON = 0,     /* no name */
-	MAPKIND_HEAP,	      /* [heap], [anon:libc_malloc], scudo, GWP-ASan */
-	MAPKIND_STACK,	      /* [stack], [anon:stack_and_tls:TID], signal stacks */
-	MAPKIND_KERNEL,	      /* [vdso], [vvar], [vsyscall] */
-	MAPKIND_JIT_CACHE,    /* ART JIT code cache: memfd jit-cache, [anon:dalvik-jit-code-cache] */
-	MAPKIND_DALVIK_HEAP,  /* Java heap spaces */
+	MAPKIND_ANON = 0,    /* no name */
+	MAPKIND_HEAP,	     /* [heap], [anon:libc_malloc], scudo, GWP-ASan */
+	MAPKIND_STACK,	     /* [stack], [anon:stack_and_tls:TID], signal stacks */
+	MAPKIND_KERNEL,	     /* [vdso], [vvar], [vsyscall] */
+	MAPKIND_JIT_CACHE,   /* ART JIT code cache: memfd jit-cache, [anon:dalvik-jit-code-cache] */
+	MAPKIND_DALVIK_HEAP, /* Java heap spaces */
 	MAPKIND_DEX_EXTRACTED, /* [anon:dalvik-classes.dex extracted in memory from APK] */
-	MAPKIND_DALVIK_OTHER, /* other ART memory ([anon:dalvik-LinearAlloc], ...) */
-	MAPKIND_ELF,	      /* a shared object (.so) */
-	MAPKIND_APK_LIB,      /* an executable mapping of an .apk at an offset: a stored library */
-	MAPKIND_APK,	      /* other mappings of an .apk */
+	MAPKIND_DALVIK_OTHER,  /* other ART memory ([anon:dalvik-LinearAlloc], ...) */
+	MAPKIND_ELF,	       /* a shared object (.so) */
+	MAPKIND_APK_LIB,       /* an executable mapping of an .apk at an offset: a stored library */
+	MAPKIND_APK,	       /* other mappings of an .apk */
 	MAPKIND_JAR,
-	MAPKIND_OAT,	      /* AOT-compiled Java code (ELF) */
-	MAPKIND_ODEX,	      /* the same for an app */
-	MAPKIND_VDEX,	      /* dex container (not ELF) */
-	MAPKIND_ART,	      /* ART image (not ELF, no code) */
+	MAPKIND_OAT,  /* AOT-compiled Java code (ELF) */
+	MAPKIND_ODEX, /* the same for an app */
+	MAPKIND_VDEX, /* dex container (not ELF) */
+	MAPKIND_ART,  /* ART image (not ELF, no code) */
 	MAPKIND_DEX,
 	MAPKIND_DMABUF,
-	MAPKIND_GPU,	      /* kgsl, mali, dri */
-	MAPKIND_ASHMEM,	      /* other /dev/ashmem/ */
-	MAPKIND_DEVICE,	      /* other /dev/: never read or unwound into */
-	MAPKIND_MEMFD,	      /* other /memfd: (not a file on disk) */
-	MAPKIND_ANON_NAMED,   /* other [anon:...] and [...] */
-	MAPKIND_FILE,	      /* any other path */
-	MAPKIND_OTHER,	      /* anything else (anon_inode:...) */
+	MAPKIND_GPU,	    /* kgsl, mali, dri */
+	MAPKIND_ASHMEM,	    /* other /dev/ashmem/ */
+	MAPKIND_DEVICE,	    /* other /dev/: never read or unwound into */
+	MAPKIND_MEMFD,	    /* other /memfd: (not a file on disk) */
+	MAPKIND_ANON_NAMED, /* other [anon:...] and [...] */
+	MAPKIND_FILE,	    /* any other path */
+	MAPKIND_OTHER,	    /* anything else (anon_inode:...) */
 	MAPKIND_NR
 };
 

@@ -15,39 +15,39 @@ struct stat;
 
 /* What the unwinder found for a module's unwind table (filled by unwind.c). */
 struct module_unwind {
-	int state;              /* 0 not looked at, 1 ready, -1 none */
-	uint64_t table_vaddr;   /* eh_frame_hdr binary-search table, or perch's own copy */
+	int state;		/* 0 not looked at, 1 ready, -1 none */
+	uint64_t table_vaddr;	/* eh_frame_hdr binary-search table, or perch's own copy */
 	uint64_t segbase_vaddr; /* what the table's offsets are relative to */
 	uint64_t nr_entries;
-	int32_t *own_table;     /* pairs (start, fde) built from .eh_frame, or NULL */
-	struct cfi_table *cfi;  /* perch's own CFI index (module_cfi), NULL until used */
-	int cfi_failed;         /* building it failed: do not retry */
+	int32_t *own_table;    /* pairs (start, fde) built from .eh_frame, or NULL */
+	struct cfi_table *cfi; /* perch's own CFI index (module_cfi), NULL until used */
+	int cfi_failed;	       /* building it failed: do not retry */
 };
 
 struct module {
-	char *path;            /* as in /proc/PID/maps ("[vdso]" for the vDSO) */
+	char *path; /* as in /proc/PID/maps ("[vdso]" for the vDSO) */
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
-	int deleted;           /* maps said " (deleted)": @path now names another file, or none */
-	struct elffile *ef;    /* NULL until module_elf() succeeds */
-	int load_failed;       /* module_elf() tried and failed: do not retry */
-	uint8_t *mem_image;    /* private copy of target memory for [vdso] */
+	int deleted;	    /* maps said " (deleted)": @path now names another file, or none */
+	struct elffile *ef; /* NULL until module_elf() succeeds */
+	int load_failed;    /* module_elf() tried and failed: do not retry */
+	uint8_t *mem_image; /* private copy of target memory for [vdso] */
 	/* An ELF stored inside a zip (a library run straight from an APK): @path is then
 	 * "<zip>!/<entry>", the ELF is @zip_size bytes at @zip_start of the file @zip_path. */
 	char *zip_path;
 	uint64_t zip_start, zip_size;
-	uint32_t profile_str;  /* free for the caller: e.g. a profile string id + 1 */
+	uint32_t profile_str;	/* free for the caller: e.g. a profile string id + 1 */
 	unsigned int art_flags; /* art_module_flags(): 0 not looked at yet */
 	struct module_unwind unwind;
 };
 
 struct modules_map {
 	uint64_t start, end, offset;
-	uint32_t prot;           /* PROC_MAPS_PROT_* */
-	const char *name;        /* mapping name ("" anonymous, "[stack]", path) */
-	struct module *mod;      /* NULL when not backed by a file perch could read */
-	uint64_t bias;           /* runtime address = ELF vaddr + bias (valid when mod->ef) */
-	int bias_state;          /* 0 not computed yet, 1 @bias known, -1 no PT_LOAD fits */
+	uint32_t prot;	    /* PROC_MAPS_PROT_* */
+	const char *name;   /* mapping name ("" anonymous, "[stack]", path) */
+	struct module *mod; /* NULL when not backed by a file perch could read */
+	uint64_t bias;	    /* runtime address = ELF vaddr + bias (valid when mod->ef) */
+	int bias_state;	    /* 0 not computed yet, 1 @bias known, -1 no PT_LOAD fits */
 };
 
 #define MODULES_MAX_RELOADS 50
@@ -61,11 +61,11 @@ struct modules {
 	struct module **mods;
 	size_t nr_mods, alloc_mods;
 	uint64_t last_reload_ns;
-	uint64_t window_ns;          /* start of the current one-second reload budget */
+	uint64_t window_ns; /* start of the current one-second reload budget */
 	unsigned int window_reloads;
-	unsigned long long reloads;  /* successful reloads, for statistics */
-	int final;                   /* the maps of a process that is gone: never re-read (its pid
-				      * may be another process's by now) */
+	unsigned long long reloads; /* successful reloads, for statistics */
+	int final;		    /* the maps of a process that is gone: never re-read (its pid
+				     * may be another process's by now) */
 };
 
 struct modules *modules_new(pid_t pid);
@@ -90,8 +90,8 @@ struct elffile *modules_elf(struct modules *ms, const struct modules_map *mm);
  * overlayfs and btrfs, whose stat() reports another device than /proc/PID/maps does. A file
  * opened by path is used only then: a file replaced while mapped (maps: " (deleted)") has a
  * new file at its path. */
-int modules_same_file(uint64_t inode, uint32_t dev_major, uint32_t dev_minor,
-		      const struct stat *st, unsigned long fs_type);
+int modules_same_file(uint64_t inode, uint32_t dev_major, uint32_t dev_minor, const struct stat *st,
+		      unsigned long fs_type);
 /* perch's own CFI index of the module behind @mm, built on first use; NULL when none. */
 const struct cfi_table *modules_cfi(struct modules *ms, const struct modules_map *mm);
 

@@ -8,8 +8,8 @@
 struct profile;
 
 struct output_opts {
-	int lines;       /* folded: append " (file:line)" to frames with a known line */
-	int top;         /* text: how many functions --top prints */
+	int lines; /* folded: append " (file:line)" to frames with a known line */
+	int top;   /* text: how many functions --top prints */
 };
 
 /* Folded stacks (docs/design/formats.md section 1): one line per distinct (thread, stack),
@@ -25,11 +25,11 @@ int out_top_write(const struct profile *p, const struct output_opts *o, FILE *f)
 typedef int output_write_fn(const struct profile *p, const struct output_opts *o, FILE *f);
 
 struct output_format {
-	const char *name;       /* for --format: "folded", "svg", "pprof", ... */
-	const char *ext;        /* file name ending that selects it: ".folded", ".pb.gz", ...;
-	                         * NULL: only by --format */
+	const char *name; /* for --format: "folded", "svg", "pprof", ... */
+	const char *ext;  /* file name ending that selects it: ".folded", ".pb.gz", ...;
+			   * NULL: only by --format */
 	output_write_fn *write;
-	int needs_samples;      /* needs the samples in time order (profile_keep_samples) */
+	int needs_samples; /* needs the samples in time order (profile_keep_samples) */
 	const char *summary;
 };
 
@@ -50,8 +50,8 @@ const struct output_format *output_format_for_path(const char *path);
 struct output_file {
 	FILE *f;
 	char *path;
-	char *tmp;   /* NULL: written in place (stdout, or @path is a device or FIFO) */
-	int direct;  /* @path is a device or FIFO opened as it is (closed on commit) */
+	char *tmp;  /* NULL: written in place (stdout, or @path is a device or FIFO) */
+	int direct; /* @path is a device or FIFO opened as it is (closed on commit) */
 };
 int output_open(struct output_file *of, const char *path);
 int output_commit(struct output_file *of);

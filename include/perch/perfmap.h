@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define PERFMAP_MAX_ENTRIES (1u << 21) /* lines kept; later ones are ignored */
-#define PERFMAP_MAX_LINE    4096       /* longer lines are skipped */
+#define PERFMAP_MAX_ENTRIES (1u << 21)	 /* lines kept; later ones are ignored */
+#define PERFMAP_MAX_LINE    4096	 /* longer lines are skipped */
 #define PERFMAP_MAX_FILE    (512u << 20) /* bytes read from one file */
 
 struct perfmap_sym {

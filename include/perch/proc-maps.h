@@ -19,14 +19,14 @@ enum {
 };
 
 struct proc_map {
-	uint64_t start;    /* first byte */
-	uint64_t end;      /* one past the last byte */
-	uint64_t offset;   /* file offset of start */
+	uint64_t start;	 /* first byte */
+	uint64_t end;	 /* one past the last byte */
+	uint64_t offset; /* file offset of start */
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
-	uint32_t prot;     /* PROC_MAPS_PROT_* */
-	const char *path;  /* "" for anonymous; owned by the table */
-	int deleted;       /* path ended in " (deleted)" (stripped from @path) */
+	uint32_t prot;	  /* PROC_MAPS_PROT_* */
+	const char *path; /* "" for anonymous; owned by the table */
+	int deleted;	  /* path ended in " (deleted)" (stripped from @path) */
 };
 
 /* Invariant: maps[] sorted by start, no two overlap. */

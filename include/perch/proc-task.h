@@ -12,26 +12,26 @@
  */
 struct proc_stat {
 	pid_t pid;
-	char comm[64];         /* between the first '(' and the LAST ')' */
-	char state;            /* 'R', 'S', 'D', 'T', 't', 'Z', 'X', 'I', ... */
+	char comm[64]; /* between the first '(' and the LAST ')' */
+	char state;    /* 'R', 'S', 'D', 'T', 't', 'Z', 'X', 'I', ... */
 	pid_t ppid;
 	uint64_t utime, stime; /* clock ticks */
 	uint64_t starttime;    /* clock ticks since boot */
 	uint64_t num_threads;
-	int processor;         /* CPU last run on */
+	int processor; /* CPU last run on */
 };
 
 /* /proc/PID/status, the fields perch uses */
 struct proc_status {
 	char name[64];
-	char state;         /* first letter of "State:" */
+	char state; /* first letter of "State:" */
 	pid_t tgid;
-	pid_t tracer_pid;   /* TracerPid: 0 when not traced */
+	pid_t tracer_pid; /* TracerPid: 0 when not traced */
 	uid_t uid_real, uid_effective;
-	int64_t threads;    /* Threads: (-1 when the line is absent) */
-	uint64_t cap_eff;   /* CapEff: bit mask */
-	pid_t ns_pid;       /* NSpid's last value: its id inside its own PID namespace (the
-			     * Tgid/Pid seen here when it is in ours, or without NSpid) */
+	int64_t threads;  /* Threads: (-1 when the line is absent) */
+	uint64_t cap_eff; /* CapEff: bit mask */
+	pid_t ns_pid;	  /* NSpid's last value: its id inside its own PID namespace (the
+			   * Tgid/Pid seen here when it is in ours, or without NSpid) */
 };
 
 /* 0 or -EINVAL for malformed text. proc_status_parse() needs at least Name, State and Tgid. */

@@ -19,12 +19,12 @@
 struct procwait_result;
 
 struct procwait_opts {
-	const char *name;	    /* what to wait for (procwait_name_matches()) */
-	double timeout_s;	    /* 0: wait until a signal */
-	unsigned int poll_us;	    /* /proc polling period (0: PROCWAIT_DEFAULT_POLL_US) */
-	int no_netlink;		    /* poll /proc even when process events are available */
-	const sigset_t *stop;	    /* signals that end the wait; the caller has them blocked
-				     * (NULL: none) */
+	const char *name;     /* what to wait for (procwait_name_matches()) */
+	double timeout_s;     /* 0: wait until a signal */
+	unsigned int poll_us; /* /proc polling period (0: PROCWAIT_DEFAULT_POLL_US) */
+	int no_netlink;	      /* poll /proc even when process events are available */
+	const sigset_t *stop; /* signals that end the wait; the caller has them blocked
+			       * (NULL: none) */
 	/* Optional: called once what runs now is known (processes started from then on are
 	 * new), with the result so far (@how, @ignored). */
 	void (*ready)(void *arg, const struct procwait_result *res);
@@ -66,8 +66,8 @@ enum procwait_match {
 /* Does a process with name @comm (/proc/PID/comm without newline) and command line @cmdline
  * (@len bytes of /proc/PID/cmdline: NUL-separated arguments) match @name? Yes when @name is
  * its comm, its argv[0], or the last path component of argv[0]. */
-enum procwait_match procwait_name_matches(const char *name, const char *comm,
-					  const char *cmdline, size_t len);
+enum procwait_match procwait_name_matches(const char *name, const char *comm, const char *cmdline,
+					  size_t len);
 /* The same for the live process @pid. PROCWAIT_NO when it is gone. */
 enum procwait_match procwait_check(pid_t pid, const char *name);
 /* May perch attach to @pid now (the kernel's ptrace access check, made by opening

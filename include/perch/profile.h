@@ -15,55 +15,55 @@
 
 enum profile_frame_kind {
 	PROFILE_FRAME_NATIVE = 0, /* compiled native code */
-	PROFILE_FRAME_PSEUDO,     /* perch's own marker: wait reason, thread root, "[truncated]" */
+	PROFILE_FRAME_PSEUDO,	  /* perch's own marker: wait reason, thread root, "[truncated]" */
 	PROFILE_FRAME_KERNEL,
 	PROFILE_FRAME_JIT,
-	PROFILE_FRAME_INTERP,     /* interpreted (e.g. dex) */
-	PROFILE_FRAME_AOT,        /* ahead-of-time compiled managed code (oat) */
+	PROFILE_FRAME_INTERP, /* interpreted (e.g. dex) */
+	PROFILE_FRAME_AOT,    /* ahead-of-time compiled managed code (oat) */
 };
 
 struct profile_frame {
-	uint32_t name;   /* string id: function name, or "module+0x1a2b" when unknown */
-	uint32_t file;   /* string id of the source file, 0 when unknown */
-	uint32_t line;   /* 0 when unknown */
-	uint32_t module; /* string id of the module path, 0 for none */
-	uint32_t detail; /* string id of what `perch dump` shows after the name (an interpreted
-			  * Java method's signature, "(int, int)"), 0 for none */
-	uint8_t kind;    /* enum profile_frame_kind */
-	uint8_t inlined; /* inlined into the next frame of its location */
+	uint32_t name;	  /* string id: function name, or "module+0x1a2b" when unknown */
+	uint32_t file;	  /* string id of the source file, 0 when unknown */
+	uint32_t line;	  /* 0 when unknown */
+	uint32_t module;  /* string id of the module path, 0 for none */
+	uint32_t detail;  /* string id of what `perch dump` shows after the name (an interpreted
+			   * Java method's signature, "(int, int)"), 0 for none */
+	uint8_t kind;	  /* enum profile_frame_kind */
+	uint8_t inlined;  /* inlined into the next frame of its location */
 	uint8_t tailcall; /* a tail-call frame (tailcall.h): rebuilt from DWARF call sites, the
 			   * function jumped to the next inner frame's; no pc of its own, never a
 			   * leaf (no self time). Its location's frames all have it. */
 };
 
 struct profile_location {
-	uint32_t module;        /* string id of the module path, 0 for none */
-	uint64_t addr;          /* ELF vaddr inside the module (absolute address when no module) */
-	uint32_t first_frame;   /* index into the location-frame list: see profile_location_frames */
+	uint32_t module;      /* string id of the module path, 0 for none */
+	uint64_t addr;	      /* ELF vaddr inside the module (absolute address when no module) */
+	uint32_t first_frame; /* index into the location-frame list: see profile_location_frames */
 	uint32_t nr_frames;
 };
 
 struct profile_thread {
 	pid_t tid;
-	uint32_t name;     /* string id of the latest name seen (comm) */
-	uint64_t samples;  /* samples taken of this thread */
-	pid_t pid;         /* its process; 0 when not recorded (a profile of one process, whose
-			    * id is the meta "pid") */
+	uint32_t name;	  /* string id of the latest name seen (comm) */
+	uint64_t samples; /* samples taken of this thread */
+	pid_t pid;	  /* its process; 0 when not recorded (a profile of one process, whose
+			   * id is the meta "pid") */
 };
 
 /* A process of the recording (a recording may hold several: followed children). */
 struct profile_process {
 	pid_t pid;
-	uint32_t name;     /* string id of its latest name (the main thread's comm), 0 unknown */
+	uint32_t name; /* string id of its latest name (the main thread's comm), 0 unknown */
 };
 
 /* One sample as kept in time order (only when profile->keep_samples is set). */
 struct profile_sample {
-	uint64_t time_ns;  /* CLOCK_MONOTONIC */
-	uint32_t thread;   /* thread index */
-	uint32_t stack;    /* stack id */
-	char state;        /* thread state letter from /proc ('R', 'S', ...), 0 when unknown */
-	uint32_t weight;   /* ticks this sample stands for (>= 1) */
+	uint64_t time_ns; /* CLOCK_MONOTONIC */
+	uint32_t thread;  /* thread index */
+	uint32_t stack;	  /* stack id */
+	char state;	  /* thread state letter from /proc ('R', 'S', ...), 0 when unknown */
+	uint32_t weight;  /* ticks this sample stands for (>= 1) */
 };
 
 struct profile;

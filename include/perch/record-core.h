@@ -32,10 +32,10 @@ struct timeline;
 struct tracee;
 struct tracee_stats;
 
-#define RECORD_DEFAULT_HZ 100
+#define RECORD_DEFAULT_HZ    100
 #define RECORD_DEFAULT_STACK (32 * 1024)
-#define RECORD_MAX_STACK (1024 * 1024)
-#define RECORD_MAX_OUTPUTS 8
+#define RECORD_MAX_STACK     (1024 * 1024)
+#define RECORD_MAX_OUTPUTS   8
 
 struct record_output {
 	char *path;
@@ -44,23 +44,23 @@ struct record_output {
 
 /* The record options. Strings are owned (record_opts_release() frees them). */
 struct record_opts {
-	pid_t pid;	    /* -p (RECORD_PARSE_CLI only) */
-	char *wait_name;    /* --wait NAME: the process to wait for (RECORD_PARSE_CLI only) */
+	pid_t pid;	     /* -p (RECORD_PARSE_CLI only) */
+	char *wait_name;     /* --wait NAME: the process to wait for (RECORD_PARSE_CLI only) */
 	double wait_timeout; /* --wait-timeout SEC, 0: none */
-	int follow;	    /* follow forked children: 1 --follow-children, 0 --no-follow,
-			     * -1 not said (on for PROGRAM, off for -p; RECORD_PARSE_CLI only) */
-	char **argv;	    /* PROGRAM [ARGS] after the options (borrowed from the caller's argv,
-			     * RECORD_PARSE_CLI only), or NULL */
+	int follow;	     /* follow forked children: 1 --follow-children, 0 --no-follow,
+			      * -1 not said (on for PROGRAM, off for -p; RECORD_PARSE_CLI only) */
+	char **argv;	     /* PROGRAM [ARGS] after the options (borrowed from the caller's argv,
+			      * RECORD_PARSE_CLI only), or NULL */
 	double hz, duration; /* duration 0: until stopped */
 	size_t stack_size;
-	int max_frames;	    /* --max-frames: frames unwound a stack */
+	int max_frames; /* --max-frames: frames unwound a stack */
 	struct record_output outputs[RECORD_MAX_OUTPUTS];
 	int nr_outputs;
 	const struct output_format *default_fmt; /* --format, or NULL */
 	char *sysroot, *symfs, *stall_thread;
 	int lines, top, quiet, cpu_mode;
 	int verify, follow_cpu, no_idle_reuse, no_cpu_hold;
-	int art_frames;	    /* --show-art-frames: keep ART's runtime frames between Java frames */
+	int art_frames; /* --show-art-frames: keep ART's runtime frames between Java frames */
 	unsigned int cpu_ms, mem_ms; /* timeline intervals, 0: off */
 	double stall_ms;	     /* 0: no stall detection */
 };
@@ -88,8 +88,7 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
  * REPL's `set` names "rate" for freq) and its value (for flags: NULL, "on" or "off"). @what
  * names the option in error messages (NULL: "--NAME"). 0, or -EINVAL (message printed),
  * -ENOENT for an unknown name (no message). */
-int record_opts_set(struct record_opts *o, const char *name, const char *value,
-		    const char *what);
+int record_opts_set(struct record_opts *o, const char *name, const char *value, const char *what);
 /* The long names record_opts_set() knows, NULL-terminated (for completion and help). */
 extern const char *const record_opts_names[];
 /* The value of option @name as text into @buf ("" when unset); -ENOENT when unknown. */
@@ -110,10 +109,11 @@ struct record_sites {
  * architecture (a child may exec a 32-bit program). */
 struct record_proc {
 	pid_t pid;
-	uint64_t execs;	    /* execs of the process before the program resolved here */
-	unsigned int final_seen; /* record_core.final_gen when its final maps were last looked for */
-	pid_t task;	    /* a live thread its memory and /proc files are read through (the
-			     * pid, unless its main thread had exited) */
+	uint64_t execs; /* execs of the process before the program resolved here */
+	unsigned int
+	    final_seen; /* record_core.final_gen when its final maps were last looked for */
+	pid_t task;	/* a live thread its memory and /proc files are read through (the
+			 * pid, unless its main thread had exited) */
 	const struct perch_arch *arch;
 	struct resolver *r; /* NULL once the process is gone */
 };
@@ -121,9 +121,9 @@ struct record_proc {
 struct record_core {
 	struct record_opts o;
 
-	pid_t pid;			/* the first process */
-	const struct perch_arch *arch;	/* its architecture */
-	struct record_proc *procs;	/* every process sampled (followed children too) */
+	pid_t pid;		       /* the first process */
+	const struct perch_arch *arch; /* its architecture */
+	struct record_proc *procs;     /* every process sampled (followed children too) */
 	size_t nr_procs, alloc_procs;
 	struct resolve_stats gone_stats; /* what the resolvers of gone processes counted */
 	/* the maps of processes as they exited (sampler_ops.exiting, on the ptrace thread),
@@ -133,23 +133,23 @@ struct record_core {
 		pid_t pid;
 		uint64_t execs;
 		char *maps;
-	} *finals;
+	} * finals;
 	size_t nr_finals, alloc_finals;
 	volatile unsigned int final_gen; /* bumped under final_lock by every new entry */
-	struct profile *p;    /* the live profile */
+	struct profile *p;		 /* the live profile */
 	struct profile *back; /* after record_core_write_outputs() with a .perch output: the
 			       * recording read back (every sample; the live profile dropped
 			       * those it streamed), or NULL */
 	struct symbolizer *sym;
-	struct resolver *r;   /* the first process's while it lives (procs[] has them all) */
+	struct resolver *r;	    /* the first process's while it lives (procs[] has them all) */
 	struct record_sites *sites; /* per profile thread */
 	size_t nr_sites;
 	struct sampler_stats *st; /* zeroed by record_core_init(); pass it to sampler_run() */
 	uint64_t verified, verify_differ; /* --verify: samples compared, and differing */
 	struct timeline *tl;
 	struct stall_detector *stall;
-	uint64_t mono_start;	    /* CLOCK_MONOTONIC when sampling began */
-	uint64_t start_realtime_ns; /* CLOCK_REALTIME at record_core_setup() */
+	uint64_t mono_start;	     /* CLOCK_MONOTONIC when sampling began */
+	uint64_t start_realtime_ns;  /* CLOCK_REALTIME at record_core_setup() */
 	struct recording_writer *rw; /* the -o FILE.perch streamed while sampling, or NULL */
 	const char *rw_path;
 	uint64_t first_sample_ns; /* CLOCK_MONOTONIC of the first sample (0: none yet) */
@@ -159,8 +159,8 @@ struct record_core {
 	char tmp_path[40];
 	uint64_t drained_ns; /* when the timeline and stalls were last drained into rw */
 	int no_points;	     /* no rw and no output draws timelines or stalls: not kept */
-	int keep_samples; /* set before record_core_setup(): keep every sample (the REPL, whose
-			   * recording can be saved in any format later) */
+	int keep_samples;    /* set before record_core_setup(): keep every sample (the REPL, whose
+			      * recording can be saved in any format later) */
 };
 
 /* The sampler callbacks; their argument is the struct record_core. */
@@ -204,7 +204,7 @@ int record_core_write(const struct record_core *rc, const char *path,
 /* The unwinding and naming figures of every process of the recording, summed into @out
  * (returned). */
 const struct resolve_stats *record_core_resolve_stats(const struct record_core *rc,
-						     struct resolve_stats *out);
+						      struct resolve_stats *out);
 /* The profile to render: the one read back, else the live one. */
 const struct profile *record_core_profile(const struct record_core *rc);
 

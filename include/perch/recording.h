@@ -55,13 +55,13 @@
 struct output_opts;
 struct profile;
 
-#define RECORDING_MAGIC "PERCHREC"
-#define RECORDING_VERSION 2
-#define RECORDING_MAX_CHUNK (64u << 20)	      /* raw and stored bytes of one chunk */
-#define RECORDING_FLUSH_NS 1000000000ULL      /* write a chunk at least every second */
+#define RECORDING_MAGIC		"PERCHREC"
+#define RECORDING_VERSION	2
+#define RECORDING_MAX_CHUNK	(64u << 20)   /* raw and stored bytes of one chunk */
+#define RECORDING_FLUSH_NS	1000000000ULL /* write a chunk at least every second */
 #define RECORDING_FLUSH_SAMPLES 8192	      /* ... or every this many kept samples */
-#define RECORDING_MAX_FRAMES 64		      /* frames of one location */
-#define RECORDING_MAX_STACK 4096	      /* locations of one stack */
+#define RECORDING_MAX_FRAMES	64	      /* frames of one location */
+#define RECORDING_MAX_STACK	4096	      /* locations of one stack */
 #define RECORDING_MAX_PROCESSES (1 << 20)     /* processes of one recording (reader limit) */
 
 /* Writing. */
@@ -94,11 +94,11 @@ int out_recording_write(const struct profile *p, const struct output_opts *o, FI
 /* Reading. */
 struct recording_info {
 	unsigned int version;
-	uint64_t chunks;      /* complete chunks read */
-	uint64_t samples;     /* sample records read */
-	int complete;	      /* the END record was there */
-	uint64_t bad_offset;  /* where reading stopped early (0 when complete or clean EOF) */
-	char error[256];      /* why it stopped early, or why it failed; "" otherwise */
+	uint64_t chunks;     /* complete chunks read */
+	uint64_t samples;    /* sample records read */
+	int complete;	     /* the END record was there */
+	uint64_t bad_offset; /* where reading stopped early (0 when complete or clean EOF) */
+	char error[256];     /* why it stopped early, or why it failed; "" otherwise */
 };
 
 /* Read a recording from memory into a new profile (samples kept, in file order). Returns 0 and

@@ -29,9 +29,9 @@ enum repl_mode {
 
 struct repl {
 	enum repl_mode mode;
-	int json_mode;  /* scripted mode: one JSON object per command */
+	int json_mode;	/* scripted mode: one JSON object per command */
 	int keep_going; /* scripted mode: run every command even after a failure */
-	int color;      /* escape codes allowed (terminal that supports them) */
+	int color;	/* escape codes allowed (terminal that supports them) */
 	struct session *s;
 	const struct cmd *const *table; /* the CLI commands (main.c) */
 	size_t nr_table;
@@ -43,10 +43,10 @@ struct repl {
 	int quit;
 
 	/* the result of the current command */
-	struct strbuf json;  /* fields after "cmd"/"ok", each starting with ',' */
-	struct strbuf kv;    /* top-level scalar fields as " key=value" (scripted text mode) */
-	struct strbuf text;  /* human text (scripted text mode: printed indented) */
-	int depth;           /* JSON nesting below the result object */
+	struct strbuf json; /* fields after "cmd"/"ok", each starting with ',' */
+	struct strbuf kv;   /* top-level scalar fields as " key=value" (scripted text mode) */
+	struct strbuf text; /* human text (scripted text mode: printed indented) */
+	int depth;	    /* JSON nesting below the result object */
 	int first[REPL_JSON_DEPTH];
 };
 
@@ -76,9 +76,9 @@ int repl_name_matches(const char *what, const char *comm, const char *argv0);
 /* What `attach` lists about a candidate process. */
 struct repl_process {
 	pid_t pid;
-	uid_t uid;	    /* real uid; on Android the user is uid / 100000 */
+	uid_t uid; /* real uid; on Android the user is uid / 100000 */
 	char comm[64];
-	char cmdline[256];  /* argv[0] ("" for kernel threads) */
+	char cmdline[256]; /* argv[0] ("" for kernel threads) */
 };
 #define REPL_ANDROID_PER_USER 100000 /* AID_USER_OFFSET: uid = user * 100000 + app id */
 /* Fill @out from /proc/@pid. 0 or -errno. */
@@ -109,15 +109,15 @@ enum repl_complete {
 	REPL_COMPLETE_TID,     /* the target's thread ids */
 	REPL_COMPLETE_FILE,
 	REPL_COMPLETE_COMMAND,
-	REPL_COMPLETE_FORMAT,  /* output format names, then files */
+	REPL_COMPLETE_FORMAT, /* output format names, then files */
 };
 
 struct repl_cmd {
 	const char *name;
-	const char *args;    /* "PID|NAME" */
+	const char *args; /* "PID|NAME" */
 	const char *summary;
-	const char *usage;   /* more help, or NULL */
-	const char *const *words; /* completion words for the first argument (NULL-terminated) */
+	const char *usage;	    /* more help, or NULL */
+	const char *const *words;   /* completion words for the first argument (NULL-terminated) */
 	const char *const *options; /* completion words for '-' (NULL-terminated) */
 	enum repl_complete complete;
 	int needs_target;
@@ -156,7 +156,6 @@ void repl_top_update(struct repl_top *t, const struct profile *p);
 uint64_t repl_top_interval_samples(const struct repl_top *t);
 /* The table, hottest in the last interval first (then by time since the start), at most
  * @rows functions; times are samples / @hz. */
-void repl_top_print(struct repl_top *t, const struct profile *p, double hz, size_t rows,
-		    FILE *f);
+void repl_top_print(struct repl_top *t, const struct profile *p, double hz, size_t rows, FILE *f);
 
 #endif

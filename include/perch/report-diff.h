@@ -14,23 +14,24 @@ struct report_filter;
 struct report_symfs;
 
 #define REPORT_DIFF_USAGE                                                                          \
-	"      --diff BASE        compare BASE (a recording) with RECORDING, the new one: -o's\n"   \
-	"                         ending picks text (.txt), folded (.folded: difffolded.pl's\n"     \
-	"                         'stack BASE NEW' columns), svg or html (a differential flame\n"    \
-	"                         graph on the new shape: red grew, blue shrank)\n"                  \
-	"      --fail-if FUNCTION_REGEX:+POINTS\n"                                                   \
-	"                         with --diff: exit 3 when a function whose name matches grew in\n" \
-	"                         total share of its thread by more than POINTS beyond noise\n"     \
-	"                         (repeatable)\n"                                                    \
-	"      --alpha A          with --diff: the family-wise false-positive rate of 'beyond\n"     \
-	"                         noise' (default 0.01)\n"                                           \
-	"      --merge-threads    with --diff: compare all threads as one (default: threads\n"      \
+	"      --diff BASE        compare BASE (a recording) with RECORDING, the new one: -o's\n"  \
+	"                         ending picks text (.txt), folded (.folded: difffolded.pl's\n"    \
+	"                         'stack BASE NEW' columns), svg or html (a differential flame\n"  \
+	"                         graph on the new shape: red grew, blue shrank)\n"                \
+	"      --fail-if FUNCTION_REGEX:+POINTS\n"                                                 \
+	"                         with --diff: exit 3 when a function whose name matches grew "    \
+	"in\n"                                                                                     \
+	"                         total share of its thread by more than POINTS beyond noise\n"    \
+	"                         (repeatable)\n"                                                  \
+	"      --alpha A          with --diff: the family-wise false-positive rate of 'beyond\n"   \
+	"                         noise' (default 0.01)\n"                                         \
+	"      --merge-threads    with --diff: compare all threads as one (default: threads\n"     \
 	"                         matched by process and thread name)\n"
 
 /* Both recordings read, filtered and compared. */
 struct report_diff_run {
-	struct profile *read[2];  /* as read (NULL for a profile given by the caller) */
-	struct profile *kept[2];  /* after the filters (NULL: the profile itself is used) */
+	struct profile *read[2]; /* as read (NULL for a profile given by the caller) */
+	struct profile *kept[2]; /* after the filters (NULL: the profile itself is used) */
 	struct diff *d;
 };
 
@@ -39,7 +40,7 @@ struct report_diff_args {
 	const char *path[2];	    /* BASE and NEW recordings; path[NEW] may be NULL with @live */
 	const struct profile *live; /* the NEW profile when path[NEW] is NULL (REPL's last one) */
 	const struct report_filter *filter;
-	struct report_symfs *rs;    /* may be NULL */
+	struct report_symfs *rs; /* may be NULL */
 	struct diff_opts opts;
 	struct diff_rule *rules;
 	size_t nr_rules, alloc_rules;
@@ -57,8 +58,7 @@ int report_diff_open(struct report_diff_run *run, const struct report_diff_args 
 void report_diff_close(struct report_diff_run *run);
 
 /* Call @fn for every (rule, function) that trips; the number of trips. */
-typedef void report_diff_trip_fn(const struct diff_rule *r, const struct diff_fn *fn,
-				 void *arg);
+typedef void report_diff_trip_fn(const struct diff_rule *r, const struct diff_fn *fn, void *arg);
 size_t report_diff_trips(const struct diff *d, const struct report_diff_args *a,
 			 report_diff_trip_fn *fn, void *arg);
 /* "step_b (app) of thread app/app grew by 26.70 points (±6.12), more than 5 (--fail-if

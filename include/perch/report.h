@@ -13,20 +13,20 @@ struct elffile;
 struct profile;
 
 struct report_filter {
-	pid_t *tids;	      /* keep only these threads (none: all) */
+	pid_t *tids; /* keep only these threads (none: all) */
 	size_t nr_tids, alloc_tids;
-	regex_t thread_re;    /* keep threads whose name matches (when have_re) */
+	regex_t thread_re; /* keep threads whose name matches (when have_re) */
 	int have_re;
-	int cpu_only;	      /* --mode cpu: samples whose thread state was 'R' */
+	int cpu_only;	       /* --mode cpu: samples whose thread state was 'R' */
 	double start_s, end_s; /* window in seconds from the first sample; end_s < 0: open */
 };
 
 #define REPORT_FILTER_USAGE                                                                        \
-	"      --tid TID[,TID..]  only these threads\n"                                           \
-	"      --thread REGEX     only threads whose name matches (extended regex)\n"            \
-	"      --mode wall|cpu    wall (default): every sample; cpu: only samples of running\n"  \
-	"                         threads (state R)\n"                                            \
-	"      --start SEC        only samples at least SEC seconds after the first one\n"      \
+	"      --tid TID[,TID..]  only these threads\n"                                            \
+	"      --thread REGEX     only threads whose name matches (extended regex)\n"              \
+	"      --mode wall|cpu    wall (default): every sample; cpu: only samples of running\n"    \
+	"                         threads (state R)\n"                                             \
+	"      --start SEC        only samples at least SEC seconds after the first one\n"         \
 	"      --end SEC          only samples before SEC seconds after the first one\n"
 
 void report_filter_init(struct report_filter *f);

@@ -1,6 +1,6 @@
 /* Turns a snapshot into a stack in the profile: unwind, then name every pc (module, function,
- * file:line, inlined frames) and add the tail-call frames between them (tailcall.h). Maps are re-read when a pc falls outside every known mapping
- * (see modules_find_fresh) and after exec. */
+ * file:line, inlined frames) and add the tail-call frames between them (tailcall.h). Maps are
+ * re-read when a pc falls outside every known mapping (see modules_find_fresh) and after exec. */
 #ifndef PERCH_RESOLVE_H
 #define PERCH_RESOLVE_H
 
@@ -16,13 +16,13 @@ struct unwind_snapshot;
 
 struct resolve_stats {
 	uint64_t stacks;
-	uint64_t to_root;     /* outermost frame is a thread root (_start, clone, ...) */
-	uint64_t fp_used;     /* stacks that needed the frame-pointer fallback */
-	uint64_t fp_frames;   /* frames found by that fallback (no usable CFI) */
+	uint64_t to_root;   /* outermost frame is a thread root (_start, clone, ...) */
+	uint64_t fp_used;   /* stacks that needed the frame-pointer fallback */
+	uint64_t fp_frames; /* frames found by that fallback (no usable CFI) */
 	uint64_t stopped[UNWIND_STOP_NR]; /* stacks that ended before a root, by reason */
-	uint64_t truncated;   /* stacks cut at the frame limit */
+	uint64_t truncated;		  /* stacks cut at the frame limit */
 	uint64_t frames;
-	uint64_t unwind_ns;   /* perch CPU time spent unwinding (wall clock of the calls) */
+	uint64_t unwind_ns; /* perch CPU time spent unwinding (wall clock of the calls) */
 	uint64_t symbolize_ns;
 	/* One-time costs, kept out of the two above: calls during which a module was used for the
 	 * first time (its ELF opened, unwind table built, symbols or DWARF read) or the maps were

@@ -27,9 +27,9 @@
 #include <stdint.h>
 
 #define SAMPLER_HOLD_MAX_CPUS 256
-#define SAMPLER_HOLD_MAX_NS 1000000ULL /* a holder never spins longer than this */
-#define SAMPLER_HOLD_WAIT_NS 300000ULL /* the ptrace thread waits for holders at most this long
-					* per tick (and at most 1/8 of the period) */
+#define SAMPLER_HOLD_MAX_NS   1000000ULL /* a holder never spins longer than this */
+/* the ptrace thread waits for holders at most this long per tick (and at most 1/8 of the period) */
+#define SAMPLER_HOLD_WAIT_NS 300000ULL
 
 struct sampler_hold;
 

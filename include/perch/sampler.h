@@ -5,15 +5,15 @@
  * thread, collect stops as they arrive, copy registers and stack in the stop window, resume at
  * once. A thread blocked in a system call at the same user SP and PC as one of its last
  * TRACEE_SITES samples (from /proc/PID/task/TID/syscall) is not interrupted at all: that
- * sample's stack is counted again. That keeps idle threads cheap and, above all, does not wake them: waking a
- * sleeper with PTRACE_INTERRUPT delays its wakeup until just after the sample, which would
- * phase-lock short bursts of work between ticks. A thread blocked at one site for 200 ms goes
+ * sample's stack is counted again. That keeps idle threads cheap and, above all, does not wake
+ * them: waking a sleeper with PTRACE_INTERRUPT delays its wakeup until just after the sample, which
+ * would phase-lock short bursts of work between ticks. A thread blocked at one site for 200 ms goes
  * behind its process's run-time gate: while the process's CPU clock less its other threads'
  * run times does not move, no gated thread ran, and they are counted again without any read
- * (gate_tick() in sampler.c). The ptrace thread does nothing else, so signal-delivery-stops are restarted at once;
- * snapshots and thread events go through a queue to a worker thread that calls the caller's
- * ops (unwinding, naming, profile), in order. Stops on the duration, the exit of every traced
- * process, or SIGINT/SIGTERM/SIGHUP (which it blocks and waits for).
+ * (gate_tick() in sampler.c). The ptrace thread does nothing else, so signal-delivery-stops are
+ * restarted at once; snapshots and thread events go through a queue to a worker thread that calls
+ * the caller's ops (unwinding, naming, profile), in order. Stops on the duration, the exit of every
+ * traced process, or SIGINT/SIGTERM/SIGHUP (which it blocks and waits for).
  *
  * Every process of the tracee set is sampled, each with its own architecture. A group-stopped
  * thread (SIGSTOP & co) is sampled as 'T' in wall mode (stopped once, then its stack counted
@@ -36,41 +36,41 @@ struct unwind_snapshot;
 struct perch_arch;
 
 struct sampler_opts {
-	double hz;          /* samples per second per thread */
-	double duration;    /* seconds; 0 = until the target exits or a signal */
-	size_t stack_size;  /* bytes of stack copied from SP */
-	int cpu_mode;       /* sample only threads that are running ('R'), not waiting ones */
+	double hz;	   /* samples per second per thread */
+	double duration;   /* seconds; 0 = until the target exits or a signal */
+	size_t stack_size; /* bytes of stack copied from SP */
+	int cpu_mode;	   /* sample only threads that are running ('R'), not waiting ones */
 	/* Optional: stop (SAMPLER_STOP_REQUEST) once *@stop is non-zero; checked every tick,
 	 * so a signal handler or another thread may set it. */
 	const volatile sig_atomic_t *stop;
-	int no_signals;     /* leave SIGINT/SIGTERM/SIGHUP to the caller: wait for SIGCHLD only */
-	int follow_cpu;     /* move the ptrace thread to the CPU the running threads use
-	                     * (experimental, off by default: see follow_cpu() in sampler.c) */
-	int verify;         /* also unwind in the stop with libunwind-ptrace (slow): see
-	                     * sampler_info.verify_pcs */
-	int no_idle_reuse;  /* interrupt blocked threads at every tick, as if nothing were known
-	                     * of them (to measure what reuse saves) */
-	int no_hold;        /* interrupt running threads from perch's CPU, without holding theirs
-	                     * first (sampler-hold.h; to measure the syscall bias it removes) */
+	int no_signals;	   /* leave SIGINT/SIGTERM/SIGHUP to the caller: wait for SIGCHLD only */
+	int follow_cpu;	   /* move the ptrace thread to the CPU the running threads use
+			    * (experimental, off by default: see follow_cpu() in sampler.c) */
+	int verify;	   /* also unwind in the stop with libunwind-ptrace (slow): see
+			    * sampler_info.verify_pcs */
+	int no_idle_reuse; /* interrupt blocked threads at every tick, as if nothing were known
+			    * of them (to measure what reuse saves) */
+	int no_hold;	   /* interrupt running threads from perch's CPU, without holding theirs
+			    * first (sampler-hold.h; to measure the syscall bias it removes) */
 };
 
 #define SAMPLER_VERIFY_MAX 128 /* frames the --verify reference unwind keeps */
 
-#define SAMPLER_SITES 4          /* recent sample sites remembered per thread */
+#define SAMPLER_SITES	     4	 /* recent sample sites remembered per thread */
 #define SAMPLER_SYSCALL_TEXT 256 /* /proc/PID/task/TID/syscall is shorter than this */
 
 /* What the sampler knew of a thread when it sampled it. */
 struct sampler_info {
-	pid_t pid;         /* its process */
+	pid_t pid;		       /* its process */
 	const struct perch_arch *arch; /* the process's architecture */
 	pid_t tid;
-	uint32_t weight;   /* ticks this sample stands for (see sampler_ops.sample) */
-	char state;        /* /proc state letter read just before the sample ('R', 'S', ...),
-	                    * 'T' for a group-stopped thread, 0 when unknown */
+	uint32_t weight;     /* ticks this sample stands for (see sampler_ops.sample) */
+	char state;	     /* /proc state letter read just before the sample ('R', 'S', ...),
+			      * 'T' for a group-stopped thread, 0 when unknown */
 	const char *syscall; /* its /proc/PID/task/TID/syscall text when it was not running,
-	                      * else NULL */
-	const char *comm;  /* its name from the same stat read ("" when unknown) */
-	uint64_t time_ns;  /* CLOCK_MONOTONIC of the sample */
+			      * else NULL */
+	const char *comm;    /* its name from the same stat read ("" when unknown) */
+	uint64_t time_ns;    /* CLOCK_MONOTONIC of the sample */
 	/* --verify: the pcs libunwind-ptrace found in the stop window, innermost first
 	 * (nr_verify of them, at most SAMPLER_VERIFY_MAX); nr_verify -1 when not verifying */
 	const uint64_t *verify_pcs;
@@ -78,7 +78,7 @@ struct sampler_info {
 };
 
 #define SAMPLER_HIST_US 100000 /* stop-window histogram: 1 us buckets up to 100 ms */
-#define SAMPLER_QUEUE 512      /* snapshots in flight between the ptrace and worker threads */
+#define SAMPLER_QUEUE	512    /* snapshots in flight between the ptrace and worker threads */
 
 enum sampler_stop {
 	SAMPLER_STOP_DURATION = 1,
@@ -90,43 +90,43 @@ enum sampler_stop {
 
 struct sampler_stats {
 	uint64_t ticks;
-	uint64_t missed_ticks;   /* ticks skipped because perch fell behind (credited to the
-	                          * next sample of each thread as extra weight) */
-	uint64_t samples;        /* snapshots taken */
-	uint64_t late;           /* a thread's previous interrupt was still pending at a tick
-	                          * (credited to its next sample as extra weight) */
-	uint64_t err_regs;       /* registers could not be read */
-	uint64_t err_stack;      /* stack could not be copied */
-	uint64_t dropped;        /* snapshots dropped: the worker was SAMPLER_QUEUE items behind
-	                          * (the tick is credited to the thread's next sample) */
-	uint64_t reused;         /* samples of blocked threads that were not interrupted */
-	uint64_t gated;          /* ... of which counted on the process run-time gate, without
-	                          * reading the thread at all (see gate_tick() in sampler.c) */
-	uint64_t rescans;        /* gated threads read one by one (the gate tripped, its
-	                          * reference was stale, or the periodic check) */
-	uint64_t skipped_idle;   /* cpu mode: threads not sampled because they were not running */
-	uint64_t stopped;        /* samples of group-stopped threads (SIGSTOP & co), state 'T' */
-	uint64_t blocked;        /* samples of threads in uninterruptible sleep read from /proc
-	                          * without a stop (sampler_snapshot_blocked()) */
-	uint64_t job_stops;      /* times perch stopped itself on SIGTSTP/SIGTTIN/SIGTTOU */
-	uint64_t races;          /* threads that exited under us (expected, not errors) */
-	uint64_t migrations;     /* CPU changes of the ptrace thread (follow_cpu) */
-	uint64_t held;           /* running threads interrupted while their CPU was held at the
-	                          * tick (they stop where they were then: sampler-hold.h) */
-	uint64_t unheld;         /* running threads interrupted from another CPU (no holder there
-	                          * in time): such a stop may land at a later system call's exit */
+	uint64_t missed_ticks; /* ticks skipped because perch fell behind (credited to the
+				* next sample of each thread as extra weight) */
+	uint64_t samples;      /* snapshots taken */
+	uint64_t late;	       /* a thread's previous interrupt was still pending at a tick
+				* (credited to its next sample as extra weight) */
+	uint64_t err_regs;     /* registers could not be read */
+	uint64_t err_stack;    /* stack could not be copied */
+	uint64_t dropped;      /* snapshots dropped: the worker was SAMPLER_QUEUE items behind
+				* (the tick is credited to the thread's next sample) */
+	uint64_t reused;       /* samples of blocked threads that were not interrupted */
+	uint64_t gated;	       /* ... of which counted on the process run-time gate, without
+				* reading the thread at all (see gate_tick() in sampler.c) */
+	uint64_t rescans;      /* gated threads read one by one (the gate tripped, its
+				* reference was stale, or the periodic check) */
+	uint64_t skipped_idle; /* cpu mode: threads not sampled because they were not running */
+	uint64_t stopped;      /* samples of group-stopped threads (SIGSTOP & co), state 'T' */
+	uint64_t blocked;      /* samples of threads in uninterruptible sleep read from /proc
+				* without a stop (sampler_snapshot_blocked()) */
+	uint64_t job_stops;    /* times perch stopped itself on SIGTSTP/SIGTTIN/SIGTTOU */
+	uint64_t races;	       /* threads that exited under us (expected, not errors) */
+	uint64_t migrations;   /* CPU changes of the ptrace thread (follow_cpu) */
+	uint64_t held;	       /* running threads interrupted while their CPU was held at the
+				* tick (they stop where they were then: sampler-hold.h) */
+	uint64_t unheld;       /* running threads interrupted from another CPU (no holder there
+				* in time): such a stop may land at a later system call's exit */
 	uint64_t stop_hist[SAMPLER_HIST_US + 1];
 	double elapsed_s;
 	enum sampler_stop stop_reason;
-	int signal;              /* the signal that stopped sampling */
-	int signal_code;         /* its si_code: SI_USER when sent with kill(2) */
+	int signal;	 /* the signal that stopped sampling */
+	int signal_code; /* its si_code: SI_USER when sent with kill(2) */
 };
 
 /* A change to the set of processes and threads, for sampler_ops.event. */
 struct sampler_event {
-	int kind;   /* TRACEE_EV_THREAD_NEW, _THREAD_GONE, _EXEC, _PROC_NEW or _PROC_GONE */
-	pid_t pid;  /* the process */
-	pid_t tid;  /* the thread (the process id for process events) */
+	int kind;  /* TRACEE_EV_THREAD_NEW, _THREAD_GONE, _EXEC, _PROC_NEW or _PROC_GONE */
+	pid_t pid; /* the process */
+	pid_t tid; /* the thread (the process id for process events) */
 	const struct perch_arch *arch; /* the process's (after _EXEC: its new program's) */
 };
 

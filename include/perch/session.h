@@ -27,7 +27,7 @@ struct session {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int notify[2]; /* the session writes a byte when a notice is queued (read end is
-	                * non-blocking, for the REPL's select loop) */
+			* non-blocking, for the REPL's select loop) */
 
 	/* under @lock */
 	session_job_fn *job;

@@ -26,7 +26,7 @@
 struct profile;
 
 #define STALL_DEFAULT_MS 200
-#define STALL_NO_STACK UINT32_MAX
+#define STALL_NO_STACK	 UINT32_MAX
 #define STALL_REASON_MAX 256
 
 enum stall_kind {
@@ -35,30 +35,30 @@ enum stall_kind {
 };
 
 struct stall {
-	uint64_t start_ns;    /* CLOCK_MONOTONIC, like the samples */
+	uint64_t start_ns; /* CLOCK_MONOTONIC, like the samples */
 	uint64_t duration_ns;
 	pid_t tid;
-	uint32_t stack;       /* profile stack id (leaf first, wait frame included), or
-			       * STALL_NO_STACK */
+	uint32_t stack; /* profile stack id (leaf first, wait frame included), or
+			 * STALL_NO_STACK */
 	enum stall_kind kind;
-	int cut;              /* began before the first sample or outlived the last one */
+	int cut;		       /* began before the first sample or outlived the last one */
 	char reason[STALL_REASON_MAX]; /* no control characters */
 };
 
 struct stall_opts {
 	uint64_t threshold_ns; /* report runs at least this long */
 	uint64_t period_ns;    /* the sampling period */
-	int cpu_mode;          /* waiting threads are not sampled: gaps are off-CPU time */
-	pid_t tid;             /* the thread to watch; 0: the first whose name is @name */
+	int cpu_mode;	       /* waiting threads are not sampled: gaps are off-CPU time */
+	pid_t tid;	       /* the thread to watch; 0: the first whose name is @name */
 	const char *name;      /* copied; NULL when watching by tid */
 };
 
 /* One sample of the watched thread. */
 struct stall_sample {
 	uint64_t time_ns;
-	char state;         /* /proc state letter, 0 unknown (counts as running) */
-	uint32_t stack;     /* reported as the stall's stack */
-	uint64_t key;       /* equal keys = the same stack (see stall_stack_key()) */
+	char state;	    /* /proc state letter, 0 unknown (counts as running) */
+	uint32_t stack;	    /* reported as the stall's stack */
+	uint64_t key;	    /* equal keys = the same stack (see stall_stack_key()) */
 	const char *reason; /* the wait frame, NULL when none */
 };
 

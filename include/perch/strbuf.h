@@ -13,7 +13,10 @@ struct strbuf {
 	char *buf;
 };
 
-#define STRBUF_INIT { 0, 0, strbuf_empty_ }
+#define STRBUF_INIT                                                                                \
+	{                                                                                          \
+		0, 0, strbuf_empty_                                                                \
+	}
 extern char strbuf_empty_[];
 
 void strbuf_init(struct strbuf *sb, size_t hint);

@@ -18,7 +18,7 @@ struct sym_frame {
 	const char *func;  /* demangled name; NULL when unknown */
 	const char *file;  /* source path; NULL when unknown */
 	unsigned int line; /* 0 when unknown */
-	int inlined;       /* 1: this frame was inlined into the next frame in the array */
+	int inlined;	   /* 1: this frame was inlined into the next frame in the array */
 };
 
 #define SYM_MAX_INLINE 16 /* frames one address can expand to */

@@ -30,7 +30,7 @@
 #include "perch/symbolize.h"
 
 #define SYMCACHE_MAX_BYTES (16u << 20)
-#define SYMCACHE_MAX_LINE 4096
+#define SYMCACHE_MAX_LINE  4096
 
 /* The cache file of build-id @id into @buf; 0, or -ENOENT when the cache is off or @id is
  * empty, -ENAMETOOLONG. */
@@ -39,12 +39,11 @@ int symcache_path(const uint8_t *id, size_t id_len, char *buf, size_t size);
 /* What symcache_read() calls for each line; strings and arrays are valid during the call. */
 struct symcache_ops {
 	/* a frames line; @entry 0 when the function's entry is not known */
-	void (*frames)(void *arg, uint64_t vaddr, const struct sym_frame *f, int n,
-		       uint64_t entry);
+	void (*frames)(void *arg, uint64_t vaddr, const struct sym_frame *f, int n, uint64_t entry);
 	/* an S (@kind 'S', @key the return pc) or T line (@kind 'T', @key the entry): @found 0
 	 * for "-", else the @n call sites */
-	void (*calls)(void *arg, char kind, uint64_t key, int found,
-		      const struct debuginfo_call *c, size_t n);
+	void (*calls)(void *arg, char kind, uint64_t key, int found, const struct debuginfo_call *c,
+		      size_t n);
 	/* an N line */
 	void (*name)(void *arg, const char *name, uint64_t addr);
 };

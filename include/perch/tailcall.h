@@ -24,8 +24,7 @@ struct symbolizer;
 
 /* The process's code: the module holding run-time address @addr, its ELF file and load bias
  * (run-time address = ELF vaddr + bias). 0 or -ENOENT. */
-typedef int tailcall_locate_fn(void *arg, uint64_t addr, const struct elffile **ef,
-			       uint64_t *bias);
+typedef int tailcall_locate_fn(void *arg, uint64_t addr, const struct elffile **ef, uint64_t *bias);
 
 struct tailcall;
 

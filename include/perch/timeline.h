@@ -29,11 +29,11 @@ struct profile;
 
 /* One reading of the CPU counters. */
 struct timeline_reading {
-	uint64_t time_ns;          /* CLOCK_MONOTONIC, just before the reads */
-	struct proc_stat proc;     /* /proc/PID/stat (whole process, exited threads included) */
-	struct cpustat_times sys;  /* /proc/stat "cpu " line */
+	uint64_t time_ns;	  /* CLOCK_MONOTONIC, just before the reads */
+	struct proc_stat proc;	  /* /proc/PID/stat (whole process, exited threads included) */
+	struct cpustat_times sys; /* /proc/stat "cpu " line */
 	int has_sys;
-	struct proc_stat *tasks;   /* /proc/PID/task/TID/stat, sorted by tid (pid = tid) */
+	struct proc_stat *tasks; /* /proc/PID/task/TID/stat, sorted by tid (pid = tid) */
 	size_t nr_tasks, alloc_tasks;
 };
 
@@ -82,8 +82,8 @@ struct timeline_opts {
 	enum timeline_points points;
 	unsigned int cpu_interval_ms; /* 0: no CPU timeline */
 	unsigned int mem_interval_ms; /* 0: no memory timeline */
-	long clk_tck;                 /* 0: cpustat_clk_tck() */
-	unsigned int ncpus;           /* 0: cpustat_ncpus() */
+	long clk_tck;		      /* 0: cpustat_clk_tck() */
+	unsigned int ncpus;	      /* 0: cpustat_ncpus() */
 };
 
 struct timeline;
@@ -134,8 +134,8 @@ void timeline_print_summary(const struct timeline *tl, const char *prefix, size_
 /* Figures for summaries and tests. */
 struct timeline_cpu_figures {
 	size_t points;
-	double avg, peak;         /* process, % of one core */
-	double avg_all;           /* process, % of all cores */
+	double avg, peak;	  /* process, % of one core */
+	double avg_all;		  /* process, % of all cores */
 	double sys_avg, sys_peak; /* system busy %, NaN without /proc/stat */
 };
 void timeline_cpu_figures(const struct timeline *tl, struct timeline_cpu_figures *out);

@@ -20,69 +20,70 @@
 struct perch_arch;
 
 enum tracee_thread_state {
-	TRACEE_RUNNING,       /* not in a stop of ours */
+	TRACEE_RUNNING,	      /* not in a stop of ours */
 	TRACEE_INTERRUPTING,  /* PTRACE_INTERRUPT sent, stop not reported yet */
-	TRACEE_STOPPED,       /* in our interrupt-stop: the caller samples, then tracee_resume() */
+	TRACEE_STOPPED,	      /* in our interrupt-stop: the caller samples, then tracee_resume() */
 	TRACEE_GROUP_STOPPED, /* in group-stop (SIGSTOP & co), held with PTRACE_LISTEN */
 };
 
 /* One traced process. Kept (with alive 0) until tracee_release() once it is gone. */
 struct tracee_proc {
 	pid_t pid;
-	pid_t parent;           /* the traced process it was forked from; 0: attached/launched */
+	pid_t parent; /* the traced process it was forked from; 0: attached/launched */
 	const struct perch_arch *arch; /* of its program, updated at exec; NULL: perch cannot
 					* profile it (it is being detached) */
-	int launched;           /* perch started it (tracee_add_program) */
-	int alive;              /* traced and running: 0 once gone or detached */
-	int exited;             /* its exit was seen: @exit_status is valid */
-	int exit_status;        /* wait(2) status of its main thread (-1: the main thread
-				 * had exited before perch attached, so it is unknown) */
-	int detaching;          /* being detached (not followed, or unsupported program) */
-	int leader_gone;        /* its main thread had exited (zombie) when perch attached */
-	size_t nr_threads;      /* its threads in tracee.threads */
+	int launched;		       /* perch started it (tracee_add_program) */
+	int alive;		       /* traced and running: 0 once gone or detached */
+	int exited;		       /* its exit was seen: @exit_status is valid */
+	int exit_status;	       /* wait(2) status of its main thread (-1: the main thread
+					* had exited before perch attached, so it is unknown) */
+	int detaching;		       /* being detached (not followed, or unsupported program) */
+	int leader_gone;	       /* its main thread had exited (zombie) when perch attached */
+	size_t nr_threads;	       /* its threads in tracee.threads */
 	uint64_t execs;
-	void *user;             /* the caller's per-process data */
+	void *user; /* the caller's per-process data */
 };
 
 struct tracee_thread {
 	pid_t tid;
 	struct tracee_proc *proc;
 	enum tracee_thread_state state;
-	int detaching;          /* tracee_detach_all() is waiting for its stop */
-	int new_stop_pending;   /* auto-attached: its initial PTRACE_EVENT_STOP is still to come */
-	int in_group_stop;      /* its process is group-stopped (SIGSTOP & co): a stop of ours is
-				 * then the group-stop re-reported, and tracee_resume() listens */
-	int exit_stop;          /* TRACEE_STOPPED at its exit (TRACEE_EV_PROC_EXITING) */
-	uint64_t interrupt_ns;  /* CLOCK_MONOTONIC when PTRACE_INTERRUPT was sent */
-	void *user;             /* the caller's per-thread data */
+	int detaching;	       /* tracee_detach_all() is waiting for its stop */
+	int new_stop_pending;  /* auto-attached: its initial PTRACE_EVENT_STOP is still to come */
+	int in_group_stop;     /* its process is group-stopped (SIGSTOP & co): a stop of ours is
+				* then the group-stop re-reported, and tracee_resume() listens */
+	int exit_stop;	       /* TRACEE_STOPPED at its exit (TRACEE_EV_PROC_EXITING) */
+	uint64_t interrupt_ns; /* CLOCK_MONOTONIC when PTRACE_INTERRUPT was sent */
+	void *user;	       /* the caller's per-thread data */
 };
 
 struct tracee_stats {
-	uint64_t signals;       /* signal-delivery-stops restarted with their signal */
-	uint64_t group_stops;   /* threads that entered a group-stop */
+	uint64_t signals;     /* signal-delivery-stops restarted with their signal */
+	uint64_t group_stops; /* threads that entered a group-stop */
 	uint64_t threads_seen;
-	uint64_t thread_races;  /* ESRCH on a thread that exited under us */
+	uint64_t thread_races; /* ESRCH on a thread that exited under us */
 	uint64_t execs;
-	uint64_t procs_seen;    /* processes traced (attached, launched or followed) */
+	uint64_t procs_seen;	/* processes traced (attached, launched or followed) */
 	uint64_t procs_skipped; /* new processes let go: not followed, or a program perch cannot
 				 * profile */
 };
 
-#define TRACEE_FOLLOW 0x1     /* tracee_init(): follow fork/vfork/clone children */
-#define TRACEE_EXIT_STOPS 0x2 /* tracee_init(): stop each process's last thread as it exits
-			       * (PTRACE_O_TRACEEXIT), reported as TRACEE_EV_PROC_EXITING */
+#define TRACEE_FOLLOW 0x1 /* tracee_init(): follow fork/vfork/clone children */
+/* tracee_init(): stop each process's last thread as it exits (PTRACE_O_TRACEEXIT), reported as
+ * TRACEE_EV_PROC_EXITING */
+#define TRACEE_EXIT_STOPS 0x2
 
 struct tracee {
-	pid_t pid;             /* the first process added */
+	pid_t pid; /* the first process added */
 	unsigned int flags;
-	int launched;          /* the first process was launched by perch */
-	int alive;             /* 1 while any traced process lives */
-	int exit_status;       /* wait(2) status of the first process once it is gone */
+	int launched;			/* the first process was launched by perch */
+	int alive;			/* 1 while any traced process lives */
+	int exit_status;		/* wait(2) status of the first process once it is gone */
 	struct tracee_thread **threads; /* every traced thread, sorted by tid */
 	size_t nr_threads, alloc_threads;
 	struct tracee_proc **procs; /* every process, in the order they were added */
 	size_t nr_procs, alloc_procs;
-	size_t nr_alive;       /* procs with alive set */
+	size_t nr_alive; /* procs with alive set */
 	struct tracee_stats stats;
 	/* called for every thread (process) struct before it is freed (e.g. to free ->user) */
 	void (*on_free)(struct tracee_thread *th);
@@ -90,15 +91,15 @@ struct tracee {
 };
 
 enum tracee_event_kind {
-	TRACEE_EV_STOPPED = 1, /* @thread, which we interrupted, is stopped */
-	TRACEE_EV_THREAD_NEW,  /* @thread appeared (it is running) */
-	TRACEE_EV_THREAD_GONE, /* @thread exited; it is freed at the next tracee call */
-	TRACEE_EV_EXEC,        /* @proc called execve: maps, threads and maybe arch changed;
-				* @thread is its only thread now (tid == pid) */
-	TRACEE_EV_EXIT,        /* every traced process is gone: tracee->exit_status */
-	TRACEE_EV_PROC_NEW,    /* @proc was forked by a traced process and is followed;
-				* @thread is its first thread */
-	TRACEE_EV_PROC_GONE,   /* @proc exited (others are still traced) */
+	TRACEE_EV_STOPPED = 1,	/* @thread, which we interrupted, is stopped */
+	TRACEE_EV_THREAD_NEW,	/* @thread appeared (it is running) */
+	TRACEE_EV_THREAD_GONE,	/* @thread exited; it is freed at the next tracee call */
+	TRACEE_EV_EXEC,		/* @proc called execve: maps, threads and maybe arch changed;
+				 * @thread is its only thread now (tid == pid) */
+	TRACEE_EV_EXIT,		/* every traced process is gone: tracee->exit_status */
+	TRACEE_EV_PROC_NEW,	/* @proc was forked by a traced process and is followed;
+				 * @thread is its first thread */
+	TRACEE_EV_PROC_GONE,	/* @proc exited (others are still traced) */
 	TRACEE_EV_PROC_EXITING, /* TRACEE_EXIT_STOPS: @thread, the last of @proc (or its main
 				 * thread), is stopped on its way out with the memory still there
 				 * (its maps can be read); the caller must tracee_resume() it */

@@ -14,7 +14,10 @@ struct u64map {
 	size_t mask, nr;
 };
 
-#define U64MAP_INIT { NULL, NULL, 0, 0 }
+#define U64MAP_INIT                                                                                \
+	{                                                                                          \
+		NULL, NULL, 0, 0                                                                   \
+	}
 
 /* The value of @key, or UINT32_MAX with *@slot set to where to insert it. */
 uint32_t u64map_find(struct u64map *m, uint64_t key, size_t *slot);

@@ -15,13 +15,13 @@ struct modules;
 
 struct unwind_snapshot {
 	pid_t tid;
-	uint64_t time_ns;     /* CLOCK_MONOTONIC when the stop was seen */
+	uint64_t time_ns; /* CLOCK_MONOTONIC when the stop was seen */
 	struct perch_regs regs;
-	uint64_t stack_addr;  /* target address of stack[0] (the SP at the stop) */
-	size_t stack_len;     /* bytes copied */
+	uint64_t stack_addr; /* target address of stack[0] (the SP at the stop) */
+	size_t stack_len;    /* bytes copied */
 	size_t stack_cap;
 	uint8_t *stack;
-	uint64_t pac_mask;    /* pointer-authentication bits to clear from return addresses */
+	uint64_t pac_mask; /* pointer-authentication bits to clear from return addresses */
 };
 
 /* Copy up to @snap->stack_cap bytes of stack from SP of the stopped thread @tid (page by page,
@@ -37,11 +37,11 @@ int unwind_snapshot_grow(pid_t tid, struct unwind_snapshot *snap, size_t max);
 int unwind_snapshot_read_stack(pid_t tid, uint64_t sp, struct unwind_snapshot *snap);
 
 enum {
-	UNWIND_TRUNCATED = 1 << 0, /* cut at the frame limit (there was a caller to show) */
-	UNWIND_FP_USED = 1 << 1,   /* at least one frame came from the frame-pointer walk */
+	UNWIND_TRUNCATED = 1 << 0,     /* cut at the frame limit (there was a caller to show) */
+	UNWIND_FP_USED = 1 << 1,       /* at least one frame came from the frame-pointer walk */
 	UNWIND_STOPPED_EARLY = 1 << 2, /* ended before a root; unwind_result.stop says why */
-	UNWIND_AT_ROOT = 1 << 3,   /* the CFI marks the last frame outermost (return address
-				    * undefined), or its return address is 0 */
+	UNWIND_AT_ROOT = 1 << 3,       /* the CFI marks the last frame outermost (return address
+					* undefined), or its return address is 0 */
 };
 
 /* Why a walk ended before reaching the outermost frame. */
@@ -62,14 +62,14 @@ const char *unwind_stop_name(enum unwind_stop stop);
 struct unwind_result {
 	unsigned int flags;    /* UNWIND_* bits */
 	enum unwind_stop stop; /* set with UNWIND_STOPPED_EARLY */
-	int fp_frames;         /* frames found by a frame-pointer step (no usable CFI) */
+	int fp_frames;	       /* frames found by a frame-pointer step (no usable CFI) */
 };
 
 /* Frame limits: the default of `perch record` and `perch dump`, and the most either takes
  * (recordings store at most RECORDING_MAX_STACK locations a stack). */
-#define UNWIND_DEFAULT_FRAMES 512
+#define UNWIND_DEFAULT_FRAMES	   512
 #define UNWIND_DUMP_DEFAULT_FRAMES 1024
-#define UNWIND_MAX_FRAMES 4000
+#define UNWIND_MAX_FRAMES	   4000
 
 struct unwinder;
 
@@ -103,7 +103,7 @@ const uint8_t *unwinder_exact_pcs(const struct unwinder *u);
  * addresses (not yet adjusted by -1). Returns the number of pcs (>= 1 when the pc is known);
  * @res says how the walk ended. A caller's pc outside executable code ends the walk
  * (UNWIND_STOP_NOT_CODE) rather than becoming a frame. */
-int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint64_t *pcs,
-		    int max, struct unwind_result *res);
+int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint64_t *pcs, int max,
+		    struct unwind_result *res);
 
 #endif

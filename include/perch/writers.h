@@ -59,8 +59,9 @@ int out_speedscope_write(const struct profile *p, const struct output_opts *o, F
  * thread_name metadata, per-thread nested "X" slices built from consecutive kept samples
  * (a frame continues while the frames below it do and the next sample comes within 2
  * periods), counter ("C") events from the meta, stalls (meta "stalls") as "X" slices on
- * tracks of their own (tid 0x40000000 + lane; overlapping stalls in separate lanes). ts/dur in µs from the earliest time seen.
- * Without kept samples there is no time line: only the metadata and counters. */
+ * tracks of their own (tid 0x40000000 + lane; overlapping stalls in separate lanes). ts/dur in µs
+ * from the earliest time seen. Without kept samples there is no time line: only the metadata and
+ * counters. */
 int out_chrome_write(const struct profile *p, const struct output_opts *o, FILE *f);
 
 /* Chrome trace JSON with stackFrames + samples (docs/design/formats.md 4.5, example B) for
@@ -136,7 +137,7 @@ int out_arttrace_write(const struct profile *p, const struct output_opts *o, FIL
 
 struct out_text_opts {
 	double min_percent; /* leave out nodes under this % of their tree; < 0: the default */
-	int merged;         /* one tree for all threads instead of one per thread */
+	int merged;	    /* one tree for all threads instead of one per thread */
 };
 
 /* A call tree like `perf report --stdio --children`: per node the total (samples with the

@@ -12,7 +12,7 @@
 int main(int argc, char **argv)
 {
 	unsigned char buf[1024];
-	struct iovec iov = { buf, sizeof(buf) };
+	struct iovec iov = {buf, sizeof(buf)};
 	pid_t pid = argc == 2 ? atoi(argv[1]) : 0;
 	int st, ret = 0;
 

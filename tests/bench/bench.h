@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #define BENCH_NOINLINE __attribute__((noipa, noinline))
-#define BENCH_LEVELS 28	/* f00 .. f27, then a leaf */
+#define BENCH_LEVELS   28 /* f00 .. f27, then a leaf */
 
 /* Leaf iterations per unit of work; bench_chain() of one unit takes about 50 us. */
 extern unsigned int bench_leaf_iters;

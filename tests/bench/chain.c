@@ -12,15 +12,15 @@
 unsigned int bench_leaf_iters = 30000;
 volatile uint64_t bench_sink;
 
-#define LEAF(name, a, b, c)                                       \
-	BENCH_NOINLINE static uint64_t name(uint64_t x)           \
-	{                                                         \
-		for (unsigned int i = 0; i < bench_leaf_iters; i++) { \
-			x ^= x << a;                              \
-			x ^= x >> b;                              \
-			x ^= x << c;                              \
-		}                                                 \
-		return x;                                         \
+#define LEAF(name, a, b, c)                                                                        \
+	BENCH_NOINLINE static uint64_t name(uint64_t x)                                            \
+	{                                                                                          \
+		for (unsigned int i = 0; i < bench_leaf_iters; i++) {                              \
+			x ^= x << a;                                                               \
+			x ^= x >> b;                                                               \
+			x ^= x << c;                                                               \
+		}                                                                                  \
+		return x;                                                                          \
 	}
 
 LEAF(leaf, 13, 7, 17)
@@ -42,16 +42,16 @@ BENCH_NOINLINE static uint64_t leaf_pick(uint64_t x, int which)
 	}
 }
 
-#define LEVEL(n, next_call)                                  \
-	BENCH_NOINLINE uint64_t f##n(uint64_t x, int w);     \
-	BENCH_NOINLINE uint64_t f##n(uint64_t x, int w)      \
-	{                                                    \
-		volatile char buf[64];                       \
-		uint64_t r;                                  \
-		buf[0] = (char)x;                            \
-		r = next_call;                               \
-		buf[63] = (char)r;                           \
-		return r + (uint64_t)buf[0] + (uint64_t)buf[63]; \
+#define LEVEL(n, next_call)                                                                        \
+	BENCH_NOINLINE uint64_t f##n(uint64_t x, int w);                                           \
+	BENCH_NOINLINE uint64_t f##n(uint64_t x, int w)                                            \
+	{                                                                                          \
+		volatile char buf[64];                                                             \
+		uint64_t r;                                                                        \
+		buf[0] = (char)x;                                                                  \
+		r = next_call;                                                                     \
+		buf[63] = (char)r;                                                                 \
+		return r + (uint64_t)buf[0] + (uint64_t)buf[63];                                   \
 	}
 
 LEVEL(27, leaf_pick(x + 27, w))
@@ -84,8 +84,8 @@ LEVEL(01, f02(x + 1, w))
 LEVEL(00, f01(x, w))
 
 static uint64_t (*const levels[BENCH_LEVELS])(uint64_t, int) = {
-	f00, f01, f02, f03, f04, f05, f06, f07, f08, f09, f10, f11, f12, f13,
-	f14, f15, f16, f17, f18, f19, f20, f21, f22, f23, f24, f25, f26, f27,
+    f00, f01, f02, f03, f04, f05, f06, f07, f08, f09, f10, f11, f12, f13,
+    f14, f15, f16, f17, f18, f19, f20, f21, f22, f23, f24, f25, f26, f27,
 };
 
 uint64_t bench_chain(uint64_t x, int leaf_no)
@@ -119,7 +119,8 @@ double bench_process_cpu(void)
 
 void bench_sleep_ms(double ms)
 {
-	struct timespec ts = { (time_t)(ms / 1000), (long)((ms - (double)(time_t)(ms / 1000) * 1000) * 1e6) };
+	struct timespec ts = {(time_t)(ms / 1000),
+			      (long)((ms - (double)(time_t)(ms / 1000) * 1000) * 1e6)};
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;

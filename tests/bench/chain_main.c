@@ -48,7 +48,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "-f"))
 			forever = 1;
 		else {
-			fprintf(stderr, "usage: bench-chain [-n UNITS] [-t THREADS] [-d MS] [-i ITERS] [-f]\n");
+			fprintf(
+			    stderr,
+			    "usage: bench-chain [-n UNITS] [-t THREADS] [-d MS] [-i ITERS] [-f]\n");
 			return 64;
 		}
 	}

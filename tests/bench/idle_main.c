@@ -55,7 +55,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "-d"))
 			delay_ms = bench_num("-d", argv[++i]);
 		else {
-			fprintf(stderr, "usage: bench-idle [-i IDLE] [-b BUSY] [-n UNITS] [-d MS]\n");
+			fprintf(stderr,
+				"usage: bench-idle [-i IDLE] [-b BUSY] [-n UNITS] [-d MS]\n");
 			return 64;
 		}
 	}

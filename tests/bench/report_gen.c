@@ -22,8 +22,8 @@
 #include "perch/strbuf.h"
 #include "perch/xalloc.h"
 
-#define NFUNCS 2000
-#define NMODS 24
+#define NFUNCS	  2000
+#define NMODS	  24
 #define MAX_DEPTH 40
 
 enum role { ROLE_MAIN, ROLE_WORKER, ROLE_POOL, ROLE_IO, ROLE_IDLE };
@@ -53,17 +53,17 @@ static unsigned int skewed(unsigned int n)
 
 struct gen {
 	struct profile *p;
-	uint32_t loc[NFUNCS];	   /* one location per function */
-	uint32_t wait_loc[5];	   /* wait frames: lock, io, sleep, poll, running */
-	uint32_t *hot[64];	   /* per thread: its working set of stacks (profile stack ids) */
+	uint32_t loc[NFUNCS]; /* one location per function */
+	uint32_t wait_loc[5]; /* wait frames: lock, io, sleep, poll, running */
+	uint32_t *hot[64];    /* per thread: its working set of stacks (profile stack ids) */
 	unsigned int nhot[64];
 };
 
 static void make_functions(struct gen *g)
 {
 	static const char *const ns[] = {"app", "net", "ui", "db", "json", "img", "core", "io"};
-	static const char *const verbs[] = {"parse", "render", "update", "compute", "encode",
-					    "decode", "flush", "visit", "lookup", "merge"};
+	static const char *const verbs[] = {"parse",  "render", "update", "compute", "encode",
+					    "decode", "flush",	"visit",  "lookup",  "merge"};
 	static const char *const waits[] = {"[lock futex]", "[io read /data/app/base.apk]",
 					    "[sleep clock_nanosleep]", "[poll epoll_wait]",
 					    "[running]"};
@@ -157,8 +157,9 @@ static void sample(struct gen *g, unsigned int t, enum role r, uint64_t now, uin
 static void counters(struct profile *p, unsigned int nthreads, uint64_t t0, uint64_t span)
 {
 	struct strbuf names = STRBUF_INIT, v = STRBUF_INIT;
-	static const char *const mem[] = {"rss_bytes", "pss_bytes", "uss_bytes", "swap_bytes",
-					  "native_heap_bytes", "code_bytes", "stack_bytes"};
+	static const char *const mem[] = {"rss_bytes",	"pss_bytes",	     "uss_bytes",
+					  "swap_bytes", "native_heap_bytes", "code_bytes",
+					  "stack_bytes"};
 	char key[96];
 
 	for (unsigned int c = 0; c < 2 + nthreads; c++) {
@@ -166,9 +167,10 @@ static void counters(struct profile *p, unsigned int nthreads, uint64_t t0, uint
 
 		strbuf_reset(&v);
 		for (uint64_t t = 0; t < span; t += 100000000ULL) {
-			double nv = c == 0 ? 150 + pick(100) : c == 1 ? 60 + pick(40)
-				  : role_of(c - 2, nthreads) <= ROLE_WORKER ? 60 + pick(40)
-									     : (double)pick(3);
+			double nv = c == 0				      ? 150 + pick(100)
+				    : c == 1				      ? 60 + pick(40)
+				    : role_of(c - 2, nthreads) <= ROLE_WORKER ? 60 + pick(40)
+									      : (double)pick(3);
 			if (c >= 2 && nv == val && t)
 				continue; /* thread series: points where the value changes */
 			val = nv;
@@ -177,7 +179,8 @@ static void counters(struct profile *p, unsigned int nthreads, uint64_t t0, uint
 		if (c < 2)
 			snprintf(key, sizeof(key), "%s", c ? "system_cpu_usage" : "cpu_usage");
 		else
-			snprintf(key, sizeof(key), "thread_cpu_usage.%u.worker-%u", 1000 + c - 2, c - 2);
+			snprintf(key, sizeof(key), "thread_cpu_usage.%u.worker-%u", 1000 + c - 2,
+				 c - 2);
 		strbuf_addf(&names, "%s%s", names.len ? " " : "", key);
 		char *k = xasprintf("counter:%s", key);
 
@@ -205,8 +208,8 @@ static void stalls(struct profile *p, uint32_t stack, uint64_t t0, uint64_t span
 	struct strbuf s = STRBUF_INIT;
 
 	for (uint64_t t = 3000000000ULL; t < span; t += 7000000000ULL + pick(5) * 1000000000ULL)
-		strbuf_addf(&s, "%" PRIu64 " %u000000 1000 %u off-cpu 0 [poll epoll_wait]\n", t0 + t,
-			    200 + pick(800), stack);
+		strbuf_addf(&s, "%" PRIu64 " %u000000 1000 %u off-cpu 0 [poll epoll_wait]\n",
+			    t0 + t, 200 + pick(800), stack);
 	profile_set_meta(p, "stalls", s.buf);
 	profile_set_meta(p, "stall_thread", "1000");
 	profile_set_meta(p, "stall_ms", "200");
@@ -256,7 +259,8 @@ int main(int argc, char **argv)
 			for (unsigned int t = 0; t < nthreads; t++)
 				working_set(&g, t, role_of(t, nthreads));
 		for (unsigned int t = 0; t < nthreads; t++)
-			sample(&g, t, role_of(t, nthreads), now + pick((unsigned int)period), thread[t]);
+			sample(&g, t, role_of(t, nthreads), now + pick((unsigned int)period),
+			       thread[t]);
 		if (recording_maybe_flush(w, g.p, now - t0) < 0)
 			break;
 	}

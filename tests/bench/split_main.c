@@ -18,19 +18,19 @@ static inline uint64_t now_ns(void)
 }
 
 /* Burn for @ns, reading the clock about once a microsecond so most samples land here. */
-#define SPLIT_FN(name)                                    \
-	BENCH_NOINLINE uint64_t name(uint64_t ns, uint64_t x); \
-	BENCH_NOINLINE uint64_t name(uint64_t ns, uint64_t x)  \
-	{                                                 \
-		uint64_t end = now_ns() + ns;             \
-		do {                                      \
-			for (int i = 0; i < 300; i++) {   \
-				x ^= x << 13;             \
-				x ^= x >> 7;              \
-				x ^= x << 17;             \
-			}                                 \
-		} while (now_ns() < end);                 \
-		return x;                                 \
+#define SPLIT_FN(name)                                                                             \
+	BENCH_NOINLINE uint64_t name(uint64_t ns, uint64_t x);                                     \
+	BENCH_NOINLINE uint64_t name(uint64_t ns, uint64_t x)                                      \
+	{                                                                                          \
+		uint64_t end = now_ns() + ns;                                                      \
+		do {                                                                               \
+			for (int i = 0; i < 300; i++) {                                            \
+				x ^= x << 13;                                                      \
+				x ^= x >> 7;                                                       \
+				x ^= x << 17;                                                      \
+			}                                                                          \
+		} while (now_ns() < end);                                                          \
+		return x;                                                                          \
 	}
 
 SPLIT_FN(split_a)

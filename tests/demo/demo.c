@@ -81,7 +81,7 @@ static void *matrix(void *arg)
 static void *parser(void *arg)
 {
 	static char text[1 << 16];
-	struct timespec pause = { 0, 2000000 };
+	struct timespec pause = {0, 2000000};
 
 	for (size_t i = 0; i + 1 < sizeof(text); i++)
 		text[i] = (i % 6 == 5) ? ' ' : (char)('a' + i % 26);
@@ -95,8 +95,8 @@ static void *parser(void *arg)
 
 int main(int argc, char **argv)
 {
-	static void *(*const work[])(void *) = { hasher, matrix, parser };
-	static const char *const names[] = { "hasher", "matrix", "parser" };
+	static void *(*const work[])(void *) = {hasher, matrix, parser};
+	static const char *const names[] = {"hasher", "matrix", "parser"};
 	double secs = argc > 1 ? atof(argv[1]) : 4, start;
 	pthread_t t[3];
 
@@ -104,8 +104,8 @@ int main(int argc, char **argv)
 		pthread_create(&t[i], NULL, work[i], NULL);
 		pthread_setname_np(t[i], names[i]);
 	}
-	printf("perch-demo: pid %d, running %.0f s with threads hasher, matrix, parser\n",
-	       getpid(), secs);
+	printf("perch-demo: pid %d, running %.0f s with threads hasher, matrix, parser\n", getpid(),
+	       secs);
 	fflush(stdout);
 	start = now();
 	while (now() - start < secs)

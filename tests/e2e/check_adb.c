@@ -18,9 +18,9 @@
 
 #include "harness.h"
 
-#define PKG "com.example.chain"
+#define PKG	    "com.example.chain"
 #define PKG_RELEASE "com.example.release"
-#define PKG_ABSENT "com.example.absent"
+#define PKG_ABSENT  "com.example.absent"
 
 static char repo[PATH_MAX];
 
@@ -53,9 +53,10 @@ static void choose_device_binary(void)
 		why = harness_fmt("%s (static x86_64 build)", path);
 	} else {
 		setenv("PERCH_BIN", harness_perch(), 1);
-		why = harness_fmt("%s (dynamic build; %s)", harness_perch(),
-				  access(path, X_OK) ? harness_fmt("no %s: make static", path)
-						     : harness_fmt("%s is older: make static", path));
+		why =
+		    harness_fmt("%s (dynamic build; %s)", harness_perch(),
+				access(path, X_OK) ? harness_fmt("no %s: make static", path)
+						   : harness_fmt("%s is older: make static", path));
 	}
 	if (!said++)
 		fprintf(stderr, "e2e-adb: device binary: %s\n", why);
@@ -97,7 +98,7 @@ static pid_t start_app(void)
 
 static struct harness_proc *perch_adb(const char *const argv[])
 {
-	const char *full[16] = { harness_fmt("%s/scripts/perch-adb", repo) };
+	const char *full[16] = {harness_fmt("%s/scripts/perch-adb", repo)};
 	size_t n = 1;
 
 	for (size_t i = 0; argv[i] && n < 15; i++)
@@ -147,8 +148,8 @@ START_TEST(record_pulls_profile)
 	/* perch ran from the app's data directory and was removed afterwards */
 	H_ASSERT(stat(harness_fmt("%s/adb/root/data/local/tmp/perch", harness_tmpdir()), &st) == 0,
 		 "perch was not pushed to /data/local/tmp");
-	H_ASSERT(stat(harness_fmt("%s/adb/root/data/user/0/%s/perch", harness_tmpdir(), PKG),
-		      &st) < 0,
+	H_ASSERT(stat(harness_fmt("%s/adb/root/data/user/0/%s/perch", harness_tmpdir(), PKG), &st) <
+		     0,
 		 "perch left in the app's data directory");
 	H_ASSERT(harness_tracer_pid(pid) == 0, "the app is still traced");
 }
@@ -195,8 +196,8 @@ START_TEST(symfs_renders_on_host)
 	run(harness_fmt("mkdir -p %s/some/dir && cp %s %s/some/dir/chain-unstripped", symfs,
 			harness_target("chain-fp"), symfs));
 	pid = start_program(stripped);
-	p = perch_adb(HARNESS_ARGV("record", PKG, "-d", "1", "-F", "200", "--symfs", symfs, "-o",
-				   out));
+	p = perch_adb(
+	    HARNESS_ARGV("record", PKG, "-d", "1", "-F", "200", "--symfs", symfs, "-o", out));
 	H_ASSERT(harness_proc_wait(p, 60) == 0, "perch-adb record --symfs did not finish");
 	H_ASSERT(harness_proc_exit_code(p) == 0, "exit %d; stderr:\n%s", harness_proc_exit_code(p),
 		 p->err.buf);
@@ -204,7 +205,7 @@ START_TEST(symfs_renders_on_host)
 	/* the device recorded a .perch recording, which was streamed out and rendered here */
 	log = read_text(harness_fmt("%s/adb/adb.log", harness_tmpdir()));
 	H_ASSERT(log && strstr(log, "./perch record -p") && strstr(log, "-o perch-adb.out.perch") &&
-			 strstr(log, "exec-out run-as " PKG " cat perch-adb.out.perch"),
+		     strstr(log, "exec-out run-as " PKG " cat perch-adb.out.perch"),
 		 "the device did not record a .perch that was pulled; adb log:\n%s", log);
 	free(log);
 	/* the control: the stripped app's own symbols do not name f3 */
@@ -262,7 +263,7 @@ START_TEST(shell_opens_prompt)
 	H_ASSERT(harness_proc_exit_code(p) == 0, "exit %d; stderr:\n%s", harness_proc_exit_code(p),
 		 p->err.buf);
 	H_ASSERT(strstr(p->out.buf, harness_fmt("ok attach pid=%d", pid)) &&
-			 strstr(p->out.buf, "ok threads") && strstr(p->out.buf, "ok detach"),
+		     strstr(p->out.buf, "ok threads") && strstr(p->out.buf, "ok detach"),
 		 "unexpected output:\n%s", p->out.buf);
 }
 END_TEST
@@ -288,16 +289,16 @@ START_TEST(run_as_rules)
 	adb = harness_fmt("%s/tests/fake-adb/adb", repo);
 	run(harness_fmt("mkdir -p %s/adb/root/data/local/tmp && cp %s %s/adb/root/data/local/tmp/",
 			harness_tmpdir(), harness_perch(), harness_tmpdir()));
-	p = harness_spawn("adb", HARNESS_ARGV(adb, "shell", "run-as", PKG,
-					      "/data/local/tmp/perch", "--version"));
+	p = harness_spawn(
+	    "adb", HARNESS_ARGV(adb, "shell", "run-as", PKG, "/data/local/tmp/perch", "--version"));
 	H_ASSERT(harness_proc_wait(p, 10) == 0 && harness_proc_exit_code(p) == 1 &&
-			 strstr(p->err.buf, "run-as: exec failed for /data/local/tmp/perch: "
-					    "Permission denied"),
+		     strstr(p->err.buf, "run-as: exec failed for /data/local/tmp/perch: "
+					"Permission denied"),
 		 "run-as ran a program from /data/local/tmp: exit %d, stderr:\n%s",
 		 harness_proc_exit_code(p), p->err.buf);
 	p = harness_spawn("adb", HARNESS_ARGV(adb, "shell", "run-as", PKG, "--user", "10", "id"));
 	H_ASSERT(harness_proc_wait(p, 10) == 0 && harness_proc_exit_code(p) == 1 &&
-			 strstr(p->err.buf, "couldn't stat /data/user/10/" PKG),
+		     strstr(p->err.buf, "couldn't stat /data/user/10/" PKG),
 		 "run-as --user 10 for a package user 10 has not: exit %d, stderr:\n%s",
 		 harness_proc_exit_code(p), p->err.buf);
 }
@@ -319,18 +320,18 @@ START_TEST(record_for_user)
 	pid0 = harness_proc_wait_ready(a0, 10);
 	pid10 = harness_proc_wait_ready(a10, 10);
 	put_file("pids/" PKG, harness_fmt("%d 0\n%d 10\n", pid0, pid10));
-	p = perch_adb(HARNESS_ARGV("--user", "10", "record", PKG, "-d", "1", "-F", "200", "-o",
-				   out));
+	p = perch_adb(
+	    HARNESS_ARGV("--user", "10", "record", PKG, "-d", "1", "-F", "200", "-o", out));
 	H_ASSERT(harness_proc_wait(p, 60) == 0, "perch-adb --user 10 record did not finish");
 	H_ASSERT(harness_proc_exit_code(p) == 0, "exit %d; stderr:\n%s", harness_proc_exit_code(p),
 		 p->err.buf);
 	check_profile(out);
 	log = adb_log();
 	H_ASSERT(strstr(log, "pm path --user 10 " PKG) &&
-			 strstr(log, harness_fmt("run-as %s --user 10 ./perch record -p %d", PKG,
-						 (int)pid10)) &&
-			 strstr(log, "exec-out run-as " PKG " --user 10 cat") &&
-			 !strstr(log, "run-as " PKG " /data/local/tmp"),
+		     strstr(log, harness_fmt("run-as %s --user 10 ./perch record -p %d", PKG,
+					     (int)pid10)) &&
+		     strstr(log, "exec-out run-as " PKG " --user 10 cat") &&
+		     !strstr(log, "run-as " PKG " /data/local/tmp"),
 		 "not everything went to user 10's app; adb log:\n%s", log);
 	free(log);
 	H_ASSERT(access(harness_fmt("%s/adb/root/data/user/10/%s/perch", harness_tmpdir(), PKG),
@@ -372,8 +373,8 @@ START_TEST(launch_for_user)
 
 	fake_device("emulator-5554\n");
 	run(harness_fmt("mkdir -p %s/adb/root/data/user/10/%s", harness_tmpdir(), PKG));
-	p = perch_adb(HARNESS_ARGV("--user", "10", "--launch", "record", PKG, "-d", "1", "-o",
-				   out));
+	p = perch_adb(
+	    HARNESS_ARGV("--user", "10", "--launch", "record", PKG, "-d", "1", "-o", out));
 	H_ASSERT(harness_proc_wait(p, 60) == 0, "perch-adb --launch record did not finish");
 	f = fopen(harness_fmt("%s/adb/pids/%s", harness_tmpdir(), PKG), "r");
 	if (f) {
@@ -387,7 +388,7 @@ START_TEST(launch_for_user)
 	check_profile(out);
 	log = adb_log();
 	H_ASSERT(strstr(log, "am start --user 10 -n " PKG "/.MainActivity") &&
-			 strstr(log, "resolve-activity --user 10"),
+		     strstr(log, "resolve-activity --user 10"),
 		 "the activity was not started for user 10; adb log:\n%s", log);
 	free(log);
 }
@@ -400,8 +401,9 @@ START_TEST(errors_explained)
 	fake_device("");
 	expect_failure(HARNESS_ARGV("record", PKG, "-o", out), 2, "no device connected");
 	put_file("devices", "emulator-5554\nR58M12345\n");
-	expect_failure(HARNESS_ARGV("record", PKG, "-o", out), 2,
-		       "several devices connected (emulator-5554 R58M12345): pick one with -s SERIAL");
+	expect_failure(
+	    HARNESS_ARGV("record", PKG, "-o", out), 2,
+	    "several devices connected (emulator-5554 R58M12345): pick one with -s SERIAL");
 	expect_failure(HARNESS_ARGV("-s", "nope", "record", PKG, "-o", out), 2,
 		       "device nope is not connected");
 	expect_failure(HARNESS_ARGV("-s", "R58M12345", "record", PKG_ABSENT, "-o", out), 2,

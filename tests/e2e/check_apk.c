@@ -40,8 +40,7 @@ static char *read_text(const char *path)
 
 START_TEST(apk_library_named)
 {
-	static const char *const seq[] = { "main", "apk_entry", "apk_outer_spin",
-					   "apk_inner_spin" };
+	static const char *const seq[] = {"main", "apk_entry", "apk_outer_spin", "apk_inner_spin"};
 	const char *out = harness_tmpfile("apk.folded"), *txt = harness_tmpfile("apk.txt");
 	struct harness_proc *t, *perch;
 	struct harness_folded f;
@@ -52,8 +51,9 @@ START_TEST(apk_library_named)
 	t = harness_spawn("target", HARNESS_ARGV(harness_target("apkload"),
 						 harness_target("test.apk"), apk_offset(), "30"));
 	pid = harness_proc_wait_ready(t, 5);
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-d",
-						    "1.5", "-o", out, "-p", harness_fmt("%d", pid)));
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-d", "1.5",
+						"-o", out, "-p", harness_fmt("%d", pid)));
 	H_ASSERT(harness_proc_wait(perch, 10) == 0, "perch did not finish");
 	H_CHECK_RECORD(perch, 0, out, &f);
 	all = harness_folded_count(&f, NULL, harness_pred_any, NULL);
@@ -63,9 +63,10 @@ START_TEST(apk_library_named)
 			named += f.lines[i].count;
 	if (named * 100 < all * 80)
 		harness_folded_context(&f, NULL, 20);
-	H_ASSERT(all >= 100 && named * 100 >= all * 80,
-		 "%lu of %lu samples in main;apk_entry;apk_outer_spin;apk_inner_spin (want >= 80%%)",
-		 named, all);
+	H_ASSERT(
+	    all >= 100 && named * 100 >= all * 80,
+	    "%lu of %lu samples in main;apk_entry;apk_outer_spin;apk_inner_spin (want >= 80%%)",
+	    named, all);
 	/* the module is the entry inside the zip, not the zip */
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "100", "-d",
 						    "0.5", "-o", txt, "--format", "text", "-p",

@@ -77,10 +77,9 @@ struct art_counts {
 	unsigned long kinds[3]; /* Jit, Packed, Compressed */
 };
 
-static const char *const classes[] = { "Jit", "Packed", "Compressed" };
-static const char *const prefixes[] = { "com.example.fakeart.Jit.m",
-					 "com.example.fakeart.Packed.m",
-					 "com.example.fakeart.Compressed.m" };
+static const char *const classes[] = {"Jit", "Packed", "Compressed"};
+static const char *const prefixes[] = {"com.example.fakeart.Jit.m", "com.example.fakeart.Packed.m",
+				       "com.example.fakeart.Compressed.m"};
 
 static void check_line(const struct harness_folded_line *l, const char *const *seq, size_t nseq,
 		       struct art_counts *c)
@@ -125,13 +124,16 @@ static void check_line(const struct harness_folded_line *l, const char *const *s
 static unsigned long runtime_between_java(const struct harness_folded_line *l)
 {
 	for (size_t i = 0; i < l->nr_frames; i++) {
-		int java_next = (i > 0 && !strncmp(l->frames[i - 1], "com.example.", 12)) ||
-				(i + 1 < l->nr_frames && !strncmp(l->frames[i + 1], "com.example.", 12));
+		int java_next =
+		    (i > 0 && !strncmp(l->frames[i - 1], "com.example.", 12)) ||
+		    (i + 1 < l->nr_frames && !strncmp(l->frames[i + 1], "com.example.", 12));
 
 		if (java_next && (harness_frame_is(l->frames[i], "fakeart_nterp") ||
 				  harness_frame_is(l->frames[i], "fakeart_switch_interp"))) {
-			harness_context_add("runtime frame %s next to a Java frame, stack of %zu frames "
-					    "(count %lu)\n", l->frames[i], l->nr_frames, l->count);
+			harness_context_add(
+			    "runtime frame %s next to a Java frame, stack of %zu frames "
+			    "(count %lu)\n",
+			    l->frames[i], l->nr_frames, l->count);
 			return l->count;
 		}
 	}
@@ -141,28 +143,28 @@ static unsigned long runtime_between_java(const struct harness_folded_line *l)
 static void run_fakeart_dex(const char *prog, const char *layout, int strict, const char *dex,
 			    int art_frames)
 {
-	const char *out = harness_tmpfile(harness_fmt("art-%s-%s-%s-%d.folded", prog, layout, dex,
-						      art_frames));
+	const char *out =
+	    harness_tmpfile(harness_fmt("art-%s-%s-%s-%d.folded", prog, layout, dex, art_frames));
 	int inner = smali_line("inner", 0), outer = smali_line("outer", 1);
 	struct harness_proc *t, *perch;
 	struct harness_folded f;
-	struct art_counts c = { 0 };
+	struct art_counts c = {0};
 	unsigned long between = 0;
 	pid_t pid;
 
 	H_ASSERT(inner > 0 && outer > 0, "no .line directives in fixtures/art/Interp.smali");
 	/* root first, as folded lines are: worker down to jit_call */
 	const char *seq[] = {
-		"worker",
-		harness_fmt("com.example.fakeart.Interp.outer (Interp.java:%d)", outer),
-		"fakeart_nterp",
-		"outer_body",
-		harness_fmt("com.example.fakeart.Interp.inner (Interp.java:%d)", inner),
-		"fakeart_switch_interp",
-		"inner_body",
-		"jit_call",
+	    "worker",
+	    harness_fmt("com.example.fakeart.Interp.outer (Interp.java:%d)", outer),
+	    "fakeart_nterp",
+	    "outer_body",
+	    harness_fmt("com.example.fakeart.Interp.inner (Interp.java:%d)", inner),
+	    "fakeart_switch_interp",
+	    "inner_body",
+	    "jit_call",
 	};
-	const char *hidden[] = { seq[0], seq[1], seq[3], seq[4], seq[6], seq[7] };
+	const char *hidden[] = {seq[0], seq[1], seq[3], seq[4], seq[6], seq[7]};
 
 	t = harness_spawn(prog, HARNESS_ARGV(harness_target(prog), layout, harness_target(dex)));
 	pid = harness_proc_wait_ready(t, 10);

@@ -153,7 +153,6 @@ START_TEST(chain_quiet)
 }
 END_TEST
 
-
 static int chain_lines_ok(const struct harness_folded_line *l, const void *unused)
 {
 	int i = harness_line_find(l, "f3");

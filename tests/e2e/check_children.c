@@ -50,8 +50,9 @@ static unsigned long proc_count(const struct harness_folded *f, pid_t pid, const
 		if (pid && p != pid)
 			continue;
 		if (want_name)
-			H_ASSERT(!strcmp(name, want_name), "process %d is labelled \"%s\", want \"%s\"",
-				 (int)p, name, want_name);
+			H_ASSERT(!strcmp(name, want_name),
+				 "process %d is labelled \"%s\", want \"%s\"", (int)p, name,
+				 want_name);
 		if (fn && harness_line_find(l, fn) < 0)
 			continue;
 		n += l->count;
@@ -70,9 +71,10 @@ static void assert_about(unsigned long n, double seconds, double lo, double hi, 
 	/* a sanitizer build is slower to follow a new process and misses more ticks */
 	if (getenv("PERCH_TEST_SANITIZED"))
 		lo *= 0.6;
-	H_ASSERT(n >= (unsigned long)(seconds * 100 * lo) && n <= (unsigned long)(seconds * 100 * hi) + 3,
-		 "%lu samples of %s, which ran %.2f s (want %.0f%%-%.0f%% of %.0f)", n, what, seconds,
-		 lo * 100, hi * 100, seconds * 100);
+	H_ASSERT(n >= (unsigned long)(seconds * 100 * lo) &&
+		     n <= (unsigned long)(seconds * 100 * hi) + 3,
+		 "%lu samples of %s, which ran %.2f s (want %.0f%%-%.0f%% of %.0f)", n, what,
+		 seconds, lo * 100, hi * 100, seconds * 100);
 }
 
 /* The number after @prefix in the @n-th line (from 1) of @p's output that starts with it. */
@@ -85,12 +87,13 @@ static pid_t nth_pid(struct harness_proc *p, const char *prefix, int n, double t
 		int k = 0;
 
 		harness_proc_pump(p, 0);
-		for (s = p->out.len ? p->out.buf : ""; *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : "") {
+		for (s = p->out.len ? p->out.buf : ""; *s;
+		     s = strchr(s, '\n') ? strchr(s, '\n') + 1 : "") {
 			if (!strncmp(s, prefix, strlen(prefix)) && strchr(s, '\n') && ++k == n)
 				return (pid_t)atoi(s + strlen(prefix));
 		}
-		H_ASSERT(harness_now() < end && p->out_fd >= 0,
-			 "%s printed no %d. \"%s\" line", p->label, n, prefix);
+		H_ASSERT(harness_now() < end && p->out_fd >= 0, "%s printed no %d. \"%s\" line",
+			 p->label, n, prefix);
 		harness_proc_pump(p, 0.02);
 	}
 }
@@ -126,7 +129,7 @@ START_TEST(follow_program)
 	pid_t sh, c1, c2;
 
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-o", out, "--",
-						   "/bin/sh", "-c", script));
+						    "/bin/sh", "-c", script));
 	sh = line_pid(perch, "sh ", 10);
 	c1 = line_pid(perch, "ready ", 10);
 	harness_track_pid(c1);
@@ -140,8 +143,8 @@ START_TEST(follow_program)
 	assert_about(proc_count(&f, c2, "f3", "chain-fp"), 0.8, 0.7, 2.0, "the second chain-fp");
 	H_ASSERT(proc_count(&f, sh, NULL, "sh") > 0, "no sample of the shell %d", (int)sh);
 	H_ASSERT(proc_count(&f, 0, NULL, NULL) == proc_count(&f, sh, NULL, NULL) +
-							 proc_count(&f, c1, NULL, NULL) +
-							 proc_count(&f, c2, NULL, NULL),
+						      proc_count(&f, c1, NULL, NULL) +
+						      proc_count(&f, c2, NULL, NULL),
 		 "samples of processes other than the shell and its two children");
 	H_ASSERT(strstr(perch->err.buf, "processes: 3 sampled (2 forked children followed)"),
 		 "the summary does not count the processes");
@@ -152,13 +155,14 @@ END_TEST
 START_TEST(no_follow)
 {
 	const char *out = harness_tmpfile("nofollow.folded");
-	const char *script = harness_fmt("echo sh $$; %s 0.8; echo done", harness_target("chain-fp"));
+	const char *script =
+	    harness_fmt("echo sh $$; %s 0.8; echo done", harness_target("chain-fp"));
 	struct harness_proc *perch;
 	struct harness_folded f;
 	pid_t sh, c1;
 
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "--no-follow", "-o",
-						   out, "--", "/bin/sh", "-c", script));
+						    out, "--", "/bin/sh", "-c", script));
 	sh = line_pid(perch, "sh ", 10);
 	c1 = line_pid(perch, "ready ", 10);
 	harness_track_pid(c1);
@@ -168,8 +172,9 @@ START_TEST(no_follow)
 	/* one process: the folded lines keep their single-process form */
 	for (size_t i = 0; i < f.nr; i++)
 		H_ASSERT(!strcmp(f.lines[i].thread, "sh") && f.lines[i].tid == sh &&
-			 harness_line_find(&f.lines[i], "f3") < 0,
-			 "--no-follow: a line of thread %s-%d", f.lines[i].thread, (int)f.lines[i].tid);
+			     harness_line_find(&f.lines[i], "f3") < 0,
+			 "--no-follow: a line of thread %s-%d", f.lines[i].thread,
+			 (int)f.lines[i].tid);
 	harness_folded_release(&f);
 }
 END_TEST
@@ -188,9 +193,10 @@ START_TEST(xz_child)
 
 	H_ASSERT(system(harness_fmt("seq 1 2000000 > %s", in)) == 0, "cannot write %s", in);
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-o", out, "--",
-						   "/bin/sh", "-c",
-						   harness_fmt("date +t%%s.%%N; xz -1 -T1 -c %s "
-							       ">/dev/null; date +t%%s.%%N", in)));
+						    "/bin/sh", "-c",
+						    harness_fmt("date +t%%s.%%N; xz -1 -T1 -c %s "
+								">/dev/null; date +t%%s.%%N",
+								in)));
 	H_ASSERT(harness_proc_wait(perch, 60) == 0, "perch did not finish");
 	H_CHECK_RECORD(perch, HARNESS_EXIT_OK, out, &f);
 	s = strchr(perch->out.buf, 't');
@@ -230,9 +236,9 @@ START_TEST(follow_pid)
 
 	t = harness_spawn("target", HARNESS_ARGV(harness_target("states"), "forker"));
 	pid = harness_proc_wait_ready(t, 5);
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
-						   harness_fmt("%d", pid), "--follow-children", "-d",
-						   "3", "-o", out));
+	perch = harness_spawn("perch",
+			      HARNESS_ARGV(harness_perch(), "record", "-p", harness_fmt("%d", pid),
+					   "--follow-children", "-d", "3", "-o", out));
 	H_ASSERT(harness_wait_traced(pid, 1, 5) == 0, "perch did not attach");
 	t0 = harness_now();
 	harness_proc_write(t, "fork 0.8\n");
@@ -262,8 +268,9 @@ START_TEST(follow_pid)
 		 "the forker is traced or not sleeping after perch");
 
 	/* without --follow-children, the children are left alone */
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
-						   harness_fmt("%d", pid), "-d", "1.5", "-o", out));
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
+						harness_fmt("%d", pid), "-d", "1.5", "-o", out));
 	H_ASSERT(harness_wait_traced(pid, 1, 5) == 0, "perch did not attach");
 	harness_proc_write(t, "fork 0.5\n");
 	forked = nth_pid(t, "child ", 3, 5);
@@ -272,8 +279,8 @@ START_TEST(follow_pid)
 	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch did not finish");
 	H_CHECK_RECORD(perch, HARNESS_EXIT_OK, out, &f);
 	for (size_t i = 0; i < f.nr; i++)
-		H_ASSERT(f.lines[i].tid == pid && harness_line_find(&f.lines[i],
-								  "states_child_spin") < 0,
+		H_ASSERT(f.lines[i].tid == pid &&
+			     harness_line_find(&f.lines[i], "states_child_spin") < 0,
 			 "without --follow-children: a line of thread %s-%d", f.lines[i].thread,
 			 (int)f.lines[i].tid);
 	harness_folded_release(&f);
@@ -295,13 +302,12 @@ START_TEST(detach_children)
 	pid = harness_proc_wait_ready(t, 5);
 	for (int way = 0; way < 2; way++) {
 		/* 0: the duration ends; 1: SIGINT */
-		perch = harness_spawn("perch",
-				      way ? HARNESS_ARGV(harness_perch(), "record", "-p",
-							 harness_fmt("%d", pid), "--follow-children",
-							 "-o", out)
-					  : HARNESS_ARGV(harness_perch(), "record", "-p",
-							 harness_fmt("%d", pid), "--follow-children",
-							 "-d", "1", "-o", out));
+		perch = harness_spawn(
+		    "perch",
+		    way ? HARNESS_ARGV(harness_perch(), "record", "-p", harness_fmt("%d", pid),
+				       "--follow-children", "-o", out)
+			: HARNESS_ARGV(harness_perch(), "record", "-p", harness_fmt("%d", pid),
+				       "--follow-children", "-d", "1", "-o", out));
 		H_ASSERT(harness_wait_traced(pid, 1, 5) == 0, "perch did not attach");
 		harness_proc_write(t, "fork 30\n");
 		child = nth_pid(t, "child ", way + 1, 5);
@@ -313,7 +319,8 @@ START_TEST(detach_children)
 		}
 		H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch did not finish");
 		assert_exit(perch, HARNESS_EXIT_OK);
-		H_ASSERT(harness_wait_traced(child, 0, 2) == 0 && harness_wait_traced(pid, 0, 2) == 0,
+		H_ASSERT(harness_wait_traced(child, 0, 2) == 0 &&
+			     harness_wait_traced(pid, 0, 2) == 0,
 			 "a process is still traced after perch (way %d)", way);
 		harness_sleep(0.1);
 		H_ASSERT(proc_state(child) == 'R' && proc_state(pid) == 'S',
@@ -324,14 +331,14 @@ START_TEST(detach_children)
 
 	/* a launched program whose child outlives the duration: perch waits for the program,
 	 * the child runs untraced meanwhile */
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-d", "0.5", "-o", out,
-						   "--", "/bin/sh", "-c",
-						   harness_fmt("%s 6; echo done",
-							       harness_target("chain-fp"))));
+	perch = harness_spawn(
+	    "perch",
+	    HARNESS_ARGV(harness_perch(), "record", "-d", "0.5", "-o", out, "--", "/bin/sh", "-c",
+			 harness_fmt("%s 6; echo done", harness_target("chain-fp"))));
 	chain = line_pid(perch, "ready ", 10);
 	harness_track_pid(chain);
 	H_ASSERT(harness_wait_traced(chain, 0, 5) == 0 && proc_state(chain) == 'R' &&
-		 !strstr(perch->out.buf, "done"),
+		     !strstr(perch->out.buf, "done"),
 		 "after the duration the child is traced or not running (state '%c')",
 		 proc_state(chain));
 	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch did not finish");
@@ -353,10 +360,9 @@ START_TEST(exec_32bit)
 
 	if (!can_exec32)
 		return; /* said when the suite was made */
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-o", out, "--",
-						   "/bin/sh", "-c",
-						   harness_fmt("echo sh $$; %s 0.8",
-							       harness_target("chain32-fp"))));
+	perch = harness_spawn(
+	    "perch", HARNESS_ARGV(harness_perch(), "record", "-o", out, "--", "/bin/sh", "-c",
+				  harness_fmt("echo sh $$; %s 0.8", harness_target("chain32-fp"))));
 	sh = line_pid(perch, "sh ", 10);
 	c = line_pid(perch, "ready ", 10);
 	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch did not finish");
@@ -385,19 +391,20 @@ static const char *sh_out(const char *cmd, int *code)
 START_TEST(outputs)
 {
 	const char *rec = harness_tmpfile("multi.perch"), *folded = harness_tmpfile("multi.folded");
-	const char *chrome = harness_tmpfile("multi.trace.json"), *pprof = harness_tmpfile("m.pb.gz");
+	const char *chrome = harness_tmpfile("multi.trace.json"),
+		   *pprof = harness_tmpfile("m.pb.gz");
 	const char *back = harness_tmpfile("back.folded"), *o;
 	struct harness_proc *perch;
 	struct harness_folded f, g;
 	pid_t sh, c1, c2;
 	int code;
 
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-o", rec, "-o",
-						   folded, "-o", chrome, "-o", pprof, "--",
-						   "/bin/sh", "-c",
-						   harness_fmt("echo sh $$; %s 0.5; %s 0.5",
-							       harness_target("chain-fp"),
-							       harness_target("chain-fp"))));
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-o", rec, "-o", folded,
+						"-o", chrome, "-o", pprof, "--", "/bin/sh", "-c",
+						harness_fmt("echo sh $$; %s 0.5; %s 0.5",
+							    harness_target("chain-fp"),
+							    harness_target("chain-fp"))));
 	sh = line_pid(perch, "sh ", 10);
 	c1 = line_pid(perch, "ready ", 10);
 	H_ASSERT(harness_proc_wait(perch, 30) == 0, "perch did not finish");
@@ -410,34 +417,35 @@ START_TEST(outputs)
 	H_ASSERT(harness_folded_load(&f, folded) == 0 && harness_folded_load(&g, back) == 0,
 		 "cannot read the folded outputs");
 	H_ASSERT(proc_count(&g, c1, "f3", "chain-fp") == proc_count(&f, c1, "f3", "chain-fp") &&
-		 proc_count(&g, c2, "f3", "chain-fp") > 0 && proc_count(&g, sh, NULL, "sh") > 0,
+		     proc_count(&g, c2, "f3", "chain-fp") > 0 && proc_count(&g, sh, NULL, "sh") > 0,
 		 "the recording read back lost the processes");
 	harness_folded_release(&f);
 	harness_folded_release(&g);
 
 	/* Chrome trace: a process track each (python3's json module reads it) */
-	o = sh_out(harness_fmt(
-			   "python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); "
-			   "names={e[\"pid\"]: e[\"args\"][\"name\"] for e in t[\"traceEvents\"] "
-			   "if e.get(\"ph\")==\"M\" and e[\"name\"]==\"process_name\"}; "
-			   "used={e[\"pid\"] for e in t[\"traceEvents\"] if e.get(\"ph\")==\"X\"}; "
-			   "print(\" \".join(\"%%d=%%s\" %% (p, names.get(p, \"?\")) "
-			   "for p in sorted(used)))' %s",
-			   chrome),
-		   &code);
+	o = sh_out(
+	    harness_fmt("python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); "
+			"names={e[\"pid\"]: e[\"args\"][\"name\"] for e in t[\"traceEvents\"] "
+			"if e.get(\"ph\")==\"M\" and e[\"name\"]==\"process_name\"}; "
+			"used={e[\"pid\"] for e in t[\"traceEvents\"] if e.get(\"ph\")==\"X\"}; "
+			"print(\" \".join(\"%%d=%%s\" %% (p, names.get(p, \"?\")) "
+			"for p in sorted(used)))' %s",
+			chrome),
+	    &code);
 	H_ASSERT(code == 0, "python3 cannot read the Chrome trace");
 	H_ASSERT(strstr(o, harness_fmt("%d=sh", (int)sh)) &&
-		 strstr(o, harness_fmt("%d=chain-fp", (int)c1)) &&
-		 strstr(o, harness_fmt("%d=chain-fp", (int)c2)),
+		     strstr(o, harness_fmt("%d=chain-fp", (int)c1)) &&
+		     strstr(o, harness_fmt("%d=chain-fp", (int)c2)),
 		 "the Chrome trace has no named track of each process: %s", o);
 
 	/* pprof: a pid and a process_name label on every sample (go tool pprof reads them) */
-	o = sh_out(harness_fmt("HOME=%s go tool pprof -symbolize=none -tags %s",
-			       harness_tmpdir(), pprof),
-		   &code);
+	o = sh_out(
+	    harness_fmt("HOME=%s go tool pprof -symbolize=none -tags %s", harness_tmpdir(), pprof),
+	    &code);
 	H_ASSERT(code == 0, "go tool pprof failed");
-	H_ASSERT(strstr(o, harness_fmt(": %d\n", (int)c1)) && strstr(o, harness_fmt(": %d\n", (int)c2)) &&
-		 strstr(o, ": chain-fp\n") && strstr(o, ": sh\n"),
+	H_ASSERT(strstr(o, harness_fmt(": %d\n", (int)c1)) &&
+		     strstr(o, harness_fmt(": %d\n", (int)c2)) && strstr(o, ": chain-fp\n") &&
+		     strstr(o, ": sh\n"),
 		 "pprof's pid and process_name labels do not name the processes");
 }
 END_TEST
@@ -453,14 +461,15 @@ START_TEST(zero_samples)
 
 	t = harness_spawn("target", HARNESS_ARGV(harness_target("states"), "forker"));
 	pid = harness_proc_wait_ready(t, 5);
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
-						   harness_fmt("%d", pid), "-d", "0.000001", "-o",
-						   harness_tmpfile("none.folded")));
+	perch = harness_spawn("perch",
+			      HARNESS_ARGV(harness_perch(), "record", "-p", harness_fmt("%d", pid),
+					   "-d", "0.000001", "-o", harness_tmpfile("none.folded")));
 	H_ASSERT(harness_proc_wait(perch, 10) == 0, "perch did not finish");
 	assert_exit(perch, HARNESS_EXIT_FATAL);
-	H_ASSERT(strstr(perch->err.buf, "perch: error: no samples: the recording ended after") ||
-		 strstr(perch->err.buf, "perch: error: no samples: no thread stopped for perch"),
-		 "perch does not say why it recorded nothing:\n%s", perch->err.buf);
+	H_ASSERT(
+	    strstr(perch->err.buf, "perch: error: no samples: the recording ended after") ||
+		strstr(perch->err.buf, "perch: error: no samples: no thread stopped for perch"),
+	    "perch does not say why it recorded nothing:\n%s", perch->err.buf);
 	H_ASSERT(access(harness_tmpfile("none.folded"), F_OK) == 0, "no output file");
 	H_ASSERT(harness_wait_traced(pid, 0, 2) == 0, "the target is still traced");
 	harness_proc_write(t, "quit\n");

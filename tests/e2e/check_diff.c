@@ -31,10 +31,9 @@ static const char *tmp(const char *name)
  * even a large change is within them. The priority keeps the samples about the program. */
 static pid_t start_target(const char *build, struct harness_proc **out)
 {
-	struct harness_proc *t =
-	    harness_spawn("target", HARNESS_ARGV("/usr/bin/nice", "-n", "-10",
-						 harness_target(harness_fmt("diff-%s/diffwork", build)),
-						 "60"));
+	struct harness_proc *t = harness_spawn(
+	    "target", HARNESS_ARGV("/usr/bin/nice", "-n", "-10",
+				   harness_target(harness_fmt("diff-%s/diffwork", build)), "60"));
 
 	*out = t;
 	return harness_proc_wait_ready(t, 10);
@@ -47,8 +46,8 @@ static void record(const char *build, const char *name)
 	pid_t pid = start_target(build, &t);
 
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-q", "-F", RATE,
-						    "-d", harness_fmt("%g", SECS), "-o", tmp(name), "-p",
-						    harness_fmt("%d", pid)));
+						    "-d", harness_fmt("%g", SECS), "-o", tmp(name),
+						    "-p", harness_fmt("%d", pid)));
 	H_ASSERT(harness_proc_wait(perch, SECS + 30) == 0, "perch record did not stop");
 	H_ASSERT(harness_proc_exit_code(perch) == 0, "perch record exited %d:\n%s",
 		 harness_proc_exit_code(perch), perch->err.buf);
@@ -70,7 +69,8 @@ static int text_row(const char *text, const char *thread, const char *fn, double
 	end = strstr(sec + 1, "\n# thread ");
 	for (line = strchr(sec + 1, '\n'); line && (!end || line < end);
 	     line = strchr(line + 1, '\n')) {
-		const char *eol = strchr(line + 1, '\n'), *name = strstr(line, harness_fmt("  %s (", fn));
+		const char *eol = strchr(line + 1, '\n'),
+			   *name = strstr(line, harness_fmt("  %s (", fn));
 
 		if (!name || (eol && name > eol))
 			continue;
@@ -100,7 +100,8 @@ static void retry_note(const char *test, int attempt, double change)
 static const char *report(const char *args, int want)
 {
 	int code;
-	const char *out = harness_sh(harness_fmt("'%s' report %s", harness_perch(), args), &code, 60);
+	const char *out =
+	    harness_sh(harness_fmt("'%s' report %s", harness_perch(), args), &code, 60);
 
 	H_ASSERT(code == want, "perch report %s exited %d, want %d:\n%s", args, code, want, out);
 	return out;
@@ -116,22 +117,23 @@ static void check_flamegraph(const char *svg)
 	if (!harness_have("chromium"))
 		return;
 #define CHROMIUM                                                                                   \
-	"HOME=%s timeout 60 chromium --headless --no-sandbox --disable-gpu --no-first-run "       \
+	"HOME=%s timeout 60 chromium --headless --no-sandbox --disable-gpu --no-first-run "        \
 	"--disable-extensions --enable-logging=stderr --v=0 --user-data-dir=%s/chromium "
-	out = harness_sh(harness_fmt(CHROMIUM "--dump-dom 'file://%s#selftest=all/^step_b$'", harness_tmpdir(),
-		     harness_tmpdir(), svg),
-		 &code, 70);
+	out = harness_sh(harness_fmt(CHROMIUM "--dump-dom 'file://%s#selftest=all/^step_b$'",
+				     harness_tmpdir(), harness_tmpdir(), svg),
+			 &code, 70);
 	H_ASSERT(code == 0, "chromium --dump-dom %s failed (%d)", svg, code);
 	H_ASSERT(!strstr(out, ":CONSOLE"), "console message from %s", svg);
 	m = strstr(out, ";matched=");
 	H_ASSERT(m && sscanf(m, ";matched=%lu", &matched) == 1 && matched > 0,
 		 "the flame graph's self-test did not find step_b");
 	out = harness_sh(harness_fmt(CHROMIUM "--window-size=1200,400 --screenshot=%s 'file://%s'",
-		     harness_tmpdir(), harness_tmpdir(), shot, svg),
-		 &code, 70);
+				     harness_tmpdir(), harness_tmpdir(), shot, svg),
+			 &code, 70);
 	H_ASSERT(code == 0, "chromium --screenshot failed (%d)", code);
 	/* step_b changed most: the strongest red of the palette (225,40,40), wide */
-	out = harness_sh(harness_fmt("python3 tests/e2e/py/hottest.py png-run '%s' 225 40 40", shot), &code, 60);
+	out = harness_sh(
+	    harness_fmt("python3 tests/e2e/py/hottest.py png-run '%s' 225 40 40", shot), &code, 60);
 	H_ASSERT(code == 0 && sscanf(out, "%ld", &run) == 1 && run >= 200,
 		 "the screenshot has a strongest-red run of %ld px, want >= 200:\n%s", run, out);
 }
@@ -149,7 +151,7 @@ START_TEST(slower_build_found)
 		record("base", "base.perch");
 		record("slow", "slow.perch");
 		report(harness_fmt("-q --diff '%s' '%s' -o '%s' -o '%s' -o '%s'", tmp("base.perch"),
-			   tmp("slow.perch"), tmp("diff.txt"), tmp("diff.folded"), svg),
+				   tmp("slow.perch"), tmp("diff.txt"), tmp("diff.folded"), svg),
 		       0);
 		out = harness_sh(harness_fmt("cat '%s'", tmp("diff.txt")), &code, 10);
 		H_ASSERT(!text_row(out, "diffwork/diffwork", "step_b", &change, &beyond),
@@ -169,23 +171,22 @@ START_TEST(slower_build_found)
 		     !(beyond && change > 0),
 		 "step_a grew beyond noise (%+.2f)", change);
 	/* the helper thread, matched by name, the same in both builds */
-	H_ASSERT(!text_row(out, "diffwork/diffhelper", "helper_work", &change, &beyond) &&
-		     !beyond,
+	H_ASSERT(!text_row(out, "diffwork/diffhelper", "helper_work", &change, &beyond) && !beyond,
 		 "helper_work changed beyond noise (%+.2f)", change);
 
 	/* --fail-if: exit 3 for the function that grew, 0 for those that did not */
 	out = report(harness_fmt("-q --diff '%s' '%s' -o /dev/null --fail-if '^step_b$:+5'",
-			 tmp("base.perch"), tmp("slow.perch")),
+				 tmp("base.perch"), tmp("slow.perch")),
 		     3);
 	H_ASSERT(strstr(out, "step_b (diffwork) of thread diffwork/diffwork grew by"),
 		 "no message naming step_b");
 	report(harness_fmt("-q --diff '%s' '%s' -o /dev/null --fail-if '^step_a$:+0' --fail-if "
-		   "'^step_c$:+0' --fail-if 'helper:+0'",
-		   tmp("base.perch"), tmp("slow.perch")),
+			   "'^step_c$:+0' --fail-if 'helper:+0'",
+			   tmp("base.perch"), tmp("slow.perch")),
 	       0);
 	/* ... and the other way round nothing grew but step_a and step_c */
-	report(harness_fmt("-q --diff '%s' '%s' -o /dev/null --fail-if '^step_b$:+0'", tmp("slow.perch"),
-		   tmp("base.perch")),
+	report(harness_fmt("-q --diff '%s' '%s' -o /dev/null --fail-if '^step_b$:+0'",
+			   tmp("slow.perch"), tmp("base.perch")),
 	       0);
 
 	/* folded, difffolded.pl's form: step_b's path has more in NEW than BASE (scaled) */
@@ -203,16 +204,20 @@ START_TEST(slower_build_found)
 	fclose(f);
 	H_ASSERT(new_b > 2 * base_b, "step_b in the folded diff: BASE %lu, NEW %lu", base_b, new_b);
 	if (harness_have("flamegraph.pl")) {
-		out = harness_sh(harness_fmt("flamegraph.pl '%s' > '%s'", tmp("diff.folded"), tmp("fg.svg")), &code,
-			 60);
+		out = harness_sh(
+		    harness_fmt("flamegraph.pl '%s' > '%s'", tmp("diff.folded"), tmp("fg.svg")),
+		    &code, 60);
 		H_ASSERT(code == 0 && !strstr(out, "Ignored"), "flamegraph.pl: %s", out);
-		out = harness_sh(harness_fmt("grep -o '<title>step_b ([^<]*</title>' '%s'", tmp("fg.svg")), &code,
-			 10);
+		out = harness_sh(
+		    harness_fmt("grep -o '<title>step_b ([^<]*</title>' '%s'", tmp("fg.svg")),
+		    &code, 10);
 		H_ASSERT(strstr(out, "; +"), "flamegraph.pl shows no growth of step_b: %s", out);
 	}
 
 	/* the flame graph: step_b red, the script runs in a browser */
-	out = harness_sh(harness_fmt("grep -o 'data-name=\"step_b\" data-diff=\"[^\"]*\"' '%s'", svg), &code, 10);
+	out =
+	    harness_sh(harness_fmt("grep -o 'data-name=\"step_b\" data-diff=\"[^\"]*\"' '%s'", svg),
+		       &code, 10);
 	H_ASSERT(code == 0 && strstr(out, "beyond noise"), "step_b's frame: %s", out);
 	line = strstr(out, "change +");
 	H_ASSERT(line, "step_b did not grow in the flame graph: %s", out);
@@ -221,9 +226,12 @@ START_TEST(slower_build_found)
 	/* the scripted prompt: the same verdict as JSON, status 3 */
 	f = fopen(tmp("s.txt"), "w");
 	H_ASSERT(f, "cannot write the script");
-	fprintf(f, "diff --fail-if '^step_b$:+5' '%s' '%s'\n", tmp("base.perch"), tmp("slow.perch"));
+	fprintf(f, "diff --fail-if '^step_b$:+5' '%s' '%s'\n", tmp("base.perch"),
+		tmp("slow.perch"));
 	fclose(f);
-	out = harness_sh(harness_fmt("'%s' -x '%s' --json 2>/dev/null", harness_perch(), tmp("s.txt")), &code, 60);
+	out = harness_sh(
+	    harness_fmt("'%s' -x '%s' --json 2>/dev/null", harness_perch(), tmp("s.txt")), &code,
+	    60);
 	H_ASSERT(code == 3, "perch -x exited %d, want 3", code);
 	H_ASSERT(strstr(out, "\"status\":3") && strstr(out, "\"failed\":true") &&
 		     strstr(out, "\"fail_if\":[{\"rule\":\"^step_b$:+5\",\"thread\":\"diffwork/"
@@ -267,10 +275,11 @@ static const char *same_build_flags(void)
 	    strstr(out, " * "))
 		return harness_fmt("perch report --diff --fail-if '.:+0' exited %d:\n%s", code,
 				   marked_lines(out));
-	svg = harness_sh(harness_fmt("'%s' report -q --diff '%s' '%s' -o '%s' && grep -c 'beyond noise\"' '%s'",
-				     harness_perch(), tmp("a.perch"), tmp("b.perch"), tmp("d.svg"),
-				     tmp("d.svg")),
-			 &code, 60);
+	svg = harness_sh(
+	    harness_fmt("'%s' report -q --diff '%s' '%s' -o '%s' && grep -c 'beyond noise\"' '%s'",
+			harness_perch(), tmp("a.perch"), tmp("b.perch"), tmp("d.svg"),
+			tmp("d.svg")),
+	    &code, 60);
 	if (code == 0 && atoi(svg) != 0)
 		return harness_fmt("%d flame graph paths beyond noise", atoi(svg));
 	return "";
@@ -286,11 +295,15 @@ START_TEST(same_build_quiet)
 
 	if (!*first)
 		return;
-	fprintf(stderr, "note: e2e-diff same_build_quiet: the first pair differed (%s); recording a "
-			"second pair\n", first);
+	fprintf(stderr,
+		"note: e2e-diff same_build_quiet: the first pair differed (%s); recording a "
+		"second pair\n",
+		first);
 	second = same_build_flags();
-	H_ASSERT(!*second, "two runs of one build differ beyond noise twice in a row:\nfirst: "
-			   "%s\nsecond: %s", first, second);
+	H_ASSERT(!*second,
+		 "two runs of one build differ beyond noise twice in a row:\nfirst: "
+		 "%s\nsecond: %s",
+		 first, second);
 }
 END_TEST
 
@@ -314,15 +327,16 @@ START_TEST(repl_last_recording)
 		fprintf(f, "attach %d\nrecord -F %s -d %g\ndiff --fail-if '^step_b$:+5' '%s'\n",
 			(int)pid, RATE, SECS, tmp("base.perch"));
 		fclose(f);
-		out = harness_sh(harness_fmt("'%s' -x '%s' --json 2>/dev/null", harness_perch(), tmp("s.txt")),
-			 &code, 90);
+		out = harness_sh(
+		    harness_fmt("'%s' -x '%s' --json 2>/dev/null", harness_perch(), tmp("s.txt")),
+		    &code, 90);
 		harness_proc_kill(t, SIGKILL);
 		harness_proc_wait(t, 10);
 		row = strstr(out, "\"function\":\"step_b\"");
 		if (code == 3 || attempt == ATTEMPTS || !row ||
 		    !strstr(row, "\"total_beyond_noise\":false") ||
 		    sscanf(strstr(row, "\"total_change\":") ? strstr(row, "\"total_change\":") + 15
-							     : "x",
+							    : "x",
 			   "%lf", &change) != 1 ||
 		    change < 20)
 			break;

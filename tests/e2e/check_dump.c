@@ -324,8 +324,8 @@ START_TEST(dump_cache)
 	pid = harness_proc_wait_ready(t, 5);
 	wait_all_sleeping(pid, 3);
 	for (int i = 0; i < 2; i++) {
-		perch[i] = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "dump", "-p",
-							      harness_fmt("%d", pid)));
+		perch[i] = harness_spawn(
+		    "perch", HARNESS_ARGV(harness_perch(), "dump", "-p", harness_fmt("%d", pid)));
 		H_ASSERT(harness_proc_wait(perch[i], 10) == 0, "perch dump did not finish");
 		H_ASSERT(harness_proc_exit_code(perch[i]) == 0, "perch dump exited with %d",
 			 harness_proc_exit_code(perch[i]));

@@ -91,13 +91,13 @@ END_TEST
 
 /* gdb's frames of @pid's main thread, innermost first, down to main: "F <tail> <name>". */
 static const char gdb_frames_py[] =
-	"import gdb\n"
-	"f = gdb.newest_frame()\n"
-	"while f is not None:\n"
-	"    print('F %d %s' % (1 if f.type() == gdb.TAILCALL_FRAME else 0, f.name()))\n"
-	"    if f.name() == 'main':\n"
-	"        break\n"
-	"    f = f.older()\n";
+    "import gdb\n"
+    "f = gdb.newest_frame()\n"
+    "while f is not None:\n"
+    "    print('F %d %s' % (1 if f.type() == gdb.TAILCALL_FRAME else 0, f.name()))\n"
+    "    if f.name() == 'main':\n"
+    "        break\n"
+    "    f = f.older()\n";
 
 static void tail_vs_gdb(const char *variant)
 {
@@ -120,11 +120,11 @@ static void tail_vs_gdb(const char *variant)
 	H_ASSERT(harness_proc_exit_code(perch) == 0, "perch dump exited with %d",
 		 harness_proc_exit_code(perch));
 	harness_bt_parse_perch(&pbt, perch->out.buf);
-	H_ASSERT(pbt.nr_bad == 0 && pbt.nr == 1, "perch dump: %zu threads, %zu lines not understood",
-		 pbt.nr, pbt.nr_bad);
+	H_ASSERT(pbt.nr_bad == 0 && pbt.nr == 1,
+		 "perch dump: %zu threads, %zu lines not understood", pbt.nr, pbt.nr_bad);
 	H_ASSERT(harness_wait_traced(pid, 0, 2) == 0, "target still traced after perch dump");
-	gdb = harness_spawn("gdb", HARNESS_ARGV(GDB_PATH, "-nx", "-batch", "-p",
-						harness_fmt("%d", pid), "-x", py));
+	gdb = harness_spawn(
+	    "gdb", HARNESS_ARGV(GDB_PATH, "-nx", "-batch", "-p", harness_fmt("%d", pid), "-x", py));
 	H_ASSERT(harness_proc_wait(gdb, 60) == 0, "gdb did not finish within 60 s");
 	harness_context_add("perch dump:\n%s\ngdb:\n%s", perch->out.buf, gdb->out.buf);
 	for (s = gdb->out.buf; s && *s; s = nl ? nl + 1 : NULL) {
@@ -159,7 +159,7 @@ static void tail_vs_gdb(const char *variant)
 
 START_TEST(tailcall_vs_gdb)
 {
-	static const char *const variants[] = { "chain", "common", "ambiguous", "count" };
+	static const char *const variants[] = {"chain", "common", "ambiguous", "count"};
 
 	H_ASSERT(access(GDB_PATH, X_OK) == 0, "%s is missing (scripts/install-deps.sh installs it)",
 		 GDB_PATH);

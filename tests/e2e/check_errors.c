@@ -1,5 +1,6 @@
 /* e2e: perch's fatal errors: no such process, another user's process, a process already
- * traced (by a helper and by gdb), usage errors, outputs that cannot be written. Exit codes 2 and 64, "perch: error: " text. */
+ * traced (by a helper and by gdb), usage errors, outputs that cannot be written. Exit codes 2 and
+ * 64, "perch: error: " text. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -207,7 +208,8 @@ END_TEST
  * a missing directory, a directory where the file should go; the target is not touched. */
 START_TEST(errors_output_unwritable)
 {
-	struct harness_proc *t = harness_spawn("target", HARNESS_ARGV(harness_target("lifecycle"), "20"));
+	struct harness_proc *t =
+	    harness_spawn("target", HARNESS_ARGV(harness_target("lifecycle"), "20"));
 	pid_t pid = harness_proc_wait_ready(t, 10);
 	const char *missing = harness_fmt("%s/no-such-dir/out.folded", harness_tmpdir());
 	double t0 = harness_now();
@@ -215,8 +217,8 @@ START_TEST(errors_output_unwritable)
 	run_expect(HARNESS_ARGV(harness_perch(), "record", "-d", "30", "-o", missing, "-p",
 				harness_fmt("%d", pid)),
 		   HARNESS_EXIT_FATAL, HARNESS_ARGV("no-such-dir"));
-	run_expect(HARNESS_ARGV(harness_perch(), "record", "-d", "30", "-o", harness_tmpdir(),
-				"-p", harness_fmt("%d", pid)),
+	run_expect(HARNESS_ARGV(harness_perch(), "record", "-d", "30", "-o", harness_tmpdir(), "-p",
+				harness_fmt("%d", pid)),
 		   HARNESS_EXIT_FATAL, HARNESS_ARGV("Is a directory"));
 	H_ASSERT(harness_now() - t0 < 5, "perch took %.1f s to refuse the outputs",
 		 harness_now() - t0);

@@ -117,8 +117,9 @@ static void check_slow_stacks(const char *summary)
 	}
 	H_ASSERT(frozen, "no frozen_frame stack in a frozen frame:\n%s", summary);
 	if (!jank && listed == 10 && min_ms > 60)
-		fprintf(stderr, "e2e-frames: the 10 slowest frames are all over 60 ms (a loaded "
-				"machine): the 45 ms jank frames are not among them, not checked\n");
+		fprintf(stderr,
+			"e2e-frames: the 10 slowest frames are all over 60 ms (a loaded "
+			"machine): the 45 ms jank frames are not among them, not checked\n");
 	else
 		H_ASSERT(jank, "no jank_frame stack in the slow frames:\n%s", summary);
 }

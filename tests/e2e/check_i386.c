@@ -19,7 +19,6 @@ static int has_chain(const struct harness_folded_line *l, const void *unused)
 	return harness_line_has_seq(l, chain_seq, sizeof(chain_seq) / sizeof(chain_seq[0]));
 }
 
-
 static int chain_lines_ok(const struct harness_folded_line *l, const void *unused)
 {
 	int i = harness_line_find(l, "f3");
@@ -67,9 +66,9 @@ static void record_chain32_by_pid(const char *target)
 
 	t = harness_spawn("target", HARNESS_ARGV(harness_target(target), "4"));
 	pid = harness_proc_wait_ready(t, 5);
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "--lines", "-F",
-						    "200", "-d", "1.5", "-o", out, "-p",
-						    harness_fmt("%d", pid)));
+	perch = harness_spawn("perch",
+			      HARNESS_ARGV(harness_perch(), "record", "--lines", "-F", "200", "-d",
+					   "1.5", "-o", out, "-p", harness_fmt("%d", pid)));
 	H_ASSERT(harness_proc_wait(perch, 8) == 0, "perch did not stop after -d 1.5");
 	H_CHECK_RECORD(perch, 0, out, &f);
 	assert_share(&f, pid, has_chain, "hold main;f0;f1;f2;f3;spin", 95, 100);
@@ -106,8 +105,9 @@ START_TEST(chain32_command)
 	struct harness_folded f;
 	pid_t pid;
 
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-o",
-						    out, "--", harness_target("chain32-fp"), "1.5"));
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-o", out,
+						"--", harness_target("chain32-fp"), "1.5"));
 	pid = harness_proc_wait_ready(perch, 5);
 	harness_track_pid(pid);
 	H_ASSERT(harness_proc_wait(perch, 8) == 0, "perch did not exit after its program");
@@ -153,9 +153,8 @@ static int bt_has_seq(const struct harness_bt_thread *t, const char *const *seq,
 
 static void dump_pid(pid_t pid, struct harness_bt *bt, struct harness_proc **out)
 {
-	struct harness_proc *perch =
-	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "dump", "-p",
-						harness_fmt("%d", pid)));
+	struct harness_proc *perch = harness_spawn(
+	    "perch", HARNESS_ARGV(harness_perch(), "dump", "-p", harness_fmt("%d", pid)));
 
 	H_ASSERT(harness_proc_wait(perch, 10) == 0, "perch dump did not finish");
 	H_ASSERT(harness_proc_exit_code(perch) == 0, "perch dump exited with %d: %s",
@@ -185,7 +184,7 @@ START_TEST(chain32_dump)
 		 "thread %d: spin f3 f2 f1 f0 main _start not in order", (int)pid);
 	i = bt_find(th, "f3", 0);
 	H_ASSERT(th->frames[i].file && strstr(th->frames[i].file, "chain_f3.c") &&
-			 th->frames[i].line > 0,
+		     th->frames[i].line > 0,
 		 "f3 has no line in chain_f3.c");
 	harness_bt_release(&bt);
 	H_ASSERT(harness_wait_traced(pid, 0, 1) == 0, "target still traced after perch dump");
@@ -215,8 +214,7 @@ START_TEST(waits32_dump)
 	for (size_t i = 0; i < bt.nr; i++)
 		if (bt.threads[i].name && !strcmp(bt.threads[i].name, "reader"))
 			rd = &bt.threads[i];
-	main_ok = harness_bt_find(&bt, pid) &&
-		  bt_has_seq(harness_bt_find(&bt, pid), main_seq, 3);
+	main_ok = harness_bt_find(&bt, pid) && bt_has_seq(harness_bt_find(&bt, pid), main_seq, 3);
 	if (!rd || !bt_has_seq(rd, reader, 2) || !main_ok)
 		bt_context(perch->out.buf);
 	H_ASSERT(rd && rd->nr && !strcmp(rd->frames[0].func, "__kernel_vsyscall"),
@@ -248,24 +246,26 @@ START_TEST(waits32_reasons)
 	struct {
 		const char *thread, *leaf;
 	} want[] = {
-		{ "reader", io },
-		{ "locker", "[lock futex" }, /* futex, or futex_time64 */
-		{ "sleeper", "[sleep clock_nanosleep" },
+	    {"reader", io},
+	    {"locker", "[lock futex"}, /* futex, or futex_time64 */
+	    {"sleeper", "[sleep clock_nanosleep"},
 	};
 
 	H_ASSERT(mkfifo(fifo, 0600) == 0, "cannot make a FIFO at %s", fifo);
 	snprintf(io, sizeof(io), "[io read %s]", fifo);
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-o",
-						    out, "--", harness_target("waits32"), "1.5",
-						    fifo));
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-o", out,
+						"--", harness_target("waits32"), "1.5", fifo));
 	H_ASSERT(harness_proc_wait(perch, 15) == 0, "perch did not finish with waits32");
 	/* exit code 0: the launched program's own status */
 	H_CHECK_RECORD(perch, 0, out, &f);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		unsigned long all = harness_folded_count(&f, want[i].thread, harness_pred_any, NULL);
-		unsigned long hit = harness_folded_count(&f, want[i].thread, leaf_starts, want[i].leaf);
-		unsigned long own = harness_folded_count(&f, want[i].thread, harness_pred_has,
-							 want[i].thread);
+		unsigned long all =
+		    harness_folded_count(&f, want[i].thread, harness_pred_any, NULL);
+		unsigned long hit =
+		    harness_folded_count(&f, want[i].thread, leaf_starts, want[i].leaf);
+		unsigned long own =
+		    harness_folded_count(&f, want[i].thread, harness_pred_has, want[i].thread);
 
 		if (hit * 100 < all * 90 || own * 100 < all * 90)
 			harness_folded_context(&f, want[i].thread, 10);

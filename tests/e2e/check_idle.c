@@ -57,9 +57,9 @@ static int idle_once(const char *hz, const char *burst_ms, struct strbuf *why)
 	double pa, pb, pu, ta, tb, tu, r, tr;
 	long gated;
 
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", hz, "-o",
-						    out, "--", harness_target("idlewake"), "5",
-						    "300", burst_ms));
+	perch = harness_spawn("perch",
+			      HARNESS_ARGV(harness_perch(), "record", "-F", hz, "-o", out, "--",
+					   harness_target("idlewake"), "5", "300", burst_ms));
 	H_ASSERT(harness_proc_wait(perch, 40) == 0, "perch did not finish with idlewake");
 	H_CHECK_RECORD(perch, 0, out, &f);
 	/* (the target's stdout goes to perch's, which the harness keeps) */
@@ -81,19 +81,22 @@ static int idle_once(const char *hz, const char *burst_ms, struct strbuf *why)
 	 * woken thread that has not run yet */
 	H_ASSERT(gated > 0, "%s Hz: no sample counted on the gate (%lu of the idler)", hz, idler);
 	if (gated * 4 < (long)idler)
-		fprintf(stderr, "note: %s Hz: only %ld gated samples for %lu of the idler (the "
-				"machine is busy: its threads waited for a CPU when they woke)\n",
+		fprintf(stderr,
+			"note: %s Hz: only %ld gated samples for %lu of the idler (the "
+			"machine is busy: its threads waited for a CPU when they woke)\n",
 			hz, gated, idler);
 	/* every tick of the wall clock: as many samples for the idler as for the waker, which
 	 * lives as long, all at idle_wait() and sleeping */
 	H_ASSERT(waker >= 100 && idler * 100 >= waker * 97 && idler * 100 <= waker * 103,
 		 "%s Hz: %lu samples of the idler, %lu of the waker (want equal within 3%%)", hz,
 		 idler, waker);
-	H_ASSERT(idle_at * 100 >= idler * 99, "%s Hz: %lu of %lu idler samples at idle_wait()",
-		 hz, idle_at, idler);
+	H_ASSERT(idle_at * 100 >= idler * 99, "%s Hz: %lu of %lu idler samples at idle_wait()", hz,
+		 idle_at, idler);
 	r = summary_r(perch->err.buf, "idler");
-	H_ASSERT(r >= 0 && r <= 1.0, "%s Hz: the idler is running in %.1f%% of its samples (truth "
-		 "%.2f%%)", hz, r, truth(perch, "idler", "r_sched_pct"));
+	H_ASSERT(r >= 0 && r <= 1.0,
+		 "%s Hz: the idler is running in %.1f%% of its samples (truth "
+		 "%.2f%%)",
+		 hz, r, truth(perch, "idler", "r_sched_pct"));
 	/* each place for its own share of the waker's time */
 	pa = 100.0 * (double)at_a / (double)waker;
 	pb = 100.0 * (double)at_b / (double)waker;
@@ -103,18 +106,22 @@ static int idle_once(const char *hz, const char *burst_ms, struct strbuf *why)
 	tu = truth(perch, "waker", "burst_pct");
 	r = summary_r(perch->err.buf, "waker");
 	tr = truth(perch, "waker", "r_sched_pct");
-	fprintf(stderr, "idle %s Hz, %s ms bursts: nap_a %.1f%% (truth %.1f), nap_b %.1f%% (%.1f), "
-			"burst %.1f%% (%.1f), R %.1f%% (%.1f); %ld gated\n", hz, burst_ms, pa, ta,
-		pb, tb, pu, tu, r, tr, gated);
+	fprintf(stderr,
+		"idle %s Hz, %s ms bursts: nap_a %.1f%% (truth %.1f), nap_b %.1f%% (%.1f), "
+		"burst %.1f%% (%.1f), R %.1f%% (%.1f); %ld gated\n",
+		hz, burst_ms, pa, ta, pb, tb, pu, tu, r, tr, gated);
 	H_ASSERT(ta > 0 && tb > 0 && tu > 0 && tr >= 0, "no truth line from the waker");
 	harness_folded_release(&f);
 	if (fabs(pa - ta) > SHARE_POINTS || fabs(pb - tb) > SHARE_POINTS)
-		strbuf_addf(why, "%s Hz: the waker at nap_a %.1f%% (truth %.1f%%), at nap_b %.1f%% "
-			    "(truth %.1f%%): a wakeup was missed (allowed +-%.0f)", hz, pa, ta, pb,
-			    tb, SHARE_POINTS);
+		strbuf_addf(why,
+			    "%s Hz: the waker at nap_a %.1f%% (truth %.1f%%), at nap_b %.1f%% "
+			    "(truth %.1f%%): a wakeup was missed (allowed +-%.0f)",
+			    hz, pa, ta, pb, tb, SHARE_POINTS);
 	else if (fabs(pu - tu) > SHARE_POINTS || r < 0 || fabs(r - tr) > SHARE_POINTS)
-		strbuf_addf(why, "%s Hz: the waker in burst() %.1f%% (truth %.1f%%), running %.1f%% "
-			    "(truth %.1f%%)", hz, pu, tu, r, tr);
+		strbuf_addf(why,
+			    "%s Hz: the waker in burst() %.1f%% (truth %.1f%%), running %.1f%% "
+			    "(truth %.1f%%)",
+			    hz, pu, tu, r, tr);
 	return why->len ? -1 : 0;
 }
 

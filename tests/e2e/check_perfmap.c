@@ -28,13 +28,14 @@ START_TEST(node_perf_basic_prof)
 		return;
 	}
 	/* --perf-basic-prof turns V8's log on: keep its isolate-*.log out of the work tree */
-	t = harness_spawn("node", HARNESS_ARGV("/usr/bin/node", "--perf-basic-prof",
-					       "--no-logfile-per-isolate",
-					       harness_fmt("--logfile=%s", harness_tmpfile("v8.log")),
-					       "tests/targets/perfmap_hot.js", "30"));
+	t = harness_spawn(
+	    "node", HARNESS_ARGV("/usr/bin/node", "--perf-basic-prof", "--no-logfile-per-isolate",
+				 harness_fmt("--logfile=%s", harness_tmpfile("v8.log")),
+				 "tests/targets/perfmap_hot.js", "30"));
 	pid = harness_proc_wait_ready(t, 15);
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-d",
-						    "1.5", "-o", out, "-p", harness_fmt("%d", pid)));
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-d", "1.5",
+						"-o", out, "-p", harness_fmt("%d", pid)));
 	H_ASSERT(harness_proc_wait(perch, 15) == 0, "perch did not finish");
 	harness_proc_kill(t, 9);
 	harness_proc_wait(t, 5);
@@ -45,8 +46,9 @@ START_TEST(node_perf_basic_prof)
 	hot = harness_folded_count(&f, NULL, has_hot_js, NULL);
 	if (hot < 100)
 		harness_folded_context(&f, NULL, 20);
-	H_ASSERT(hot >= 100, "%lu samples (of %lu on node threads) name perchHotLoop_[j] (want >= 100)",
-		 hot, all);
+	H_ASSERT(hot >= 100,
+		 "%lu samples (of %lu on node threads) name perchHotLoop_[j] (want >= 100)", hot,
+		 all);
 	harness_folded_release(&f);
 }
 END_TEST

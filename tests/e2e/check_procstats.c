@@ -110,8 +110,8 @@ static double mean(const double *v, size_t n)
 
 static struct harness_proc *start_target(const char *mode, const char *seconds, pid_t *pid)
 {
-	struct harness_proc *t = harness_spawn("target", HARNESS_ARGV(harness_target("procstats"),
-								      mode, seconds));
+	struct harness_proc *t =
+	    harness_spawn("target", HARNESS_ARGV(harness_target("procstats"), mode, seconds));
 
 	*pid = harness_proc_wait_ready(t, 10);
 	return t;
@@ -146,9 +146,12 @@ static double lifetime_cpu(pid_t pid, const char *name)
 		p = fgets(buf, sizeof(buf), c) ? strrchr(buf, ')') : NULL;
 		fclose(c);
 		/* after "comm)": state, then fields 4..; utime is 14, stime 15, starttime 22 */
-		if (p && sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu %*s %*s "
-				       "%*s %*s %*s %*s %llu",
-				&ut, &st, &start) == 3 && up > (double)start / clk)
+		if (p &&
+		    sscanf(p + 2,
+			   "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu %*s %*s "
+			   "%*s %*s %*s %*s %llu",
+			   &ut, &st, &start) == 3 &&
+		    up > (double)start / clk)
 			pct = 100.0 * (double)(ut + st) / clk / (up - (double)start / clk);
 	}
 out:
@@ -170,8 +173,9 @@ static void check_duty(const char *what, double got, double truth)
 	if (truth >= 40 && truth <= 60)
 		H_ASSERT(got >= 40 && got <= 60, "%s: %.1f%% (want 40-60%%)", what, got);
 	else
-		fprintf(stderr, "note: %s: the machine is overloaded, the 50%% duty thread got only "
-				"%.1f%% of a CPU; perch said %.1f%% (40-60%% not checked)\n",
+		fprintf(stderr,
+			"note: %s: the machine is overloaded, the 50%% duty thread got only "
+			"%.1f%% of a CPU; perch said %.1f%% (40-60%% not checked)\n",
 			what, truth, got);
 }
 
@@ -196,8 +200,9 @@ START_TEST(duty_cycle_cpu)
 	char *text;
 
 	(void)t;
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
-						    harness_fmt("%d", (int)pid), "-d", "4", "-o", out));
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
+						harness_fmt("%d", (int)pid), "-d", "4", "-o", out));
 	H_ASSERT(harness_proc_wait(perch, 30) == 0, "perch did not finish");
 	H_ASSERT(harness_proc_exit_code(perch) == 0, "perch exited %d",
 		 harness_proc_exit_code(perch));
@@ -244,8 +249,7 @@ START_TEST(allocation_shows_in_memory)
 	text = read_text(out);
 	nr = chrome_counter(text, "rss_bytes", rss, 100);
 	nn = chrome_counter(text, "native_heap_bytes", native, 100);
-	H_ASSERT(nr >= 8 && nn >= 8, "%zu rss and %zu native heap points in 3 s at 200 ms", nr,
-		 nn);
+	H_ASSERT(nr >= 8 && nn >= 8, "%zu rss and %zu native heap points in 3 s at 200 ms", nr, nn);
 	for (size_t i = 0; i < nr; i++)
 		rmax = rss[i] > rmax ? rss[i] : rmax;
 	for (size_t i = 0; i < nn; i++)
@@ -280,8 +284,9 @@ START_TEST(main_thread_stalls)
 	H_ASSERT(mkdtemp(tmpdir), "mkdtemp: %s", strerror(errno));
 	setenv("TMPDIR", tmpdir, 1);
 	start_target("stall", "20", &pid);
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
-						    harness_fmt("%d", (int)pid), "-d", "6", "-o", out));
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
+						harness_fmt("%d", (int)pid), "-d", "6", "-o", out));
 	H_ASSERT(harness_proc_wait(perch, 30) == 0, "perch did not finish");
 	H_ASSERT(harness_proc_exit_code(perch) == 0, "perch exited %d",
 		 harness_proc_exit_code(perch));
@@ -325,15 +330,15 @@ START_TEST(stat_table)
 	int tables = 0, rows = 0;
 
 	start_target("duty", "20", &pid);
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "stat", "-p",
-						    harness_fmt("%d", (int)pid), "-i", "500", "-d",
-						    "3"));
+	perch = harness_spawn("perch",
+			      HARNESS_ARGV(harness_perch(), "stat", "-p",
+					   harness_fmt("%d", (int)pid), "-i", "500", "-d", "3"));
 	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch stat did not finish");
 	H_ASSERT(harness_proc_exit_code(perch) == 0, "perch stat exited %d",
 		 harness_proc_exit_code(perch));
 	harness_context_add("%s", perch->out.buf);
-	for (s = perch->out.buf; (s = strstr(s, harness_fmt("perch stat: %d (procstats)",
-							     (int)pid))); s++)
+	for (s = perch->out.buf;
+	     (s = strstr(s, harness_fmt("perch stat: %d (procstats)", (int)pid))); s++)
 		tables++;
 	H_ASSERT(tables >= 5 && tables <= 6, "%d tables in 3 s at 500 ms", tables);
 	H_ASSERT(strstr(perch->out.buf, "memory: RSS "), "no memory line");
@@ -362,8 +367,8 @@ START_TEST(mem_breakdown)
 	char *golden;
 
 	start_target("duty", "20", &pid);
-	p = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "mem", "-p",
-						harness_fmt("%d", (int)pid)));
+	p = harness_spawn("perch",
+			  HARNESS_ARGV(harness_perch(), "mem", "-p", harness_fmt("%d", (int)pid)));
 	H_ASSERT(harness_proc_wait(p, 20) == 0 && harness_proc_exit_code(p) == 0,
 		 "perch mem -p failed");
 	harness_context_add("%s", p->out.buf);
@@ -383,8 +388,9 @@ START_TEST(mem_breakdown)
 	H_ASSERT(harness_proc_wait(p, 20) == 0 && harness_proc_exit_code(p) == 0,
 		 "perch mem --smaps failed");
 	golden = read_text("fixtures/golden/meminfo/small.json");
-	H_ASSERT(!strcmp(p->out.buf, golden), "perch mem --smaps --json differs from "
-					      "fixtures/golden/meminfo/small.json:\n%s",
+	H_ASSERT(!strcmp(p->out.buf, golden),
+		 "perch mem --smaps --json differs from "
+		 "fixtures/golden/meminfo/small.json:\n%s",
 		 p->out.buf);
 	free(golden);
 	p = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "mem", "--smaps",
@@ -396,8 +402,8 @@ START_TEST(mem_breakdown)
 	H_ASSERT(!strcmp(p->out.buf, golden), "perch mem --rules android-10 differs");
 	free(golden);
 	/* errors */
-	p = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "mem", "--smaps",
-						harness_tmpfile("missing")));
+	p = harness_spawn(
+	    "perch", HARNESS_ARGV(harness_perch(), "mem", "--smaps", harness_tmpfile("missing")));
 	H_ASSERT(harness_proc_wait(p, 20) == 0 && harness_proc_exit_code(p) == HARNESS_EXIT_FATAL,
 		 "a missing smaps file: exit %d", harness_proc_exit_code(p));
 	H_ASSERT(strstr(p->err.buf, "cannot read "), "no message: %s", p->err.buf);

@@ -24,11 +24,11 @@
 
 #include "harness.h"
 
-#define GDB_PATH "/usr/bin/gdb"
+#define GDB_PATH   "/usr/bin/gdb"
 #define DEEP_DEPTH 6 /* Deep.main calls run(6, mode): down(6) ... down(0) */
 
 enum interp { NTERP, MTERP, SWITCH };
-static const char *const interp_names[] = { "nterp", "mterp", "switch" };
+static const char *const interp_names[] = {"nterp", "mterp", "switch"};
 
 /* ---- dexdump of app.dex: methods, their instructions and line tables ---- */
 
@@ -84,7 +84,8 @@ static void dexdump_load(void)
 
 			memset(m, 0, sizeof(*m));
 			if (sp && colon) {
-				snprintf(m->name, sizeof(m->name), "%.*s", (int)(colon - sp - 1), sp + 1);
+				snprintf(m->name, sizeof(m->name), "%.*s", (int)(colon - sp - 1),
+					 sp + 1);
 				snprintf(m->type, sizeof(m->type), "%s", colon + 1);
 			}
 		} else if (bar && nr_dd && sscanf(bar + 1, "%x:", &a) == 1 &&
@@ -139,8 +140,8 @@ static unsigned dd_line(const struct dd_method *m, const char *what)
 /* "perch.realart.Deep.down(int, int)": Java notation of the method's parameters. */
 static const char *dd_pretty(const struct dd_method *m)
 {
-	static const char *const prim[] = { "Zboolean", "Bbyte", "Cchar", "Sshort", "Iint",
-					    "Jlong", "Ffloat", "Ddouble" };
+	static const char *const prim[] = {"Zboolean", "Bbyte", "Cchar",  "Sshort",
+					   "Iint",     "Jlong", "Ffloat", "Ddouble"};
 	struct strbuf sb = STRBUF_INIT;
 	const char *t = m->type + 1;
 	const char *out;
@@ -193,9 +194,9 @@ static int realart_built(void)
 static struct harness_proc *start(const char *cls, int arg, enum interp it, int jar)
 {
 	const char *dir = harness_tmpdir(), *ext = jar ? "jar" : "dex";
-	static const char *const sub[] = { "root", "data", "art", "i18n", "tz" };
-	static const char *const var[] = { "ANDROID_ROOT", "ANDROID_DATA", "ANDROID_ART_ROOT",
-					   "ANDROID_I18N_ROOT", "ANDROID_TZDATA_ROOT" };
+	static const char *const sub[] = {"root", "data", "art", "i18n", "tz"};
+	static const char *const var[] = {"ANDROID_ROOT", "ANDROID_DATA", "ANDROID_ART_ROOT",
+					  "ANDROID_I18N_ROOT", "ANDROID_TZDATA_ROOT"};
 	const char *argv[16];
 	int n = 0;
 
@@ -207,8 +208,8 @@ static struct harness_proc *start(const char *cls, int arg, enum interp it, int 
 	}
 	setenv("LD_LIBRARY_PATH", ra("lib"), 1);
 	argv[n++] = ra("realart-launcher");
-	argv[n++] = harness_fmt("%s:%s", ra(harness_fmt("core.%s", ext)),
-				ra(harness_fmt("app.%s", ext)));
+	argv[n++] =
+	    harness_fmt("%s:%s", ra(harness_fmt("core.%s", ext)), ra(harness_fmt("app.%s", ext)));
 	argv[n++] = cls;
 	argv[n++] = harness_fmt("%d", arg);
 	argv[n++] = harness_fmt("-Ximage:%s/none.art", dir);
@@ -269,12 +270,12 @@ static size_t deep_blocked_frames(struct java_frame *f)
 	const struct dd_method *mn = dd_method("perch.realart.Deep.main");
 	size_t n = 0;
 
-	f[n++] = (struct java_frame){ dd_pretty(down), down->file, dd_line(down, "monitor-enter") };
+	f[n++] = (struct java_frame){dd_pretty(down), down->file, dd_line(down, "monitor-enter")};
 	for (int i = 0; i < DEEP_DEPTH; i++)
-		f[n++] = (struct java_frame){ dd_pretty(down), down->file,
-					      dd_line(down, "invoke-static {v0, v2}") };
-	f[n++] = (struct java_frame){ dd_pretty(run), run->file, dd_line(run, "Deep;.down:") };
-	f[n++] = (struct java_frame){ dd_pretty(mn), mn->file, dd_line(mn, "Deep;.run:") };
+		f[n++] = (struct java_frame){dd_pretty(down), down->file,
+					     dd_line(down, "invoke-static {v0, v2}")};
+	f[n++] = (struct java_frame){dd_pretty(run), run->file, dd_line(run, "Deep;.down:")};
+	f[n++] = (struct java_frame){dd_pretty(mn), mn->file, dd_line(mn, "Deep;.run:")};
 	return n;
 }
 
@@ -303,20 +304,21 @@ static void check_java_frames(const struct harness_bt_thread *t, const struct ja
 		H_ASSERT(!strcmp(fr->module, "[dex]") && !strcmp(fr->func, want[i].name),
 			 "Java frame %zu is %s (%s), want %s", i, fr->func, fr->module,
 			 want[i].name);
-		H_ASSERT(fr->file && !strcmp(fr->file, want[i].file) && fr->line == (int)want[i].line,
+		H_ASSERT(fr->file && !strcmp(fr->file, want[i].file) &&
+			     fr->line == (int)want[i].line,
 			 "%s is at %s:%d, dexdump says %s:%u", fr->func, fr->file ? fr->file : "?",
 			 fr->line, want[i].file, want[i].line);
 		if (hidden && i + 1 == nwant)
 			H_ASSERT(k < t->nr && !strcmp(t->frames[k].func, "main") &&
-					 !strcmp(t->frames[k].module, "realart-launcher"),
+				     !strcmp(t->frames[k].module, "realart-launcher"),
 				 "the frame after the Java frames is %s, not the launcher's main",
 				 k < t->nr ? t->frames[k].func : "(none)");
 	}
 	if (hidden)
 		for (size_t i = first > 0 ? first - 1 : 0; i < t->nr; i++)
 			H_ASSERT(!strstr(t->frames[i].func, "libart.so"),
-				 "frame %zu (%s) is an unnamed runtime frame among the Java frames", i,
-				 t->frames[i].func);
+				 "frame %zu (%s) is an unnamed runtime frame among the Java frames",
+				 i, t->frames[i].func);
 }
 
 /* perch's native frames (--show-art-frames) against gdb's, thread by thread: the program
@@ -333,18 +335,20 @@ static void compare_with_gdb(const struct harness_bt *pbt, const struct harness_
 
 		H_ASSERT(t, "perch has no thread %d", (int)g->tid);
 		for (size_t k = 0; k < t->nr && np < 512; k++)
-			if (strcmp(t->frames[k].module, "[dex]") && (!np || pp[np - 1] != t->frames[k].pc))
+			if (strcmp(t->frames[k].module, "[dex]") &&
+			    (!np || pp[np - 1] != t->frames[k].pc))
 				pp[np++] = t->frames[k].pc;
 		for (size_t k = 0; k < g->nr && ng < 512; k++)
 			if (!ng || gp[ng - 1] != g->frames[k].pc)
 				gp[ng++] = g->frames[k].pc;
-		harness_context_add("thread %d: perch %zu native frames, gdb %zu\n", (int)g->tid, np,
-				    ng);
-		H_ASSERT(ng >= 3 && ng <= np, "thread %d: gdb %zu frames, perch %zu", (int)g->tid, ng,
-			 np);
+		harness_context_add("thread %d: perch %zu native frames, gdb %zu\n", (int)g->tid,
+				    np, ng);
+		H_ASSERT(ng >= 3 && ng <= np, "thread %d: gdb %zu frames, perch %zu", (int)g->tid,
+			 ng, np);
 		for (size_t k = 0; k < ng; k++)
 			H_ASSERT(pp[k] == gp[k], "thread %d frame %zu: perch 0x%llx, gdb 0x%llx",
-				 (int)g->tid, k, (unsigned long long)pp[k], (unsigned long long)gp[k]);
+				 (int)g->tid, k, (unsigned long long)pp[k],
+				 (unsigned long long)gp[k]);
 	}
 }
 
@@ -363,12 +367,12 @@ static void run_dump(enum interp it, int jar)
 	pid = harness_proc_wait_ready(t, 30);
 	wait_blocked(pid);
 
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "dump", "-p",
-						    harness_fmt("%d", (int)pid)));
+	perch = harness_spawn(
+	    "perch", HARNESS_ARGV(harness_perch(), "dump", "-p", harness_fmt("%d", (int)pid)));
 	H_ASSERT(harness_proc_wait(perch, 30) == 0 && harness_proc_exit_code(perch) == 0,
 		 "perch dump failed");
-	all = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "dump", "--show-art-frames", "-p",
-						  harness_fmt("%d", (int)pid)));
+	all = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "dump", "--show-art-frames",
+						  "-p", harness_fmt("%d", (int)pid)));
 	H_ASSERT(harness_proc_wait(all, 30) == 0 && harness_proc_exit_code(all) == 0,
 		 "perch dump --show-art-frames failed");
 	gdb = harness_spawn("gdb", HARNESS_ARGV(GDB_PATH, "-batch", "-nx", "-p",
@@ -403,8 +407,8 @@ static int is_java(const char *frame)
 }
 
 /* @frame is @want: "name (file:line)" from --lines (aggregated outputs name a Java method
- * without its signature, as simpleperf does; only `perch dump` shows it), with the folded writer's suffix
- * for interpreted frames, "_[0]" */
+ * without its signature, as simpleperf does; only `perch dump` shows it), with the folded writer's
+ * suffix for interpreted frames, "_[0]" */
 static int frame_eq(const char *frame, const struct java_frame *want)
 {
 	char buf[512];
@@ -460,14 +464,14 @@ static void run_record_deep(enum interp it, int jar)
 	run = dd_method("perch.realart.Deep.run");
 	mn = dd_method("perch.realart.Deep.main");
 	spin = dd_method("perch.realart.Deep.spin");
-	want[n++] = (struct java_frame){ mn->name, mn->file, dd_line(mn, "Deep;.run:") };
-	want[n++] = (struct java_frame){ run->name, run->file, dd_line(run, "Deep;.down:") };
+	want[n++] = (struct java_frame){mn->name, mn->file, dd_line(mn, "Deep;.run:")};
+	want[n++] = (struct java_frame){run->name, run->file, dd_line(run, "Deep;.down:")};
 	for (int i = 0; i < DEEP_DEPTH; i++)
-		want[n++] = (struct java_frame){ down->name, down->file,
-						 dd_line(down, "invoke-static {v0, v2}") };
-	want[n++] = (struct java_frame){ down->name, down->file, dd_line(down, "Deep;.spin:") };
+		want[n++] = (struct java_frame){down->name, down->file,
+						dd_line(down, "invoke-static {v0, v2}")};
+	want[n++] = (struct java_frame){down->name, down->file, dd_line(down, "Deep;.spin:")};
 	/* the loop: every instruction from if-ge to goto is on one line */
-	want[n++] = (struct java_frame){ spin->name, spin->file, dd_line(spin, "goto") };
+	want[n++] = (struct java_frame){spin->name, spin->file, dd_line(spin, "goto")};
 
 	record("perch/realart/Deep", 1, it, jar, 3, &f, &pid);
 	for (size_t i = 0; i < f.nr; i++) {
@@ -481,14 +485,14 @@ static void run_record_deep(enum interp it, int jar)
 			first++;
 		/* the Java frames, then what spin() calls (under method tracing, its exit event
 		 * reads the thread's CPU clock): spin at any of its lines */
-		if (first + n <= l->nr_frames && (first + n == l->nr_frames ||
-						  !is_java(l->frames[first + n]))) {
+		if (first + n <= l->nr_frames &&
+		    (first + n == l->nr_frames || !is_java(l->frames[first + n]))) {
 			size_t k = 0;
 
 			while (k + 1 < n && frame_eq(l->frames[first + k], &want[k]))
 				k++;
-			if (k + 1 == n && !strncmp(l->frames[first + k], want[k].name,
-						    strlen(want[k].name)) &&
+			if (k + 1 == n &&
+			    !strncmp(l->frames[first + k], want[k].name, strlen(want[k].name)) &&
 			    first > 0 && harness_frame_is(l->frames[first - 1], "main")) {
 				exact += l->count;
 				loop += frame_eq(l->frames[first + k], &want[k]) ? l->count : 0;
@@ -496,8 +500,8 @@ static void run_record_deep(enum interp it, int jar)
 		}
 	}
 	harness_context_add("%s %s: main thread %lu samples, %lu with the whole Java stack, %lu of "
-			    "them in spin's loop\n", interp_names[it], jar ? "jar" : "dex",
-			    main_samples, exact, loop);
+			    "them in spin's loop\n",
+			    interp_names[it], jar ? "jar" : "dex", main_samples, exact, loop);
 	if (exact * 10 < main_samples * 8)
 		harness_folded_context(&f, "main", 12);
 	H_ASSERT(main_samples >= 100, "only %lu samples of the main thread", main_samples);
@@ -539,10 +543,10 @@ static void run_record_split(enum interp it)
 	mn = dd_method("perch.realart.Split.main");
 	a = dd_method("perch.realart.Split.a");
 	b = dd_method("perch.realart.Split.b");
-	ca = (struct java_frame){ mn->name, mn->file, dd_line(mn, "Split;.a:") };
-	cb = (struct java_frame){ mn->name, mn->file, dd_line(mn, "Split;.b:") };
-	la = (struct java_frame){ a->name, a->file, dd_line(a, "goto") };
-	lb = (struct java_frame){ b->name, b->file, dd_line(b, "goto") };
+	ca = (struct java_frame){mn->name, mn->file, dd_line(mn, "Split;.a:")};
+	cb = (struct java_frame){mn->name, mn->file, dd_line(mn, "Split;.b:")};
+	la = (struct java_frame){a->name, a->file, dd_line(a, "goto")};
+	lb = (struct java_frame){b->name, b->file, dd_line(b, "goto")};
 
 	record("perch/realart/Split", 0, it, 0, 3, &f, &pid);
 	for (size_t i = 0; i < f.nr; i++) {
@@ -585,43 +589,90 @@ static void run_record_split(enum interp it)
 		 "a() has %lu and b() %lu samples: both should have some", in_a, in_b);
 	if (machine_busy())
 		printf("e2e-realart: %s: b() share %lu%% not judged: load average above the CPU "
-		       "count\n", interp_names[it], in_b * 100 / (in_a + in_b));
+		       "count\n",
+		       interp_names[it], in_b * 100 / (in_a + in_b));
 	else
 		H_ASSERT(in_b * 100 >= (in_a + in_b) * 60 && in_b * 100 <= (in_a + in_b) * 90,
-			 "b() has %lu of %lu samples, want about three quarters", in_b, in_a + in_b);
+			 "b() has %lu of %lu samples, want about three quarters", in_b,
+			 in_a + in_b);
 	check_no_runtime_next_to_java(&f);
 	harness_folded_release(&f);
 }
 
-START_TEST(dump_nterp_dex) { run_dump(NTERP, 0); }
+START_TEST(dump_nterp_dex)
+{
+	run_dump(NTERP, 0);
+}
 END_TEST
-START_TEST(dump_nterp_jar) { run_dump(NTERP, 1); }
+START_TEST(dump_nterp_jar)
+{
+	run_dump(NTERP, 1);
+}
 END_TEST
-START_TEST(dump_mterp_dex) { run_dump(MTERP, 0); }
+START_TEST(dump_mterp_dex)
+{
+	run_dump(MTERP, 0);
+}
 END_TEST
-START_TEST(dump_mterp_jar) { run_dump(MTERP, 1); }
+START_TEST(dump_mterp_jar)
+{
+	run_dump(MTERP, 1);
+}
 END_TEST
-START_TEST(dump_switch_dex) { run_dump(SWITCH, 0); }
+START_TEST(dump_switch_dex)
+{
+	run_dump(SWITCH, 0);
+}
 END_TEST
-START_TEST(dump_switch_jar) { run_dump(SWITCH, 1); }
+START_TEST(dump_switch_jar)
+{
+	run_dump(SWITCH, 1);
+}
 END_TEST
-START_TEST(record_deep_nterp_dex) { run_record_deep(NTERP, 0); }
+START_TEST(record_deep_nterp_dex)
+{
+	run_record_deep(NTERP, 0);
+}
 END_TEST
-START_TEST(record_deep_nterp_jar) { run_record_deep(NTERP, 1); }
+START_TEST(record_deep_nterp_jar)
+{
+	run_record_deep(NTERP, 1);
+}
 END_TEST
-START_TEST(record_deep_mterp_dex) { run_record_deep(MTERP, 0); }
+START_TEST(record_deep_mterp_dex)
+{
+	run_record_deep(MTERP, 0);
+}
 END_TEST
-START_TEST(record_deep_mterp_jar) { run_record_deep(MTERP, 1); }
+START_TEST(record_deep_mterp_jar)
+{
+	run_record_deep(MTERP, 1);
+}
 END_TEST
-START_TEST(record_deep_switch_dex) { run_record_deep(SWITCH, 0); }
+START_TEST(record_deep_switch_dex)
+{
+	run_record_deep(SWITCH, 0);
+}
 END_TEST
-START_TEST(record_deep_switch_jar) { run_record_deep(SWITCH, 1); }
+START_TEST(record_deep_switch_jar)
+{
+	run_record_deep(SWITCH, 1);
+}
 END_TEST
-START_TEST(record_split_nterp) { run_record_split(NTERP); }
+START_TEST(record_split_nterp)
+{
+	run_record_split(NTERP);
+}
 END_TEST
-START_TEST(record_split_mterp) { run_record_split(MTERP); }
+START_TEST(record_split_mterp)
+{
+	run_record_split(MTERP);
+}
 END_TEST
-START_TEST(record_split_switch) { run_record_split(SWITCH); }
+START_TEST(record_split_switch)
+{
+	run_record_split(SWITCH);
+}
 END_TEST
 
 Suite *e2e_realart_suite(void)
@@ -630,8 +681,9 @@ Suite *e2e_realart_suite(void)
 	TCase *tc;
 
 	if (!realart_built()) {
-		printf("framework skip: e2e-realart: the real-ART fixture is not built (make targets "
-		       "builds it into $TARGETS/realart)\n");
+		printf(
+		    "framework skip: e2e-realart: the real-ART fixture is not built (make targets "
+		    "builds it into $TARGETS/realart)\n");
 		return s;
 	}
 	tc = tcase_create("dump");

@@ -40,7 +40,7 @@ static void pty_release_all(void)
 static struct pty_proc *pty_spawn(const char *const argv[], const char *term)
 {
 	struct pty_proc *p = &ptys[nr_ptys++];
-	struct winsize ws = { .ws_row = 40, .ws_col = 120 };
+	struct winsize ws = {.ws_row = 40, .ws_col = 120};
 
 	H_ASSERT(nr_ptys <= PTY_MAX, "too many terminals");
 	memset(p, 0, sizeof(*p));
@@ -60,7 +60,7 @@ static struct pty_proc *pty_spawn(const char *const argv[], const char *term)
 
 static void pty_pump(struct pty_proc *p, double timeout)
 {
-	struct pollfd pfd = { p->fd, POLLIN, 0 };
+	struct pollfd pfd = {p->fd, POLLIN, 0};
 	char buf[4096];
 	ssize_t n;
 
@@ -128,8 +128,8 @@ static void assert_running(pid_t pid, const char *when)
 
 	H_ASSERT(harness_task_states(pid, states, sizeof(states)) > 0, "target %d is gone %s", pid,
 		 when);
-	H_ASSERT(!strchr(states, 't') && !strchr(states, 'T'), "target left stopped %s: %s",
-		 when, states);
+	H_ASSERT(!strchr(states, 't') && !strchr(states, 'T'), "target left stopped %s: %s", when,
+		 states);
 }
 
 START_TEST(completion_ctrl_c_ctrl_d)

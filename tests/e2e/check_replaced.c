@@ -40,7 +40,7 @@ static void run_replaced(int capless)
 {
 	const char *dir = harness_tmpfile("bin"), *out = harness_tmpfile("replaced.folded");
 	const char *lib = harness_fmt("%s/libplugin.so", dir);
-	const char *const nocaps[] = { SETPRIV, "--bounding-set=-all", "--inh-caps=-all", "--" };
+	const char *const nocaps[] = {SETPRIV, "--bounding-set=-all", "--inh-caps=-all", "--"};
 	const char *targv[8], *pargv[20];
 	struct harness_proc *t, *perch;
 	struct harness_folded f;
@@ -130,8 +130,9 @@ Suite *replaced_suite(void)
 	if (geteuid() == 0 && access(SETPRIV, X_OK) == 0)
 		tcase_add_test(tc, replaced_without_caps);
 	else
-		fprintf(stderr, "framework skip: e2e-replaced (without capabilities): needs root "
-				"and %s\n",
+		fprintf(stderr,
+			"framework skip: e2e-replaced (without capabilities): needs root "
+			"and %s\n",
 			SETPRIV);
 	suite_add_tcase(s, tc);
 	return s;

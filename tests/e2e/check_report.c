@@ -17,7 +17,6 @@ static const char *tmp(const char *name)
 	return harness_fmt("%s/%s", harness_tmpdir(), name);
 }
 
-
 /* `perch report ARGS...` (a shell word list); must exit 0. Returns its stderr + stdout. */
 static const char *report(const char *args)
 {
@@ -34,8 +33,8 @@ static void assert_hottest(const char *kind, const char *path, const char *fn, d
 	char name[256];
 	double pct = 0;
 	int code;
-	const char *out = harness_sh(harness_fmt("python3 tests/e2e/py/hottest.py %s '%s'", kind, path),
-			     &code, 30);
+	const char *out = harness_sh(
+	    harness_fmt("python3 tests/e2e/py/hottest.py %s '%s'", kind, path), &code, 30);
 
 	H_ASSERT(code == 0 && sscanf(out, "%255s %lf", name, &pct) == 2,
 		 "hottest.py %s %s failed:\n%s", kind, path, out);
@@ -62,10 +61,9 @@ static pid_t record_chain(const char *rec, double secs, struct harness_folded *l
 
 	t = harness_spawn("target", HARNESS_ARGV(harness_target("chain-fp"), "30"));
 	pid = harness_proc_wait_ready(t, 5);
-	perch = harness_spawn("perch",
-			      HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-d",
-					   harness_fmt("%g", secs), "-o", rec, "-o", folded, "-p",
-					   harness_fmt("%d", pid)));
+	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-d",
+						    harness_fmt("%g", secs), "-o", rec, "-o",
+						    folded, "-p", harness_fmt("%d", pid)));
 	H_ASSERT(harness_proc_wait(perch, secs + 10) == 0, "perch did not stop after -d");
 	H_CHECK_RECORD(perch, 0, folded, live);
 	H_ASSERT(strstr(perch->err.buf, "wrote ") && strstr(perch->err.buf, "perch recording"),
@@ -88,30 +86,31 @@ static void check_flamegraph(const char *path, const char *fn, unsigned long tot
 	if (!browser)
 		return;
 #define CHROMIUM                                                                                   \
-	"HOME=%s timeout 60 %s --headless --no-sandbox --disable-gpu --no-first-run "             \
+	"HOME=%s timeout 60 %s --headless --no-sandbox --disable-gpu --no-first-run "              \
 	"--disable-extensions --enable-logging=stderr --v=0 --user-data-dir=%s/chromium "
-	out = harness_sh(harness_fmt(CHROMIUM "--dump-dom 'file://%s#selftest=all/^%s$'", harness_tmpdir(),
-			     browser, harness_tmpdir(), path, fn),
-		 &code, 70);
+	out = harness_sh(harness_fmt(CHROMIUM "--dump-dom 'file://%s#selftest=all/^%s$'",
+				     harness_tmpdir(), browser, harness_tmpdir(), path, fn),
+			 &code, 70);
 	H_ASSERT(code == 0, "chromium --dump-dom %s failed (%d):\n%.2000s", path, code, out);
 	H_ASSERT(!strstr(out, ":CONSOLE"), "console message from %s:\n%.2000s", path,
 		 strstr(out, ":CONSOLE"));
 	m = strstr(out, ";matched=");
-	H_ASSERT(m && sscanf(m, ";matched=%lu", &matched) == 1, "the self-test did not run:\n%.2000s",
-		 out);
+	H_ASSERT(m && sscanf(m, ";matched=%lu", &matched) == 1,
+		 "the self-test did not run:\n%.2000s", out);
 	H_ASSERT(matched * 100 >= total * 90, "search for %s matched %lu of %lu samples", fn,
 		 matched, total);
 	out = harness_sh(harness_fmt(CHROMIUM "--window-size=1200,500 --screenshot=%s "
-				      "'file://%s#selftest=all/^%s$'",
-			     harness_tmpdir(), browser, harness_tmpdir(), shot, path, fn),
-		 &code, 70);
+					      "'file://%s#selftest=all/^%s$'",
+				     harness_tmpdir(), browser, harness_tmpdir(), shot, path, fn),
+			 &code, 70);
 	H_ASSERT(code == 0, "chromium --screenshot failed (%d):\n%.2000s", code, out);
 	/* search hits are drawn in rgb(230,0,230): the hottest frame is a wide magenta bar */
-	out = harness_sh(harness_fmt("python3 tests/e2e/py/hottest.py png-run '%s' 230 0 230", shot), &code,
-		 60);
-	H_ASSERT(code == 0 && sscanf(out, "%ld", &run) == 1 && run >= 1000,
-		 "the screenshot of %s has a highlighted run of %ld px, want >= 1000 (of 1180):\n%s",
-		 path, run, out);
+	out = harness_sh(
+	    harness_fmt("python3 tests/e2e/py/hottest.py png-run '%s' 230 0 230", shot), &code, 60);
+	H_ASSERT(
+	    code == 0 && sscanf(out, "%ld", &run) == 1 && run >= 1000,
+	    "the screenshot of %s has a highlighted run of %ld px, want >= 1000 (of 1180):\n%s",
+	    path, run, out);
 }
 
 START_TEST(report_every_format)
@@ -131,10 +130,8 @@ START_TEST(report_every_format)
 	assert_hottest("folded", tmp("back.folded"), "spin", 90);
 
 	report(harness_fmt("report -q '%s' -o %s -o %s -o %s -o %s -o %s -o %s -o %s", rec,
-			   tmp("r.speedscope.json"), tmp("r.trace.json"),
-			   tmp("r.sentry.json"), tmp("r.pb.gz"),
-			   tmp("r.trace"), tmp("r.txt"),
-			   tmp("r.svg")));
+			   tmp("r.speedscope.json"), tmp("r.trace.json"), tmp("r.sentry.json"),
+			   tmp("r.pb.gz"), tmp("r.trace"), tmp("r.txt"), tmp("r.svg")));
 	/* .html is the report page (tests/report); the flame graph page by --format */
 	report(harness_fmt("report -q '%s' --format flamegraph-html -o '%s'", rec, tmp("r.htm")));
 	rename(tmp("r.htm"), tmp("r.html"));
@@ -142,9 +139,10 @@ START_TEST(report_every_format)
 	assert_hottest("chrome", tmp("r.trace.json"), "spin", 90);
 	assert_hottest("sentry", tmp("r.sentry.json"), "spin", 90);
 	if (harness_have("go")) {
-		out = harness_sh(harness_fmt("HOME=%s go tool pprof -symbolize=none -top -nodecount=1 '%s'",
-				     harness_tmpdir(), tmp("r.pb.gz")),
-			 &code, 120);
+		out = harness_sh(
+		    harness_fmt("HOME=%s go tool pprof -symbolize=none -top -nodecount=1 '%s'",
+				harness_tmpdir(), tmp("r.pb.gz")),
+		    &code, 120);
 		line = strstr(out, "flat%");
 		line = line ? strchr(line, '\n') : NULL;
 		H_ASSERT(code == 0 && line && strstr(line, " spin\n"),
@@ -152,15 +150,16 @@ START_TEST(report_every_format)
 	}
 	if (harness_have("dmtracedump")) {
 		/* the exclusive-time table: the first method after (toplevel) is spin */
-		out = harness_sh(harness_fmt("dmtracedump '%s' | grep -m2 '^ *[0-9].*\\[[0-9]*\\]' | "
-				     "grep -v toplevel | head -1",
-				     tmp("r.trace")),
-			 &code, 60);
+		out =
+		    harness_sh(harness_fmt("dmtracedump '%s' | grep -m2 '^ *[0-9].*\\[[0-9]*\\]' | "
+					   "grep -v toplevel | head -1",
+					   tmp("r.trace")),
+			       &code, 60);
 		H_ASSERT(code == 0 && strstr(out, ".spin ()V"),
 			 "dmtracedump's hottest method is not spin:\n%s", out);
 	}
-	out = harness_sh(harness_fmt("grep -A2 'functions by self' '%s' | tail -1",
-			     tmp("r.txt")), &code, 10);
+	out = harness_sh(harness_fmt("grep -A2 'functions by self' '%s' | tail -1", tmp("r.txt")),
+			 &code, 10);
 	H_ASSERT(strstr(out, " spin ("), "the text report's top self row is not spin:\n%s", out);
 	check_flamegraph(tmp("r.html"), "spin", live.total);
 	check_flamegraph(tmp("r.svg"), "spin", live.total);
@@ -201,7 +200,8 @@ START_TEST(report_cut_short)
 	harness_proc_kill(perch, SIGKILL);
 	H_ASSERT(harness_proc_wait(perch, 5) == 0, "perch did not die");
 	H_ASSERT(harness_wait_traced(pid, 0, 5) == 0, "target still traced after perch died");
-	out = harness_sh(harness_fmt("'%s' report '%s' -o '%s'", harness_perch(), rec, folded), &code, 30);
+	out = harness_sh(harness_fmt("'%s' report '%s' -o '%s'", harness_perch(), rec, folded),
+			 &code, 30);
 	H_ASSERT(code == 0, "report of a cut recording exited with %d:\n%s", code, out);
 	H_ASSERT(strstr(out, "cut short"), "no 'cut short' warning:\n%s", out);
 	H_ASSERT(harness_folded_load(&f, folded) == 0, "no %s", folded);
@@ -247,9 +247,9 @@ START_TEST(report_filters)
 
 	t = harness_spawn("target", HARNESS_ARGV(harness_target("threads4"), "6"));
 	pid = harness_proc_wait_ready(t, 5);
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-q", "-F", "100",
-						    "-d", "2", "-o", rec, "-p",
-						    harness_fmt("%d", pid)));
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-q", "-F", "100", "-d",
+						"2", "-o", rec, "-p", harness_fmt("%d", pid)));
 	H_ASSERT(harness_proc_wait(perch, 12) == 0, "perch did not stop");
 	H_ASSERT(harness_proc_exit_code(perch) == 0, "perch exited with %d:\n%s",
 		 harness_proc_exit_code(perch), perch->err.buf);
@@ -260,7 +260,8 @@ START_TEST(report_filters)
 
 	/* --thread: only wA; --tid: only the main thread */
 	part = report_total(rec, "--thread '^wA$'", &f);
-	H_ASSERT(part > 0 && part < all && harness_folded_count(&f, "wA", harness_pred_any, NULL) == part,
+	H_ASSERT(part > 0 && part < all &&
+		     harness_folded_count(&f, "wA", harness_pred_any, NULL) == part,
 		 "--thread '^wA$' kept %lu of %lu samples, %lu of wA", part, all,
 		 harness_folded_count(&f, "wA", harness_pred_any, NULL));
 	part = report_total(rec, harness_fmt("--tid %d", pid), &f);
@@ -299,11 +300,12 @@ START_TEST(report_symfs)
 
 	if (!harness_have("strip"))
 		return;
-	out = harness_sh(harness_fmt("strip -o '%s' '%s' && mkdir -p '%s/a/b' && cp '%s' '%s/a/b/unstripped' "
-			     "&& echo junk > '%s/a/junk'",
-			     bin, harness_target("chain-fp"), symfs, harness_target("chain-fp"), symfs,
-			     symfs),
-		 &code, 20);
+	out = harness_sh(
+	    harness_fmt("strip -o '%s' '%s' && mkdir -p '%s/a/b' && cp '%s' '%s/a/b/unstripped' "
+			"&& echo junk > '%s/a/junk'",
+			bin, harness_target("chain-fp"), symfs, harness_target("chain-fp"), symfs,
+			symfs),
+	    &code, 20);
 	H_ASSERT(code == 0, "cannot prepare the stripped target:\n%s", out);
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-q", "-F", "200",
 						    "-o", rec, "--", bin, "1.5"));
@@ -337,19 +339,23 @@ START_TEST(report_errors)
 	const char *junk = harness_tmpfile("junk.perch"), *out;
 	int code;
 
-	out = harness_sh(harness_fmt("echo hello > '%s'; '%s' report '%s'", junk, harness_perch(), junk),
-		 &code, 10);
+	out = harness_sh(
+	    harness_fmt("echo hello > '%s'; '%s' report '%s'", junk, harness_perch(), junk), &code,
+	    10);
 	H_ASSERT(code == HARNESS_EXIT_FATAL && strstr(out, "not a perch recording"),
 		 "junk file: exit %d:\n%s", code, out);
 	out = harness_sh(harness_fmt("'%s' report /nonexistent.perch", harness_perch()), &code, 10);
 	H_ASSERT(code == HARNESS_EXIT_FATAL && strstr(out, "No such file"), "missing: %d:\n%s",
 		 code, out);
-	out = harness_sh(harness_fmt("'%s' report --mode idle x.perch", harness_perch()), &code, 10);
+	out =
+	    harness_sh(harness_fmt("'%s' report --mode idle x.perch", harness_perch()), &code, 10);
 	H_ASSERT(code == HARNESS_EXIT_USAGE, "bad --mode: exit %d", code);
-	out = harness_sh(harness_fmt("'%s' report --thread '(' x.perch", harness_perch()), &code, 10);
+	out =
+	    harness_sh(harness_fmt("'%s' report --thread '(' x.perch", harness_perch()), &code, 10);
 	H_ASSERT(code == HARNESS_EXIT_USAGE && strstr(out, "--thread"), "bad regex: %d:\n%s", code,
 		 out);
-	out = harness_sh(harness_fmt("'%s' record -o a.perch -o b.perch -p 1", harness_perch()), &code, 10);
+	out = harness_sh(harness_fmt("'%s' record -o a.perch -o b.perch -p 1", harness_perch()),
+			 &code, 10);
 	H_ASSERT(code == HARNESS_EXIT_USAGE && strstr(out, "only one recording"),
 		 "two recordings: %d:\n%s", code, out);
 }

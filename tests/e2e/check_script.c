@@ -16,8 +16,8 @@
 #define GOLDEN "fixtures/golden/repl/script.jsonl"
 
 /* Values that change from run to run: numbers become 0, strings "X". */
-static const char *const volatile_keys[] = { "\"pid\":", "\"tid\":", "\"samples\":",
-					     "\"elapsed_s\":", "\"cpu\":" };
+static const char *const volatile_keys[] = {
+    "\"pid\":", "\"tid\":", "\"samples\":", "\"elapsed_s\":", "\"cpu\":"};
 
 static void normalize(const char *in, const char *tmpdir, struct strbuf *out)
 {
@@ -102,22 +102,22 @@ START_TEST(json_golden)
 	target = harness_spawn("target", HARNESS_ARGV(harness_target("chain-fp"), "30"));
 	pid = harness_proc_wait_ready(target, 10);
 	script = write_script(
-		"golden.perch",
-		harness_fmt("# a harness: attach, record while the test drives the program, save\n"
-			    "attach %d\n"
-			    "set rate 200\n"
-			    "set mode wall\n"
-			    "record -d 1 -o %s/rec.folded\n"
-			    "record status\n"
-			    "save %s/saved.folded\n"
-			    "save %s/saved.speedscope.json\n"
-			    "nonsense --flag\n"
-			    "detach\n"
-			    "threads\n"
-			    "help attach\n",
-			    pid, harness_tmpdir(), harness_tmpdir(), harness_tmpdir()));
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "-x", script, "--json",
-						    "--keep-going"));
+	    "golden.perch",
+	    harness_fmt("# a harness: attach, record while the test drives the program, save\n"
+			"attach %d\n"
+			"set rate 200\n"
+			"set mode wall\n"
+			"record -d 1 -o %s/rec.folded\n"
+			"record status\n"
+			"save %s/saved.folded\n"
+			"save %s/saved.speedscope.json\n"
+			"nonsense --flag\n"
+			"detach\n"
+			"threads\n"
+			"help attach\n",
+			pid, harness_tmpdir(), harness_tmpdir(), harness_tmpdir()));
+	perch = harness_spawn(
+	    "perch", HARNESS_ARGV(harness_perch(), "-x", script, "--json", "--keep-going"));
 	H_ASSERT(harness_proc_wait(perch, 30) == 0, "perch -x did not finish");
 	/* the first failure (the unknown command: usage, 64) is the exit status */
 	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_USAGE,
@@ -135,13 +135,12 @@ START_TEST(json_golden)
 	H_ASSERT(!strcmp(norm.buf, golden), "the JSON results differ from %s", golden_path);
 
 	/* what was recorded is the target's known stack */
-	H_ASSERT(harness_folded_load(&f, harness_tmpfile("saved.folded")) == 0,
-		 "no saved.folded");
+	H_ASSERT(harness_folded_load(&f, harness_tmpfile("saved.folded")) == 0, "no saved.folded");
 	H_ASSERT_FOLDED_VALID(&f);
 	all = harness_folded_count(&f, NULL, harness_pred_any, NULL);
 	f3 = harness_folded_count(&f, NULL, harness_pred_has, "f3");
-	H_ASSERT(all >= 100 && f3 * 100 >= all * 80, "%lu of %lu samples in f3 (want >= 80%%)",
-		 f3, all);
+	H_ASSERT(all >= 100 && f3 * 100 >= all * 80, "%lu of %lu samples in f3 (want >= 80%%)", f3,
+		 all);
 	harness_folded_release(&f);
 	/* detached, and the target runs on */
 	H_ASSERT(harness_tracer_pid(pid) == 0, "the target is still traced");
@@ -170,7 +169,7 @@ START_TEST(first_failure_ends_script)
 	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_USAGE, "exit %d, want 64",
 		 harness_proc_exit_code(perch));
 	H_ASSERT(strstr(perch->out.buf, "ok attach pid=") &&
-			 strstr(perch->out.buf, "error set status=64 error=\"rate wants"),
+		     strstr(perch->out.buf, "error set status=64 error=\"rate wants"),
 		 "unexpected results:\n%s", perch->out.buf);
 	H_ASSERT(!strstr(perch->out.buf, "ok threads"), "the script went on after a failure:\n%s",
 		 perch->out.buf);
@@ -192,10 +191,11 @@ START_TEST(stdin_commands_and_attach_failure)
 	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch did not finish");
 	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_FATAL, "exit %d, want 2",
 		 harness_proc_exit_code(perch));
-	H_ASSERT(lines_of(perch->out.buf) == 2, "want 2 result lines (no run after the failure):\n%s",
-		 perch->out.buf);
-	H_ASSERT(strstr(perch->out.buf, "{\"line\":2,\"cmd\":\"attach\",\"ok\":false,\"status\":2,"
-					"\"error\":\"no process matches 'no-such-process-name-x'\"}"),
+	H_ASSERT(lines_of(perch->out.buf) == 2,
+		 "want 2 result lines (no run after the failure):\n%s", perch->out.buf);
+	H_ASSERT(strstr(perch->out.buf,
+			"{\"line\":2,\"cmd\":\"attach\",\"ok\":false,\"status\":2,"
+			"\"error\":\"no process matches 'no-such-process-name-x'\"}"),
 		 "unexpected attach result:\n%s", perch->out.buf);
 }
 END_TEST
@@ -233,17 +233,17 @@ START_TEST(session_record_is_perch_record)
 	target = harness_spawn("target", HARNESS_ARGV(harness_target("waits"), "8", fifo));
 	pid = harness_proc_wait_ready(target, 10);
 	script = write_script(
-		"core.perch",
-		harness_fmt("attach %d\n"
-			    "set stall 100\n"
-			    "record -F 200 -d 1.5 --cpu-interval 50 -o %s/w.folded -o %s/w.perch\n"
-			    "record start -d 20\n"
-			    "stat -d 0.3\n"
-			    "mem\n"
-			    "record stop\n"
-			    "report --format folded %s/w.perch\n"
-			    "detach\n",
-			    pid, harness_tmpdir(), harness_tmpdir(), harness_tmpdir()));
+	    "core.perch",
+	    harness_fmt("attach %d\n"
+			"set stall 100\n"
+			"record -F 200 -d 1.5 --cpu-interval 50 -o %s/w.folded -o %s/w.perch\n"
+			"record start -d 20\n"
+			"stat -d 0.3\n"
+			"mem\n"
+			"record stop\n"
+			"report --format folded %s/w.perch\n"
+			"detach\n",
+			pid, harness_tmpdir(), harness_tmpdir(), harness_tmpdir()));
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "-x", script));
 	H_ASSERT(harness_proc_wait(perch, 40) == 0, "perch -x did not finish");
 	out = perch->out.buf;
@@ -252,9 +252,9 @@ START_TEST(session_record_is_perch_record)
 		 harness_proc_exit_code(perch));
 	/* the summary of perch record, with the timeline and the stalls */
 	H_ASSERT(strstr(out, "  unwound to root: ") && strstr(out, "  CPU: process avg") &&
-			 strstr(out, "stalls of thread"),
+		     strstr(out, "stalls of thread"),
 		 "no record summary with CPU timeline and stalls in the record result");
-	H_ASSERT(strstr(out, "wrote " ) && strstr(out, "w.perch (perch)"), "no w.perch written");
+	H_ASSERT(strstr(out, "wrote ") && strstr(out, "w.perch (perch)"), "no w.perch written");
 	/* stat and mem ran while the background recording went on, and it was not disturbed */
 	H_ASSERT(strstr(out, "ok stat") && strstr(out, "ok mem"), "stat or mem failed");
 	H_ASSERT(strstr(out, "ok record running=false") && strstr(out, "stop=request"),
@@ -283,8 +283,8 @@ START_TEST(session_record_is_perch_record)
 END_TEST
 
 /* One "%Own %Total OwnTime TotalTime Function" row of the top table for @fn. */
-static int top_row(const char *table, const char *fn, double *own, double *total,
-		   double *own_s, double *total_s)
+static int top_row(const char *table, const char *fn, double *own, double *total, double *own_s,
+		   double *total_s)
 {
 	const char *line = table;
 
@@ -328,7 +328,7 @@ START_TEST(top_interval_and_totals)
 	H_ASSERT(own_s >= 1.5 && own_s <= 3.0 && total_s >= own_s,
 		 "spin: OwnTime %.2f s TotalTime %.2f s after 2.5 s at 100 Hz", own_s, total_s);
 	H_ASSERT(top_row(perch->out.buf, "f3", &own, &total, &own_s, &total_s) && own == 0 &&
-			 total >= 80,
+		     total >= 80,
 		 "f3 is not on the stack of the samples (%%Own %.1f %%Total %.1f)", own, total);
 
 	/* perch top: a table after every second, each saying how many samples it covers */
@@ -339,8 +339,7 @@ START_TEST(top_interval_and_totals)
 		 harness_proc_exit_code(perch));
 	for (t = perch->out.buf; (t = strstr(t, " in the last ")); t++)
 		tables++;
-	H_ASSERT(tables >= 2, "perch top printed %d tables in 2.5 s:\n%s", tables,
-		 perch->out.buf);
+	H_ASSERT(tables >= 2, "perch top printed %d tables in 2.5 s:\n%s", tables, perch->out.buf);
 	H_ASSERT(top_row(perch->out.buf, "spin", &own, &total, &own_s, &total_s) && own >= 80,
 		 "perch top: no spin row at >= 80%%:\n%s", perch->out.buf);
 	H_ASSERT(harness_tracer_pid(pid) == 0, "the target is still traced after perch top");
@@ -358,24 +357,23 @@ START_TEST(attach_lists_package_processes)
 
 	/* argv[0] as Android's zygote sets it: the package name, or pkg:name */
 	pids[0] = harness_proc_wait_ready(
-		harness_spawn("app", HARNESS_ARGV("/bin/bash", "-c",
-						  harness_fmt("exec -a com.example.chain %s 30",
-							      chain))),
-		10);
+	    harness_spawn("app",
+			  HARNESS_ARGV("/bin/bash", "-c",
+				       harness_fmt("exec -a com.example.chain %s 30", chain))),
+	    10);
 	pids[1] = harness_proc_wait_ready(
-		harness_spawn("remote", HARNESS_ARGV("/bin/bash", "-c",
-						     harness_fmt("exec -a com.example.chain:remote "
-								 "%s 30",
-								 chain))),
-		10);
+	    harness_spawn("remote", HARNESS_ARGV("/bin/bash", "-c",
+						 harness_fmt("exec -a com.example.chain:remote "
+							     "%s 30",
+							     chain))),
+	    10);
 	/* the same package for user 10: uid 10 * 100000 + app id 10123 */
 	pids[2] = harness_proc_wait_ready(
-		harness_spawn("user10", HARNESS_ARGV("/usr/bin/setpriv", "--reuid=1010123",
-						     "--regid=1010123", "--clear-groups",
-						     "/bin/bash", "-c",
-						     harness_fmt("exec -a com.example.chain %s 30",
-								 chain))),
-		10);
+	    harness_spawn("user10",
+			  HARNESS_ARGV("/usr/bin/setpriv", "--reuid=1010123", "--regid=1010123",
+				       "--clear-groups", "/bin/bash", "-c",
+				       harness_fmt("exec -a com.example.chain %s 30", chain))),
+	    10);
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "--json"));
 	harness_proc_write(perch, "attach com.example.chain\n");
 	close(perch->in_fd);
@@ -407,7 +405,7 @@ START_TEST(attach_lists_package_processes)
 	perch->in_fd = -1;
 	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch did not finish");
 	H_ASSERT(harness_proc_exit_code(perch) == 0 &&
-			 strstr(perch->out.buf, harness_fmt("\"pid\":%d", pids[1])),
+		     strstr(perch->out.buf, harness_fmt("\"pid\":%d", pids[1])),
 		 "attach com.example.chain:remote:\n%s", perch->out.buf);
 }
 END_TEST

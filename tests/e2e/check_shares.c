@@ -8,9 +8,10 @@
  * SHARES_POINTS of perf's share, plus the sampling noise of both estimates (SHARES_Z standard
  * errors of the difference of two binomial shares, from the sample counts); the mean number of
  * user frames per sample must agree within SHARES_DEPTH (against perf -g, only the frames a
- * frame-pointer unwind can reach are counted: see fp_visible_depth()). Each tool records each program twice
- * (alternating) and the samples are pooled. perf must be able to run: this suite fails, and
- * says why, where it cannot (install linux-perf; perf_event_paranoid <= 2 or CAP_PERFMON).
+ * frame-pointer unwind can reach are counted: see fp_visible_depth()). Each tool records each
+ * program twice (alternating) and the samples are pooled. perf must be able to run: this suite
+ * fails, and says why, where it cannot (install linux-perf; perf_event_paranoid <= 2 or
+ * CAP_PERFMON).
  *
  * Function names are compared after normalizing both sides the same way: a trailing C++
  * parameter list and qualifiers are cut (perf prints none), perch's "_[j]"-style folded markers
@@ -34,12 +35,12 @@
 #include "perch/strbuf.h"
 #include "perch/xalloc.h"
 
-#define SHARES_HZ "500"
-#define SHARES_RUNS 2
-#define SHARES_TOP_PERF 5
+#define SHARES_HZ	 "500"
+#define SHARES_RUNS	 2
+#define SHARES_TOP_PERF	 5
 #define SHARES_TOP_PERCH 10
-#define SHARES_POINTS 3.0   /* the goal, in percentage points */
-#define SHARES_Z 2.0        /* standard errors of sampling noise allowed on top */
+#define SHARES_POINTS	 3.0 /* the goal, in percentage points */
+#define SHARES_Z	 2.0 /* standard errors of sampling noise allowed on top */
 /* Known gaps, open in issue 15 (docs/testing.md): at 500 Hz perch puts 4-8 points more than
  * perf in python3's _PyEval_EvalFrameDefault (not with the CPU hold off, not at 100 Hz: the
  * stops themselves are suspected to slow the interpreter's dispatch), 3-7 points less in
@@ -47,19 +48,19 @@
  * sqlite3's pread (a system-call exit bias left where a CPU holder misses its CPU: 9 points in
  * the last fresh-clone runs, 42.1% against 33.1% and 46.2% against 35.1%). Those programs
  * are held to this bound; the report still marks each function that misses SHARES_POINTS. */
-#define SHARES_GAP_POINTS 10.0
-#define SHARES_DEPTH 0.10   /* mean stack depth: relative difference allowed */
+#define SHARES_GAP_POINTS  10.0
+#define SHARES_DEPTH	   0.10 /* mean stack depth: relative difference allowed */
 #define SHARES_MIN_SAMPLES 1000 /* per tool, pooled: fewer means the machine starved the run */
-#define SHARES_RANK_MIN 1.0     /* percent: rank condition only above this share */
-#define SHARES_PERF "/usr/bin/perf"
-#define SHARES_NAME_MAX 4096 /* C++ template names run past 1000 bytes */
+#define SHARES_RANK_MIN	   1.0	/* percent: rank condition only above this share */
+#define SHARES_PERF	   "/usr/bin/perf"
+#define SHARES_NAME_MAX	   4096 /* C++ template names run past 1000 bytes */
 
 /* Self samples per function, and the frame count, of one tool's pooled runs. */
 struct tally {
 	struct fn {
 		char *name;
 		double n;
-	} *fns;
+	} * fns;
 	size_t nr, alloc;
 	double samples, frames;
 };
@@ -72,7 +73,7 @@ static void tally_add(struct tally *t, const char *name, double n, double frames
 		;
 	if (i == t->nr) {
 		ALLOC_GROW(t->fns, t->nr + 1, t->alloc);
-		t->fns[t->nr++] = (struct fn){ xstrdup(name), 0 };
+		t->fns[t->nr++] = (struct fn){xstrdup(name), 0};
 	}
 	t->fns[i].n += n;
 	t->samples += n;
@@ -157,7 +158,7 @@ static void strip_return_type(char *s, size_t n)
 /* The comparison key of a frame name (see the top comment). */
 static void norm_name(const char *in, size_t len, char *out, size_t size)
 {
-	static const char *const quals[] = { " const", " volatile", " &&", " &", " noexcept" };
+	static const char *const quals[] = {" const", " volatile", " &&", " &", " noexcept"};
 	size_t n = len < size - 1 ? len : size - 1, k;
 	int again = 1;
 
@@ -208,8 +209,8 @@ static void norm_name(const char *in, size_t len, char *out, size_t size)
 				break;
 		}
 		/* keep "operator()" itself */
-		if (depth == 0 && k > 0 && !(k >= 8 && !strncmp(out + k - 8, "operator", 8) &&
-					     k + 2 == n))
+		if (depth == 0 && k > 0 &&
+		    !(k >= 8 && !strncmp(out + k - 8, "operator", 8) && k + 2 == n))
 			out[n = k] = 0;
 	}
 	strip_return_type(out, n);
@@ -264,8 +265,8 @@ static void parse_perf_script(const char *text, struct tally *t, size_t *nr_kern
 				if (!user_frames) {
 					norm_name(sym, (size_t)(dso - 1 - sym), leaf, sizeof(leaf));
 					if (!strcmp(leaf, "[unknown]") && end[-1] == ')')
-						unknown_in(dso + 1, (size_t)(end - 1 - dso - 1), leaf,
-							   sizeof(leaf));
+						unknown_in(dso + 1, (size_t)(end - 1 - dso - 1),
+							   leaf, sizeof(leaf));
 				}
 				user_frames++;
 			}
@@ -288,7 +289,7 @@ static double fp_visible_depth(const struct harness_folded_line *l)
 
 static void parse_folded(const char *path, struct tally *t, int perf_fp)
 {
-	struct harness_folded f = { 0 };
+	struct harness_folded f = {0};
 	char leaf[SHARES_NAME_MAX];
 
 	H_ASSERT(harness_folded_load(&f, path) == 0, "cannot read %s", path);
@@ -314,14 +315,16 @@ static void require_perf(void)
 
 	H_ASSERT(access(SHARES_PERF, X_OK) == 0,
 		 "perf is not installed (%s): the shares are compared with perf's; install "
-		 "linux-perf (scripts/install-deps.sh does)", SHARES_PERF);
-	p = harness_spawn("perf", HARNESS_ARGV(SHARES_PERF, "record", "-q", "-e", "cpu-clock",
-					       "-F", SHARES_HZ, "-o", data, "--", "/bin/true"));
+		 "linux-perf (scripts/install-deps.sh does)",
+		 SHARES_PERF);
+	p = harness_spawn("perf", HARNESS_ARGV(SHARES_PERF, "record", "-q", "-e", "cpu-clock", "-F",
+					       SHARES_HZ, "-o", data, "--", "/bin/true"));
 	H_ASSERT(harness_proc_wait(p, 60) == 0, "perf record of /bin/true did not finish");
 	H_ASSERT(harness_proc_exit_code(p) == 0,
 		 "perf cannot record here (exit %d): the shares are compared with perf's. Allow "
 		 "perf_event_open (kernel.perf_event_paranoid <= 2, or CAP_PERFMON) and make sure "
-		 "linux-perf matches the kernel", harness_proc_exit_code(p));
+		 "linux-perf matches the kernel",
+		 harness_proc_exit_code(p));
 	unlink(data);
 }
 
@@ -380,7 +383,8 @@ static void run_perf(const struct workload *w, int run, struct tally *t, size_t 
 		argv[n++] = "-g";
 	} else {
 		argv[n++] = "--call-graph";
-		argv[n++] = "dwarf,16384"; /* perch copies 32 KiB; perf's default 8 KiB cuts stacks */
+		argv[n++] =
+		    "dwarf,16384"; /* perch copies 32 KiB; perf's default 8 KiB cuts stacks */
 	}
 	argv[n++] = "-o";
 	argv[n++] = data;
@@ -405,7 +409,7 @@ static void run_perf(const struct workload *w, int run, struct tally *t, size_t 
 /* Record @w with both tools, then compare; the figures go to the test log either way. */
 static void compare(const struct workload *w)
 {
-	struct tally perf = { 0 }, perch = { 0 };
+	struct tally perf = {0}, perch = {0};
 	size_t kernel_only = 0, i;
 	struct strbuf report = STRBUF_INIT;
 	double dperf, dperch;
@@ -435,7 +439,8 @@ static void compare(const struct workload *w)
 		int ok = in_top && fabs(a - b) <= allowed;
 
 		bad += !ok;
-		strbuf_addf(&report, "  %-60.60s perf %5.1f%%  perch %5.1f%%  (allowed +-%.1f)%s%s%s\n",
+		strbuf_addf(&report,
+			    "  %-60.60s perf %5.1f%%  perch %5.1f%%  (allowed +-%.1f)%s%s%s\n",
 			    name, a, b, allowed, in_top ? "" : "  NOT IN PERCH'S TOP 10",
 			    ok ? "" : "  <-- FAILS",
 			    ok && fabs(a - b) > goal ? "  (known gap: misses the goal)" : "");
@@ -450,8 +455,10 @@ static void compare(const struct workload *w)
 	H_ASSERT(perf.samples >= SHARES_MIN_SAMPLES && perch.samples >= SHARES_MIN_SAMPLES,
 		 "%s: too few samples to compare (perf %.0f, perch %.0f; want %d each)", w->name,
 		 perf.samples, perch.samples, SHARES_MIN_SAMPLES);
-	H_ASSERT(!bad, "%s: %d of perf's top %d self functions are not in perch's top %d within "
-		       "their bound", w->name, bad, SHARES_TOP_PERF, SHARES_TOP_PERCH);
+	H_ASSERT(!bad,
+		 "%s: %d of perf's top %d self functions are not in perch's top %d within "
+		 "their bound",
+		 w->name, bad, SHARES_TOP_PERF, SHARES_TOP_PERCH);
 	H_ASSERT(fabs(dperch - dperf) <= SHARES_DEPTH * dperf,
 		 "%s: mean stack depth %.1f frames, perf's %.1f (want within %.0f%%)", w->name,
 		 dperch, dperf, 100 * SHARES_DEPTH);
@@ -462,37 +469,35 @@ static void compare(const struct workload *w)
 
 /* ---- the programs ---- */
 
-static const char python_code[] =
-	"def primes(n):\n"
-	"    ps = []\n"
-	"    for i in range(2, n):\n"
-	"        for p in ps:\n"
-	"            if p * p > i:\n"
-	"                ps.append(i)\n"
-	"                break\n"
-	"            if i % p == 0:\n"
-	"                break\n"
-	"        else:\n"
-	"            ps.append(i)\n"
-	"    return ps\n"
-	"def words(n):\n"
-	"    d = {}\n"
-	"    for i in range(n):\n"
-	"        w = str(i * 7919 % 10007)\n"
-	"        d[w] = d.get(w, 0) + len(w)\n"
-	"    return sorted(d.items())\n"
-	"t = 0\n"
-	"for r in range(40):\n"
-	"    t += len(primes(40000)) + len(words(120000))\n"
-	"print(t)\n";
+static const char python_code[] = "def primes(n):\n"
+				  "    ps = []\n"
+				  "    for i in range(2, n):\n"
+				  "        for p in ps:\n"
+				  "            if p * p > i:\n"
+				  "                ps.append(i)\n"
+				  "                break\n"
+				  "            if i % p == 0:\n"
+				  "                break\n"
+				  "        else:\n"
+				  "            ps.append(i)\n"
+				  "    return ps\n"
+				  "def words(n):\n"
+				  "    d = {}\n"
+				  "    for i in range(n):\n"
+				  "        w = str(i * 7919 % 10007)\n"
+				  "        d[w] = d.get(w, 0) + len(w)\n"
+				  "    return sorted(d.items())\n"
+				  "t = 0\n"
+				  "for r in range(40):\n"
+				  "    t += len(primes(40000)) + len(words(120000))\n"
+				  "print(t)\n";
 
 START_TEST(shares_python)
 {
 	const char *script = harness_tmpfile("work.py");
 	FILE *f = fopen(script, "w");
-	struct workload w = { "python3",
-			      HARNESS_ARGV("/usr/bin/python3", "-B", script), 0,
-			      SHARES_GAP_POINTS };
+	struct workload w = {"python3", HARNESS_ARGV("/usr/bin/python3", "-B", script), 0,
+			     SHARES_GAP_POINTS};
 
 	H_ASSERT(f && fputs(python_code, f) >= 0 && fclose(f) == 0, "cannot write %s", script);
 	setenv("PYTHONHASHSEED", "0", 1);
@@ -503,9 +508,9 @@ END_TEST
 /* Text-like data for xz: words drawn from a fixed list by a fixed generator. */
 static void write_words(const char *path, size_t bytes)
 {
-	static const char *const words[] = { "the", "profile", "sample", "thread", "stack",
-					     "kernel", "perch", "frame", "unwind", "symbol",
-					     "of", "and", "a", "to", "in", "time", "share" };
+	static const char *const words[] = {
+	    "the",    "profile", "sample", "thread", "stack", "kernel", "perch", "frame", "unwind",
+	    "symbol", "of",	 "and",	   "a",	     "to",    "in",	"time",	 "share"};
 	unsigned long long x = 0x2545f4914f6cdd1dULL;
 	FILE *f = fopen(path, "w");
 	size_t n = 0;
@@ -524,7 +529,8 @@ static void write_words(const char *path, size_t bytes)
 START_TEST(shares_xz)
 {
 	const char *data = harness_tmpfile("words.txt");
-	struct workload w = { "xz", HARNESS_ARGV("/usr/bin/xz", "-9", "-T1", "-k", "-f", data), 0, 0 };
+	struct workload w = {"xz", HARNESS_ARGV("/usr/bin/xz", "-9", "-T1", "-k", "-f", data), 0,
+			     0};
 
 	write_words(data, 2 << 20);
 	compare(&w);
@@ -532,27 +538,27 @@ START_TEST(shares_xz)
 END_TEST
 
 static const char sqlite_make[] =
-	"PRAGMA page_size=4096;\n"
-	"CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c INTEGER);\n"
-	"WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i < 250000)\n"
-	"INSERT INTO t SELECT i, printf('%.80c%d', 'x', i*7919 % 100003), (i*2654435761) % 1000 "
-	"FROM s;\n";
+    "PRAGMA page_size=4096;\n"
+    "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c INTEGER);\n"
+    "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i < 250000)\n"
+    "INSERT INTO t SELECT i, printf('%.80c%d', 'x', i*7919 % 100003), (i*2654435761) % 1000 "
+    "FROM s;\n";
 
 /* Full scans of a 25 MB table through a 256 KiB page cache: every page is a pread of the
  * (OS-cached) file, so the program mixes its own work with cheap system calls. */
 static const char sqlite_queries[] =
-	"SELECT count(*), sum(length(b)) FROM t WHERE c % 7 = 3;\n"
-	"SELECT c, count(*) FROM t GROUP BY c ORDER BY 2 DESC LIMIT 3;\n"
-	"SELECT count(*) FROM t WHERE b LIKE '%99%';\n"
-	"SELECT sum(a) FROM t WHERE c < 500;\n";
+    "SELECT count(*), sum(length(b)) FROM t WHERE c % 7 = 3;\n"
+    "SELECT c, count(*) FROM t GROUP BY c ORDER BY 2 DESC LIMIT 3;\n"
+    "SELECT count(*) FROM t WHERE b LIKE '%99%';\n"
+    "SELECT sum(a) FROM t WHERE c < 500;\n";
 
 START_TEST(shares_sqlite)
 {
 	const char *db = harness_tmpfile("big.db"), *mk = harness_tmpfile("make.sql");
 	const char *q = harness_tmpfile("queries.sql");
-	struct workload w = { "sqlite3",
-			      HARNESS_ARGV("/usr/bin/sqlite3", db, harness_fmt(".read %s", q)), 0,
-			      SHARES_GAP_POINTS };
+	struct workload w = {"sqlite3",
+			     HARNESS_ARGV("/usr/bin/sqlite3", db, harness_fmt(".read %s", q)), 0,
+			     SHARES_GAP_POINTS};
 	struct harness_proc *p;
 	FILE *f = fopen(mk, "w");
 
@@ -562,8 +568,8 @@ START_TEST(shares_sqlite)
 	for (int i = 0; i < 12; i++)
 		fputs(sqlite_queries, f);
 	H_ASSERT(fclose(f) == 0, "cannot write %s", q);
-	p = harness_spawn("sqlite3", HARNESS_ARGV("/usr/bin/sqlite3", db,
-						  harness_fmt(".read %s", mk)));
+	p = harness_spawn("sqlite3",
+			  HARNESS_ARGV("/usr/bin/sqlite3", db, harness_fmt(".read %s", mk)));
 	H_ASSERT(harness_proc_wait(p, 120) == 0 && harness_proc_exit_code(p) == 0,
 		 "cannot create the database");
 	compare(&w);
@@ -571,24 +577,23 @@ START_TEST(shares_sqlite)
 END_TEST
 
 static const char node_code[] =
-	"function hot(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * i) % 1000003;"
-	" return s; }\n"
-	"function strs(n) { const a = []; for (let i = 0; i < n; i++)"
-	" a.push((i * 7919 % 10007).toString(36)); a.sort(); return a.length; }\n"
-	"let t = 0; for (let r = 0; r < 8; r++) t += hot(4e6) + strs(1e5);\n"
-	"console.log(t);\n";
+    "function hot(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * i) % 1000003;"
+    " return s; }\n"
+    "function strs(n) { const a = []; for (let i = 0; i < n; i++)"
+    " a.push((i * 7919 % 10007).toString(36)); a.sort(); return a.length; }\n"
+    "let t = 0; for (let r = 0; r < 8; r++) t += hot(4e6) + strs(1e5);\n"
+    "console.log(t);\n";
 
 START_TEST(shares_node)
 {
 	const char *script = harness_tmpfile("work.js");
 	FILE *f = fopen(script, "w");
 	/* --perf-basic-prof turns V8's log on: keep its isolate-*.log out of the work tree */
-	struct workload w = { "node",
-			      HARNESS_ARGV("/usr/bin/node", "--perf-basic-prof",
-					   "--no-logfile-per-isolate",
-					   harness_fmt("--logfile=%s", harness_tmpfile("v8.log")),
-					   script),
-			      1, SHARES_GAP_POINTS };
+	struct workload w = {
+	    "node",
+	    HARNESS_ARGV("/usr/bin/node", "--perf-basic-prof", "--no-logfile-per-isolate",
+			 harness_fmt("--logfile=%s", harness_tmpfile("v8.log")), script),
+	    1, SHARES_GAP_POINTS};
 
 	H_ASSERT(f && fputs(node_code, f) >= 0 && fclose(f) == 0, "cannot write %s", script);
 	compare(&w);
@@ -597,7 +602,7 @@ END_TEST
 
 START_TEST(shares_cpp)
 {
-	struct workload w = { "cppwork", HARNESS_ARGV(harness_target("cppwork"), "40"), 0, 0 };
+	struct workload w = {"cppwork", HARNESS_ARGV(harness_target("cppwork"), "40"), 0, 0};
 
 	compare(&w);
 }
@@ -609,8 +614,9 @@ Suite *shares_suite(void)
 	TCase *tc;
 
 	if (getenv("PERCH_TEST_SANITIZED")) {
-		printf("framework skip: shares: a sanitizer build of perch is several times slower, "
-		       "so its shares say nothing of perch's; make check without SAN compares them\n");
+		printf(
+		    "framework skip: shares: a sanitizer build of perch is several times slower, "
+		    "so its shares say nothing of perch's; make check without SAN compares them\n");
 		return s;
 	}
 	tc = tcase_create("perf");

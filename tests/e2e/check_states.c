@@ -41,7 +41,7 @@
 
 #include "harness.h"
 
-#define GDB_PATH "/usr/bin/gdb"
+#define GDB_PATH    "/usr/bin/gdb"
 #define STRACE_PATH "/usr/bin/strace"
 
 /* ---- helpers ---- */
@@ -57,8 +57,10 @@ static void wait_states(pid_t pid, const char *allowed, int nr, double timeout)
 		n = harness_task_states(pid, states, sizeof(states));
 		if (n == nr && strspn(states, allowed) == (size_t)n)
 			return;
-		H_ASSERT(harness_now() < end, "process %d: task states \"%.64s\" (%d), want %d in "
-					      "\"%s\"", (int)pid, states, n, nr, allowed);
+		H_ASSERT(harness_now() < end,
+			 "process %d: task states \"%.64s\" (%d), want %d in "
+			 "\"%s\"",
+			 (int)pid, states, n, nr, allowed);
 		harness_sleep(0.005);
 	}
 }
@@ -119,8 +121,8 @@ static void assert_untraced(pid_t pid)
 		closedir(d);
 		if (!traced)
 			return;
-		H_ASSERT(harness_now() < end, "thread %d of %d is still traced by %d", tid, (int)pid,
-			 traced);
+		H_ASSERT(harness_now() < end, "thread %d of %d is still traced by %d", tid,
+			 (int)pid, traced);
 		harness_sleep(0.01);
 	}
 }
@@ -143,8 +145,8 @@ static void assert_exit(struct harness_proc *p, int want)
 
 static struct harness_proc *dump(pid_t pid, double timeout)
 {
-	struct harness_proc *p = perch_run(
-		HARNESS_ARGV(harness_perch(), "dump", "-p", harness_fmt("%d", pid)), timeout);
+	struct harness_proc *p =
+	    perch_run(HARNESS_ARGV(harness_perch(), "dump", "-p", harness_fmt("%d", pid)), timeout);
 
 	harness_context_add("perch dump:\n%.6000s", p->out.buf);
 	assert_exit(p, HARNESS_EXIT_OK);
@@ -207,14 +209,16 @@ static void compare_own(const struct harness_bt_thread *pt, const struct harness
 		while (i < pt->nr && !(pt->frames[i].module && pt->frames[i].file &&
 				       !strcmp(pt->frames[i].module, module)))
 			i++;
-		while (j < gt->nr && !(gt->frames[j].file && strstr(gt->frames[j].file, "tests/targets/")))
+		while (j < gt->nr &&
+		       !(gt->frames[j].file && strstr(gt->frames[j].file, "tests/targets/")))
 			j++;
 		if (i == pt->nr || j == gt->nr)
 			break;
 		harness_func_normalize(pt->frames[i].func, a, sizeof(a));
 		harness_func_normalize(gt->frames[j].func, b, sizeof(b));
 		H_ASSERT(!strcmp(a, b) && pt->frames[i].line == gt->frames[j].line &&
-			     pt->frames[i].file && !strcmp(base(pt->frames[i].file), base(gt->frames[j].file)),
+			     pt->frames[i].file &&
+			     !strcmp(base(pt->frames[i].file), base(gt->frames[j].file)),
 			 "thread %d: own frame %zu is %s at %s:%d in perch, %s at %s:%d in gdb",
 			 (int)pt->tid, n, a, pt->frames[i].file ? pt->frames[i].file : "?",
 			 pt->frames[i].line, b, gt->frames[j].file, gt->frames[j].line);
@@ -231,8 +235,9 @@ static void gdb_bt(pid_t pid, struct harness_bt *gbt)
 
 	H_ASSERT(access(GDB_PATH, X_OK) == 0, "%s is missing (scripts/install-deps.sh installs it)",
 		 GDB_PATH);
-	gdb = harness_spawn("gdb", HARNESS_ARGV(GDB_PATH, "-nx", "-batch", "-p",
-						harness_fmt("%d", pid), "-ex", "thread apply all bt"));
+	gdb = harness_spawn("gdb",
+			    HARNESS_ARGV(GDB_PATH, "-nx", "-batch", "-p", harness_fmt("%d", pid),
+					 "-ex", "thread apply all bt"));
 	H_ASSERT(harness_proc_wait(gdb, 60) == 0, "gdb did not finish within 60 s");
 	harness_bt_parse_gdb(gbt, gdb->out.buf);
 	H_ASSERT(harness_wait_traced(pid, 0, 2) == 0, "target still traced after gdb");
@@ -353,7 +358,8 @@ START_TEST(stopped_dump)
 
 	perch = dump(pid, 10);
 	parse_dump(perch->out.buf, &pbt, &notes);
-	H_ASSERT(notes == 0, "perch dump of a stopped process has %d notes (stacks missing)", notes);
+	H_ASSERT(notes == 0, "perch dump of a stopped process has %d notes (stacks missing)",
+		 notes);
 	H_ASSERT(pbt.nr == 3, "perch dump shows %zu threads, want 3", pbt.nr);
 	for (size_t i = 0; i < pbt.nr; i++)
 		H_ASSERT(pbt.threads[i].state == 'T' && pbt.threads[i].nr >= 3,
@@ -446,7 +452,7 @@ START_TEST(stop_cont)
 	pid = harness_proc_wait_ready(t, 5);
 	wait_spinning(pid);
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
-						   harness_fmt("%d", pid), "-d", "3", "-o", out));
+						    harness_fmt("%d", pid), "-d", "3", "-o", out));
 	H_ASSERT(harness_wait_traced(pid, 1, 5) == 0, "perch did not attach");
 	harness_sleep(0.7);
 	stop_at = harness_now();
@@ -460,8 +466,10 @@ START_TEST(stop_cont)
 	cont_at = harness_now();
 	kill(pid, SIGCONT);
 	st = wait_status(pid, WCONTINUED, 3);
-	H_ASSERT(st != -1 && WIFCONTINUED(st), "the target's parent was not told of the continue "
-					       "(status %#x)", st);
+	H_ASSERT(st != -1 && WIFCONTINUED(st),
+		 "the target's parent was not told of the continue "
+		 "(status %#x)",
+		 st);
 	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch did not finish");
 	H_CHECK_RECORD(perch, HARNESS_EXIT_OK, out, &f);
 	harness_folded_context(&f, NULL, 10);
@@ -470,7 +478,7 @@ START_TEST(stop_cont)
 	/* about 100 ticks in the stop; the rest of 3 s running (in wall mode even a thread
 	 * waiting for a CPU is counted) */
 	H_ASSERT(stopped >= (unsigned long)((cont_at - stop_at) * 100 * 0.6) &&
-		 stopped <= (unsigned long)((cont_at - stop_at) * 100 * 1.4) + 5,
+		     stopped <= (unsigned long)((cont_at - stop_at) * 100 * 1.4) + 5,
 		 "%lu samples in '[stopped]' for a stop of %.2f s at 100 Hz", stopped,
 		 cont_at - stop_at);
 	H_ASSERT(running >= 100, "%lu samples of the running spin in 2 s at 100 Hz", running);
@@ -544,8 +552,8 @@ static void assert_refused(pid_t pid, pid_t tracer, const char *name)
 	struct harness_proc *p[2];
 
 	p[0] = perch_run(HARNESS_ARGV(harness_perch(), "dump", "-p", harness_fmt("%d", pid)), 10);
-	p[1] = perch_run(HARNESS_ARGV(harness_perch(), "record", "-p", harness_fmt("%d", pid),
-				      "-o", harness_tmpfile("refused.folded")),
+	p[1] = perch_run(HARNESS_ARGV(harness_perch(), "record", "-p", harness_fmt("%d", pid), "-o",
+				      harness_tmpfile("refused.folded")),
 			 10);
 	for (int i = 0; i < 2; i++) {
 		assert_exit(p[i], HARNESS_EXIT_FATAL);
@@ -582,8 +590,10 @@ START_TEST(other_tracer)
 	wait_states(pid, "S", 3, 3);
 
 	/* a real tracer */
-	H_ASSERT(access(STRACE_PATH, X_OK) == 0, "%s is missing (scripts/install-deps.sh "
-						 "installs it)", STRACE_PATH);
+	H_ASSERT(access(STRACE_PATH, X_OK) == 0,
+		 "%s is missing (scripts/install-deps.sh "
+		 "installs it)",
+		 STRACE_PATH);
 	strace = harness_spawn("strace", HARNESS_ARGV(STRACE_PATH, "-f", "-o", "/dev/null", "-p",
 						      harness_fmt("%d", pid)));
 	H_ASSERT(harness_wait_traced(pid, 1, 5) == 0, "strace did not attach");
@@ -681,14 +691,14 @@ START_TEST(vfork_d)
 	parse_dump(perch->out.buf, &bt, &notes);
 	H_ASSERT(bt.nr == 2 && bt.threads[0].tid == pid, "perch dump shows %zu threads", bt.nr);
 	H_ASSERT(bt.threads[0].state == 'D' && notes == 1 &&
-		 strstr(perch->out.buf, "in uninterruptible sleep"),
+		     strstr(perch->out.buf, "in uninterruptible sleep"),
 		 "the vfork parent is not shown in 'D' with a note");
 	/* its leaf is vfork, and vfork's return address (kept in a register, which /proc shows
 	 * as a system-call argument) leads to its caller */
 	for (k = 0; k < bt.threads[0].nr && !strstr(bt.threads[0].frames[k].func, "vfork"); k++)
 		;
 	H_ASSERT(k < bt.threads[0].nr && k + 1 < bt.threads[0].nr &&
-		 !strcmp(bt.threads[0].frames[k + 1].func, "states_vfork_parent"),
+		     !strcmp(bt.threads[0].frames[k + 1].func, "states_vfork_parent"),
 		 "the vfork parent's stack is not vfork <- states_vfork_parent");
 	H_ASSERT(bt.threads[1].state == 'S' && bt_has(&bt.threads[1], "states_helper_wait"),
 		 "the helper thread's stack is not in states_helper_wait");
@@ -716,13 +726,17 @@ START_TEST(vfork_d)
 	took_child = harness_now() - start;
 	/* dump did not wait (2 s) for the stop of the thread in D, which cannot come: it took
 	 * about as long as the dump of a process without one */
-	H_ASSERT(took_d < took_child + 1.0, "perch dump took %.2f s with a thread in D, %.2f s "
-					    "without", took_d, took_child);
+	H_ASSERT(took_d < took_child + 1.0,
+		 "perch dump took %.2f s with a thread in D, %.2f s "
+		 "without",
+		 took_d, took_child);
 	parse_dump(perch->out.buf, &bt, &notes);
 	H_ASSERT(bt.nr == 1 && bt.threads[0].state == 'S' && notes == 0,
-		 "the vfork child: %zu threads, state '%c'", bt.nr, bt.nr ? bt.threads[0].state : '?');
+		 "the vfork child: %zu threads, state '%c'", bt.nr,
+		 bt.nr ? bt.threads[0].state : '?');
 	H_ASSERT(bt_has(&bt.threads[0], "states_reader_wait") &&
-		 bt_has(&bt.threads[0], "states_vfork_parent") && bt_has(&bt.threads[0], "main"),
+		     bt_has(&bt.threads[0], "states_vfork_parent") &&
+		     bt_has(&bt.threads[0], "main"),
 		 "the vfork child's stack is not read <- states_reader_wait <- states_vfork_parent "
 		 "<- main");
 	harness_bt_release(&bt);
@@ -756,7 +770,8 @@ START_TEST(pid_namespace)
 	line = harness_proc_wait_line(u, "ready ", 5);
 	if (!line) {
 		harness_proc_wait(u, 2);
-		fprintf(stderr, "framework skip: e2e-states pid_namespace: unshare -p failed (%s)\n",
+		fprintf(stderr,
+			"framework skip: e2e-states pid_namespace: unshare -p failed (%s)\n",
 			u->err.buf);
 		return;
 	}
@@ -772,13 +787,13 @@ START_TEST(pid_namespace)
 	wait_states(pid, "S", 3, 3);
 
 	perch = dump(pid, 10);
-	H_ASSERT(strstr(perch->out.buf, harness_fmt("PID %d (dump), pid 1 in its PID namespace\n",
-						    (int)pid)),
+	H_ASSERT(strstr(perch->out.buf,
+			harness_fmt("PID %d (dump), pid 1 in its PID namespace\n", (int)pid)),
 		 "the dump does not say which pid the target has in its namespace");
 	parse_dump(perch->out.buf, &bt, &notes);
 	H_ASSERT(bt.nr == 3 && notes == 0, "perch dump shows %zu threads, %d notes", bt.nr, notes);
 	H_ASSERT(bt_has(&bt.threads[0], "main") && bt_has(&bt.threads[1], "dump_sleeper_wait") &&
-		 bt_has(&bt.threads[2], "dump_reader_wait"),
+		     bt_has(&bt.threads[2], "dump_reader_wait"),
 		 "the stacks are not main, dump_sleeper_wait and dump_reader_wait");
 	harness_bt_release(&bt);
 	assert_untraced(pid);

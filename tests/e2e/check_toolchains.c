@@ -19,12 +19,12 @@
 
 #include "harness.h"
 
-#define GDB_PATH "/usr/bin/gdb"
+#define GDB_PATH      "/usr/bin/gdb"
 #define TC_MAX_FRAMES 4096
 
 static const char *const variants[] = {
-	"tc-bfd", "tc-gold", "tc-lld", "tc-lld16k", "tc-lld64k", "tc-lld-exec",
-	"tc-zstd", "tc-zdebug", "tc-mdi", "tc-nocfi",
+    "tc-bfd",	   "tc-gold", "tc-lld",	   "tc-lld16k", "tc-lld64k",
+    "tc-lld-exec", "tc-zstd", "tc-zdebug", "tc-mdi",	"tc-nocfi",
 };
 
 struct names {
@@ -112,8 +112,7 @@ static void dump_both(pid_t pid, struct harness_bt *pbt, struct harness_bt *gbt)
 	harness_bt_parse_gdb(gbt, gout);
 	if (pbt->nr_bad)
 		harness_context_add("perch dump lines not understood:\n%s", pbt->bad.buf);
-	H_ASSERT(pbt->nr_bad == 0, "%zu lines of perch dump do not follow the format",
-		 pbt->nr_bad);
+	H_ASSERT(pbt->nr_bad == 0, "%zu lines of perch dump do not follow the format", pbt->nr_bad);
 	H_ASSERT(gbt->nr > 0, "gdb printed no thread");
 	free(pout);
 	free(gout);
@@ -162,8 +161,8 @@ START_TEST(toolchain_vs_gdb)
 	pid = harness_proc_wait_ready(t, 5);
 	H_ASSERT(wait_all_sleeping(pid, 4) == 4, "%s: not 4 tasks", variants[_i]);
 	dump_both(pid, &pbt, &gbt);
-	H_ASSERT(gbt.nr == 4 && pbt.nr == 4, "%s: perch shows %zu threads, gdb %zu",
-		 variants[_i], pbt.nr, gbt.nr);
+	H_ASSERT(gbt.nr == 4 && pbt.nr == 4, "%s: perch shows %zu threads, gdb %zu", variants[_i],
+		 pbt.nr, gbt.nr);
 	compare(&pbt, &gbt, 1);
 	harness_bt_release(&pbt);
 	harness_bt_release(&gbt);
@@ -291,9 +290,9 @@ START_TEST(deep_stack)
 	harness_bt_release(&pbt);
 
 	/* record: every stack cut, marked at its root end, counted in the summary */
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "--max-frames", "100",
-						    "-F", "100", "-d", "0.5", "-o", out, "-p",
-						    harness_fmt("%d", pid)));
+	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "--max-frames",
+						    "100", "-F", "100", "-d", "0.5", "-o", out,
+						    "-p", harness_fmt("%d", pid)));
 	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch record did not finish");
 	H_CHECK_RECORD(perch, 0, out, &f);
 	/* 100 frames, the marker, and (most samples) the wait reason's pseudo-frame below the

@@ -27,16 +27,16 @@
 #include "harness.h"
 #include "perch/strbuf.h"
 
-#define SYS_POINTS 2.0
+#define SYS_POINTS   2.0
 #define STATE_POINTS 3.0 /* the goal, reported */
 /* A known gap, open in issue 15 (docs/testing.md): on a busy machine perch's R share of a
  * thread that sleeps and wakes every millisecond or two falls 5-15 points under its truth (the
  * truth counts the time it waits for a CPU after each wake-up). Runs are held to this bound;
  * each thread that misses STATE_POINTS is marked in the log. */
 #define STATE_GAP_POINTS 8.0
-#define TRUTH_Z 2.0
-#define MISSED_MAX 5.0 /* percent of its ticks perch may miss before a run cannot be judged */
-#define TASKSET "/usr/bin/taskset"
+#define TRUTH_Z		 2.0
+#define MISSED_MAX	 5.0 /* percent of its ticks perch may miss before a run cannot be judged */
+#define TASKSET		 "/usr/bin/taskset"
 
 static int two_cpus(void)
 {
@@ -60,7 +60,7 @@ static void sys_run(const char *extra, struct sys_run *r)
 {
 	const char *out = harness_tmpfile("sysbias.folded");
 	const char *argv[20], *tgt_argv[12], *v;
-	struct harness_folded f = { 0 };
+	struct harness_folded f = {0};
 	struct harness_proc *t, *perch;
 	size_t n = 0;
 	pid_t pid;
@@ -109,7 +109,8 @@ static void sys_run(const char *extra, struct sys_run *r)
 	r->io = harness_folded_count(&f, NULL, has_frame, "sys_io");
 	r->user = harness_folded_count(&f, NULL, has_frame, "sys_user");
 	harness_folded_release(&f);
-	H_ASSERT(r->io + r->user >= 300, "only %lu samples in sys_io/sys_user (the machine starved the target)",
+	H_ASSERT(r->io + r->user >= 300,
+		 "only %lu samples in sys_io/sys_user (the machine starved the target)",
 		 r->io + r->user);
 	r->share = 100.0 * (double)r->io / (double)(r->io + r->user);
 	r->se = 100.0 * sqrt(r->truth / 100 * (1 - r->truth / 100) / (double)(r->io + r->user));
@@ -117,8 +118,9 @@ static void sys_run(const char *extra, struct sys_run *r)
 	v = strstr(perch->err.buf ? perch->err.buf : "", "system-call bias: ");
 	if (v && sscanf(v, "system-call bias: %ld of %ld", &r->held, &r->running) != 2)
 		r->held = r->running = -1;
-	fprintf(stderr, "sysbias %s: truth %.2f%% in pread, perch %.2f%% (%lu of %lu samples; "
-			"1 SE %.2f; %ld of %ld running samples held)\n",
+	fprintf(stderr,
+		"sysbias %s: truth %.2f%% in pread, perch %.2f%% (%lu of %lu samples; "
+		"1 SE %.2f; %ld of %ld running samples held)\n",
 		extra ? extra : "(default)", r->truth, r->share, r->io, r->io + r->user, r->se,
 		r->held, r->running);
 }
@@ -143,13 +145,14 @@ START_TEST(syscall_bias)
 				d[j] = d[j + 1];
 				d[j + 1] = tmp;
 			}
-	fprintf(stderr, "sysbias: median difference %+.2f points (%+.2f %+.2f %+.2f); without the "
-			"hold %+.2f\n",
+	fprintf(stderr,
+		"sysbias: median difference %+.2f points (%+.2f %+.2f %+.2f); without the "
+		"hold %+.2f\n",
 		d[1], d[0], d[1], d[2], plain.share - plain.truth);
 	H_ASSERT(fabs(d[1]) <= SYS_POINTS + TRUTH_Z * runs[0].se,
 		 "perch's share of the cached preads is %+.2f points from the target's own truth "
-		 "(median of 3 runs: %+.2f %+.2f %+.2f; allowed %.1f + %.1f x %.2f)", d[1], d[0],
-		 d[1], d[2], SYS_POINTS, TRUTH_Z, runs[0].se);
+		 "(median of 3 runs: %+.2f %+.2f %+.2f; allowed %.1f + %.1f x %.2f)",
+		 d[1], d[0], d[1], d[2], SYS_POINTS, TRUTH_Z, runs[0].se);
 }
 END_TEST
 
@@ -214,9 +217,11 @@ static int states_once(const char *hz, double secs, int competitor, const char *
 			missed_pct = 100.0 * strtod(m + 14, NULL) / nt;
 	}
 	if (missed_pct > MISSED_MAX) {
-		strbuf_addf(why, "perch missed %.1f%% of its ticks at %s Hz (more than %.0f%%: the "
-				 "machine is too busy for perch to keep its schedule, and the states "
-				 "of those ticks are guesses)", missed_pct, hz, MISSED_MAX);
+		strbuf_addf(why,
+			    "perch missed %.1f%% of its ticks at %s Hz (more than %.0f%%: the "
+			    "machine is too busy for perch to keep its schedule, and the states "
+			    "of those ticks are guesses)",
+			    missed_pct, hz, MISSED_MAX);
 		return -1;
 	}
 	for (int i = 0; i < nspecs; i++) {
@@ -231,12 +236,14 @@ static int states_once(const char *hz, double secs, int competitor, const char *
 		H_ASSERT(got >= 0, "no R%% for thread %s in perch's summary", name);
 		se = 100.0 * sqrt(truth / 100 * (1 - truth / 100) / ticks);
 		allowed = STATE_GAP_POINTS + TRUTH_Z * se + missed_pct;
-		fprintf(stderr, "states %s Hz%s %-10s truth R %5.1f%%  perch %5.1f%%  (%+.1f; allowed "
-				"+-%.1f)%s\n",
+		fprintf(stderr,
+			"states %s Hz%s %-10s truth R %5.1f%%  perch %5.1f%%  (%+.1f; allowed "
+			"+-%.1f)%s\n",
 			hz, competitor ? " +busy" : "", specs[i], truth, got, got - truth, allowed,
 			fabs(got - truth) > allowed ? "  <-- FAILS"
 			: fabs(got - truth) > STATE_POINTS + TRUTH_Z * se + missed_pct
-				? "  (known gap: misses the goal)" : "");
+			    ? "  (known gap: misses the goal)"
+			    : "");
 		harness_context_add("%s: truth R %.1f%%, perch %.1f%% (allowed +-%.1f)\n", specs[i],
 				    truth, got, allowed);
 		if (fabs(got - truth) > allowed)
@@ -244,9 +251,10 @@ static int states_once(const char *hz, double secs, int competitor, const char *
 				    bad++ ? "; " : "", specs[i], got, truth, allowed);
 	}
 	if (bad)
-		strbuf_addf(why, "%d of %d threads' R share in wall mode at %s Hz%s is off their own "
-				 "truth: %s", bad, nspecs, hz, competitor ? " beside a busy process" : "",
-			    det.buf);
+		strbuf_addf(why,
+			    "%d of %d threads' R share in wall mode at %s Hz%s is off their own "
+			    "truth: %s",
+			    bad, nspecs, hz, competitor ? " beside a busy process" : "", det.buf);
 	strbuf_release(&det);
 	return bad ? -1 : 0;
 }
@@ -263,14 +271,16 @@ static void states(const char *hz, double secs, int competitor, const char *cons
 	fprintf(stderr, "states: first run: %s; running it again\n", why.buf);
 	strbuf_reset(&why);
 	harness_context_reset();
-	H_ASSERT(states_once(hz, secs, competitor, specs, nspecs, &why) == 0, "%s (second run; "
-		 "the first failed too)", why.buf);
+	H_ASSERT(states_once(hz, secs, competitor, specs, nspecs, &why) == 0,
+		 "%s (second run; "
+		 "the first failed too)",
+		 why.buf);
 	strbuf_release(&why);
 }
 
-static const char *const periodic100[] = { "p10/10", "p5/15", "p15/5" };
-static const char *const periodic1000[] = { "p1/1", "p0.5/1.5", "p1.5/0.5" };
-static const char *const bursts[] = { "r1-20/25", "r1-20/50", "r1-20/75" };
+static const char *const periodic100[] = {"p10/10", "p5/15", "p15/5"};
+static const char *const periodic1000[] = {"p1/1", "p0.5/1.5", "p1.5/0.5"};
+static const char *const bursts[] = {"r1-20/25", "r1-20/50", "r1-20/75"};
 
 START_TEST(states_100hz)
 {
@@ -288,8 +298,8 @@ END_TEST
 
 START_TEST(states_busy)
 {
-	static const char *const mix100[] = { "p10/10", "r1-20/50" };
-	static const char *const mix1000[] = { "p1/1", "r1-20/50" };
+	static const char *const mix100[] = {"p10/10", "r1-20/50"};
+	static const char *const mix1000[] = {"p1/1", "r1-20/50"};
 
 	states("100", 9, 1, mix100, 2);
 	states("1000", 5, 1, mix1000, 2);

@@ -27,7 +27,8 @@ static void wait_waiting(struct harness_proc *perch)
 {
 	double end = harness_now() + 20;
 
-	while (harness_now() < end && !strstr(perch->err.buf ? perch->err.buf : "", "waiting for a"))
+	while (harness_now() < end &&
+	       !strstr(perch->err.buf ? perch->err.buf : "", "waiting for a"))
 		harness_proc_pump(perch, 0.2);
 	H_ASSERT(perch->err.buf && strstr(perch->err.buf, "waiting for a"),
 		 "perch did not say it was waiting");
@@ -45,7 +46,7 @@ static double first_sample_ms(const char *err)
  * was there from the start; also no frame of @absent (NULL: none checked). */
 static void check_startup(const struct harness_folded *f, const char *absent)
 {
-	static const char *const seq[] = { "main", "startup_work", "spin_ms" };
+	static const char *const seq[] = {"main", "startup_work", "spin_ms"};
 	unsigned long n = 0, want = (unsigned long)(START_MS / 5 * 0.5);
 
 	for (size_t i = 0; i < f->nr; i++) {
@@ -57,8 +58,10 @@ static void check_startup(const struct harness_folded *f, const char *absent)
 	if (getenv("PERCH_TEST_SANITIZED"))
 		want = want * 6 / 10;
 	harness_folded_context(f, NULL, 20);
-	H_ASSERT(n >= want, "%lu samples of main;startup_work;spin_ms (%d ms at 200 Hz), want >= %lu:"
-			    " perch began late", n, START_MS, want);
+	H_ASSERT(n >= want,
+		 "%lu samples of main;startup_work;spin_ms (%d ms at 200 Hz), want >= %lu:"
+		 " perch began late",
+		 n, START_MS, want);
 }
 
 /* perch record --wait @name ... (@env: "VAR=VALUE" or NULL), then the target with @targs;
@@ -99,7 +102,7 @@ START_TEST(test_wait_comm)
 {
 	const char *out = harness_tmpfile("comm.folded");
 	struct harness_proc *perch;
-	struct harness_folded f = { 0 };
+	struct harness_folded f = {0};
 
 	perch = run_wait("waitstart", NULL, out,
 			 HARNESS_ARGV(harness_target("waitstart"), "-s", "200", "-r", "300"));
@@ -119,11 +122,11 @@ static void wait_app(const char *env)
 {
 	const char *out = harness_tmpfile("app.folded");
 	struct harness_proc *perch;
-	struct harness_folded f = { 0 };
+	struct harness_folded f = {0};
 
-	perch = run_wait(APP_NAME, env, out,
-			 HARNESS_ARGV(harness_target("waitstart"), "-n", APP_NAME, "-s", "200",
-				      "-r", "300"));
+	perch = run_wait(
+	    APP_NAME, env, out,
+	    HARNESS_ARGV(harness_target("waitstart"), "-n", APP_NAME, "-s", "200", "-r", "300"));
 	H_CHECK_RECORD(perch, HARNESS_EXIT_OK, out, &f);
 	check_startup(&f, NULL);
 	H_ASSERT(!env || strstr(perch->err.buf, "found by polling /proc"),
@@ -152,7 +155,7 @@ END_TEST
 START_TEST(test_wait_not_dumpable_yet)
 {
 	struct harness_proc *perch, *t;
-	struct harness_folded f = { 0 };
+	struct harness_folded f = {0};
 	const char *setpriv = "/usr/bin/setpriv";
 
 	if (getuid() != 0 || access(setpriv, X_OK) != 0) {
@@ -160,10 +163,10 @@ START_TEST(test_wait_not_dumpable_yet)
 		return;
 	}
 #define NOBODY setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--"
-	perch = harness_spawn("perch", HARNESS_ARGV(NOBODY, "/usr/bin/env", "PERCH_WAIT_POLL=proc",
-						    harness_perch(), "record", "-F",
-						    "200", "--wait", APP_NAME, "--wait-timeout",
-						    "30", "-o", "-"));
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(NOBODY, "/usr/bin/env", "PERCH_WAIT_POLL=proc",
+						harness_perch(), "record", "-F", "200", "--wait",
+						APP_NAME, "--wait-timeout", "30", "-o", "-"));
 	wait_waiting(perch);
 	t = harness_spawn("target", HARNESS_ARGV(NOBODY, harness_target("waitstart"), "-n",
 						 APP_NAME, "-u", "300", "-s", "200", "-r", "300"));
@@ -192,11 +195,12 @@ START_TEST(test_wait_old_and_timeout)
 	struct harness_proc *perch, *t;
 	pid_t pid;
 
-	t = harness_spawn("target", HARNESS_ARGV(harness_target("waitstart"), "-s", "0", "-r",
-						 "20000"));
+	t = harness_spawn("target",
+			  HARNESS_ARGV(harness_target("waitstart"), "-s", "0", "-r", "20000"));
 	pid = harness_proc_wait_ready(t, 10);
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "--wait",
-						    "waitstart", "--wait-timeout", "0.5", "-o", out));
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "--wait", "waitstart",
+						"--wait-timeout", "0.5", "-o", out));
 	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch did not finish");
 	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_FATAL, "perch exited %d, want 2",
 		 harness_proc_exit_code(perch));
@@ -232,15 +236,15 @@ END_TEST
 START_TEST(test_wait_usage)
 {
 	static const char *const bad[][6] = {
-		{ "--wait", "x", "-p", "1" },
-		{ "--wait", "x", "--", "/bin/true" },
-		{ "--wait-timeout", "1", "-p", "1" },
-		{ "--wait", "" },
-		{ "--wait", "x", "--wait-timeout", "-1" },
+	    {"--wait", "x", "-p", "1"},
+	    {"--wait", "x", "--", "/bin/true"},
+	    {"--wait-timeout", "1", "-p", "1"},
+	    {"--wait", ""},
+	    {"--wait", "x", "--wait-timeout", "-1"},
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		const char *argv[10] = { harness_perch(), "record" };
+		const char *argv[10] = {harness_perch(), "record"};
 		struct harness_proc *p;
 		size_t n = 2;
 
@@ -249,8 +253,8 @@ START_TEST(test_wait_usage)
 		argv[n] = NULL;
 		p = harness_spawn("perch", argv);
 		H_ASSERT(harness_proc_wait(p, 10) == 0, "perch did not finish");
-		H_ASSERT(harness_proc_exit_code(p) == HARNESS_EXIT_USAGE, "case %zu: exit %d, want 64",
-			 i, harness_proc_exit_code(p));
+		H_ASSERT(harness_proc_exit_code(p) == HARNESS_EXIT_USAGE,
+			 "case %zu: exit %d, want 64", i, harness_proc_exit_code(p));
 	}
 }
 END_TEST
@@ -266,7 +270,7 @@ START_TEST(test_wait_adb_cold_start)
 	char repo[PATH_MAX], *pidtext;
 	int code;
 	struct harness_proc *p;
-	struct harness_folded f = { 0 };
+	struct harness_folded f = {0};
 	FILE *fp;
 
 	H_ASSERT(getcwd(repo, sizeof(repo)), "getcwd");
@@ -277,9 +281,11 @@ START_TEST(test_wait_adb_cold_start)
 	fp = fopen(harness_fmt("%s/props", dir), "w");
 	H_ASSERT(fp && fputs("ro.product.cpu.abi=x86_64\n", fp) >= 0 && fclose(fp) == 0, "props");
 	fp = fopen(harness_fmt("%s/packages", dir), "w");
-	H_ASSERT(fp && fprintf(fp, "%s debuggable %s -n %s -s %d -r 4000\n", APP_NAME,
-			       harness_target("waitstart"), APP_NAME, START_MS) > 0 &&
-			 fclose(fp) == 0, "packages");
+	H_ASSERT(fp &&
+		     fprintf(fp, "%s debuggable %s -n %s -s %d -r 4000\n", APP_NAME,
+			     harness_target("waitstart"), APP_NAME, START_MS) > 0 &&
+		     fclose(fp) == 0,
+		 "packages");
 	setenv("FAKE_ADB_DIR", dir, 1);
 	setenv("PATH", harness_fmt("%s/tests/fake-adb:%s", repo, getenv("PATH")), 1);
 	setenv("PERCH_BIN", harness_perch(), 1);
@@ -287,14 +293,14 @@ START_TEST(test_wait_adb_cold_start)
 						    "record", "--cold-start", APP_NAME, "--margin",
 						    "0.5", "-F", "200", "-o", out));
 	H_ASSERT(harness_proc_wait(p, 60) == 0, "perch-adb did not finish");
-	pidtext = (char *)harness_sh(harness_fmt("cut -d' ' -f1 %s/pids/%s", dir, APP_NAME), &code,
-				     5);
+	pidtext =
+	    (char *)harness_sh(harness_fmt("cut -d' ' -f1 %s/pids/%s", dir, APP_NAME), &code, 5);
 	if (atoi(pidtext) > 0)
 		harness_track_pid(atoi(pidtext));
 	H_ASSERT(harness_proc_exit_code(p) == 0, "perch-adb exited %d", harness_proc_exit_code(p));
 	H_ASSERT(strstr(p->err.buf, "app start: TotalTime ") &&
-			 !strstr(p->err.buf, "TotalTime ? ms") &&
-			 strstr(p->err.buf, "LaunchState COLD"),
+		     !strstr(p->err.buf, "TotalTime ? ms") &&
+		     strstr(p->err.buf, "LaunchState COLD"),
 		 "no app start line with am's TotalTime");
 	H_ASSERT(harness_folded_load(&f, out) == 0 && f.total > 0, "no profile pulled");
 	check_startup(&f, NULL);

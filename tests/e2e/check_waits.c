@@ -22,9 +22,9 @@ static void record_waits(const char *mode, struct harness_folded *f, char *fifo_
 
 	H_ASSERT(mkfifo(fifo, 0600) == 0, "cannot make a FIFO at %s", fifo);
 	strcpy(fifo_out, fifo);
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200",
-						    "--mode", mode, "-o", out, "--",
-						    harness_target("waits"), "1.5", fifo));
+	perch = harness_spawn("perch",
+			      HARNESS_ARGV(harness_perch(), "record", "-F", "200", "--mode", mode,
+					   "-o", out, "--", harness_target("waits"), "1.5", fifo));
 	H_ASSERT(harness_proc_wait(perch, 15) == 0, "perch did not finish with the waits target");
 	H_CHECK_RECORD(perch, 0, out, f);
 }
@@ -36,9 +36,9 @@ START_TEST(wall_mode_reasons)
 	struct {
 		const char *thread, *leaf;
 	} want[] = {
-		{ "reader", NULL }, /* set below: the FIFO's path */
-		{ "locker", "[lock futex]" },
-		{ "sleeper", "[sleep " },
+	    {"reader", NULL}, /* set below: the FIFO's path */
+	    {"locker", "[lock futex]"},
+	    {"sleeper", "[sleep "},
 	};
 	char io[600];
 
@@ -46,8 +46,10 @@ START_TEST(wall_mode_reasons)
 	snprintf(io, sizeof(io), "[io read %s]", fifo);
 	want[0].leaf = io;
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		unsigned long all = harness_folded_count(&f, want[i].thread, harness_pred_any, NULL);
-		unsigned long hit = harness_folded_count(&f, want[i].thread, leaf_starts, want[i].leaf);
+		unsigned long all =
+		    harness_folded_count(&f, want[i].thread, harness_pred_any, NULL);
+		unsigned long hit =
+		    harness_folded_count(&f, want[i].thread, leaf_starts, want[i].leaf);
 
 		if (hit * 100 < all * 90)
 			harness_folded_context(&f, want[i].thread, 10);

@@ -322,7 +322,8 @@ int harness_have(const char *tool)
 
 	harness_sh(harness_fmt("command -v %s >/dev/null 2>&1", tool), &code, 10);
 	if (code)
-		fprintf(stderr, "SKIP: %s not installed, the check that needs it did not run\n", tool);
+		fprintf(stderr, "SKIP: %s not installed, the check that needs it did not run\n",
+			tool);
 	return !code;
 }
 

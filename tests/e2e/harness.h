@@ -176,9 +176,9 @@ struct harness_bt_frame {
 	char *module; /* perch: module basename; gdb: basename of "from LIB", or NULL */
 	char *file;   /* "at FILE:LINE": FILE, or NULL */
 	int line;
-	int inlined; /* perch's "[inlined]" */
+	int inlined;  /* perch's "[inlined]" */
 	int tailcall; /* perch's "(tail call)" (a frame gdb shows as a TAILCALL_FRAME) */
-	uint64_t pc; /* as printed; 0 when gdb printed none */
+	uint64_t pc;  /* as printed; 0 when gdb printed none */
 };
 
 /* perch: "TID 1234 \"name\" (S)"; gdb: "Thread 3 (Thread 0x7fbb6c56c6c0 (LWP 1236) \"name\"):" */

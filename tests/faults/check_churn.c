@@ -18,8 +18,8 @@ static void churn_result(struct harness_proc *t, char *value, size_t size, doubl
 
 	H_ASSERT(harness_proc_exit_code(t) == 0, "faults-churn exited with %d",
 		 harness_proc_exit_code(t));
-	H_ASSERT(l && sscanf(l, "%ld failed %ld value %31s rate %lf", &threads, &failed, v,
-			     rate) == 4,
+	H_ASSERT(l && sscanf(l, "%ld failed %ld value %31s rate %lf", &threads, &failed, v, rate) ==
+			  4,
 		 "no result line from faults-churn");
 	H_ASSERT(threads == 2000 && failed == 0, "faults-churn ran %ld threads, %ld failed",
 		 threads, failed);
@@ -38,7 +38,8 @@ START_TEST(churn_1000_per_second)
 	pid_t pid;
 
 	/* without perch */
-	t = harness_spawn("unprofiled", HARNESS_ARGV(harness_target("faults-churn"), CHURN_THREADS));
+	t = harness_spawn("unprofiled",
+			  HARNESS_ARGV(harness_target("faults-churn"), CHURN_THREADS));
 	harness_proc_wait_ready(t, 5);
 	H_ASSERT(harness_proc_wait(t, 20) == 0, "unprofiled faults-churn did not finish in 20 s");
 	churn_result(t, base, sizeof(base), &base_rate);
@@ -63,9 +64,10 @@ START_TEST(churn_1000_per_second)
 	 * kept near the rate (perch slows thread creation, it must not stall it) */
 	H_ASSERT(prof_rate >= 250, "thread rate under perch %.0f/s (without: %.0f/s)", prof_rate,
 		 base_rate);
-	fprintf(stderr, "faults-churn: %.0f threads/s without perch, %.0f with (perch saw %lld "
-		"threads), longest tracing stop %.1f ms\n", base_rate, prof_rate, seen,
-		w.longest * 1e3);
+	fprintf(stderr,
+		"faults-churn: %.0f threads/s without perch, %.0f with (perch saw %lld "
+		"threads), longest tracing stop %.1f ms\n",
+		base_rate, prof_rate, seen, w.longest * 1e3);
 	harness_folded_release(&f);
 }
 END_TEST

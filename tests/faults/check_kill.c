@@ -33,7 +33,8 @@ START_TEST(kill_sigkill_random)
 	harness_sleep((double)delay_us / 1e6);
 	harness_proc_kill(perch, SIGKILL);
 	H_ASSERT(harness_proc_wait(perch, 5) == 0, "perch survived SIGKILL");
-	H_ASSERT(harness_proc_exit_code(perch) == 128 + SIGKILL || harness_proc_exit_code(perch) == 2,
+	H_ASSERT(harness_proc_exit_code(perch) == 128 + SIGKILL ||
+		     harness_proc_exit_code(perch) == 2,
 		 "perch exited with %d", harness_proc_exit_code(perch));
 	check_survivor(t, pid);
 }
@@ -47,16 +48,16 @@ START_TEST(kill_crash_random)
 	int code;
 	pid_t pid;
 
-	harness_context_add("perch-fault %s %.1f ms after start\n", abort_mode ? "abort()" : "SIGSEGV",
-			    (double)delay_us / 1e3);
+	harness_context_add("perch-fault %s %.1f ms after start\n",
+			    abort_mode ? "abort()" : "SIGSEGV", (double)delay_us / 1e3);
 	t = harness_spawn("target", HARNESS_ARGV(harness_target("faults-victim"), "30"));
 	pid = harness_proc_wait_ready(t, 5);
 	setenv("PERCH_CRASH_AFTER_US", harness_fmt("%llu", (unsigned long long)delay_us), 1);
 	setenv("PERCH_CRASH_HOW", abort_mode ? "abort" : "segv", 1);
-	perch = harness_spawn("perch-fault",
-			      HARNESS_ARGV(faults_perch_fault(), "record", "-F", "1000", "-o",
-					   harness_tmpfile("crash.folded"), "-p",
-					   harness_fmt("%d", pid)));
+	perch =
+	    harness_spawn("perch-fault", HARNESS_ARGV(faults_perch_fault(), "record", "-F", "1000",
+						      "-o", harness_tmpfile("crash.folded"), "-p",
+						      harness_fmt("%d", pid)));
 	unsetenv("PERCH_CRASH_AFTER_US");
 	H_ASSERT(harness_proc_wait(perch, 5) == 0, "perch-fault did not crash within 5 s");
 	code = harness_proc_exit_code(perch);

@@ -69,7 +69,8 @@ static const char *dir_listing(const char *dir)
 		return "(unreadable)";
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    strcmp(de->d_name, "filler") && strlen(buf) + strlen(de->d_name) + 2 < sizeof(buf)) {
+		    strcmp(de->d_name, "filler") &&
+		    strlen(buf) + strlen(de->d_name) + 2 < sizeof(buf)) {
 			strcat(buf, " ");
 			strcat(buf, de->d_name);
 		}
@@ -119,7 +120,7 @@ START_TEST(output_full_fs)
 	folded = harness_fmt("%s/out.folded", dir);
 	svg = harness_fmt("%s/out.svg", dir);
 	chrome = harness_fmt("%s/out.trace.json", dir);
-	perch = record_into((const char *const[]){ folded, svg, chrome, NULL }, &t, &pid);
+	perch = record_into((const char *const[]){folded, svg, chrome, NULL}, &t, &pid);
 	H_ASSERT(harness_proc_wait(perch, 10) == 0, "perch did not exit within 10 s");
 	harness_context_add("files left:%s\n", dir_listing(dir));
 	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_FATAL,
@@ -133,14 +134,15 @@ START_TEST(output_full_fs)
 		harness_folded_release(&f);
 	} else {
 		failed++;
-		H_ASSERT(strstr(perch->err.buf, harness_fmt("cannot write %s: No space", folded)) ||
-			 strstr(perch->err.buf, harness_fmt("cannot create %s: No space", folded)),
-			 "no clear error for %s", folded);
+		H_ASSERT(
+		    strstr(perch->err.buf, harness_fmt("cannot write %s: No space", folded)) ||
+			strstr(perch->err.buf, harness_fmt("cannot create %s: No space", folded)),
+		    "no clear error for %s", folded);
 	}
 	H_ASSERT(stat(svg, &st) != 0 && stat(chrome, &st) != 0,
 		 "the flame graph or the trace was written to a full file system");
 	H_ASSERT(strstr(perch->err.buf, harness_fmt("%s: No space left on device", svg)) &&
-		 strstr(perch->err.buf, harness_fmt("%s: No space left on device", chrome)),
+		     strstr(perch->err.buf, harness_fmt("%s: No space left on device", chrome)),
 		 "perch did not say which files failed and why");
 	H_ASSERT(_i || failed, "with no space at all, %s was written", folded);
 	faults_assert_released(pid, 1, 0);
@@ -156,10 +158,11 @@ START_TEST(output_dev_full)
 
 	t = harness_spawn("target", HARNESS_ARGV(harness_target("faults-victim"), "30"));
 	pid = harness_proc_wait_ready(t, 5);
-	perch = harness_spawn("perch", HARNESS_ARGV("/bin/sh", "-c",
-						    "exec \"$0\" record -F 1000 -d 0.4 -o - -p \"$1\" "
-						    "> /dev/full",
-						    harness_perch(), harness_fmt("%d", pid)));
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV("/bin/sh", "-c",
+						"exec \"$0\" record -F 1000 -d 0.4 -o - -p \"$1\" "
+						"> /dev/full",
+						harness_perch(), harness_fmt("%d", pid)));
 	H_ASSERT(harness_proc_wait(perch, 10) == 0, "perch did not exit within 10 s");
 	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_FATAL,
 		 "perch exited %d writing to /dev/full, want 2", harness_proc_exit_code(perch));
@@ -188,8 +191,9 @@ START_TEST(output_sudo_owner)
 	pid = harness_proc_wait_ready(t, 5);
 	setenv("SUDO_UID", "4242", 1);
 	setenv("SUDO_GID", "4343", 1);
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-d",
-						    "0.2", "-o", mine, "-p", harness_fmt("%d", pid)));
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-d", "0.2",
+						"-o", mine, "-p", harness_fmt("%d", pid)));
 	unsetenv("SUDO_UID");
 	unsetenv("SUDO_GID");
 	H_ASSERT(harness_proc_wait(perch, 10) == 0 && harness_proc_exit_code(perch) == 0,
@@ -197,8 +201,9 @@ START_TEST(output_sudo_owner)
 	H_ASSERT(stat(mine, &st) == 0 && st.st_uid == 4242 && st.st_gid == 4343,
 		 "%s belongs to %d:%d, want 4242:4343 (SUDO_UID/SUDO_GID)", mine, (int)st.st_uid,
 		 (int)st.st_gid);
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-d",
-						    "0.2", "-o", root, "-p", harness_fmt("%d", pid)));
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-d", "0.2",
+						"-o", root, "-p", harness_fmt("%d", pid)));
 	H_ASSERT(harness_proc_wait(perch, 10) == 0 && harness_proc_exit_code(perch) == 0,
 		 "perch (no SUDO_UID) failed");
 	H_ASSERT(stat(root, &st) == 0 && st.st_uid == 0, "%s belongs to %d, want root", root,

@@ -44,7 +44,8 @@ START_TEST(process_exec)
 	harness_folded_context(&f, NULL, 20);
 	H_ASSERT(before > 50 && after > 50,
 		 "samples in exec_before_work %lu, exec_after_work %lu (want both > 50: perch "
-		 "follows the exec)", before, after);
+		 "follows the exec)",
+		 before, after);
 	harness_folded_release(&f);
 }
 END_TEST
@@ -70,7 +71,8 @@ START_TEST(process_fork)
 		 "faults-fork exited with %d without its result line", harness_proc_exit_code(t));
 	H_ASSERT(ok == n && traced == 0 && wrong == 0 && other == 0 && spawned == (n + 9) / 10,
 		 "children: %ld of %ld ok, %ld traced, %ld wrong result, %ld failed; %ld of %ld "
-		 "posix_spawn ok", ok, n, traced, wrong, other, spawned, (n + 9) / 10);
+		 "posix_spawn ok",
+		 ok, n, traced, wrong, other, spawned, (n + 9) / 10);
 	H_ASSERT(harness_proc_wait(perch, 5) == 0, "perch did not exit after its target");
 	H_CHECK_RECORD(perch, 0, out, &f);
 	faults_assert_quiet(perch);

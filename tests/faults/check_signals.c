@@ -29,10 +29,9 @@ START_TEST(signals_usr1_storm)
 						    out, "-p", harness_fmt("%d", pid)));
 	H_ASSERT(harness_wait_traced(pid, 1, 5) == 0, "perch did not attach within 5 s");
 	harness_sleep(0.1);
-	sender = harness_spawn("sender",
-			       HARNESS_ARGV(harness_target("faults-storm"), "send",
-					    harness_fmt("%d", pid), shm,
-					    harness_fmt("%d", STORM_COUNT), "10000"));
+	sender = harness_spawn("sender", HARNESS_ARGV(harness_target("faults-storm"), "send",
+						      harness_fmt("%d", pid), shm,
+						      harness_fmt("%d", STORM_COUNT), "10000"));
 	H_ASSERT(harness_proc_wait(sender, 60) == 0, "the sender did not finish in 60 s");
 	l = harness_proc_wait_line(sender, "sent ", 0);
 	H_ASSERT(harness_proc_exit_code(sender) == 0 && l &&

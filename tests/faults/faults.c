@@ -14,8 +14,10 @@ const char *faults_perch_fault(void)
 {
 	const char *p = getenv("PERCH_FAULT");
 
-	H_ASSERT(p && !access(p, X_OK), "PERCH_FAULT=%s is not an executable (run through "
-		 "`make check-faults`)", p ? p : "(unset)");
+	H_ASSERT(p && !access(p, X_OK),
+		 "PERCH_FAULT=%s is not an executable (run through "
+		 "`make check-faults`)",
+		 p ? p : "(unset)");
 	return p;
 }
 
@@ -30,8 +32,9 @@ uint64_t faults_rand(uint64_t lo, uint64_t hi)
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		rng_state = s ? strtoull(s, NULL, 0)
-			      : (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
+		rng_state =
+		    s ? strtoull(s, NULL, 0)
+		      : (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
 		if (!rng_state)
 			rng_state = 1;
 		harness_context_add("random seed: FAULTS_SEED=%llu\n",
@@ -61,16 +64,16 @@ void faults_assert_released_at(pid_t pid, double timeout, int allow_stopped, con
 		    (allow_stopped || !strchr(states, 'T')))
 			return;
 		if (harness_now() > end)
-			harness_fail(file, line, "released",
-				     "%.1f s after perch ended, target %d: TracerPid %d, task states "
-				     "\"%s\"",
-				     timeout, (int)pid, tracer, n > 0 ? states : "(gone)");
+			harness_fail(
+			    file, line, "released",
+			    "%.1f s after perch ended, target %d: TracerPid %d, task states "
+			    "\"%s\"",
+			    timeout, (int)pid, tracer, n > 0 ? states : "(gone)");
 		harness_sleep(0.005);
 	}
 }
 
-void faults_assert_runs_at(pid_t pid, long long ticks, double timeout, const char *file,
-			   int line)
+void faults_assert_runs_at(pid_t pid, long long ticks, double timeout, const char *file, int line)
 {
 	long long t0 = harness_cpu_ticks(pid), t1 = t0;
 	double end = harness_now() + timeout;
@@ -118,9 +121,8 @@ static int stopped_tids(pid_t pid, pid_t *tids, int max)
 
 #define WATCH_MAX 64
 
-void faults_watch_until_exit_at(struct harness_proc *p, pid_t pid, double timeout,
-				double max_stop, struct faults_watch *w, const char *file,
-				int line)
+void faults_watch_until_exit_at(struct harness_proc *p, pid_t pid, double timeout, double max_stop,
+				struct faults_watch *w, const char *file, int line)
 {
 	pid_t seen[WATCH_MAX], now[WATCH_MAX];
 	double since[WATCH_MAX], nsince[WATCH_MAX], end = harness_now() + timeout;
@@ -157,8 +159,8 @@ void faults_watch_until_exit_at(struct harness_proc *p, pid_t pid, double timeou
 
 void faults_assert_quiet_at(struct harness_proc *perch, const char *file, int line)
 {
-	static const char *const bad[] = { "error:", "fatal:", "AddressSanitizer", "runtime error",
-					   "LeakSanitizer", "BUG" };
+	static const char *const bad[] = {"error:",	   "fatal:",	    "AddressSanitizer",
+					  "runtime error", "LeakSanitizer", "BUG"};
 	const char *err = perch->err.buf ? perch->err.buf : "";
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -182,10 +184,11 @@ void faults_victim_check_at(struct harness_proc *t, int stop, int all_ran, const
 	if (stop)
 		harness_proc_kill(t, SIGTERM);
 	if (harness_proc_wait(t, 10))
-		harness_fail(file, line, "victim", "the victim did not exit within 10 s of SIGTERM");
+		harness_fail(file, line, "victim",
+			     "the victim did not exit within 10 s of SIGTERM");
 	l = harness_proc_wait_line(t, "victim rounds ", 0);
-	if (!l || sscanf(l, "%ld %ld %ld bad %ld spawned %ld", &r[0], &r[1], &r[2], &bad,
-			 &spawned) != 5)
+	if (!l ||
+	    sscanf(l, "%ld %ld %ld bad %ld spawned %ld", &r[0], &r[1], &r[2], &bad, &spawned) != 5)
 		harness_fail(file, line, "victim", "no result line from the victim (exit %d)",
 			     harness_proc_exit_code(t));
 	if (harness_proc_exit_code(t) != 0 || bad || (all_ran && (!r[0] || !r[1] || !r[2])))

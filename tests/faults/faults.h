@@ -19,25 +19,23 @@ uint64_t faults_rand(uint64_t lo, uint64_t hi);
 /* Within @timeout: TracerPid 0 and no task of @pid in 't' (nor 'T' unless @allow_stopped). */
 void faults_assert_released_at(pid_t pid, double timeout, int allow_stopped, const char *file,
 			       int line);
-#define faults_assert_released(pid, timeout, allow_stopped)                                       \
+#define faults_assert_released(pid, timeout, allow_stopped)                                        \
 	faults_assert_released_at((pid), (timeout), (allow_stopped), __FILE__, __LINE__)
 
 /* The process keeps using CPU: at least @ticks clock ticks within @timeout seconds. */
-void faults_assert_runs_at(pid_t pid, long long ticks, double timeout, const char *file,
-			   int line);
+void faults_assert_runs_at(pid_t pid, long long ticks, double timeout, const char *file, int line);
 #define faults_assert_runs(pid, ticks, timeout)                                                    \
 	faults_assert_runs_at((pid), (ticks), (timeout), __FILE__, __LINE__)
 
 /* Watch @pid until @p exits or @timeout passes: fails when one task stays in the tracing stop
  * 't' for longer than @max_stop seconds (perch's own sampling stops last microseconds). */
 struct faults_watch {
-	double longest;	 /* longest continuous 't' seen, seconds */
+	double longest; /* longest continuous 't' seen, seconds */
 	pid_t longest_tid;
 	unsigned polls;
 };
-void faults_watch_until_exit_at(struct harness_proc *p, pid_t pid, double timeout,
-				double max_stop, struct faults_watch *w, const char *file,
-				int line);
+void faults_watch_until_exit_at(struct harness_proc *p, pid_t pid, double timeout, double max_stop,
+				struct faults_watch *w, const char *file, int line);
 #define faults_watch_until_exit(p, pid, timeout, max_stop, w)                                      \
 	faults_watch_until_exit_at((p), (pid), (timeout), (max_stop), (w), __FILE__, __LINE__)
 

@@ -33,7 +33,7 @@ static int art_fuzz_read(void *ctx, uint64_t addr, void *buf, size_t len)
 /* 0: x86-64, 1: i386, 2: ARM32, 3: aarch64 (tagged pointers) */
 static void art_fuzz_abi(uint8_t b, struct art_fuzz_mem *m)
 {
-	static const unsigned int machines[] = { EM_X86_64, EM_386, EM_ARM, EM_AARCH64 };
+	static const unsigned int machines[] = {EM_X86_64, EM_386, EM_ARM, EM_AARCH64};
 
 	m->machine = machines[b & 3];
 	m->is_64 = m->machine == EM_X86_64 || m->machine == EM_AARCH64;

@@ -15,9 +15,9 @@
 #include "perch/ehframe.h"
 
 #define FUZZ_VADDR 0x401000
-#define MEM_BASE 0x7ff000000000ULL
+#define MEM_BASE   0x7ff000000000ULL
 #define MEM_BASE32 0xff000000ULL /* i386: the stack below 4 GiB */
-#define HDR 9
+#define HDR	   9
 
 struct fuzz_mem {
 	const uint8_t *p;
@@ -48,8 +48,8 @@ static void regs_init(struct perch_regs *r, const struct perch_arch *a, uint64_t
 	r->r[a->dw_sp] = mem_base + 64;
 }
 
-static void probe(const struct perch_arch *a, const struct cfi_table *t, const struct perch_mem *mem,
-		  uint64_t pc)
+static void probe(const struct perch_arch *a, const struct cfi_table *t,
+		  const struct perch_mem *mem, uint64_t pc)
 {
 	struct perch_regs in, out;
 	struct cfi_row row;
@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cfi_table *t;
 	struct perch_regs regs;
 	struct fuzz_mem fm;
-	struct perch_mem mem = { mem_read, &fm };
+	struct perch_mem mem = {mem_read, &fm};
 	uint64_t pc, val;
 	uint8_t *sec;
 	size_t len;

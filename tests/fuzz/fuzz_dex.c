@@ -42,8 +42,8 @@ static void query(struct dex_file *d, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct dex_header_info info;
-	struct src s = { data, size };
-	struct dex_source src = { src_read, &s };
+	struct src s = {data, size};
+	struct dex_source src = {src_read, &s};
 	struct dex_file *d;
 	uint64_t back, span;
 	char name[64], text[256];

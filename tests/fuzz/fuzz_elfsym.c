@@ -59,13 +59,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				FUZZ_CHECK(c[k] >= ef->loads && c[k] < ef->loads + ef->nr_loads);
 		}
 		/* compressed sections and MiniDebugInfo: bounded output, no crash */
-		static const char *const packed[] = { ".debug_frame", ".debug_info", ".debug_line" };
+		static const char *const packed[] = {".debug_frame", ".debug_info", ".debug_line"};
 		for (size_t i = 0; i < sizeof(packed) / sizeof(packed[0]); i++)
 			if (elffile_section_data(ef, packed[i], &sec) == 0 && sec.data)
 				FUZZ_CHECK(sec.size <= ELFFILE_MAX_SECTION);
 		(void)elffile_minidebuginfo(ef);
-		static const char *const names[] = { ".text", ".eh_frame", ".debug_frame",
-						     ".symtab", ".gnu_debugdata", ".debug_info" };
+		static const char *const names[] = {".text",   ".eh_frame",	 ".debug_frame",
+						    ".symtab", ".gnu_debugdata", ".debug_info"};
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 			if (elffile_section(ef, names[i], &sec) == 0 && sec.data)
 				FUZZ_CHECK(sec.data >= data && sec.data + sec.size <= data + size);

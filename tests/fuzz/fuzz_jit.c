@@ -8,7 +8,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct art_fuzz_mem m;
-	struct perch_mem mem = { art_fuzz_read, &m };
+	struct perch_mem mem = {art_fuzz_read, &m};
 	struct art_jit *j;
 	struct art_jit_sym y;
 	const struct cfi_table *cfi;

@@ -81,7 +81,7 @@ static void set_held(int v)
 /* Create Native.lock and hold its monitor forever. */
 static void *holder(void *arg)
 {
-	JavaVMAttachArgs aa = { JNI_VERSION_1_6, "holder", NULL };
+	JavaVMAttachArgs aa = {JNI_VERSION_1_6, "holder", NULL};
 	JavaVM *vm = arg;
 	JNIEnv *env;
 	jclass native, object;
@@ -118,8 +118,8 @@ static int fail(JNIEnv *env, const char *what)
 int main(int argc, char **argv)
 {
 	static const JNINativeMethod natives[] = {
-		{ "ready", "()V", (void *)ready },
-		{ "block", "()V", (void *)block },
+	    {"ready", "()V", (void *)ready},
+	    {"block", "()V", (void *)block},
 	};
 	JavaVMOption opts[MAX_OPTIONS];
 	JavaVMInitArgs args;

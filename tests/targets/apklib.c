@@ -1,7 +1,7 @@
 /* A library perch finds inside an APK: stored uncompressed and page-aligned in a zip, mapped
  * straight from the zip by apkload (as Android's linker maps lib/ABI/NAME.so out of base.apk).
- * Self-contained on purpose: no data, no relocations, no calls out, so apkload needs no dynamic linker;
- * its entry point (-e apk_entry) is how apkload finds the code. */
+ * Self-contained on purpose: no data, no relocations, no calls out, so apkload needs no dynamic
+ * linker; its entry point (-e apk_entry) is how apkload finds the code. */
 #include <stdint.h>
 
 __attribute__((noinline)) static uint64_t apk_inner_spin(uint64_t n)

@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 	if (fd < 0 || pread(fd, &eh, sizeof(eh), (off_t)off) != sizeof(eh) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_phnum > 16 || (off & (PAGE - 1)) ||
 	    pread(fd, ph, eh.e_phnum * sizeof(ph[0]), (off_t)(off + eh.e_phoff)) !=
-		    (ssize_t)(eh.e_phnum * sizeof(ph[0]))) {
+		(ssize_t)(eh.e_phnum * sizeof(ph[0]))) {
 		fprintf(stderr, "apkload: no ELF at %s+%#llx\n", argv[1], (unsigned long long)off);
 		return 1;
 	}
@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	uint64_t (*entry)(uint64_t) = (uint64_t (*)(uint64_t))(base + eh.e_entry - lo);
+	uint64_t (*entry)(uint64_t) = (uint64_t(*)(uint64_t))(base + eh.e_entry - lo);
 
 	target_allow_ptrace();
 	target_ready();

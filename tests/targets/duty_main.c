@@ -33,10 +33,10 @@
 
 struct duty {
 	char name[16];
-	char kind;          /* 'p', 'r', 'b' */
-	double on, off;     /* ms (periodic) */
+	char kind;	    /* 'p', 'r', 'b' */
+	double on, off;	    /* ms (periodic) */
 	double min, max, p; /* ms, ms, percent (random) */
-	double end;         /* CLOCK_MONOTONIC seconds */
+	double end;	    /* CLOCK_MONOTONIC seconds */
 	pthread_barrier_t *start;
 };
 
@@ -52,7 +52,7 @@ static uint64_t now_ns(void)
 
 static void sleep_until(uint64_t ns)
 {
-	struct timespec ts = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
+	struct timespec ts = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL))
 		;
@@ -137,7 +137,8 @@ static void *duty_thread(void *arg)
 		sleep_until(t < end ? t : end);
 	}
 	{
-		double c = target_thread_cpu() - c0, w = run_delay_s() - w0, wall = target_now() - t0;
+		double c = target_thread_cpu() - c0, w = run_delay_s() - w0,
+		       wall = target_now() - t0;
 
 		pthread_mutex_lock(&out_lock);
 		printf("truth %s %d cpu_s %.6f wait_s %.6f wall_s %.6f busy_s %.6f r_pct %.2f "

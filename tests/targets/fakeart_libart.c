@@ -15,7 +15,7 @@
 #define OFF(type, field, off)                                                                      \
 	_Static_assert(offsetof(struct type, field) == (off), #type "." #field " (spec 1.2, 1.3)")
 #if defined(__i386__)
-#define DESC_SIZE 48
+#define DESC_SIZE  48
 #define ENTRY_SIZE 32
 OFF(fakeart_descriptor, relevant_entry, 8);
 OFF(fakeart_descriptor, first_entry, 12);
@@ -31,7 +31,7 @@ OFF(fakeart_entry, symfile_size, 12);
 OFF(fakeart_entry, timestamp, 20); /* the end of the GDB entry (20), then Android1 (28) */
 OFF(fakeart_entry, seqlock, 28);
 #elif defined(__x86_64__) || defined(__aarch64__)
-#define DESC_SIZE 56
+#define DESC_SIZE  56
 #define ENTRY_SIZE 48
 OFF(fakeart_descriptor, relevant_entry, 8);
 OFF(fakeart_descriptor, first_entry, 16);
@@ -75,18 +75,18 @@ void (*__jit_debug_register_code_ptr)(void) = __jit_debug_register_code;
 void (*__dex_debug_register_code_ptr)(void) = __dex_debug_register_code;
 
 struct fakeart_descriptor __jit_debug_descriptor = {
-	.version = 1,
-	.magic = { 'A', 'n', 'd', 'r', 'o', 'i', 'd', '2' },
-	.sizeof_descriptor = DESC_SIZE,
-	.sizeof_entry = ENTRY_SIZE,
-	.timestamp = 1,
+    .version = 1,
+    .magic = {'A', 'n', 'd', 'r', 'o', 'i', 'd', '2'},
+    .sizeof_descriptor = DESC_SIZE,
+    .sizeof_entry = ENTRY_SIZE,
+    .timestamp = 1,
 };
 struct fakeart_descriptor __dex_debug_descriptor = {
-	.version = 1,
-	.magic = { 'A', 'n', 'd', 'r', 'o', 'i', 'd', '2' },
-	.sizeof_descriptor = DESC_SIZE,
-	.sizeof_entry = ENTRY_SIZE,
-	.timestamp = 1,
+    .version = 1,
+    .magic = {'A', 'n', 'd', 'r', 'o', 'i', 'd', '2'},
+    .sizeof_descriptor = DESC_SIZE,
+    .sizeof_entry = ENTRY_SIZE,
+    .timestamp = 1,
 };
 uint32_t g_art_sizeof_jit_code_entry = ENTRY_SIZE;
 uint32_t g_art_sizeof_jit_descriptor = DESC_SIZE;

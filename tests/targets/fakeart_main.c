@@ -43,13 +43,13 @@
 #include "perch/dex.h"
 #include "target_common.h"
 
-#define CODE_SIZE (64 * 1024)
-#define DATA_SIZE (512 * 1024)
-#define ENTRY_AREA (64 * 1024) /* entries at the start of the data part */
-#define BLOCK 4096             /* one symfile per block after them */
-#define NR_BLOCKS ((DATA_SIZE - ENTRY_AREA) / BLOCK)
-#define NR_SLOTS 16
-#define SLOT_SIZE 0x100
+#define CODE_SIZE   (64 * 1024)
+#define DATA_SIZE   (512 * 1024)
+#define ENTRY_AREA  (64 * 1024) /* entries at the start of the data part */
+#define BLOCK	    4096	/* one symfile per block after them */
+#define NR_BLOCKS   ((DATA_SIZE - ENTRY_AREA) / BLOCK)
+#define NR_SLOTS    16
+#define SLOT_SIZE   0x100
 #define FIRST_CHURN 8
 /* Pointers with a top-byte tag, as arm64 Android's heap hands them out (TBI: loads ignore the
  * byte): the dex list's entries (malloc'ed in ART) and the dex pcs the interpreter trampolines
@@ -59,27 +59,27 @@
 #else
 #define PTR_TAG 0ULL
 #endif
-#define UNTAG(p) ((p) & ((1ULL << 56) - 1))
+#define UNTAG(p)  ((p) & ((1ULL << 56) - 1))
 #define TAGGED(p) ((const void *)(uintptr_t)((uintptr_t)(p) | PTR_TAG))
 
 #if defined(__x86_64__)
 #define JIT_MACHINE EM_X86_64
-#define CODE_LEN 0x15 /* sub, movabs, call, add, ret */
-#define CODE_GROW 4   /* CFA rows (fakeart_symfile.h): after the sub, after the add */
+#define CODE_LEN    0x15 /* sub, movabs, call, add, ret */
+#define CODE_GROW   4	 /* CFA rows (fakeart_symfile.h): after the sub, after the add */
 #define CODE_SHRINK 0x14
-#define CODE_FILL 0xcc /* int3 */
+#define CODE_FILL   0xcc /* int3 */
 #elif defined(__aarch64__)
 #define JIT_MACHINE EM_AARCH64
-#define CODE_LEN 0x20 /* str, ldr (literal), blr, ldr, ret, nop, the literal */
-#define CODE_GROW 4   /* after the str, after the ldr x30 */
+#define CODE_LEN    0x20 /* str, ldr (literal), blr, ldr, ret, nop, the literal */
+#define CODE_GROW   4	 /* after the str, after the ldr x30 */
 #define CODE_SHRINK 0x10
-#define CODE_FILL 0x00 /* udf #0 */
+#define CODE_FILL   0x00 /* udf #0 */
 #elif defined(__i386__)
 #define JIT_MACHINE EM_386
-#define CODE_LEN 0x0e /* sub, mov, call, add, ret */
-#define CODE_GROW 3   /* after the sub, after the add */
+#define CODE_LEN    0x0e /* sub, mov, call, add, ret */
+#define CODE_GROW   3	 /* after the sub, after the add */
 #define CODE_SHRINK 0x0d
-#define CODE_FILL 0xcc /* int3 */
+#define CODE_FILL   0xcc /* int3 */
 #else
 #error "fakeart: no JIT code for this architecture"
 #endif
@@ -87,12 +87,12 @@
 #define JIT_IS_64 (sizeof(void *) == 8)
 
 /* entry fields (fakeart.h, spec 1.3): the pointer-sized ones are written with atomic stores */
-#define E_NEXT offsetof(struct fakeart_entry, next)
-#define E_PREV offsetof(struct fakeart_entry, prev)
-#define E_ADDR offsetof(struct fakeart_entry, symfile_addr)
-#define E_SIZE offsetof(struct fakeart_entry, symfile_size)
+#define E_NEXT	    offsetof(struct fakeart_entry, next)
+#define E_PREV	    offsetof(struct fakeart_entry, prev)
+#define E_ADDR	    offsetof(struct fakeart_entry, symfile_addr)
+#define E_SIZE	    offsetof(struct fakeart_entry, symfile_size)
 #define E_TIMESTAMP offsetof(struct fakeart_entry, timestamp)
-#define E_SEQLOCK offsetof(struct fakeart_entry, seqlock)
+#define E_SEQLOCK   offsetof(struct fakeart_entry, seqlock)
 
 enum layout { L_ANDROID2, L_ANDROID1, L_GDB };
 
@@ -116,7 +116,7 @@ SPIN(0)
 SPIN(1)
 SPIN(2)
 SPIN(3)
-static void (*const spins[4])(void) = { spin0, spin1, spin2, spin3 };
+static void (*const spins[4])(void) = {spin0, spin1, spin2, spin3};
 
 /* ---- the list writer (ART's debugger_interface.cc, one lock per list) ---- */
 
@@ -125,7 +125,7 @@ struct list {
 	void (**hook)(void);
 	uint8_t *pool_rw; /* entries (written here) */
 	uint64_t pool_ro; /* and the address readers see */
-	uint64_t tag;     /* the top byte of the entry addresses published (PTR_TAG or 0) */
+	uint64_t tag;	  /* the top byte of the entry addresses published (PTR_TAG or 0) */
 	size_t nr_pool, cap_pool;
 	uint64_t free_head; /* entries are recycled, never freed (ART does the same) */
 };
@@ -276,7 +276,7 @@ static void xz_start(void)
 	int to[2], from[2];
 	posix_spawn_file_actions_t fa;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 32);
-	char *argv[] = { exe, NULL };
+	char *argv[] = {exe, NULL};
 	pid_t pid;
 
 	if (n <= 0 || !(slash = memrchr(exe, '/', (size_t)n))) {
@@ -307,7 +307,7 @@ static void xz_start(void)
 static int sf_compress(struct sf_buf *out, const struct sf_buf *inner, uint64_t lo, uint64_t hi,
 		       int is_64, unsigned int machine)
 {
-	uint64_t hdr[5] = { inner->len, (uint64_t)is_64, machine, lo, hi }, len;
+	uint64_t hdr[5] = {inner->len, (uint64_t)is_64, machine, lo, hi}, len;
 
 	if (sf_pipe_io(xz_to, hdr, sizeof(hdr), 1) < 0 ||
 	    sf_pipe_io(xz_to, inner->p, inner->len, 1) < 0 ||
@@ -338,8 +338,8 @@ static struct jit_reg jit_register(const struct sf_buf *sf)
 	}
 	r.block = free_blocks[--nr_free_blocks];
 	memcpy(data_rw + ENTRY_AREA + (size_t)r.block * BLOCK, sf->p, sf->len);
-	r.entry = list_add(&jit_list, (uint64_t)(uintptr_t)(data_ro + ENTRY_AREA +
-							 (size_t)r.block * BLOCK),
+	r.entry = list_add(&jit_list,
+			   (uint64_t)(uintptr_t)(data_ro + ENTRY_AREA + (size_t)r.block * BLOCK),
 			   sf->len);
 	return r;
 }
@@ -379,12 +379,12 @@ static void slot_write(int s, int k)
 	memcpy(p + 8, "\xff\xd0\x83\xc4\x0c\xc3", 6); /* call *%eax; add $12,%esp; ret */
 #else
 	static const uint32_t insns[6] = {
-		0xf81f0ffe, /* str x30, [sp, #-16]! */
-		0x580000b0, /* ldr x16, 0x18 (the literal below) */
-		0xd63f0200, /* blr x16 */
-		0xf84107fe, /* ldr x30, [sp], #16 */
-		0xd65f03c0, /* ret */
-		0xd503201f, /* nop (the literal is 8-byte aligned) */
+	    0xf81f0ffe, /* str x30, [sp, #-16]! */
+	    0x580000b0, /* ldr x16, 0x18 (the literal below) */
+	    0xd63f0200, /* blr x16 */
+	    0xf84107fe, /* ldr x30, [sp], #16 */
+	    0xd65f03c0, /* ret */
+	    0xd503201f, /* nop (the literal is 8-byte aligned) */
 	};
 
 	memcpy(p, insns, sizeof(insns));
@@ -398,7 +398,7 @@ static void slot_write(int s, int k)
 static struct sf_method slot_method(int s, const char *cls, char *name, size_t namesz)
 {
 	snprintf(name, namesz, "com.example.fakeart.%s.m%d", cls, slot_k[s]);
-	return (struct sf_method){ name, slot_addr(s), CODE_LEN, CODE_GROW, CODE_SHRINK, 1 };
+	return (struct sf_method){name, slot_addr(s), CODE_LEN, CODE_GROW, CODE_SHRINK, 1};
 }
 
 /* A packed symfile of slots [first, first + n), compressed or not. */
@@ -406,7 +406,7 @@ static struct jit_reg register_group(int first, int n, const char *cls, int comp
 {
 	struct sf_method m[NR_SLOTS];
 	char names[NR_SLOTS][64];
-	struct sf_buf inner = { 0 }, outer = { 0 };
+	struct sf_buf inner = {0}, outer = {0};
 	struct jit_reg r;
 
 	for (int i = 0; i < n; i++)
@@ -551,7 +551,7 @@ static void setup_memfd(void)
 
 static void setup_layout(const char *name)
 {
-	struct fakeart_descriptor *ds[2] = { fakeart_descriptor(0), fakeart_descriptor(1) };
+	struct fakeart_descriptor *ds[2] = {fakeart_descriptor(0), fakeart_descriptor(1)};
 
 	/* the public entry sizes (spec 1.3): 48/40/32 on 64-bit, 32/28/20 on i386 */
 	if (!strcmp(name, "android2")) {
@@ -673,14 +673,19 @@ int main(int argc, char **argv)
 	setup_layout(argv[1]);
 	xz_start();
 	setup_memfd();
-	jit_list = (struct list){ .d = fakeart_descriptor(0), .hook = fakeart_hook(0),
-				  .pool_rw = data_rw, .pool_ro = (uint64_t)(uintptr_t)data_ro,
-				  .cap_pool = ENTRY_AREA / entry_stride };
+	jit_list = (struct list){.d = fakeart_descriptor(0),
+				 .hook = fakeart_hook(0),
+				 .pool_rw = data_rw,
+				 .pool_ro = (uint64_t)(uintptr_t)data_ro,
+				 .cap_pool = ENTRY_AREA / entry_stride};
 	/* dex entries are malloc'ed in ART */
 	dex_pool = calloc(64, entry_stride);
-	dex_list = (struct list){ .d = fakeart_descriptor(1), .hook = fakeart_hook(1),
-				  .pool_rw = dex_pool, .pool_ro = (uint64_t)(uintptr_t)dex_pool,
-				  .tag = PTR_TAG, .cap_pool = 64 };
+	dex_list = (struct list){.d = fakeart_descriptor(1),
+				 .hook = fakeart_hook(1),
+				 .pool_rw = dex_pool,
+				 .pool_ro = (uint64_t)(uintptr_t)dex_pool,
+				 .tag = PTR_TAG,
+				 .cap_pool = 64};
 	setup_dex(argv[2]);
 	/* an empty marker entry that stays at the tail (ART's application tail) */
 	list_add(&jit_list, 0, 0);

@@ -92,17 +92,17 @@ static void sf_debug_frame(struct sf_buf *b, const struct sf_method *m, size_t n
 	sf_le(b, 0xffffffffu, 4);
 	sf_u8(b, (uint8_t)cie_version);
 	if (cie_version == 4) {
-		sf_u8(b, 0);          /* augmentation "" */
+		sf_u8(b, 0);		/* augmentation "" */
 		sf_u8(b, (uint8_t)asz); /* address_size */
-		sf_u8(b, 0);          /* segment_size */
+		sf_u8(b, 0);		/* segment_size */
 	} else {
 		sf_put(b, "zR", 3);
 	}
-	sf_u8(b, 1);    /* code alignment */
+	sf_u8(b, 1);	/* code alignment */
 	sf_u8(b, 0x7c); /* data alignment -4 */
-	sf_u8(b, ra);   /* return address column (a byte in version 1, ULEB in 4) */
+	sf_u8(b, ra);	/* return address column (a byte in version 1, ULEB in 4) */
 	if (cie_version != 4) {
-		sf_u8(b, 1);                 /* augmentation data length */
+		sf_u8(b, 1);		       /* augmentation data length */
 		sf_u8(b, is_64 ? 0x04 : 0x03); /* DW_EH_PE_absptr | udata8 / udata4 */
 	}
 	sf_u8(b, 0x0c); /* DW_CFA_def_cfa sp, base */
@@ -125,7 +125,7 @@ static void sf_debug_frame(struct sf_buf *b, const struct sf_method *m, size_t n
 		sf_u8(b, 0); /* augmentation length ("zR"), a DW_CFA_nop for version 4 */
 		if (m[i].grow_at) {
 			sf_u8(b, (uint8_t)(0x40 | m[i].grow_at)); /* advance_loc */
-			sf_u8(b, 0x0e);                           /* def_cfa_offset */
+			sf_u8(b, 0x0e);				  /* def_cfa_offset */
 			sf_u8(b, 16);
 			if (a64) {
 				sf_u8(b, 0x80 | 30); /* DW_CFA_offset x30, cfa - 16 */
@@ -153,7 +153,7 @@ struct sf_section {
 static void sf_elf(struct sf_buf *b, const struct sf_section *s, size_t ns, int is_64,
 		   unsigned int machine)
 {
-	struct sf_buf shstr = { 0 };
+	struct sf_buf shstr = {0};
 	size_t ehsize = is_64 ? 64 : 52, shentsize = is_64 ? 64 : 40, asz = is_64 ? 8 : 4;
 	size_t off[16], name[16], shoff;
 
@@ -178,8 +178,9 @@ static void sf_elf(struct sf_buf *b, const struct sf_section *s, size_t ns, int 
 	shoff = b->len;
 	sf_put(b, NULL, shentsize); /* SHN_UNDEF */
 	for (size_t i = 0; i <= ns; i++) {
-		const struct sf_section x = i < ns ? s[i] : (struct sf_section){
-			".shstrtab", SHT_STRTAB, 0, 0, 0, 0, shstr.len, 0, 1, shstr.p };
+		const struct sf_section x =
+		    i < ns ? s[i] : (struct sf_section){".shstrtab", SHT_STRTAB, 0, 0, 0,
+							0,	     shstr.len,	 0, 1, shstr.p};
 
 		sf_le(b, name[i], 4);
 		sf_le(b, x.type, 4);
@@ -221,7 +222,7 @@ static void sf_elf(struct sf_buf *b, const struct sf_section *s, size_t ns, int 
 static void sf_build(struct sf_buf *out, const struct sf_method *m, size_t n, int is_64,
 		     unsigned int machine, int cie_version)
 {
-	struct sf_buf str = { 0 }, sym = { 0 }, dbg = { 0 };
+	struct sf_buf str = {0}, sym = {0}, dbg = {0};
 	uint64_t lo = UINT64_MAX, hi = 0;
 	size_t symsz = is_64 ? 24 : 16;
 
@@ -252,10 +253,10 @@ static void sf_build(struct sf_buf *out, const struct sf_method *m, size_t n, in
 	}
 	sf_debug_frame(&dbg, m, n, is_64, machine, cie_version);
 	struct sf_section s[] = {
-		{ ".text", SHT_NOBITS, 0, 0, SHF_ALLOC | SHF_EXECINSTR, lo, hi - lo, 0, 16, NULL },
-		{ ".strtab", SHT_STRTAB, 0, 0, 0, 0, str.len, 0, 1, str.p },
-		{ ".symtab", SHT_SYMTAB, 2, 1, 0, 0, sym.len, symsz, is_64 ? 8 : 4, sym.p },
-		{ ".debug_frame", SHT_PROGBITS, 0, 0, 0, 0, dbg.len, 0, is_64 ? 8 : 4, dbg.p },
+	    {".text", SHT_NOBITS, 0, 0, SHF_ALLOC | SHF_EXECINSTR, lo, hi - lo, 0, 16, NULL},
+	    {".strtab", SHT_STRTAB, 0, 0, 0, 0, str.len, 0, 1, str.p},
+	    {".symtab", SHT_SYMTAB, 2, 1, 0, 0, sym.len, symsz, is_64 ? 8 : 4, sym.p},
+	    {".debug_frame", SHT_PROGBITS, 0, 0, 0, 0, dbg.len, 0, is_64 ? 8 : 4, dbg.p},
 	};
 	sf_elf(out, s, 4, is_64, machine);
 	free(str.p);
@@ -302,8 +303,8 @@ static int sf_compress(struct sf_buf *out, const struct sf_buf *inner, uint64_t 
 		return -1;
 	}
 	struct sf_section s[] = {
-		{ ".text", SHT_NOBITS, 0, 0, SHF_ALLOC | SHF_EXECINSTR, lo, hi - lo, 0, 16, NULL },
-		{ ".gnu_debugdata", SHT_PROGBITS, 0, 0, 0, 0, len, 0, 1, xz },
+	    {".text", SHT_NOBITS, 0, 0, SHF_ALLOC | SHF_EXECINSTR, lo, hi - lo, 0, 16, NULL},
+	    {".gnu_debugdata", SHT_PROGBITS, 0, 0, 0, 0, len, 0, 1, xz},
 	};
 	sf_elf(out, s, 2, is_64, machine);
 	free(xz);

@@ -18,7 +18,7 @@
 
 int main(void)
 {
-	struct sf_buf inner = { 0 }, outer = { 0 };
+	struct sf_buf inner = {0}, outer = {0};
 	uint64_t hdr[5], len;
 
 	while (sf_pipe_io(0, hdr, sizeof(hdr), 0) == 0) {

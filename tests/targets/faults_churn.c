@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 	start = target_now();
 	while (done < n) {
 		int k, batch = n - done < CHURN_BATCH ? (int)(n - done) : CHURN_BATCH;
-		int created[CHURN_BATCH] = { 0 };
+		int created[CHURN_BATCH] = {0};
 		double due;
 
 		for (k = 0; k < batch; k++) {
@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 		/* pace to RATE: sleep until this batch is due (pacing only, no handshake) */
 		due = start + (double)done / rate;
 		while (target_now() < due) {
-			struct timespec ts = { 0, 200 * 1000 };
+			struct timespec ts = {0, 200 * 1000};
 
 			nanosleep(&ts, NULL);
 		}

@@ -35,7 +35,7 @@ static __attribute__((noinline)) void exec_before_work(void)
 
 static void *exec_worker(void *arg)
 {
-	char *args[] = { self_path, "--after", seconds_arg, NULL };
+	char *args[] = {self_path, "--after", seconds_arg, NULL};
 
 	(void)arg;
 	exec_before_work();

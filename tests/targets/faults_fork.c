@@ -81,7 +81,7 @@ int main(int argc, char **argv)
 		else
 			wrong++;
 		if (i % 10 == 0) {
-			char *args[] = { "true", NULL };
+			char *args[] = {"true", NULL};
 			pid_t sp;
 
 			if (!posix_spawn(&sp, "/bin/true", NULL, NULL, args, environ) &&

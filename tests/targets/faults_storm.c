@@ -98,7 +98,7 @@ static int run_target(const char *path)
 
 static int run_sender(pid_t pid, const char *path, long count, double rate)
 {
-	struct pollfd pfd = { .events = POLLIN };
+	struct pollfd pfd = {.events = POLLIN};
 	double start;
 	long k, acked = 0;
 	char c;

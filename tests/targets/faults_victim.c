@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 	pthread_barrier_wait(&start_barrier);
 	target_ready();
 	while (!stop && target_now() < end_time) {
-		struct timespec ts = { 0, 5 * 1000 * 1000 };
+		struct timespec ts = {0, 5 * 1000 * 1000};
 
 		if (!pthread_create(&s, NULL, victim_short, NULL)) {
 			pthread_join(s, NULL);

@@ -55,13 +55,13 @@ static double sched_s(void)
 	return (double)(run + wait) / 1e9;
 }
 
-static void report(const char *name, double wall, double a, double b, double u, double k,
-		   int wakes)
+static void report(const char *name, double wall, double a, double b, double u, double k, int wakes)
 {
 	pthread_mutex_lock(&lock);
 	printf("truth %s %d wall_s %.6f a_pct %.2f b_pct %.2f burst_pct %.2f r_sched_pct %.2f "
-	       "wakes %d\n", name, (int)gettid(), wall, 100 * a / wall, 100 * b / wall,
-	       100 * u / wall, 100 * k / wall, wakes);
+	       "wakes %d\n",
+	       name, (int)gettid(), wall, 100 * a / wall, 100 * b / wall, 100 * u / wall,
+	       100 * k / wall, wakes);
 	fflush(stdout);
 	pthread_mutex_unlock(&lock);
 }
@@ -93,7 +93,7 @@ static void *idler(void *arg)
 
 static void sleep_until(uint64_t ns)
 {
-	struct timespec ts = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
+	struct timespec ts = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL))
 		;

@@ -22,7 +22,7 @@ static double seconds;
 
 static void sleep_s(double s)
 {
-	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
 
 	while (nanosleep(&ts, &ts))
 		;

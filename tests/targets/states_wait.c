@@ -45,7 +45,7 @@ STATES_NOINLINE int states_reader_wait(int fd)
 STATES_NOINLINE void states_helper_wait(volatile int *stop)
 {
 	while (!*stop) {
-		struct timespec ts = { 10, 0 };
+		struct timespec ts = {10, 0};
 
 		nanosleep(&ts, NULL);
 	}

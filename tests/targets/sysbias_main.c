@@ -15,7 +15,7 @@
 
 #include "target_common.h"
 
-#define SYS_BLOCK 4096
+#define SYS_BLOCK    4096
 #define SYS_NOINLINE __attribute__((noipa, noinline))
 
 static volatile uint64_t sink;
@@ -106,8 +106,8 @@ int main(int argc, char **argv)
 	target_allow_ptrace();
 	target_ready();
 	{
-		struct timespec ts = { (time_t)(delay_ms / 1000),
-				       (long)((delay_ms - 1000 * (time_t)(delay_ms / 1000)) * 1e6) };
+		struct timespec ts = {(time_t)(delay_ms / 1000),
+				      (long)((delay_ms - 1000 * (time_t)(delay_ms / 1000)) * 1e6)};
 
 		while (nanosleep(&ts, &ts))
 			;

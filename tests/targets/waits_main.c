@@ -32,7 +32,7 @@ static void *locker(void *arg)
 
 static void *sleeper(void *arg)
 {
-	struct timespec ts = { 0, 50000000 };
+	struct timespec ts = {0, 50000000};
 
 	while (!done)
 		nanosleep(&ts, NULL);
@@ -50,8 +50,8 @@ static void *spinner(void *arg)
 
 int main(int argc, char **argv)
 {
-	static void *(*const fn[])(void *) = { reader, locker, sleeper, spinner };
-	static const char *const names[] = { "reader", "locker", "sleeper", "spinner" };
+	static void *(*const fn[])(void *) = {reader, locker, sleeper, spinner};
+	static const char *const names[] = {"reader", "locker", "sleeper", "spinner"};
 	double seconds = target_arg(argc, argv, 1, 2.0), end;
 	pthread_t t[4];
 	int fd;

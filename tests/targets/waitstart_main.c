@@ -78,13 +78,24 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "+n:u:s:r:t:")) != -1) {
 		switch (c) {
-		case 'n': name = optarg; break;
-		case 'u': undump = atof(optarg); break;
-		case 's': start_ms = atof(optarg); break;
-		case 'r': run_ms = atof(optarg); break;
-		case 't': tfile = optarg; break;
+		case 'n':
+			name = optarg;
+			break;
+		case 'u':
+			undump = atof(optarg);
+			break;
+		case 's':
+			start_ms = atof(optarg);
+			break;
+		case 'r':
+			run_ms = atof(optarg);
+			break;
+		case 't':
+			tfile = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: waitstart [-n NAME] [-u MS] [-s MS] [-r MS] [-t FILE]\n");
+			fprintf(stderr,
+				"usage: waitstart [-n NAME] [-u MS] [-s MS] [-r MS] [-t FILE]\n");
 			return 64;
 		}
 	}

@@ -443,10 +443,10 @@ START_TEST(test_i386_fp_step)
 	struct perch_mem mem = {fake_read, &f};
 	struct perch_regs in, out;
 
-	words[4] = 0xffd0c040;	/* frame at base + 0x10: caller's ebp */
-	words[5] = 0x5655a1b3;	/* return address */
-	words[6] = 0xdeadbeef;	/* junk */
-	words[16] = 0;		/* frame at base + 0x40: the outermost (ebp 0) */
+	words[4] = 0xffd0c040; /* frame at base + 0x10: caller's ebp */
+	words[5] = 0x5655a1b3; /* return address */
+	words[6] = 0xdeadbeef; /* junk */
+	words[16] = 0;	       /* frame at base + 0x40: the outermost (ebp 0) */
 	words[17] = 0x5655a0f7;
 	memcpy(f.w, words, sizeof(words));
 	set_frame(a, &in, 0x5655a436, f.base, f.base + 0x10);

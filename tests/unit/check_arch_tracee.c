@@ -27,9 +27,9 @@ START_TEST(test_auxv_class)
 		const char *file;
 		int cls;
 	} cases[] = {
-		{ "auxv.x86_64", ELFCLASS64 },
-		{ "auxv.aarch64", ELFCLASS64 },
-		{ "auxv.arm32-on-aarch64", ELFCLASS32 },
+	    {"auxv.x86_64", ELFCLASS64},
+	    {"auxv.aarch64", ELFCLASS64},
+	    {"auxv.arm32-on-aarch64", ELFCLASS32},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

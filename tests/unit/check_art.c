@@ -18,7 +18,7 @@
 
 /* ---- a fake target address space: one buffer at BASE ---- */
 
-#define BASE 0x70000000ULL
+#define BASE	 0x70000000ULL
 #define MEM_SIZE (256 * 1024)
 
 static uint8_t *mem;
@@ -37,7 +37,7 @@ static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
-static const struct perch_mem fake_mem = { fake_read, NULL };
+static const struct perch_mem fake_mem = {fake_read, NULL};
 
 static void mem_setup(void)
 {
@@ -64,9 +64,9 @@ struct abi {
 	size_t e_prev, e_addr, e_size, e_ts, e_seq, e_size1, e_size2;
 };
 
-static const struct abi abi64 = { EM_X86_64, 1, 8, 16, 24, 44, 48, 56, 8, 16, 24, 32, 40, 40, 48 };
-static const struct abi abi_x86 = { EM_386, 0, 4, 12, 16, 36, 40, 48, 4, 8, 12, 20, 28, 28, 32 };
-static const struct abi abi_arm = { EM_ARM, 0, 4, 12, 16, 36, 40, 48, 4, 8, 16, 24, 32, 32, 40 };
+static const struct abi abi64 = {EM_X86_64, 1, 8, 16, 24, 44, 48, 56, 8, 16, 24, 32, 40, 40, 48};
+static const struct abi abi_x86 = {EM_386, 0, 4, 12, 16, 36, 40, 48, 4, 8, 12, 20, 28, 28, 32};
+static const struct abi abi_arm = {EM_ARM, 0, 4, 12, 16, 36, 40, 48, 4, 8, 16, 24, 32, 32, 40};
 
 #define DESC (BASE + 0x100)
 
@@ -172,7 +172,7 @@ END_TEST
 
 /* ---- list snapshots ---- */
 
-#define E(i) (BASE + 0x1000 + (i) * 0x40)
+#define E(i) (BASE + 0x1000 + (i)*0x40)
 
 /* head -> E0 -> E1 -> marker(E2, empty) -> E3; symfile sizes with high bytes set (an offset
  * error shows). */
@@ -212,7 +212,7 @@ static void check_snapshot(const struct abi *a, const char *magic, enum art_kind
 
 START_TEST(test_snapshot_layouts)
 {
-	const struct abi *abis[] = { &abi64, &abi_x86, &abi_arm };
+	const struct abi *abis[] = {&abi64, &abi_x86, &abi_arm};
 
 	for (size_t i = 0; i < 3; i++) {
 		check_snapshot(abis[i], "Android2", ART_KIND_ANDROID2);
@@ -271,7 +271,7 @@ END_TEST
 
 static struct sf_method meth(const char *name, uint64_t addr)
 {
-	return (struct sf_method){ name, addr, 0x15, 4, 0x14, 1 };
+	return (struct sf_method){name, addr, 0x15, 4, 0x14, 1};
 }
 
 static void check_cfa(const struct cfi_table *t, uint64_t pc, int64_t off)
@@ -286,10 +286,9 @@ static void check_cfa(const struct cfi_table *t, uint64_t pc, int64_t off)
 
 START_TEST(test_symfile_variants)
 {
-	struct sf_method m[3] = { meth("a.B.one", 0x7000000000ULL),
-				  meth("a.B.two", 0x7000000100ULL),
-				  meth("$android.symtab.sorted", 0x7000000200ULL) };
-	struct sf_buf single = { 0 }, packed = { 0 }, xz = { 0 };
+	struct sf_method m[3] = {meth("a.B.one", 0x7000000000ULL), meth("a.B.two", 0x7000000100ULL),
+				 meth("$android.symtab.sorted", 0x7000000200ULL)};
+	struct sf_buf single = {0}, packed = {0}, xz = {0};
 	struct art_symfile *s;
 	const struct art_jit_sym *y;
 
@@ -336,8 +335,8 @@ END_TEST
 
 START_TEST(test_symfile_32bit)
 {
-	struct sf_method m[2] = { meth("x.Y.f", 0x40001000), meth("x.Y.g", 0x40001100) };
-	struct sf_buf b = { 0 };
+	struct sf_method m[2] = {meth("x.Y.f", 0x40001000), meth("x.Y.g", 0x40001100)};
+	struct sf_buf b = {0};
 	struct art_symfile *s;
 
 	sf_build(&b, m, 2, 0, EM_386, 1);
@@ -358,12 +357,12 @@ END_TEST
 
 /* ---- the JIT list over the fake memory ---- */
 
-#define SYM(i) (BASE + 0x10000 + (i) * 0x2000)
+#define SYM(i) (BASE + 0x10000 + (i)*0x2000)
 
 static size_t put_symfile(int i, const char *name, uint64_t code)
 {
 	struct sf_method m = meth(name, code);
-	struct sf_buf b = { 0 };
+	struct sf_buf b = {0};
 	size_t len;
 
 	sf_build(&b, &m, 1, 1, EM_X86_64, 1);
@@ -483,11 +482,11 @@ END_TEST
 START_TEST(test_hide_runtime)
 {
 	/* leaf first: runtime runs touching a Java frame go, a lone one stays */
-	static const uint8_t k1[] = { ART_FRAME_RUNTIME, ART_FRAME_JAVA, ART_FRAME_RUNTIME,
-				      ART_FRAME_RUNTIME, ART_FRAME_JAVA, ART_FRAME_RUNTIME,
-				      ART_FRAME_OTHER, ART_FRAME_RUNTIME };
-	static const uint8_t want1[] = { 1, 0, 1, 1, 0, 1, 0, 0 };
-	static const uint8_t k2[] = { ART_FRAME_OTHER, ART_FRAME_RUNTIME, ART_FRAME_OTHER };
+	static const uint8_t k1[] = {ART_FRAME_RUNTIME, ART_FRAME_JAVA,	  ART_FRAME_RUNTIME,
+				     ART_FRAME_RUNTIME, ART_FRAME_JAVA,	  ART_FRAME_RUNTIME,
+				     ART_FRAME_OTHER,	ART_FRAME_RUNTIME};
+	static const uint8_t want1[] = {1, 0, 1, 1, 0, 1, 0, 0};
+	static const uint8_t k2[] = {ART_FRAME_OTHER, ART_FRAME_RUNTIME, ART_FRAME_OTHER};
 	uint8_t hide[8];
 
 	ck_assert_uint_eq(art_hide_runtime_frames(k1, 8, hide), 4);
@@ -506,14 +505,15 @@ END_TEST
 static void put_switch(size_t ptr, uint64_t ctx, uint64_t acc, uint64_t sf, uint64_t insns,
 		       uint32_t units, uint16_t regs, uint64_t pc_ptr, uint32_t pc)
 {
-	put(ctx, 0x1234, ptr);      /* self */
-	put(ctx + ptr, acc, ptr);   /* accessor */
-	put(ctx + 2 * ptr, sf, ptr); /* shadow_frame */
-	put(acc, units, 4);         /* insns_size_in_code_units_ */
-	put(acc + ptr, insns, ptr); /* insns_ */
-	put(acc + 2 * ptr, regs, 2); /* registers_size_ */
+	put(ctx, 0x1234, ptr);		/* self */
+	put(ctx + ptr, acc, ptr);	/* accessor */
+	put(ctx + 2 * ptr, sf, ptr);	/* shadow_frame */
+	put(acc, units, 4);		/* insns_size_in_code_units_ */
+	put(acc + ptr, insns, ptr);	/* insns_ */
+	put(acc + 2 * ptr, regs, 2);	/* registers_size_ */
 	put(sf + 3 * ptr, pc_ptr, ptr); /* dex_pc_ptr_ (after link_, method_, result_register_) */
-	put(sf + 6 * ptr, regs, 4); /* number_of_vregs_ (after dex_instructions_, lock_count_data_) */
+	put(sf + 6 * ptr, regs,
+	    4); /* number_of_vregs_ (after dex_instructions_, lock_count_data_) */
 	put(sf + 6 * ptr + 4, pc, 4); /* dex_pc_ */
 }
 
@@ -561,8 +561,8 @@ END_TEST
 static const char *libart_path(void)
 {
 	static const char *const cand[] = {
-		"build/android-libart/usr/lib/x86_64-linux-gnu/android/libart.so",
-		"/usr/lib/x86_64-linux-gnu/android/libart.so",
+	    "build/android-libart/usr/lib/x86_64-linux-gnu/android/libart.so",
+	    "/usr/lib/x86_64-linux-gnu/android/libart.so",
 	};
 	const char *env = getenv("PERCH_LIBART");
 
@@ -577,7 +577,7 @@ static const char *libart_path(void)
 START_TEST(test_debian_libart)
 {
 	const char *path = libart_path();
-	static const char *const names[] = { "__jit_debug_descriptor", "__dex_debug_descriptor" };
+	static const char *const names[] = {"__jit_debug_descriptor", "__dex_debug_descriptor"};
 	uint64_t vaddr, size, off, v;
 	uint8_t *img;
 	size_t len;
@@ -604,16 +604,16 @@ START_TEST(test_debian_libart)
 		memcpy(&v, img + off + 48, 8);
 		ck_assert_uint_eq(v, 1);
 	}
-	ck_assert_int_eq(art_elf_data_symbol(img, len, "g_art_sizeof_jit_code_entry", &vaddr, &size,
-					     &off), 0);
+	ck_assert_int_eq(
+	    art_elf_data_symbol(img, len, "g_art_sizeof_jit_code_entry", &vaddr, &size, &off), 0);
 	ck_assert_uint_eq(img[off], 48);
-	ck_assert_int_eq(art_elf_data_symbol(img, len, "g_art_sizeof_jit_descriptor", &vaddr, &size,
-					     &off), 0);
+	ck_assert_int_eq(
+	    art_elf_data_symbol(img, len, "g_art_sizeof_jit_descriptor", &vaddr, &size, &off), 0);
 	ck_assert_uint_eq(img[off], 56);
 	ck_assert_int_eq(art_elf_data_symbol(img, len, "no_such_symbol", &vaddr, &size, &off),
 			 -ENOENT);
-	ck_assert_int_eq(art_elf_data_symbol(img, 100, "__jit_debug_descriptor", &vaddr, &size,
-					     &off), -ENOEXEC);
+	ck_assert_int_eq(
+	    art_elf_data_symbol(img, 100, "__jit_debug_descriptor", &vaddr, &size, &off), -ENOEXEC);
 	/* recognised by content: Debian names it libart.so.0 */
 	ck_assert_uint_eq(art_elf_flags(img, len), ART_MOD_CHECKED | ART_MOD_RUNTIME | ART_MOD_JIT);
 	/* without the exported names, the DEX PC markers of its CFI still tell; without those
@@ -624,7 +624,10 @@ START_TEST(test_debian_libart)
 			img[i + 2] = 'X';
 	ck_assert_uint_eq(art_elf_flags(img, len), ART_MOD_CHECKED | ART_MOD_RUNTIME);
 	for (size_t i = 0; i + 6 <= len; i++)
-		if (!memcmp(img + i, "\x0c" "DEX1\x13", 6))
+		if (!memcmp(img + i,
+			    "\x0c"
+			    "DEX1\x13",
+			    6))
 			img[i + 1] = 'X';
 	ck_assert_uint_eq(art_elf_flags(img, len), ART_MOD_CHECKED);
 	ck_assert_uint_eq(art_elf_flags(img, 10), ART_MOD_CHECKED);

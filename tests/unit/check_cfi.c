@@ -18,7 +18,7 @@
 
 /* insn_mask of PTRACE_GETREGSET(NT_ARM_PAC_MASK) on Linux with 48-bit VAs; qemu-user uses the
  * same layout (docs/design/arm64-qemu.md, section 6) */
-#define PAC_MASK 0x007f000000000000ULL
+#define PAC_MASK   0x007f000000000000ULL
 #define MAX_FRAMES 64
 
 static char *fixture_path(const char *name)
@@ -165,15 +165,15 @@ static void assert_frames(const struct snap *s, const char *what, const uint64_t
 static const struct {
 	const char *bin, *point;
 } snaps[] = {
-	{"chain-x86_64", "leaf"},	     {"chain-x86_64", "entry"},
-	{"chain-x86_64", "alloca"},	     {"chain-x86_64", "epilogue"},
-	{"chain-x86_64-dbg", "leaf"},	     {"chain-x86_64-dbg", "entry"},
-	{"chain-x86_64-dbg", "alloca"},	     {"chain-x86_64-dbg", "epilogue"},
-	{"chain-aarch64", "leaf"},	     {"chain-aarch64", "entry"},
-	{"chain-aarch64", "prologue"},	     {"chain-aarch64", "alloca"},
-	{"chain-aarch64", "epilogue"},	     {"chain-aarch64-pac", "leaf"},
-	{"chain-aarch64-pac", "entry"},	     {"chain-aarch64-pac", "prologue"},
-	{"chain-aarch64-pac", "alloca"},     {"chain-aarch64-pac", "epilogue"},
+    {"chain-x86_64", "leaf"},	     {"chain-x86_64", "entry"},
+    {"chain-x86_64", "alloca"},	     {"chain-x86_64", "epilogue"},
+    {"chain-x86_64-dbg", "leaf"},    {"chain-x86_64-dbg", "entry"},
+    {"chain-x86_64-dbg", "alloca"},  {"chain-x86_64-dbg", "epilogue"},
+    {"chain-aarch64", "leaf"},	     {"chain-aarch64", "entry"},
+    {"chain-aarch64", "prologue"},   {"chain-aarch64", "alloca"},
+    {"chain-aarch64", "epilogue"},   {"chain-aarch64-pac", "leaf"},
+    {"chain-aarch64-pac", "entry"},  {"chain-aarch64-pac", "prologue"},
+    {"chain-aarch64-pac", "alloca"}, {"chain-aarch64-pac", "epilogue"},
 };
 
 /* Every snapshot unwinds to exactly gdb's frames, and ends with -ENOENT at _start (its CFI
@@ -343,11 +343,11 @@ static int lu_get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void
 }
 
 static unw_accessors_t lu_accessors = {
-	.find_proc_info = lu_find_proc_info,
-	.put_unwind_info = lu_put_unwind_info,
-	.get_dyn_info_list_addr = lu_get_dyn_info_list_addr,
-	.access_mem = lu_access_mem,
-	.access_reg = lu_access_reg,
+    .find_proc_info = lu_find_proc_info,
+    .put_unwind_info = lu_put_unwind_info,
+    .get_dyn_info_list_addr = lu_get_dyn_info_list_addr,
+    .access_mem = lu_access_mem,
+    .access_reg = lu_access_reg,
 };
 
 /* The same snapshots through libunwind (x86_64 only: libunwind unwinds the host's arch):
@@ -437,8 +437,8 @@ static void check_cell(const struct cfi_row *row, int reg, const char *cell, uin
 		ck_assert_msg(r->kind == CFI_RULE_EXPR, "%#llx reg %d", (unsigned long long)loc,
 			      reg);
 	else if (!strcmp(cell, "vexp"))
-		ck_assert_msg(r->kind == CFI_RULE_VAL_EXPR, "%#llx reg %d",
-			      (unsigned long long)loc, reg);
+		ck_assert_msg(r->kind == CFI_RULE_VAL_EXPR, "%#llx reg %d", (unsigned long long)loc,
+			      reg);
 	else if (sscanf(cell, "c%lld", &off) == 1)
 		ck_assert_msg(r->kind == CFI_RULE_OFFSET && r->off == off,
 			      "%#llx reg %d: kind %d off %lld, readelf %s", (unsigned long long)loc,
@@ -553,9 +553,8 @@ START_TEST(test_rows_vs_readelf)
 {
 	ck_assert_int_gt(compare_with_readelf("chain-x86_64", "chain-x86_64.frames-interp.gz"),
 			 5000);
-	ck_assert_int_gt(compare_with_readelf("chain-aarch64-pac",
-					      "chain-aarch64-pac.frames-interp.gz"),
-			 5000);
+	ck_assert_int_gt(
+	    compare_with_readelf("chain-aarch64-pac", "chain-aarch64-pac.frames-interp.gz"), 5000);
 	/* .debug_frame: the chain's own functions (a CIE id of 0xffffffff, absolute pointers) */
 	ck_assert_int_ge(compare_with_readelf("chain-x86_64-dbg", "chain-x86_64-dbg.frames-interp"),
 			 10);
@@ -598,7 +597,7 @@ static void set32(struct bb *b, size_t at, uint32_t v)
 }
 
 #define FN_START 0x1000
-#define FN_LEN 0x100
+#define FN_LEN	 0x100
 
 /* .eh_frame: a "zR" CIE (udata4 pointers, code align @caf, data align -8, RA column @ra,
  * @cie_insns) and one FDE for [FN_START, FN_START + FN_LEN) running @insns. */
@@ -615,7 +614,7 @@ static void build_eh(struct bb *b, uint64_t caf, uint8_t ra, const uint8_t *cie_
 	put_uleb(b, caf);
 	put(b, 0x78, 1); /* sleb -8 */
 	put(b, ra, 1);
-	put(b, 1, 1);    /* augmentation length */
+	put(b, 1, 1);	 /* augmentation length */
 	put(b, 0x03, 1); /* DW_EH_PE_udata4 */
 	put_bytes(b, cie_insns, cie_len);
 	set32(b, cie_at, (uint32_t)(b->n - cie_at - 4));
@@ -647,26 +646,26 @@ START_TEST(test_program_ops)
 {
 	/* push rbp; mov rbp, rsp; ... remember; leave; ret; restore; more body */
 	static const uint8_t insns[] = {
-		0x41,		/* advance 1 */
-		0x0e, 16,	/* def_cfa_offset 16 */
-		0x86, 2,	/* offset rbp at cfa-16 */
-		0x43,		/* advance 3 -> 0x1004 */
-		0x0d, 6,	/* def_cfa_register rbp */
-		0x08, 3,	/* same_value rbx */
-		0x09, 12, 13,	/* r12 in r13 */
-		0x2e, 32,	/* GNU_args_size 32 */
-		0x44,		/* -> 0x1008 */
-		0x0a,		/* remember_state */
-		0x0c, 7, 8,	/* def_cfa rsp+8 */
-		0xc6,		/* restore rbp */
-		0x2f, 14, 3,	/* GNU_negative_offset_extended r14: cfa + 24 */
-		0x14, 15, 2,	/* val_offset r15 = cfa - 16 */
-		0x07, 0,	/* undefined rax */
-		0x41,		/* -> 0x1009 */
-		0x0b,		/* restore_state */
-		0x02, 0x10,	/* advance_loc1 16 -> 0x1019 */
-		0x11, 3, 0x7e,	/* offset_extended_sf rbx: -2 * -8 = +16 */
-		0x06, 6,	/* restore_extended rbp */
+	    0x41,	      /* advance 1 */
+	    0x0e, 16,	      /* def_cfa_offset 16 */
+	    0x86, 2,	      /* offset rbp at cfa-16 */
+	    0x43,	      /* advance 3 -> 0x1004 */
+	    0x0d, 6,	      /* def_cfa_register rbp */
+	    0x08, 3,	      /* same_value rbx */
+	    0x09, 12,	13,   /* r12 in r13 */
+	    0x2e, 32,	      /* GNU_args_size 32 */
+	    0x44,	      /* -> 0x1008 */
+	    0x0a,	      /* remember_state */
+	    0x0c, 7,	8,    /* def_cfa rsp+8 */
+	    0xc6,	      /* restore rbp */
+	    0x2f, 14,	3,    /* GNU_negative_offset_extended r14: cfa + 24 */
+	    0x14, 15,	2,    /* val_offset r15 = cfa - 16 */
+	    0x07, 0,	      /* undefined rax */
+	    0x41,	      /* -> 0x1009 */
+	    0x0b,	      /* restore_state */
+	    0x02, 0x10,	      /* advance_loc1 16 -> 0x1019 */
+	    0x11, 3,	0x7e, /* offset_extended_sf rbx: -2 * -8 = +16 */
+	    0x06, 6,	      /* restore_extended rbp */
 	};
 	struct cfi_row row;
 	struct bb b;
@@ -739,10 +738,11 @@ static int flat_read(void *ctx, uint64_t addr, void *buf, size_t len)
 START_TEST(test_step_expressions)
 {
 	static const uint8_t insns[] = {
-		/* CFA = rsp + 8 + ((rip & 15) >= 11) * 8 (the x86_64 .plt rule) */
-		0x0f, 11, 0x77, 8, 0x80, 0, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22,
-		0x10, 3, 2, 0x71, 0x10,		/* rbx saved at [rdx + 16] (expression) */
-		0x16, 12, 3, 0x08, 0x05, 0x22,	/* r12 = CFA + 5 (val_expression) */
+	    /* CFA = rsp + 8 + ((rip & 15) >= 11) * 8 (the x86_64 .plt rule) */
+	    0x0f, 11,	0x77, 8,    0x80, 0,	0x3f, 0x1a, 0x3b, 0x2a,
+	    0x33, 0x24, 0x22, 0x10, 3,	  2,	0x71, 0x10, /* rbx saved at [rdx + 16] (expression)
+							     */
+	    0x16, 12,	3,    0x08, 0x05, 0x22,		    /* r12 = CFA + 5 (val_expression) */
 	};
 	static const uint8_t undef_ra[] = {0x41, 0x07, 16}; /* at 0x1001: RA undefined */
 	struct perch_regs in = {0}, out;
@@ -760,8 +760,8 @@ START_TEST(test_step_expressions)
 		m.b[0x08 + i] = (uint8_t)(0x4242ULL >> (8 * i)); /* RA */
 		m.b[0x30 + i] = (uint8_t)(0x7777ULL >> (8 * i)); /* rbx at rdx + 16 */
 	}
-	ck_assert_int_eq(cfi_step(&perch_arch_x86_64, t, 0, &in, CFI_PC_EXACT, &mem, 0, &out,
-				  &flags), 0);
+	ck_assert_int_eq(
+	    cfi_step(&perch_arch_x86_64, t, 0, &in, CFI_PC_EXACT, &mem, 0, &out, &flags), 0);
 	ck_assert_uint_eq(out.r[16], 0x4242);
 	ck_assert_uint_eq(out.r[7], 0x8010);
 	ck_assert_uint_eq(out.r[3], 0x7777);
@@ -769,28 +769,28 @@ START_TEST(test_step_expressions)
 	ck_assert_uint_eq(flags, 0);
 	/* pc 0x1004 < 11: CFA = 0x8008, RA from 0x8000 (zero): outermost */
 	in.r[16] = FN_START + 4;
-	ck_assert_int_eq(cfi_step(&perch_arch_x86_64, t, 0, &in, CFI_PC_EXACT, &mem, 0, &out,
-				  &flags), -ENOENT);
+	ck_assert_int_eq(
+	    cfi_step(&perch_arch_x86_64, t, 0, &in, CFI_PC_EXACT, &mem, 0, &out, &flags), -ENOENT);
 	/* a return address pc is looked up at pc - 1: FN_START itself is not in the FDE... */
 	in.r[16] = FN_START;
 	ck_assert_int_eq(cfi_step(&perch_arch_x86_64, t, 0, &in, 0, &mem, 0, &out, &flags),
 			 -ENODATA);
 	/* ...and with a load bias it is found */
 	in.r[16] = FN_START + 0x10000c;
-	ck_assert_int_eq(cfi_step(&perch_arch_x86_64, t, 0x100000, &in, CFI_PC_EXACT, &mem, 0, &out,
-				  &flags), 0);
+	ck_assert_int_eq(
+	    cfi_step(&perch_arch_x86_64, t, 0x100000, &in, CFI_PC_EXACT, &mem, 0, &out, &flags), 0);
 	ck_assert_uint_eq(out.r[16], 0x4242);
 	cfi_table_free(t);
 
 	t = table_x86(&b, undef_ra, sizeof(undef_ra));
 	in.r[16] = FN_START + 1;
-	ck_assert_int_eq(cfi_step(&perch_arch_x86_64, t, 0, &in, CFI_PC_EXACT, &mem, 0, &out,
-				  &flags), -ENOENT);
+	ck_assert_int_eq(
+	    cfi_step(&perch_arch_x86_64, t, 0, &in, CFI_PC_EXACT, &mem, 0, &out, &flags), -ENOENT);
 	/* a register the CFA needs is not known */
 	in.valid &= ~(1ULL << 7);
 	in.r[16] = FN_START;
-	ck_assert_int_eq(cfi_step(&perch_arch_x86_64, t, 0, &in, CFI_PC_EXACT, &mem, 0, &out,
-				  &flags), -EINVAL);
+	ck_assert_int_eq(
+	    cfi_step(&perch_arch_x86_64, t, 0, &in, CFI_PC_EXACT, &mem, 0, &out, &flags), -EINVAL);
 	cfi_table_free(t);
 }
 END_TEST
@@ -800,11 +800,11 @@ START_TEST(test_negate_ra_state)
 {
 	static const uint8_t a64_cie[] = {0x0c, 31, 0}; /* CFA = sp */
 	static const uint8_t insns[] = {
-		0x2d,			/* paciasp */
-		0x41, 0x0e, 16, 0x9d, 2, 0x9e, 1, /* stp x29, x30, [sp, -16]! */
-		0x41, 0x0a,		/* remember */
-		0x2d,			/* autiasp */
-		0x41, 0x0b,		/* restore */
+	    0x2d,			      /* paciasp */
+	    0x41, 0x0e, 16, 0x9d, 2, 0x9e, 1, /* stp x29, x30, [sp, -16]! */
+	    0x41, 0x0a,			      /* remember */
+	    0x2d,			      /* autiasp */
+	    0x41, 0x0b,			      /* restore */
 	};
 	struct perch_regs in = {0}, out;
 	struct bb b, m = {.n = 64};
@@ -832,8 +832,9 @@ START_TEST(test_negate_ra_state)
 	in.r[32] = FN_START;
 	in.r[30] = signed_lr;
 	in.valid = (1ULL << 31) | (1ULL << 32) | (1ULL << 30);
-	ck_assert_int_eq(cfi_step(&perch_arch_aarch64, t, 0, &in, CFI_PC_EXACT, &mem, PAC_MASK,
-				  &out, &flags), 0);
+	ck_assert_int_eq(
+	    cfi_step(&perch_arch_aarch64, t, 0, &in, CFI_PC_EXACT, &mem, PAC_MASK, &out, &flags),
+	    0);
 	ck_assert_uint_eq(out.r[32], 0x401234);
 	ck_assert_uint_eq(out.r[31], 0x8000);
 	ck_assert(flags & CFI_RA_SIGNED);
@@ -841,8 +842,9 @@ START_TEST(test_negate_ra_state)
 	for (int i = 0; i < 8; i++)
 		m.b[8 + i] = (uint8_t)(signed_lr >> (8 * i));
 	in.r[32] = FN_START + 4;
-	ck_assert_int_eq(cfi_step(&perch_arch_aarch64, t, 0, &in, CFI_PC_EXACT, &mem, PAC_MASK,
-				  &out, &flags), 0);
+	ck_assert_int_eq(
+	    cfi_step(&perch_arch_aarch64, t, 0, &in, CFI_PC_EXACT, &mem, PAC_MASK, &out, &flags),
+	    0);
 	ck_assert_uint_eq(out.r[32], 0x401234);
 	ck_assert_uint_eq(out.r[31], 0x8010);
 	cfi_table_free(t);
@@ -871,8 +873,8 @@ START_TEST(test_debug_frame)
 	put(&b, 0, 8);
 	put(&b, UINT64_MAX, 8);
 	put_bytes(&b, (const uint8_t *)"\4", 2); /* version 4, augmentation "" */
-	put(&b, 8, 1);                            /* address size */
-	put(&b, 0, 1);                            /* segment selector size */
+	put(&b, 8, 1);				 /* address size */
+	put(&b, 0, 1);				 /* segment selector size */
 	put(&b, 1, 1);
 	put(&b, 0x78, 1);
 	put(&b, 16, 1); /* uleb RA column */
@@ -978,7 +980,7 @@ START_TEST(test_expressions)
 	ck_assert_uint_eq(v, 6);
 	ck_assert_int_eq(EXPR(0x2f, 1, 0, 0x35, 0x36, 0x36, 0x29), 0); /* skip; 6 == 6 */
 	ck_assert_uint_eq(v, 1);
-	ck_assert_int_eq(EXPR(0x38, 0x06), -EFAULT); /* no memory at 8 */
+	ck_assert_int_eq(EXPR(0x38, 0x06), -EFAULT);			     /* no memory at 8 */
 	ck_assert_int_eq(EXPR(0x0e, 0, 0x80, 0, 0, 0, 0, 0, 0, 0x94, 2), 0); /* deref_size 2 */
 	ck_assert_uint_eq(v, 0x2211);
 	ck_assert_int_eq(EXPR(0x0c, 0x44, 0x45, 0x58, 0x31, 0x13, 0x92, 3, 0), 0); /* DEX1 */
@@ -986,19 +988,19 @@ START_TEST(test_expressions)
 
 	/* errors, all bounded */
 	ck_assert_int_eq(EXPR(0x0e, 0x10, 0, 0, 0, 0, 0, 0, 0, 0x06), -EFAULT);
-	ck_assert_int_eq(EXPR(0x74, 0), -EINVAL);     /* breg4: not known */
-	ck_assert_int_eq(EXPR(0x22), -ENOEXEC);       /* plus on an empty stack */
+	ck_assert_int_eq(EXPR(0x74, 0), -EINVAL);	    /* breg4: not known */
+	ck_assert_int_eq(EXPR(0x22), -ENOEXEC);		    /* plus on an empty stack */
 	ck_assert_int_eq(EXPR(0x31, 0x30, 0x1b), -ENOEXEC); /* / 0 */
 	ck_assert_int_eq(EXPR(0x31, 0x30, 0x1d), -ENOEXEC); /* % 0 */
-	ck_assert_int_eq(EXPR(0x2f, 0xfd, 0xff), -ENOEXEC);  /* skip -3: itself, forever */
+	ck_assert_int_eq(EXPR(0x2f, 0xfd, 0xff), -ENOEXEC); /* skip -3: itself, forever */
 	ck_assert_int_eq(EXPR(0x31, 0x12, 0x28, 0xfc, 0xff), -ENOEXEC); /* dup; bra back */
-	ck_assert_int_eq(EXPR(0x2f, 0x10, 0), -ENOEXEC); /* skip past the end */
-	ck_assert_int_eq(EXPR(0x31, 0x15, 5), -ENOEXEC); /* pick too deep */
-	ck_assert_int_eq(EXPR(0x0c, 1, 2), -ENOEXEC);    /* truncated operand */
-	ck_assert_int_eq(EXPR(0x50), -EOPNOTSUPP);       /* reg0 */
-	ck_assert_int_eq(EXPR(0x91, 0), -EOPNOTSUPP);    /* fbreg */
-	ck_assert_int_eq(EXPR(0x96), -ENOEXEC);          /* nop: empty stack at the end */
-	memset(big, 0x31, sizeof(big));                  /* 200 x lit1 */
+	ck_assert_int_eq(EXPR(0x2f, 0x10, 0), -ENOEXEC);		/* skip past the end */
+	ck_assert_int_eq(EXPR(0x31, 0x15, 5), -ENOEXEC);		/* pick too deep */
+	ck_assert_int_eq(EXPR(0x0c, 1, 2), -ENOEXEC);			/* truncated operand */
+	ck_assert_int_eq(EXPR(0x50), -EOPNOTSUPP);			/* reg0 */
+	ck_assert_int_eq(EXPR(0x91, 0), -EOPNOTSUPP);			/* fbreg */
+	ck_assert_int_eq(EXPR(0x96), -ENOEXEC); /* nop: empty stack at the end */
+	memset(big, 0x31, sizeof(big));		/* 200 x lit1 */
 	ck_assert_int_eq(expr(big, sizeof(big), &v), -ENOEXEC);
 	memset(big, 0x12, sizeof(big));
 	big[0] = 0x31; /* lit1, dup x 199 */
@@ -1065,9 +1067,8 @@ START_TEST(test_hostile_programs)
 	cfi_table_free(t);
 	/* huge advances: loc must not wrap around back into the function */
 	{
-		static const uint8_t p[] = {0x04, 0xff, 0xff, 0xff, 0xff, 0x0e, 99,
-					    0x1d, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-					    0xff, 0xff, 0x0e, 98};
+		static const uint8_t p[] = {0x04, 0xff, 0xff, 0xff, 0xff, 0x0e, 99,   0x1d, 0xff,
+					    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0e, 98};
 
 		t = table_x86(&b, p, sizeof(p));
 		ck_assert_int_eq(cfi_row_find(t, FN_START + 0x80, &row), 0);
@@ -1083,7 +1084,10 @@ START_TEST(test_hostile_programs)
 	/* unknown opcode, truncated operand, block longer than the FDE, CFA register 1000 */
 	{
 		static const uint8_t bad[][4] = {
-			{0x3f}, {0x0c, 7}, {0x0f, 0x7f, 1}, {0x0d, 0xe8, 7},
+		    {0x3f},
+		    {0x0c, 7},
+		    {0x0f, 0x7f, 1},
+		    {0x0d, 0xe8, 7},
 		};
 
 		for (size_t i = 0; i < 4; i++) {
@@ -1180,16 +1184,16 @@ END_TEST
 /* Two translation units: one without unwind tables (its functions have FDEs in .debug_frame
  * only, from -g), one with (.eh_frame, no -g: no .debug_frame). */
 static const char tc_src_a[] =
-	"#define F(n, m) __attribute__((noinline)) int f##n(int x) "
-	"{ return f##m(x + 1) * 3 + x; }\n"
-	"int g0(int x);\n"
-	"__attribute__((noinline)) int f12(int x) { return g0(x) + 1; }\n"
-	"F(11, 12) F(10, 11) F(9, 10) F(8, 9) F(7, 8) F(6, 7) F(5, 6) F(4, 5) F(3, 4) F(2, 3)\n"
-	"F(1, 2)\n"
-	"int main(int argc, char **argv) { (void)argv; return f1(argc); }\n";
+    "#define F(n, m) __attribute__((noinline)) int f##n(int x) "
+    "{ return f##m(x + 1) * 3 + x; }\n"
+    "int g0(int x);\n"
+    "__attribute__((noinline)) int f12(int x) { return g0(x) + 1; }\n"
+    "F(11, 12) F(10, 11) F(9, 10) F(8, 9) F(7, 8) F(6, 7) F(5, 6) F(4, 5) F(3, 4) F(2, 3)\n"
+    "F(1, 2)\n"
+    "int main(int argc, char **argv) { (void)argv; return f1(argc); }\n";
 static const char tc_src_b[] =
-	"__attribute__((noinline)) int g1(int x) { return x * 7 + 1; }\n"
-	"__attribute__((noinline)) int g0(int x) { return g1(x) * 5 + x; }\n";
+    "__attribute__((noinline)) int g1(int x) { return x * 7 + 1; }\n"
+    "__attribute__((noinline)) int g0(int x) { return g1(x) * 5 + x; }\n";
 
 struct cfi_build {
 	const char *name;
@@ -1197,25 +1201,25 @@ struct cfi_build {
 	 * file readelf reads (the same file, or the one before stripping) */
 	const char *cmd;
 	const char *compressed; /* the section that must be stored compressed, or NULL */
-	int mdi;                /* .debug_frame only inside .gnu_debugdata */
+	int mdi;		/* .debug_frame only inside .gnu_debugdata */
 };
 
 #define TC_CC "gcc -O1 -c -g -fno-asynchronous-unwind-tables a.c && gcc -O1 -c b.c && "
 static const struct cfi_build cfi_builds[] = {
-	{"debug_frame", TC_CC "gcc -o bin a.o b.o && cp bin ref", NULL, 0},
-	{"ld-zlib", TC_CC "gcc -Wl,--compress-debug-sections=zlib -o bin a.o b.o && cp bin ref",
-	 ".debug_frame", 0},
-	{"ld-zstd", TC_CC "gcc -Wl,--compress-debug-sections=zstd -o bin a.o b.o && cp bin ref",
-	 ".debug_frame", 0},
-	{"objcopy-zstd", TC_CC "gcc -o ref a.o b.o && objcopy --compress-debug-sections=zstd ref bin",
-	 ".debug_frame", 0},
-	{"zdebug", TC_CC "gcc -o ref a.o b.o && objcopy --compress-debug-sections=zlib-gnu ref bin",
-	 ".zdebug_frame", 0},
-	{"lld-zlib",
-	 TC_CC "gcc -fuse-ld=lld -Wl,--compress-debug-sections=zlib -o bin a.o b.o && cp bin ref",
-	 ".debug_frame", 0},
-	{"minidebuginfo", TC_CC "gcc -o ref a.o b.o && sh $SRC/scripts/android-strip.sh ref bin",
-	 NULL, 1},
+    {"debug_frame", TC_CC "gcc -o bin a.o b.o && cp bin ref", NULL, 0},
+    {"ld-zlib", TC_CC "gcc -Wl,--compress-debug-sections=zlib -o bin a.o b.o && cp bin ref",
+     ".debug_frame", 0},
+    {"ld-zstd", TC_CC "gcc -Wl,--compress-debug-sections=zstd -o bin a.o b.o && cp bin ref",
+     ".debug_frame", 0},
+    {"objcopy-zstd", TC_CC "gcc -o ref a.o b.o && objcopy --compress-debug-sections=zstd ref bin",
+     ".debug_frame", 0},
+    {"zdebug", TC_CC "gcc -o ref a.o b.o && objcopy --compress-debug-sections=zlib-gnu ref bin",
+     ".zdebug_frame", 0},
+    {"lld-zlib",
+     TC_CC "gcc -fuse-ld=lld -Wl,--compress-debug-sections=zlib -o bin a.o b.o && cp bin ref",
+     ".debug_frame", 0},
+    {"minidebuginfo", TC_CC "gcc -o ref a.o b.o && sh $SRC/scripts/android-strip.sh ref bin", NULL,
+     1},
 };
 
 static char *cfi_build(const struct cfi_build *b)

@@ -12,9 +12,9 @@
 #include "perch/cfi.h"
 
 #define EH_VADDR 0x2000u
-#define STACK    0xffd0c000u
-#define RET      0x5655a1b3u
-#define JUNK     0xdeadbeefu
+#define STACK	 0xffd0c000u
+#define RET	 0x5655a1b3u
+#define JUNK	 0xdeadbeefu
 
 struct bytes {
 	uint8_t b[256];
@@ -53,24 +53,23 @@ static void close_entry(struct bytes *b, size_t start)
 static void build(struct bytes *b)
 {
 	static const uint8_t cie[] = {
-		0, 0, 0, 0,       /* CIE id */
-		1, 'z', 'R', 0,   /* version, augmentation */
-		1, 0x7c, 8,       /* code_align 1, data_align -4, RA column 8 */
-		1, 0x00,          /* augmentation data: FDE pointers absptr */
-		0x0c, 4, 4,       /* DW_CFA_def_cfa esp, 4 */
-		0x88, 1,          /* DW_CFA_offset eip, CFA - 4 */
+	    0,	  0,	0,   0, /* CIE id */
+	    1,	  'z',	'R', 0, /* version, augmentation */
+	    1,	  0x7c, 8,	/* code_align 1, data_align -4, RA column 8 */
+	    1,	  0x00,		/* augmentation data: FDE pointers absptr */
+	    0x0c, 4,	4,	/* DW_CFA_def_cfa esp, 4 */
+	    0x88, 1,		/* DW_CFA_offset eip, CFA - 4 */
 	};
 	static const uint8_t prog1[] = {
-		0,                /* augmentation data length */
-		0x41,             /* DW_CFA_advance_loc 1 */
-		0x0e, 8,          /* DW_CFA_def_cfa_offset 8 */
-		0x85, 2,          /* DW_CFA_offset ebp, CFA - 8 */
-		0x43,             /* DW_CFA_advance_loc 3 */
-		0x0d, 5,          /* DW_CFA_def_cfa_register ebp */
+	    0,	     /* augmentation data length */
+	    0x41,    /* DW_CFA_advance_loc 1 */
+	    0x0e, 8, /* DW_CFA_def_cfa_offset 8 */
+	    0x85, 2, /* DW_CFA_offset ebp, CFA - 8 */
+	    0x43,    /* DW_CFA_advance_loc 3 */
+	    0x0d, 5, /* DW_CFA_def_cfa_register ebp */
 	};
 	static const uint8_t prog2[] = {
-		0,
-		0x0f, 3, 0x74, 4, 0x06, /* DW_CFA_def_cfa_expression: breg4 +4, deref */
+	    0, 0x0f, 3, 0x74, 4, 0x06, /* DW_CFA_def_cfa_expression: breg4 +4, deref */
 	};
 	size_t start;
 
@@ -192,8 +191,8 @@ START_TEST(test_step_entry_biased)
 	stack_init(&s);
 	s.w[8] = RET;
 	regs(&in, (uint32_t)(bias + 0x1000), STACK + 0x20, 0x1234);
-	ck_assert_int_eq(cfi_step(&perch_arch_i386, t, bias, &in, CFI_PC_EXACT, &mem, 0, &out,
-				  &fl), 0);
+	ck_assert_int_eq(cfi_step(&perch_arch_i386, t, bias, &in, CFI_PC_EXACT, &mem, 0, &out, &fl),
+			 0);
 	ck_assert_uint_eq(out.r[8], RET);
 	ck_assert_uint_eq(out.r[4], STACK + 0x24);
 	ck_assert_uint_eq(out.r[5], 0x1234); /* no rule: the caller's ebp is the same */
@@ -217,7 +216,7 @@ START_TEST(test_step_cfa_expression)
 
 	stack_init(&s);
 	s.w[1] = STACK + 0x30; /* *(esp + 4): the CFA */
-	s.w[11] = RET;         /* CFA - 4 */
+	s.w[11] = RET;	       /* CFA - 4 */
 	regs(&in, 0x1104, STACK, 0);
 	ck_assert_int_eq(cfi_step(&perch_arch_i386, t, 0, &in, CFI_PC_EXACT, &mem, 0, &out, &fl),
 			 0);
@@ -237,7 +236,7 @@ START_TEST(test_elf64_reading_differs)
 
 	if (t) {
 		ck_assert_int_ne(cfi_row_find(t, 0x1010, &row) == 0 && row.fde_start == 0x1000 &&
-					 row.fde_end == 0x1040,
+				     row.fde_end == 0x1040,
 				 1);
 		cfi_table_free(t);
 	}

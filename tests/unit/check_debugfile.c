@@ -181,7 +181,8 @@ START_TEST(test_build_id_host_fallback)
 	}
 	want = debugfile_build_id_path("/usr/lib/debug", ef->build_id, ef->build_id_len);
 	if (!want || access(want, R_OK) < 0) {
-		printf("SKIP build_id_host_fallback: no libc6-dbg (%s)\n", want ? want : "no build-id");
+		printf("SKIP build_id_host_fallback: no libc6-dbg (%s)\n",
+		       want ? want : "no build-id");
 		free(want);
 		elffile_free(ef);
 		return;

@@ -218,11 +218,12 @@ static void check_llvm_di(struct debuginfo *di, struct exp *e, size_t nr)
 		if (x->n == 1 && no_line(x)) {
 			/* nothing (a name from .symtab, _start), or a "line 0" row of a function
 			 * (clang): then that function, and no line */
-			ck_assert_msg(n == 0 || (n == 1 && f[0].func && !strcmp(f[0].func, x->func[0]) &&
-						 !f[0].line),
-				      "0x%llx: llvm-addr2line has %s at line 0, got %d frames (%s:%u)",
-				      (unsigned long long)x->addr, x->func[0], n,
-				      n ? f[0].func : "", n ? f[0].line : 0);
+			ck_assert_msg(
+			    n == 0 || (n == 1 && f[0].func && !strcmp(f[0].func, x->func[0]) &&
+				       !f[0].line),
+			    "0x%llx: llvm-addr2line has %s at line 0, got %d frames (%s:%u)",
+			    (unsigned long long)x->addr, x->func[0], n, n ? f[0].func : "",
+			    n ? f[0].line : 0);
 			continue;
 		}
 		ck_assert_msg(n == x->n, "0x%llx: %d frames, llvm-addr2line has %d",
@@ -897,7 +898,7 @@ END_TEST
  * forward). Each must be dealt with at once. */
 START_TEST(test_fuzz_hangs)
 {
-	static const char *const names[] = { "crash-sibling-chain", "crash-sibling-cycle" };
+	static const char *const names[] = {"crash-sibling-chain", "crash-sibling-cycle"};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		char *path = testutil_fixture_path("fuzz/debuginfo/%s", names[i]);
@@ -1104,12 +1105,11 @@ static size_t check_addrs_vs_gdb(const char *bin, const uint64_t *addrs, size_t 
 			free(g[i].file);
 			continue;
 		}
-		ck_assert_msg(k > 0 && f[0].file &&
-				  !strcmp(base_name(f[0].file), base_name(g[i].file)) &&
-				  (how == 1 || f[0].line == g[i].line),
-			      "%s 0x%llx: got %s:%u, gdb has %s:%u", bin, (unsigned long long)addrs[i],
-			      k > 0 ? f[0].file : "(nothing)", k > 0 ? f[0].line : 0, g[i].file,
-			      g[i].line);
+		ck_assert_msg(
+		    k > 0 && f[0].file && !strcmp(base_name(f[0].file), base_name(g[i].file)) &&
+			(how == 1 || f[0].line == g[i].line),
+		    "%s 0x%llx: got %s:%u, gdb has %s:%u", bin, (unsigned long long)addrs[i],
+		    k > 0 ? f[0].file : "(nothing)", k > 0 ? f[0].line : 0, g[i].file, g[i].line);
 		with_line++;
 		*from_header += strstr(g[i].file, ".h") != NULL;
 		free(g[i].file);
@@ -1136,10 +1136,13 @@ static size_t check_lines_vs_gdb(const char *bin, size_t *from_header)
 START_TEST(test_line_files)
 {
 	static const char *const builds[] = {
-		"gcc -O2 -g", "gcc -O2 -gdwarf-4", "gcc -O0 -g",
-		"clang-14 -O2 -gdwarf-5", "clang-14 -O2 -gdwarf-4",
+	    "gcc -O2 -g",
+	    "gcc -O2 -gdwarf-4",
+	    "gcc -O0 -g",
+	    "clang-14 -O2 -gdwarf-5",
+	    "clang-14 -O2 -gdwarf-4",
 	};
-	static const char *const compress[] = { "zlib", "zlib-gnu", "zstd" };
+	static const char *const compress[] = {"zlib", "zlib-gnu", "zstd"};
 	char *src = testutil_fixture_path("elf/lines");
 	size_t i, hdr;
 
@@ -1189,12 +1192,12 @@ START_TEST(test_split_dwarf)
 	static const struct {
 		const char *name, *cc, *cxx, *pack;
 	} builds[] = {
-		{ "gcc dwarf5 .dwo", "gcc -O2 -g", "g++ -O2 -g", NULL },
-		{ "gcc dwarf4 .dwo", "gcc -O2 -g -gdwarf-4", "g++ -O2 -g -gdwarf-4", NULL },
-		{ "gcc dwarf4 .dwp", "gcc -O2 -g -gdwarf-4", "g++ -O2 -g -gdwarf-4", "dwp" },
-		{ "clang dwarf5 .dwo", "clang-14 -O2 -g", "clang++-14 -O2 -g", NULL },
-		/* (llvm-dwp-14 loops on gcc 12's DWARF 5 .dwo files, binutils' dwp crashes) */
-		{ "clang dwarf5 .dwp", "clang-14 -O2 -g", "clang++-14 -O2 -g", "llvm-dwp-14" },
+	    {"gcc dwarf5 .dwo", "gcc -O2 -g", "g++ -O2 -g", NULL},
+	    {"gcc dwarf4 .dwo", "gcc -O2 -g -gdwarf-4", "g++ -O2 -g -gdwarf-4", NULL},
+	    {"gcc dwarf4 .dwp", "gcc -O2 -g -gdwarf-4", "g++ -O2 -g -gdwarf-4", "dwp"},
+	    {"clang dwarf5 .dwo", "clang-14 -O2 -g", "clang++-14 -O2 -g", NULL},
+	    /* (llvm-dwp-14 loops on gcc 12's DWARF 5 .dwo files, binutils' dwp crashes) */
+	    {"clang dwarf5 .dwp", "clang-14 -O2 -g", "clang++-14 -O2 -g", "llvm-dwp-14"},
 	};
 	char *rel = testutil_fixture_path("elf/dw"), *src = realpath(rel, NULL);
 
@@ -1262,9 +1265,10 @@ static char *libc_debug_file(void)
 	char *out, *path = NULL, *p;
 	int status;
 
-	out = testutil_run("readelf -n \"$(ldd /bin/true | sed -n 's/.*=> \\(.*libc\\.so[^ ]*\\).*/\\1/p')\" "
-			   "| sed -n 's/.*Build ID: \\([0-9a-f][0-9a-f]\\)\\([0-9a-f]*\\).*/\\1\\/\\2/p'",
-			   &status);
+	out = testutil_run(
+	    "readelf -n \"$(ldd /bin/true | sed -n 's/.*=> \\(.*libc\\.so[^ ]*\\).*/\\1/p')\" "
+	    "| sed -n 's/.*Build ID: \\([0-9a-f][0-9a-f]\\)\\([0-9a-f]*\\).*/\\1\\/\\2/p'",
+	    &status);
 	p = strchr(out, '\n');
 	if (p)
 		*p = 0;
@@ -1281,8 +1285,6 @@ static char *libc_debug_file(void)
 	return path;
 }
 
-
-
 /* glibc's debug file (Debian's has compressed sections): a lookup in __libc_start_main
  * (csu/libc-start.c, one of the first units) decompresses only part of .debug_info, and its
  * function is the one nm names there. */
@@ -1298,7 +1300,8 @@ START_TEST(test_lazy_glibc)
 	if (!dbg || !testutil_have_tool("nm"))
 		return;
 	cmd = xasprintf("nm --defined-only '%s' | awk '$3 == \"__libc_start_main_impl\" "
-			"{ print $1; exit }'", dbg);
+			"{ print $1; exit }'",
+			dbg);
 	text = testutil_run(cmd, &status);
 	ck_assert_int_eq(status, 0);
 	addr = strtoull(text, NULL, 16);
@@ -1336,7 +1339,7 @@ END_TEST
  * build, and file:line as gdb's (gdb reads the compressed copy itself). */
 START_TEST(test_compressed_lazy)
 {
-	static const char *const kinds[] = { "zlib", "zstd" };
+	static const char *const kinds[] = {"zlib", "zstd"};
 	char *rel = testutil_fixture_path("elf/dw"), *src = realpath(rel, NULL);
 	char *dir = xasprintf("%s/lazy", testutil_tmp), *plain = xasprintf("%s/prog", dir);
 	uint64_t *addrs, *order;
@@ -1359,8 +1362,9 @@ START_TEST(test_compressed_lazy)
 			ck_assert_ptr_nonnull(a);
 			ck_assert_ptr_nonnull(b);
 			for (i = 0; i < n; i++) /* backwards; or from the middle, alternating */
-				order[i] = how ? addrs[(n / 2 + (i % 2 ? n - (i + 1) / 2 : i / 2)) % n]
-					       : addrs[n - 1 - i];
+				order[i] =
+				    how ? addrs[(n / 2 + (i % 2 ? n - (i + 1) / 2 : i / 2)) % n]
+					: addrs[n - 1 - i];
 			for (i = 0; i < n; i++)
 				hits += same_frames(a, b, order[i]) > 0;
 			ck_assert_uint_gt(hits, n / 2);

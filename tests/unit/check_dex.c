@@ -80,8 +80,8 @@ static void append(char *out, size_t size, const char *s)
 static const char *pretty(const char *d, char *out, size_t size)
 {
 	static const char prims[] = "BCDFIJSZV";
-	static const char *const names[] = { "byte",  "char",  "double", "float",  "int",
-					     "long",  "short", "boolean", "void" };
+	static const char *const names[] = {"byte", "char",  "double",	"float", "int",
+					    "long", "short", "boolean", "void"};
 	int dims = 0;
 	size_t len = 0;
 	const char *end;
@@ -159,7 +159,7 @@ static struct dd_method *dexdump(const char *path, size_t *nr)
 		if (in_pos) {
 			if (sscanf(line, " 0x%x line=%u", &a, &b) == 2) {
 				ck_assert_int_lt(cur->nr_rows, MAX_ROWS);
-				cur->rows[cur->nr_rows++] = (struct dex_position){ a, b };
+				cur->rows[cur->nr_rows++] = (struct dex_position){a, b};
 				continue;
 			}
 			in_pos = 0;
@@ -183,7 +183,8 @@ static struct dd_method *dexdump(const char *path, size_t *nr)
 			char file[128] = "";
 
 			if (idx >= 0)
-				snprintf(file, sizeof(file), "%.*s", (int)strlen(open + 1) - 1, open + 1);
+				snprintf(file, sizeof(file), "%.*s", (int)strlen(open + 1) - 1,
+					 open + 1);
 			for (size_t i = class_first; i < n; i++)
 				snprintf(m[i].file, sizeof(m[i].file), "%s", file);
 		}
@@ -359,7 +360,7 @@ START_TEST(test_container)
 	ck_assert_uint_eq(back, h2);
 	ck_assert_uint_eq(span, size);
 	/* a dex from the middle of a container alone cannot be read */
-	ck_assert_int_eq(dex_open(bytes + h2, size - h2, &(struct dex_file *){ NULL }), -EINVAL);
+	ck_assert_int_eq(dex_open(bytes + h2, size - h2, &(struct dex_file *){NULL}), -EINVAL);
 	dex_close(d);
 	free(bytes);
 	free(dd1);
@@ -424,8 +425,8 @@ START_TEST(test_vdex_shared_data)
 	for (size_t k = 0; k < 2; k++) {
 		const uint8_t *h = bytes + hdr[k];
 		uint32_t data_off = rd32(h + 108), data_size = rd32(h + 104);
-		struct buf_source src = { h, info[k].size, 0 };
-		struct dex_source ds = { buf_read, &src };
+		struct buf_source src = {h, info[k].size, 0};
+		struct dex_source ds = {buf_read, &src};
 		char *tmp = testutil_tmp_file("part.cdex", h, size - hdr[k]);
 		struct dd_method *dd;
 		struct dex_file *d;
@@ -448,7 +449,7 @@ START_TEST(test_vdex_shared_data)
 			/* in its own owned range, in no other's */
 			for (size_t j = 0; j < 2; j++)
 				ck_assert_int_eq(at >= hdr[j] + info[j].code_start &&
-							 at < hdr[j] + info[j].code_end,
+						     at < hdr[j] + info[j].code_end,
 						 j == k);
 		}
 		/* names come from the other dex's part too: the layout shares data */
@@ -470,20 +471,20 @@ END_TEST
 /* ---- the dex list (art-dex.c) over a fake target: ART's Android2 descriptor and entries for
  * 64-bit (docs/design/android-art.md 1.2/1.3), the dex bytes at fixed addresses ---- */
 
-#define FK_DESC 0x1000ULL
+#define FK_DESC	    0x1000ULL
 #define FK_ENTRY(i) (0x2000ULL + 48ULL * (i))
-#define FK_VDEX 0x10000000ULL
-#define FK_CONT 0x20000000ULL
+#define FK_VDEX	    0x10000000ULL
+#define FK_CONT	    0x20000000ULL
 
-#define FK_JIT_DESC 0x1800ULL
+#define FK_JIT_DESC	0x1800ULL
 #define FK_JIT_ENTRY(i) (0x2800ULL + 48ULL * (i))
-#define FK_SYMFILE 0x4000ULL
+#define FK_SYMFILE	0x4000ULL
 
 static struct {
 	uint8_t meta[0x8000]; /* descriptors, entries, a JIT symfile */
 	const uint8_t *vdex, *cont;
 	size_t vdex_size, cont_size;
-	uint64_t bytes;	       /* read from the dex regions */
+	uint64_t bytes;		       /* read from the dex regions */
 	uint64_t forbid_lo, forbid_hi; /* reads overlapping this range are counted */
 	unsigned long forbidden;
 } fk;
@@ -511,7 +512,7 @@ static int fk_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return -EFAULT;
 }
 
-static const struct perch_mem fk_mem = { fk_read, NULL };
+static const struct perch_mem fk_mem = {fk_read, NULL};
 
 static void put64(uint64_t addr, uint64_t v)
 {
@@ -562,7 +563,7 @@ static void check_list(struct art_dex *d, const struct dd_method *dd, size_t nr,
 	struct dex_method got;
 
 	for (size_t i = 0; i < nr; i++) {
-		uint32_t units[3] = { 0, dd[i].insns / 2, dd[i].insns - 1 };
+		uint32_t units[3] = {0, dd[i].insns / 2, dd[i].insns - 1};
 
 		for (int k = 0; k < 3; k++) {
 			uint64_t pc = insns0 + dd[i].code_off + 2ULL * units[k];
@@ -579,7 +580,7 @@ static void check_list(struct art_dex *d, const struct dd_method *dd, size_t nr,
 struct vdex_fixture {
 	uint8_t *bytes;
 	size_t size;
-	uint64_t hdr[2];	   /* offsets of the two compact dex headers */
+	uint64_t hdr[2]; /* offsets of the two compact dex headers */
 	uint32_t data_off[2], file_size[2], span[2];
 	uint64_t owned_lo[2], owned_hi[2]; /* absolute (at FK_VDEX) */
 	struct dd_method *dd[2];
@@ -681,10 +682,10 @@ START_TEST(test_list_cdex_shared)
 	/* the entry of dex 0 leaves the list: its code is no longer named */
 	fk_list(ents, 1, 4);
 	ck_assert_int_eq(art_dex_update(d, 2, 1), 1);
-	ck_assert_int_eq(art_dex_lookup(d, FK_VDEX + v.hdr[0] + v.data_off[0] + 4 +
-						   v.dd[0][0].code_off,
-					&(struct dex_method){ 0 }),
-			 -ENOENT);
+	ck_assert_int_eq(
+	    art_dex_lookup(d, FK_VDEX + v.hdr[0] + v.data_off[0] + 4 + v.dd[0][0].code_off,
+			   &(struct dex_method){0}),
+	    -ENOENT);
 	check_list(d, v.dd[1], v.nr[1], FK_VDEX + v.hdr[1] + v.data_off[1] + 4);
 	art_dex_free(d);
 	vdex_release(&v);
@@ -768,8 +769,8 @@ START_TEST(test_jit_dex_same_name)
 	d = art_dex_new(&fk_mem, FK_DESC, EM_X86_64, 1);
 	ck_assert_int_eq(art_dex_update(d, 1, 1), 1);
 	for (int form = 0; form < 2; form++) {
-		struct sf_method sm = { form ? dd[1].name : dd[1].full, code, 0x40, 4, 0x3c, 1 };
-		struct sf_buf b = { 0 };
+		struct sf_method sm = {form ? dd[1].name : dd[1].full, code, 0x40, 4, 0x3c, 1};
+		struct sf_buf b = {0};
 
 		sf_build(&b, &sm, 1, 1, EM_X86_64, 1);
 		ck_assert_uint_le(b.len, sizeof(fk.meta) - FK_SYMFILE);
@@ -794,30 +795,30 @@ START_TEST(test_jit_dex_same_name)
 }
 END_TEST
 
-/* The one naming function on every form ART gives a method's name (docs/design/android-art.md 1.8, 2.4,
- * 4.2): JIT and AOT symbols with MiniDebugInfo (no signature) and with full debug info
- * (ART's PrettyMethod with signature), dedup markers, and names that are not Java methods. The
- * expected column is our reading of those forms. */
+/* The one naming function on every form ART gives a method's name
+ * (docs/design/android-art.md 1.8, 2.4, 4.2): JIT and AOT symbols with MiniDebugInfo (no signature)
+ * and with full debug info (ART's PrettyMethod with signature), dedup markers, and names that are
+ * not Java methods. The expected column is our reading of those forms. */
 START_TEST(test_java_name)
 {
 	static const char *const cases[][2] = {
-		{ "com.example.Main.fib", "com.example.Main.fib" },
-		{ "int com.example.Main.fib(int)", "com.example.Main.fib" },
-		{ "void Main.main(java.lang.String[])", "Main.main" },
-		{ "java.lang.String[] a.B.c(int[], java.util.List)", "a.B.c" },
-		{ "void a.B.<init>()", "a.B.<init>" },
-		{ "a.B$1.run", "a.B$1.run" },
-		{ "boolean a.B$$ExternalSyntheticLambda0.test(java.lang.Object)",
-		  "a.B$$ExternalSyntheticLambda0.test" },
-		{ "[DEDUPED] void a.B.c()", "[DEDUPED] a.B.c" },
-		{ "[DEDUPED] a.B.c", "[DEDUPED] a.B.c" },
-		{ "art_jni_trampoline", "art_jni_trampoline" },
-		{ "art_quick_invoke_stub", "art_quick_invoke_stub" },
-		{ "std::vector<int>::push_back(int const&)", "std::vector<int>::push_back(int const&)" },
-		{ "operator new(unsigned long)", "operator new(unsigned long)" },
-		{ "main.(*T).run", "main.(*T).run" },
-		{ "main", "main" },
-		{ "", "" },
+	    {"com.example.Main.fib", "com.example.Main.fib"},
+	    {"int com.example.Main.fib(int)", "com.example.Main.fib"},
+	    {"void Main.main(java.lang.String[])", "Main.main"},
+	    {"java.lang.String[] a.B.c(int[], java.util.List)", "a.B.c"},
+	    {"void a.B.<init>()", "a.B.<init>"},
+	    {"a.B$1.run", "a.B$1.run"},
+	    {"boolean a.B$$ExternalSyntheticLambda0.test(java.lang.Object)",
+	     "a.B$$ExternalSyntheticLambda0.test"},
+	    {"[DEDUPED] void a.B.c()", "[DEDUPED] a.B.c"},
+	    {"[DEDUPED] a.B.c", "[DEDUPED] a.B.c"},
+	    {"art_jni_trampoline", "art_jni_trampoline"},
+	    {"art_quick_invoke_stub", "art_quick_invoke_stub"},
+	    {"std::vector<int>::push_back(int const&)", "std::vector<int>::push_back(int const&)"},
+	    {"operator new(unsigned long)", "operator new(unsigned long)"},
+	    {"main.(*T).run", "main.(*T).run"},
+	    {"main", "main"},
+	    {"", ""},
 	};
 	char buf[256], tiny[6];
 
@@ -841,7 +842,7 @@ START_TEST(test_bad_headers)
 	memcpy(h + 36, &v, 4);
 	/* an empty dex (no tables) is valid and names nothing */
 	ck_assert_int_eq(dex_open(h, sizeof(h), &d), 0);
-	ck_assert_int_eq(dex_lookup(d, 0x70, &(struct dex_method){ 0 }), -ENOENT);
+	ck_assert_int_eq(dex_lookup(d, 0x70, &(struct dex_method){0}), -ENOENT);
 	ck_assert_uint_eq(dex_method_count(d), 0);
 	dex_close(d);
 	memcpy(h, "dex\n036", 8); /* skipped on purpose by Android */
@@ -882,7 +883,7 @@ static void poke(const uint8_t *p, size_t size)
  * from testutil_read_file() are exactly the file's size). */
 START_TEST(test_hostile)
 {
-	static const char *const names[] = { "multi.dex", "multi.cdex", "container.dex" };
+	static const char *const names[] = {"multi.dex", "multi.cdex", "container.dex"};
 	uint32_t seed = 12345;
 
 	if (!have_fixtures())

@@ -26,7 +26,7 @@
 #include "perch/xalloc.h"
 #include "testutil.h"
 
-#define T0 5000000000ULL
+#define T0     5000000000ULL
 #define PERIOD 10000000ULL
 
 /* ---- outside values ---- */
@@ -107,9 +107,9 @@ END_TEST
  * two-proportion z and z^2 is Pearson's chi-square of the table (scipy's, uncorrected). */
 START_TEST(two_proportion_vs_chi2)
 {
-	static const unsigned long cases[][4] = {
-	    {30, 100, 45, 100}, {150, 600, 215, 600}, {1, 500, 9, 500}, {480, 500, 495, 500},
-	    {0, 1000, 12, 1000}, {333, 1000, 333, 1000}};
+	static const unsigned long cases[][4] = {{30, 100, 45, 100},  {150, 600, 215, 600},
+						 {1, 500, 9, 500},    {480, 500, 495, 500},
+						 {0, 1000, 12, 1000}, {333, 1000, 333, 1000}};
 	struct strbuf q = STRBUF_INIT;
 	char *ans[16];
 
@@ -312,8 +312,9 @@ START_TEST(false_positives_same_program)
 		profile_free(a);
 		profile_free(b);
 	}
-	fprintf(stderr, "diff: %d of %d same-program comparisons beyond noise at alpha 0.05 "
-			"(%d without the design effect)\n",
+	fprintf(stderr,
+		"diff: %d of %d same-program comparisons beyond noise at alpha 0.05 "
+		"(%d without the design effect)\n",
 		ours, pairs, naive);
 	/* 5% of 200 is 10; 19 or more has probability < 0.5% when the rate is 5% */
 	ck_assert_int_le(ours, 18);
@@ -544,8 +545,8 @@ START_TEST(rules)
 
 	ck_assert_int_eq(diff_rule_parse(&r, "ns::parse.*:+2.5"), 0);
 	ck_assert(fabs(r.points - 2.5) < 1e-12);
-	fn.total = (struct diff_stat){.tested = 1, .beyond_noise = 1, .change = 0.06,
-				      .margin = 0.03};
+	fn.total =
+	    (struct diff_stat){.tested = 1, .beyond_noise = 1, .change = 0.06, .margin = 0.03};
 	ck_assert(diff_rule_trips(&r, &fn)); /* 6 - 3 > 2.5 */
 	fn.total.margin = 0.04;
 	ck_assert(!diff_rule_trips(&r, &fn)); /* 6 - 4 < 2.5 */
@@ -558,8 +559,8 @@ START_TEST(rules)
 	diff_rule_release(&r);
 	ck_assert_int_eq(diff_rule_parse(&r, "hot:+0"), 0);
 	fn.name = "hot";
-	fn.total = (struct diff_stat){.tested = 1, .beyond_noise = 0, .change = 0.05,
-				      .margin = 0.06};
+	fn.total =
+	    (struct diff_stat){.tested = 1, .beyond_noise = 0, .change = 0.05, .margin = 0.06};
 	ck_assert(!diff_rule_trips(&r, &fn)); /* within noise */
 	diff_rule_release(&r);
 	ck_assert_int_eq(diff_rule_parse(&r, "hot:5"), -EINVAL);

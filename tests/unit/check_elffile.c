@@ -16,9 +16,9 @@
 #include "testutil.h"
 
 static const char src[] =
-	"#include <stdio.h>\n"
-	"__attribute__((noinline)) int f(int x) { return x * 3 + 1; }\n"
-	"int main(int argc, char **argv) { printf(\"%s %d\\n\", argv[0], f(argc)); return 0; }\n";
+    "#include <stdio.h>\n"
+    "__attribute__((noinline)) int f(int x) { return x * 3 + 1; }\n"
+    "int main(int argc, char **argv) { printf(\"%s %d\\n\", argv[0], f(argc)); return 0; }\n";
 
 /* packed: linked by @how from the source; plain: what objcopy --decompress-debug-sections
  * makes of it */
@@ -44,10 +44,10 @@ static const char *const sections[] = {".debug_frame", ".debug_info", ".debug_li
 				       ".debug_abbrev", ".debug_str"};
 
 static const char *const hows[] = {
-	"gcc -O1 -g -fno-asynchronous-unwind-tables -Wl,--compress-debug-sections=zstd -o packed "
-	"p.c",
-	"gcc -O1 -g -fno-asynchronous-unwind-tables -fuse-ld=lld "
-	"-Wl,--compress-debug-sections=zlib -o packed p.c",
+    "gcc -O1 -g -fno-asynchronous-unwind-tables -Wl,--compress-debug-sections=zstd -o packed "
+    "p.c",
+    "gcc -O1 -g -fno-asynchronous-unwind-tables -fuse-ld=lld "
+    "-Wl,--compress-debug-sections=zlib -o packed p.c",
 };
 
 START_TEST(test_binutils)

@@ -27,9 +27,9 @@ static void run_ok(const char *cmd)
  * unwinder reads from this module too). */
 START_TEST(test_objcopy)
 {
-	static const char *const kinds[] = { "zlib", "zlib-gnu", "zstd" };
-	static const char *const sections[] = { ".debug_info", ".debug_line", ".debug_abbrev",
-						".debug_str", ".debug_frame" };
+	static const char *const kinds[] = {"zlib", "zlib-gnu", "zstd"};
+	static const char *const sections[] = {".debug_info", ".debug_line", ".debug_abbrev",
+					       ".debug_str", ".debug_frame"};
 	char *src = testutil_fixture_path("elf/lines"), *cmd;
 	size_t k, i;
 
@@ -65,7 +65,8 @@ START_TEST(test_objcopy)
 
 			want = testutil_read_file(path, &size);
 			ck_assert_uint_gt(size, 0);
-			ck_assert_int_eq(elfsection_get(ef, sections[i], ELFSECTION_MAX_SIZE, &b), 0);
+			ck_assert_int_eq(elfsection_get(ef, sections[i], ELFSECTION_MAX_SIZE, &b),
+					 0);
 			ck_assert_msg(b.size == size && !memcmp(b.data, want, size),
 				      "%s %s: %zu bytes, want %zu", kinds[k], sections[i], b.size,
 				      size);
@@ -140,8 +141,8 @@ START_TEST(test_stream)
 {
 	size_t n = 700000, zcap = compressBound(n) + ZSTD_compressBound(n), zn, i;
 	uint8_t *data = xmalloc(n), *z = xmalloc(zcap);
-	static const size_t asks[] = { 0, 1, 100, 65535, 65537, 300000, 299999, 699999, 700000,
-				       5000000 };
+	static const size_t asks[] = {0,      1,      100,    65535,  65537,
+				      300000, 299999, 699999, 700000, 5000000};
 	uint64_t x = 88172645463325252ULL;
 
 	/* text-like bytes: compressible, not trivially */
@@ -157,7 +158,8 @@ START_TEST(test_stream)
 			ZSTD_CCtx *cc = ZSTD_createCCtx();
 
 			/* with a checksum, so that the corrupt stream below cannot pass */
-			ck_assert(!ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1)));
+			ck_assert(
+			    !ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1)));
 			zn = ZSTD_compress2(cc, z, zcap, data, n);
 			ck_assert(!ZSTD_isError(zn));
 			ZSTD_freeCCtx(cc);
@@ -225,9 +227,8 @@ START_TEST(test_stream)
 		ck_assert_ptr_null(st);
 		raw = xmalloc(64);
 		chdr64(raw, ELFCOMPRESS_ZLIB, 1u << 20, z, 16);
-		ck_assert_int_eq(elfsection_stream_new(raw, 40, SHF_COMPRESSED, NULL, 1, 0, 1024,
-						       &st),
-				 -E2BIG);
+		ck_assert_int_eq(
+		    elfsection_stream_new(raw, 40, SHF_COMPRESSED, NULL, 1, 0, 1024, &st), -E2BIG);
 	}
 	elfsection_stream_free(NULL, 0);
 	free(data);
@@ -247,8 +248,8 @@ START_TEST(test_hostile)
 
 	/* good, as a reference */
 	len = chdr64(sec, ELFCOMPRESS_ZLIB, sizeof(text), z, zlen);
-	ck_assert_int_eq(elfsection_decompress(sec, len, SHF_COMPRESSED, ".debug_info", 1, 0,
-					       1024, &out, &out_size),
+	ck_assert_int_eq(elfsection_decompress(sec, len, SHF_COMPRESSED, ".debug_info", 1, 0, 1024,
+					       &out, &out_size),
 			 0);
 	ck_assert_uint_eq(out_size, sizeof(text));
 	ck_assert_mem_eq(out, text, sizeof(text));
@@ -256,29 +257,29 @@ START_TEST(test_hostile)
 
 	/* the header claims more or less than the stream holds */
 	len = chdr64(sec, ELFCOMPRESS_ZLIB, sizeof(text) + 1, z, zlen);
-	ck_assert_int_eq(elfsection_decompress(sec, len, SHF_COMPRESSED, NULL, 1, 0, 1024, &out,
-					       &out_size),
-			 -EBADMSG);
+	ck_assert_int_eq(
+	    elfsection_decompress(sec, len, SHF_COMPRESSED, NULL, 1, 0, 1024, &out, &out_size),
+	    -EBADMSG);
 	ck_assert_ptr_null(out);
 	len = chdr64(sec, ELFCOMPRESS_ZLIB, sizeof(text) - 1, z, zlen);
-	ck_assert_int_eq(elfsection_decompress(sec, len, SHF_COMPRESSED, NULL, 1, 0, 1024, &out,
-					       &out_size),
-			 -EBADMSG);
+	ck_assert_int_eq(
+	    elfsection_decompress(sec, len, SHF_COMPRESSED, NULL, 1, 0, 1024, &out, &out_size),
+	    -EBADMSG);
 	/* a truncated stream, a corrupt one */
 	len = chdr64(sec, ELFCOMPRESS_ZLIB, sizeof(text), z, zlen / 2);
-	ck_assert_int_eq(elfsection_decompress(sec, len, SHF_COMPRESSED, NULL, 1, 0, 1024, &out,
-					       &out_size),
-			 -EBADMSG);
+	ck_assert_int_eq(
+	    elfsection_decompress(sec, len, SHF_COMPRESSED, NULL, 1, 0, 1024, &out, &out_size),
+	    -EBADMSG);
 	len = chdr64(sec, ELFCOMPRESS_ZLIB, sizeof(text), z, zlen);
 	sec[24 + 5] ^= 0xff;
-	ck_assert_int_eq(elfsection_decompress(sec, len, SHF_COMPRESSED, NULL, 1, 0, 1024, &out,
-					       &out_size),
-			 -EBADMSG);
+	ck_assert_int_eq(
+	    elfsection_decompress(sec, len, SHF_COMPRESSED, NULL, 1, 0, 1024, &out, &out_size),
+	    -EBADMSG);
 	/* a zstd header over a zlib stream */
 	len = chdr64(sec, 2, sizeof(text), z, zlen);
-	ck_assert_int_eq(elfsection_decompress(sec, len, SHF_COMPRESSED, NULL, 1, 0, 1024, &out,
-					       &out_size),
-			 -EBADMSG);
+	ck_assert_int_eq(
+	    elfsection_decompress(sec, len, SHF_COMPRESSED, NULL, 1, 0, 1024, &out, &out_size),
+	    -EBADMSG);
 	/* a decompression bomb by its header: refused before any allocation */
 	len = chdr64(sec, ELFCOMPRESS_ZLIB, UINT64_MAX, z, zlen);
 	ck_assert_int_eq(elfsection_decompress(sec, len, SHF_COMPRESSED, NULL, 1, 0,
@@ -290,9 +291,9 @@ START_TEST(test_hostile)
 			 -EOPNOTSUPP);
 	ck_assert_int_eq(elfsection_probe(sec, 23, SHF_COMPRESSED, NULL, 1, 0, &info), -ENOEXEC);
 	ck_assert_int_eq(elfsection_probe(sec, 11, SHF_COMPRESSED, NULL, 0, 0, &info), -ENOEXEC);
-	ck_assert_int_eq(elfsection_decompress(sec, len, 0, ".debug_info", 1, 0, 1024, &out,
-					       &out_size),
-			 -EINVAL);
+	ck_assert_int_eq(
+	    elfsection_decompress(sec, len, 0, ".debug_info", 1, 0, 1024, &out, &out_size),
+	    -EINVAL);
 	ck_assert_int_eq(elfsection_probe(sec, len, 0, ".debug_info", 1, 0, &info), 0);
 	ck_assert_int_eq(info.comp, ELFSECTION_PLAIN);
 	ck_assert_uint_eq(info.size, len);
@@ -302,9 +303,9 @@ START_TEST(test_hostile)
 	for (int i = 0; i < 8; i++)
 		sec[4 + i] = (uint8_t)((uint64_t)sizeof(text) >> (56 - 8 * i));
 	memcpy(sec + 12, z, zlen);
-	ck_assert_int_eq(elfsection_decompress(sec, 12 + zlen, 0, ".zdebug_line", 1, 0, 1024,
-					       &out, &out_size),
-			 0);
+	ck_assert_int_eq(
+	    elfsection_decompress(sec, 12 + zlen, 0, ".zdebug_line", 1, 0, 1024, &out, &out_size),
+	    0);
 	ck_assert_mem_eq(out, text, sizeof(text));
 	free(out);
 	ck_assert_int_eq(elfsection_probe(sec, 11, 0, ".zdebug_line", 1, 0, &info), -ENOEXEC);

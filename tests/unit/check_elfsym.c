@@ -126,17 +126,18 @@ START_TEST(test_gap_start)
 		for (size_t i = 0; i < nr_ends; i++)
 			if (ends[i] <= a && ends[i] > want)
 				want = ends[i];
-		ck_assert_msg(elfsym_table_gap_start(t, a) == want, "%#llx: gap from %#llx, want %#llx",
-			      (unsigned long long)a, (unsigned long long)elfsym_table_gap_start(t, a),
+		ck_assert_msg(elfsym_table_gap_start(t, a) == want,
+			      "%#llx: gap from %#llx, want %#llx", (unsigned long long)a,
+			      (unsigned long long)elfsym_table_gap_start(t, a),
 			      (unsigned long long)want);
 		unnamed++;
 	}
 	/* sym_local_second's bytes at least */
 	ck_assert_uint_ge(unnamed, symfix_nm_addr(SYMFIX_DIR "prog.nm", "sym_global_foo") -
 				       symfix_nm_addr(SYMFIX_DIR "prog.nm", "sym_local_second"));
-	ck_assert_uint_eq(elfsym_table_gap_start(t, symfix_nm_addr(SYMFIX_DIR "prog.nm",
-								     "sym_local_second")),
-			  symfix_nm_addr(SYMFIX_DIR "prog.nm", "sym_local_second"));
+	ck_assert_uint_eq(
+	    elfsym_table_gap_start(t, symfix_nm_addr(SYMFIX_DIR "prog.nm", "sym_local_second")),
+	    symfix_nm_addr(SYMFIX_DIR "prog.nm", "sym_local_second"));
 	elfsym_table_free(t);
 	free(out);
 	free(cmd);
@@ -209,8 +210,8 @@ START_TEST(test_find_function_versions)
 		const struct elfsym *sym;
 		char *at;
 
-		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 ||
-		    !strchr("TtWiI", type) || !(at = strstr(name, "@@")))
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 || !strchr("TtWiI", type) ||
+		    !(at = strstr(name, "@@")))
 			continue;
 		*at = 0;
 		sym = elfsym_table_find_function(t, name);
@@ -421,15 +422,30 @@ static void check_mk_table(int is_64, int be)
 		uint64_t addr;
 		const char *name; /* NULL: nothing */
 	} want[] = {
-	    {0xfff, NULL},	   {0x1000, "foo"},	    {0x1008, "foo"},
-	    {0x100f, "foo"},	   {0x1010, "inner_label"}, {0x1020, "inner_label"},
-	    {0x1040, "bar"},	   {0x107f, "bar"},	    {0x1084, "baz"},
+	    {0xfff, NULL},
+	    {0x1000, "foo"},
+	    {0x1008, "foo"},
+	    {0x100f, "foo"},
+	    {0x1010, "inner_label"},
+	    {0x1020, "inner_label"},
+	    {0x1040, "bar"},
+	    {0x107f, "bar"},
+	    {0x1084, "baz"},
 	    /* past the end of a sized symbol: functions the table lost (no name, bad name) */
-	    {0x1088, NULL},	   {0x1090, NULL},	    {0x10b0, NULL},
-	    {0x10bc, NULL},	   {0x10c5, "$xyz"},	    {0x10d8, NULL},
-	    {0x10e0, "ifunc_sel"}, {0x10ef, "ifunc_sel"},   {0x10ff, NULL},
-	    {0x1100, NULL},	   {0x2000, NULL},
-	    {0x2010, NULL},	   {0x5010, "abs_func"},    {0x5020, NULL},
+	    {0x1088, NULL},
+	    {0x1090, NULL},
+	    {0x10b0, NULL},
+	    {0x10bc, NULL},
+	    {0x10c5, "$xyz"},
+	    {0x10d8, NULL},
+	    {0x10e0, "ifunc_sel"},
+	    {0x10ef, "ifunc_sel"},
+	    {0x10ff, NULL},
+	    {0x1100, NULL},
+	    {0x2000, NULL},
+	    {0x2010, NULL},
+	    {0x5010, "abs_func"},
+	    {0x5020, NULL},
 	};
 
 	/* the two .dynsym sections are broken: found, nothing read */

@@ -36,7 +36,8 @@ static void golden_for(const char *capture)
 		int name_at = 0;
 
 		if (sscanf(l, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off,
-			   &name_at) < 4 || !name_at)
+			   &name_at) < 4 ||
+		    !name_at)
 			continue;
 		lines++;
 		char *key = xasprintf("%c %s %s", perms[2], off ? "N" : "0", l + name_at);
@@ -50,7 +51,7 @@ static void golden_for(const char *capture)
 			continue;
 		}
 		ALLOC_GROW(rows, nr + 1, alloc);
-		rows[nr++] = (struct row){ key, 1 };
+		rows[nr++] = (struct row){key, 1};
 	}
 	ck_assert_uint_gt(lines, 1000);
 	qsort(rows, nr, sizeof(*rows), row_cmp);
@@ -62,8 +63,8 @@ static void golden_for(const char *capture)
 						  rows[i].key[2] == 'N', &fl);
 
 		strbuf_addf(&sb, "%s -> %s%s%s x%lu\n", rows[i].key, mapkind_name(k),
-			    fl & MAPKIND_DELETED ? " deleted" : "", fl & MAPKIND_BOOT ? " boot" : "",
-			    rows[i].count);
+			    fl & MAPKIND_DELETED ? " deleted" : "",
+			    fl & MAPKIND_BOOT ? " boot" : "", rows[i].count);
 		free(rows[i].key);
 	}
 	free(rel);
@@ -92,24 +93,25 @@ START_TEST(test_spec_names)
 		enum mapkind want;
 		unsigned int flags;
 	} t[] = {
-		{ "/memfd:jit-cache (deleted)", 1, 0, MAPKIND_JIT_CACHE, MAPKIND_DELETED },
-		{ "/memfd:jit-zygote-cache (deleted)", 1, 0, MAPKIND_JIT_CACHE, MAPKIND_DELETED },
-		{ "/dev/ashmem/jit-zygote-cache (deleted)", 1, 0, MAPKIND_JIT_CACHE, MAPKIND_DELETED },
-		{ "[anon:dalvik-zygote-jit-code-cache]", 1, 0, MAPKIND_JIT_CACHE, 0 },
-		{ "/dev/ashmem/dalvik-jit-code-cache (deleted)", 1, 0, MAPKIND_JIT_CACHE,
-		  MAPKIND_DELETED },
-		{ "/data/app/x/base.apk", 1, 0x4000, MAPKIND_APK_LIB, 0 },
-		{ "/data/app/x/base.apk", 0, 0x4000, MAPKIND_APK, 0 },
-		{ "/data/app/x/oat/arm64/base.odex", 1, 0x1000, MAPKIND_ODEX, 0 },
-		{ "/apex/com.android.art/javalib/arm64/boot.oat", 1, 0, MAPKIND_OAT, MAPKIND_BOOT },
-		{ "/data/misc/apexdata/com.android.art/dalvik-cache/arm64/system@framework@boot.art",
-		  0, 0, MAPKIND_ART, MAPKIND_BOOT },
-		{ "/dev/ashmem/dalvik-classes.dex extracted in memory from /data/app/x/base.apk "
-		  "(deleted)", 0, 0, MAPKIND_DEX_EXTRACTED, MAPKIND_DELETED },
-		{ "/dev/kgsl-3d0", 0, 0, MAPKIND_GPU, 0 },
-		{ "/dmabuf:", 0, 0, MAPKIND_DMABUF, 0 },
-		{ "", 1, 0, MAPKIND_ANON, 0 },
-		{ "/lib/x86_64-linux-gnu/libc.so.6", 1, 0x28000, MAPKIND_ELF, 0 },
+	    {"/memfd:jit-cache (deleted)", 1, 0, MAPKIND_JIT_CACHE, MAPKIND_DELETED},
+	    {"/memfd:jit-zygote-cache (deleted)", 1, 0, MAPKIND_JIT_CACHE, MAPKIND_DELETED},
+	    {"/dev/ashmem/jit-zygote-cache (deleted)", 1, 0, MAPKIND_JIT_CACHE, MAPKIND_DELETED},
+	    {"[anon:dalvik-zygote-jit-code-cache]", 1, 0, MAPKIND_JIT_CACHE, 0},
+	    {"/dev/ashmem/dalvik-jit-code-cache (deleted)", 1, 0, MAPKIND_JIT_CACHE,
+	     MAPKIND_DELETED},
+	    {"/data/app/x/base.apk", 1, 0x4000, MAPKIND_APK_LIB, 0},
+	    {"/data/app/x/base.apk", 0, 0x4000, MAPKIND_APK, 0},
+	    {"/data/app/x/oat/arm64/base.odex", 1, 0x1000, MAPKIND_ODEX, 0},
+	    {"/apex/com.android.art/javalib/arm64/boot.oat", 1, 0, MAPKIND_OAT, MAPKIND_BOOT},
+	    {"/data/misc/apexdata/com.android.art/dalvik-cache/arm64/system@framework@boot.art", 0,
+	     0, MAPKIND_ART, MAPKIND_BOOT},
+	    {"/dev/ashmem/dalvik-classes.dex extracted in memory from /data/app/x/base.apk "
+	     "(deleted)",
+	     0, 0, MAPKIND_DEX_EXTRACTED, MAPKIND_DELETED},
+	    {"/dev/kgsl-3d0", 0, 0, MAPKIND_GPU, 0},
+	    {"/dmabuf:", 0, 0, MAPKIND_DMABUF, 0},
+	    {"", 1, 0, MAPKIND_ANON, 0},
+	    {"/lib/x86_64-linux-gnu/libc.so.6", 1, 0x28000, MAPKIND_ELF, 0},
 	};
 	unsigned int fl;
 

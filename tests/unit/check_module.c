@@ -29,37 +29,37 @@
 /* Code over several 64 KiB pages, read-only data over several 4 KiB pages, RELRO (a const
  * pointer table needs relocation in PIE), data and .bss. */
 static const char elfload_src[] =
-	"const char ro_table[20000] = {1};\n"
-	"int f0(int x);\n"
-	"int (*const relro_ptrs[512])(int) = {f0, f0};\n"
-	"int rw_data[2048] = {1};\n"
-	"int bss_data[40000];\n"
-	"__asm__(\".pushsection .text\\n.globl pad_code\\n.type pad_code,@function\\n\"\n"
-	"	\"pad_code:\\n.fill 140000,1,0x90\\nret\\n.size pad_code,.-pad_code\\n.popsection\");\n"
-	"int f0(int x) { return x + ro_table[x] + rw_data[x] + bss_data[x]; }\n"
-	"int main(int argc, char **argv) { (void)argv; return relro_ptrs[argc](argc); }\n";
+    "const char ro_table[20000] = {1};\n"
+    "int f0(int x);\n"
+    "int (*const relro_ptrs[512])(int) = {f0, f0};\n"
+    "int rw_data[2048] = {1};\n"
+    "int bss_data[40000];\n"
+    "__asm__(\".pushsection .text\\n.globl pad_code\\n.type pad_code,@function\\n\"\n"
+    "	\"pad_code:\\n.fill 140000,1,0x90\\nret\\n.size pad_code,.-pad_code\\n.popsection\");\n"
+    "int f0(int x) { return x + ro_table[x] + rw_data[x] + bss_data[x]; }\n"
+    "int main(int argc, char **argv) { (void)argv; return relro_ptrs[argc](argc); }\n";
 
 struct layout {
 	const char *name;
 	const char *flags; /* gcc's */
-	int in_apk;        /* stored in an APK (a shared library) */
+	int in_apk;	   /* stored in an APK (a shared library) */
 };
 
 static const struct layout layouts[] = {
-	{"bfd-pie", "-pie -fPIE", 0},
-	{"bfd-noseparate", "-pie -fPIE -Wl,-z,noseparate-code", 0},
-	{"bfd-exec", "-no-pie -fno-PIE", 0},
-	{"bfd-64k", "-pie -fPIE -Wl,-z,max-page-size=65536", 0},
-	{"bfd-prelinked", "-shared -fPIC -Wl,-Ttext-segment=0x40000000", 0},
-	{"gold-pie", "-pie -fPIE -fuse-ld=gold", 0},
-	{"lld-pie", "-pie -fPIE -fuse-ld=lld", 0},
-	{"lld-exec", "-no-pie -fno-PIE -fuse-ld=lld", 0},
-	{"lld-16k", "-pie -fPIE -fuse-ld=lld -Wl,-z,max-page-size=16384", 0},
-	{"lld-64k", "-pie -fPIE -fuse-ld=lld -Wl,-z,max-page-size=65536", 0},
-	{"lld-separate", "-pie -fPIE -fuse-ld=lld -Wl,-z,separate-code", 0},
-	{"lld-shared", "-shared -fPIC -fuse-ld=lld", 0},
-	{"lld-prelinked", "-shared -fPIC -fuse-ld=lld -Wl,--image-base=0x50000000", 0},
-	{"lld-16k-apk", "-shared -fPIC -fuse-ld=lld -Wl,-z,max-page-size=16384", 1},
+    {"bfd-pie", "-pie -fPIE", 0},
+    {"bfd-noseparate", "-pie -fPIE -Wl,-z,noseparate-code", 0},
+    {"bfd-exec", "-no-pie -fno-PIE", 0},
+    {"bfd-64k", "-pie -fPIE -Wl,-z,max-page-size=65536", 0},
+    {"bfd-prelinked", "-shared -fPIC -Wl,-Ttext-segment=0x40000000", 0},
+    {"gold-pie", "-pie -fPIE -fuse-ld=gold", 0},
+    {"lld-pie", "-pie -fPIE -fuse-ld=lld", 0},
+    {"lld-exec", "-no-pie -fno-PIE -fuse-ld=lld", 0},
+    {"lld-16k", "-pie -fPIE -fuse-ld=lld -Wl,-z,max-page-size=16384", 0},
+    {"lld-64k", "-pie -fPIE -fuse-ld=lld -Wl,-z,max-page-size=65536", 0},
+    {"lld-separate", "-pie -fPIE -fuse-ld=lld -Wl,-z,separate-code", 0},
+    {"lld-shared", "-shared -fPIC -fuse-ld=lld", 0},
+    {"lld-prelinked", "-shared -fPIC -fuse-ld=lld -Wl,--image-base=0x50000000", 0},
+    {"lld-16k-apk", "-shared -fPIC -fuse-ld=lld -Wl,-z,max-page-size=16384", 1},
 };
 
 static const uint64_t page_sizes[] = {4096, 16384, 65536};
@@ -278,18 +278,18 @@ static char *build(const struct layout *lay)
 static char *build_apk(const char *lib, uint64_t *data_off)
 {
 	static const char py[] =
-		"import sys, zipfile\n"
-		"apk, lib = sys.argv[1], sys.argv[2]\n"
-		"with zipfile.ZipFile(apk, 'w') as z:\n"
-		"    z.writestr('assets/a.txt', 'perch\\n')\n"
-		"    zi = zipfile.ZipInfo('lib/x86_64/libelfload.so')\n"
-		"    zi.compress_type = zipfile.ZIP_STORED\n"
-		"    here = z.fp.tell() + 30 + len(zi.filename)\n"
-		"    pad = (-(here + 4)) % 65536\n"
-		"    zi.extra = b'\\x35\\xd9' + pad.to_bytes(2, 'little') + bytes(pad)\n"
-		"    z.writestr(zi, open(lib, 'rb').read())\n"
-		"i = zipfile.ZipFile(apk).getinfo('lib/x86_64/libelfload.so')\n"
-		"print(i.header_offset + 30 + len(i.filename) + len(i.extra))\n";
+	    "import sys, zipfile\n"
+	    "apk, lib = sys.argv[1], sys.argv[2]\n"
+	    "with zipfile.ZipFile(apk, 'w') as z:\n"
+	    "    z.writestr('assets/a.txt', 'perch\\n')\n"
+	    "    zi = zipfile.ZipInfo('lib/x86_64/libelfload.so')\n"
+	    "    zi.compress_type = zipfile.ZIP_STORED\n"
+	    "    here = z.fp.tell() + 30 + len(zi.filename)\n"
+	    "    pad = (-(here + 4)) % 65536\n"
+	    "    zi.extra = b'\\x35\\xd9' + pad.to_bytes(2, 'little') + bytes(pad)\n"
+	    "    z.writestr(zi, open(lib, 'rb').read())\n"
+	    "i = zipfile.ZipFile(apk).getinfo('lib/x86_64/libelfload.so')\n"
+	    "print(i.header_offset + 30 + len(i.filename) + len(i.extra))\n";
 	char *script = testutil_tmp_file("mkapk.py", py, sizeof(py) - 1);
 	char *apk = testutil_tmp_path("base.apk");
 	char *cmd = xasprintf("python3 %s %s %s", script, apk, lib);
@@ -410,8 +410,8 @@ START_TEST(test_mprotect_split)
 		if (!(l->flags & PF_X))
 			continue;
 		ck_assert_uint_gt(l->filesz, 3 * 4096);
-		sim_protect(&sim, base + up(l->vaddr, 4096) + 4096, base + up(l->vaddr, 4096) + 8192,
-			    PF_R | PF_W);
+		sim_protect(&sim, base + up(l->vaddr, 4096) + 4096,
+			    base + up(l->vaddr, 4096) + 8192, PF_R | PF_W);
 		done = 1;
 	}
 	ck_assert(done);

@@ -10,13 +10,13 @@
 
 #include "perch/module.h"
 
-#define EXT4_MAGIC 0xef53UL
+#define EXT4_MAGIC	0xef53UL
 #define OVERLAYFS_MAGIC 0x794c7630UL
-#define BTRFS_MAGIC 0x9123683eUL
+#define BTRFS_MAGIC	0x9123683eUL
 
 static struct stat st_of(unsigned long ino, unsigned int maj, unsigned int min)
 {
-	struct stat st = { 0 };
+	struct stat st = {0};
 
 	st.st_ino = ino;
 	st.st_dev = makedev(maj, min);

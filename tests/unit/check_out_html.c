@@ -77,12 +77,13 @@ static unsigned char *block(const char *page, size_t *len)
 	ck_assert_ptr_nonnull(b);
 	raw = xmalloc((size_t)(b - a));
 	for (const char *s = a; s < b && *s != '='; s++) {
-		const char *v = strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
-				       *s);
+		const char *v =
+		    strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", *s);
 
 		ck_assert_msg(v && *s, "not base64: '%c'", *s);
-		acc = acc << 6 | (uint32_t)(v - "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-						 "0123456789+/");
+		acc =
+		    acc << 6 | (uint32_t)(v - "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+					      "0123456789+/");
 		bits += 6;
 		if (bits >= 8) {
 			bits -= 8;
@@ -140,8 +141,9 @@ START_TEST(test_page)
 	ck_assert_ptr_nonnull(strstr(json, "\"name\":\"io \\\"\\u003cx\\u003e\\\"\""));
 	ck_assert_ptr_nonnull(strstr(json, "\"stalls\":[[20,30,10,3,\"off-cpu\",0,"
 					   "\"[sleep nanosleep]\"]]"));
-	ck_assert_ptr_nonnull(strstr(json, "{\"name\":\"cpu_usage\",\"group\":\"cpu\",\"scale\":100,"
-					   "\"n\":2,"));
+	ck_assert_ptr_nonnull(strstr(json,
+				     "{\"name\":\"cpu_usage\",\"group\":\"cpu\",\"scale\":100,"
+				     "\"n\":2,"));
 	ck_assert_ptr_nonnull(strstr(json, "{\"name\":\"rss_bytes\",\"group\":\"mem\""));
 	ck_assert_ptr_null(strstr(json, "\"other\""));
 	ck_assert_ptr_null(strstr(json, "counter:"));

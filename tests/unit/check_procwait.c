@@ -10,28 +10,36 @@
 START_TEST(test_procwait_names)
 {
 	/* comm */
-	ck_assert_int_eq(procwait_name_matches("server", "server", CMD("./srv\0-x\0")), PROCWAIT_YES);
+	ck_assert_int_eq(procwait_name_matches("server", "server", CMD("./srv\0-x\0")),
+			 PROCWAIT_YES);
 	/* argv[0] and its last component */
 	ck_assert_int_eq(procwait_name_matches("/usr/bin/python3", "python3.11",
-					       CMD("/usr/bin/python3\0a.py\0")), PROCWAIT_YES);
-	ck_assert_int_eq(procwait_name_matches("python3", "python3.11",
-					       CMD("/usr/bin/python3\0a.py\0")), PROCWAIT_YES);
+					       CMD("/usr/bin/python3\0a.py\0")),
+			 PROCWAIT_YES);
+	ck_assert_int_eq(
+	    procwait_name_matches("python3", "python3.11", CMD("/usr/bin/python3\0a.py\0")),
+	    PROCWAIT_YES);
 	/* an argument is not the name */
-	ck_assert_int_eq(procwait_name_matches("a.py", "python3.11",
-					       CMD("/usr/bin/python3\0a.py\0")), PROCWAIT_NO);
+	ck_assert_int_eq(
+	    procwait_name_matches("a.py", "python3.11", CMD("/usr/bin/python3\0a.py\0")),
+	    PROCWAIT_NO);
 	/* Android: zygote writes the process name over argv (NULs after it) */
 	ck_assert_int_eq(procwait_name_matches("com.example.app", "com.example.app",
-					       CMD("com.example.app\0\0\0\0")), PROCWAIT_YES);
+					       CMD("com.example.app\0\0\0\0")),
+			 PROCWAIT_YES);
 	ck_assert_int_eq(procwait_name_matches("com.example.perch.waitapp", "e.perch.waitapp",
-					       CMD("com.example.perch.waitapp\0\0")), PROCWAIT_YES);
+					       CMD("com.example.perch.waitapp\0\0")),
+			 PROCWAIT_YES);
 	/* a service process is another name */
 	ck_assert_int_eq(procwait_name_matches("com.example.app", "mple.app:remote",
-					       CMD("com.example.app:remote\0")), PROCWAIT_NO);
+					       CMD("com.example.app:remote\0")),
+			 PROCWAIT_NO);
 	/* only the comm (cut to 15 characters, at the start or the end) matches: look again */
 	ck_assert_int_eq(procwait_name_matches("com.example.perch.waitapp", "e.perch.waitapp",
-					       CMD("zygote64\0")), PROCWAIT_MAYBE);
-	ck_assert_int_eq(procwait_name_matches("my-long-program-name", "my-long-program",
-					       CMD("")), PROCWAIT_MAYBE);
+					       CMD("zygote64\0")),
+			 PROCWAIT_MAYBE);
+	ck_assert_int_eq(procwait_name_matches("my-long-program-name", "my-long-program", CMD("")),
+			 PROCWAIT_MAYBE);
 	/* a short prefix is not a truncation */
 	ck_assert_int_eq(procwait_name_matches("serverd", "server", CMD("server\0")), PROCWAIT_NO);
 	ck_assert_int_eq(procwait_name_matches("", "", CMD("")), PROCWAIT_NO);

@@ -23,10 +23,10 @@ static void teardown(void)
 	record_opts_release(&o);
 }
 
-#define PARSE(flags, ...)                                                                      \
-	({                                                                                     \
-		char *av_[] = { "record", __VA_ARGS__, NULL };                                 \
-		record_opts_parse(&o, (int)(sizeof(av_) / sizeof(av_[0])) - 1, av_, (flags)); \
+#define PARSE(flags, ...)                                                                          \
+	({                                                                                         \
+		char *av_[] = {"record", __VA_ARGS__, NULL};                                       \
+		record_opts_parse(&o, (int)(sizeof(av_) / sizeof(av_[0])) - 1, av_, (flags));      \
 	})
 
 START_TEST(defaults)
@@ -71,7 +71,7 @@ END_TEST
 START_TEST(cli_program_and_usage_errors)
 {
 	/* o.argv borrows the caller's argv */
-	char *av[] = { "record", "-F", "10", "--", "prog", "arg", NULL };
+	char *av[] = {"record", "-F", "10", "--", "prog", "arg", NULL};
 
 	ck_assert_int_eq(record_opts_parse(&o, 6, av, RECORD_PARSE_CLI), 0);
 	ck_assert_ptr_eq(o.argv, av + 4);
@@ -160,7 +160,7 @@ START_TEST(copy_is_deep)
 	ck_assert_str_eq(c.stall_thread, "t");
 	/* options parsed over a copy add to it */
 	{
-		char *av[] = { "record", "-o", "y.svg", NULL };
+		char *av[] = {"record", "-o", "y.svg", NULL};
 
 		ck_assert_int_eq(record_opts_parse(&c, 3, av, 0), 0);
 	}

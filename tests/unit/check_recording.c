@@ -155,8 +155,10 @@ static void assert_same_samples(const struct profile *a, const struct profile *b
 				const struct profile_frame *p1 = profile_frame(a, ffa[k]);
 				const struct profile_frame *p2 = profile_frame(b, ffb[k]);
 
-				ck_assert_str_eq(profile_str(a, p1->name), profile_str(b, p2->name));
-				ck_assert_str_eq(profile_str(a, p1->file), profile_str(b, p2->file));
+				ck_assert_str_eq(profile_str(a, p1->name),
+						 profile_str(b, p2->name));
+				ck_assert_str_eq(profile_str(a, p1->file),
+						 profile_str(b, p2->file));
 				ck_assert_uint_eq(p1->line, p2->line);
 				ck_assert_uint_eq(p1->kind, p2->kind);
 				ck_assert_uint_eq(p1->inlined, p2->inlined);

@@ -26,13 +26,13 @@ START_TEST(split_words)
 	check_split("", 0, NULL);
 	check_split("   \t\n", 0, NULL);
 	check_split("# only a comment", 0, NULL);
-	check_split("attach 1234", 2, (const char *[]){ "attach", "1234" });
+	check_split("attach 1234", 2, (const char *[]){"attach", "1234"});
 	check_split("  record   start\t-d 2  \r\n", 4,
-		    (const char *[]){ "record", "start", "-d", "2" });
-	check_split("save 'a b.folded' # comment", 2, (const char *[]){ "save", "a b.folded" });
-	check_split("save \"x\\\"y\" z\\ w", 3, (const char *[]){ "save", "x\"y", "z w" });
-	check_split("a''b \"\"", 2, (const char *[]){ "ab", "" });
-	check_split("x#y", 1, (const char *[]){ "x#y" });
+		    (const char *[]){"record", "start", "-d", "2"});
+	check_split("save 'a b.folded' # comment", 2, (const char *[]){"save", "a b.folded"});
+	check_split("save \"x\\\"y\" z\\ w", 3, (const char *[]){"save", "x\"y", "z w"});
+	check_split("a''b \"\"", 2, (const char *[]){"ab", ""});
+	check_split("x#y", 1, (const char *[]){"x#y"});
 }
 END_TEST
 

@@ -80,7 +80,8 @@ START_TEST(test_html_flamegraph)
 	ck_assert_ptr_null(strstr(html, "CDATA"));
 	/* the script runs after the SVG it reads, inside the body */
 	ck_assert(strstr(html, "</svg>\n<script>\n") &&
-		  strstr(html, "</svg>\n<script>\n") < strstr(html, "</script>\n</body>\n</html>\n"));
+		  strstr(html, "</svg>\n<script>\n") <
+		      strstr(html, "</script>\n</body>\n</html>\n"));
 	/* no network: nothing loaded from anywhere */
 	ck_assert_ptr_null(strstr(html, "src="));
 	ck_assert_ptr_null(strstr(html, "href="));

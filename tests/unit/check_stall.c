@@ -10,13 +10,13 @@
 #include "perch/strbuf.h"
 #include "perch/xalloc.h"
 
-#define MS 1000000ULL
+#define MS  1000000ULL
 #define TID 100
 
 static struct stall_detector *new_detector(int cpu_mode)
 {
-	struct stall_opts o = { .threshold_ns = 200 * MS, .period_ns = 10 * MS,
-				.cpu_mode = cpu_mode, .tid = TID };
+	struct stall_opts o = {
+	    .threshold_ns = 200 * MS, .period_ns = 10 * MS, .cpu_mode = cpu_mode, .tid = TID};
 
 	return stall_new(&o);
 }
@@ -27,9 +27,11 @@ static void feed(struct stall_detector *d, unsigned int from, unsigned int to, c
 		 uint64_t key, unsigned int nkeys, uint32_t stack, const char *reason)
 {
 	for (unsigned int t = from; t < to; t += 10) {
-		struct stall_sample s = { .time_ns = t * MS, .state = state,
-					  .key = key + (t / 10) % nkeys, .stack = stack,
-					  .reason = reason };
+		struct stall_sample s = {.time_ns = t * MS,
+					 .state = state,
+					 .key = key + (t / 10) % nkeys,
+					 .stack = stack,
+					 .reason = reason};
 
 		stall_feed(d, TID, "main", &s);
 	}
@@ -41,10 +43,10 @@ START_TEST(test_off_cpu)
 	const struct stall *v;
 	size_t n;
 
-	feed(d, 0, 100, 'R', 1, 3, 1, NULL);			    /* busy, changing stacks */
-	feed(d, 100, 600, 'S', 50, 1, 7, "[sleep nanosleep]");	    /* 500 ms asleep */
+	feed(d, 0, 100, 'R', 1, 3, 1, NULL);		       /* busy, changing stacks */
+	feed(d, 100, 600, 'S', 50, 1, 7, "[sleep nanosleep]"); /* 500 ms asleep */
 	feed(d, 600, 800, 'R', 1, 3, 1, NULL);
-	feed(d, 800, 950, 'S', 50, 1, 7, "[sleep nanosleep]");	    /* 150 ms: too short */
+	feed(d, 800, 950, 'S', 50, 1, 7, "[sleep nanosleep]"); /* 150 ms: too short */
 	feed(d, 950, 1200, 'R', 1, 3, 1, NULL);
 	stall_finish(d, 1200 * MS);
 	v = stall_list(d, &n);
@@ -162,9 +164,9 @@ END_TEST
 /* Other threads are ignored; a name picks the first thread that has it. */
 START_TEST(test_watch_by_name)
 {
-	struct stall_opts o = { .threshold_ns = 200 * MS, .period_ns = 10 * MS, .name = "ui" };
+	struct stall_opts o = {.threshold_ns = 200 * MS, .period_ns = 10 * MS, .name = "ui"};
 	struct stall_detector *d = stall_new(&o);
-	struct stall_sample s = { .state = 'S', .key = 5, .stack = 3, .reason = "[lock futex]" };
+	struct stall_sample s = {.state = 'S', .key = 5, .stack = 3, .reason = "[lock futex]"};
 	size_t n;
 
 	for (unsigned int t = 0; t < 500; t += 10) {
@@ -200,14 +202,14 @@ static uint32_t add_stack(struct profile *p, const char *const *names, size_t n,
 	uint32_t locs[8], mod = profile_intern_str(p, "/bin/app");
 
 	for (size_t i = 0; i < n; i++) {
-		struct profile_frame f = { .name = profile_intern_str(p, names[i]), .module = mod };
+		struct profile_frame f = {.name = profile_intern_str(p, names[i]), .module = mod};
 
 		if (names[i][0] == '[') {
 			f.kind = PROFILE_FRAME_PSEUDO;
 			f.module = 0;
 		}
-		locs[i] = profile_intern_location(p, f.module, addr + i * 0x100 + (i ? 0 : 1), &f,
-						  1);
+		locs[i] =
+		    profile_intern_location(p, f.module, addr + i * 0x100 + (i ? 0 : 1), &f, 1);
 	}
 	return profile_intern_stack(p, locs, n);
 }
@@ -236,13 +238,16 @@ START_TEST(test_drain_same_as_kept)
 			/* asleep; or running in one stack with a short sleep now and then, or a
 			 * 250 ms sleep inside (an off-CPU stall that closes before the running
 			 * one around it, which began earlier) */
-			char state = round % 3 == 0			  ? 'S'
+			char state = round % 3 == 0				     ? 'S'
 				     : round % 3 == 1 && u - t >= 100 && u - t < 350 ? 'S'
-				     : (u / 10) % 17 == 0			  ? 'S'
-										  : 'R';
-			struct stall_sample s = { .time_ns = u * MS, .state = state,
-						  .key = (uint64_t)round, .stack = (uint32_t)round,
-						  .reason = state == 'S' ? "[sleep nanosleep]" : NULL };
+				     : (u / 10) % 17 == 0			     ? 'S'
+										     : 'R';
+			struct stall_sample s = {.time_ns = u * MS,
+						 .state = state,
+						 .key = (uint64_t)round,
+						 .stack = (uint32_t)round,
+						 .reason =
+						     state == 'S' ? "[sleep nanosleep]" : NULL};
 
 			stall_feed(a, TID, "main", &s);
 			stall_feed(b, TID, "main", &s);
@@ -286,13 +291,13 @@ END_TEST
 START_TEST(test_stack_key)
 {
 	struct profile *p = profile_new();
-	static const char *const a[] = { "spin", "work", "main" };
-	static const char *const b[] = { "spin2", "work", "main" };
-	static const char *const w[] = { "[sleep nanosleep]", "nanosleep", "main" };
+	static const char *const a[] = {"spin", "work", "main"};
+	static const char *const b[] = {"spin2", "work", "main"};
+	static const char *const w[] = {"[sleep nanosleep]", "nanosleep", "main"};
 	uint32_t s1 = add_stack(p, a, 3, 0x1000), s2 = add_stack(p, a, 3, 0x5000);
 	uint32_t s3 = add_stack(p, b, 3, 0x7000), s4 = add_stack(p, w, 3, 0x9000);
 
-	ck_assert_uint_ne(s1, s2); /* other PCs: other stacks, */
+	ck_assert_uint_ne(s1, s2);				     /* other PCs: other stacks, */
 	ck_assert(stall_stack_key(p, s1) == stall_stack_key(p, s2)); /* the same functions */
 	ck_assert(stall_stack_key(p, s1) != stall_stack_key(p, s3));
 	ck_assert_ptr_null(stall_stack_reason(p, s1));
@@ -300,7 +305,7 @@ START_TEST(test_stack_key)
 	ck_assert_ptr_null(stall_stack_reason(p, 12345));
 
 	/* fed through the profile */
-	struct stall_opts o = { .threshold_ns = 200 * MS, .period_ns = 10 * MS, .tid = TID };
+	struct stall_opts o = {.threshold_ns = 200 * MS, .period_ns = 10 * MS, .tid = TID};
 	struct stall_detector *d = stall_new(&o);
 	const struct stall *v;
 	size_t n;
@@ -321,10 +326,19 @@ END_TEST
 START_TEST(test_meta_round_trip)
 {
 	struct stall in[2] = {
-		{ .start_ns = 4061234000000ULL, .duration_ns = 512000000, .tid = 1234,
-		  .stack = 17, .kind = STALL_OFF_CPU, .reason = "[io read /tmp/a b]" },
-		{ .start_ns = 4062000000000ULL, .duration_ns = 300000000, .tid = 1234,
-		  .stack = STALL_NO_STACK, .kind = STALL_RUNNING, .cut = 1, .reason = "running" },
+	    {.start_ns = 4061234000000ULL,
+	     .duration_ns = 512000000,
+	     .tid = 1234,
+	     .stack = 17,
+	     .kind = STALL_OFF_CPU,
+	     .reason = "[io read /tmp/a b]"},
+	    {.start_ns = 4062000000000ULL,
+	     .duration_ns = 300000000,
+	     .tid = 1234,
+	     .stack = STALL_NO_STACK,
+	     .kind = STALL_RUNNING,
+	     .cut = 1,
+	     .reason = "running"},
 	};
 	char *text = stall_meta_format(in, 2);
 	struct stall *out;
@@ -348,17 +362,17 @@ END_TEST
 START_TEST(test_meta_hostile)
 {
 	static const char text[] =
-		"\n"
-		"1 2 3 4 off-cpu 0 ok\n"
-		"1 2 3 4 off-cpu 0\n" /* no reason: fine, empty */
-		"x 2 3 4 off-cpu 0 r\n"
-		"1 2 3 4294967295 off-cpu 0 r\n" /* the no-stack value spelled as a number */
-		"1 2 99999999999 4 off-cpu 0 r\n"
-		"1 2 3 4 sideways 0 r\n"
-		"1 2 3 4 running 2 r\n"
-		"18446744073709551616 2 3 4 running 0 r\n"
-		"1 2 3 - running 1 \x01weird\n"
-		"1  2 3 4 off-cpu 0 r";
+	    "\n"
+	    "1 2 3 4 off-cpu 0 ok\n"
+	    "1 2 3 4 off-cpu 0\n" /* no reason: fine, empty */
+	    "x 2 3 4 off-cpu 0 r\n"
+	    "1 2 3 4294967295 off-cpu 0 r\n" /* the no-stack value spelled as a number */
+	    "1 2 99999999999 4 off-cpu 0 r\n"
+	    "1 2 3 4 sideways 0 r\n"
+	    "1 2 3 4 running 2 r\n"
+	    "18446744073709551616 2 3 4 running 0 r\n"
+	    "1 2 3 - running 1 \x01weird\n"
+	    "1  2 3 4 off-cpu 0 r";
 	struct stall *v;
 	size_t n = stall_meta_parse(text, &v);
 

@@ -96,14 +96,14 @@ static void assert_globals_only(const struct elffile *ef)
 }
 
 static const char rust_src[] =
-	"use std::sync::mpsc;\n"
-	"#[inline(never)]\n"
-	"fn worker(rx: mpsc::Receiver<u32>) -> u32 { rx.recv().unwrap_or(0) }\n"
-	"fn main() {\n"
-	"    let (tx, rx) = mpsc::channel::<u32>();\n"
-	"    tx.send(7).unwrap();\n"
-	"    println!(\"{}\", worker(rx));\n"
-	"}\n";
+    "use std::sync::mpsc;\n"
+    "#[inline(never)]\n"
+    "fn worker(rx: mpsc::Receiver<u32>) -> u32 { rx.recv().unwrap_or(0) }\n"
+    "fn main() {\n"
+    "    let (tx, rx) = mpsc::channel::<u32>();\n"
+    "    tx.send(7).unwrap();\n"
+    "    println!(\"{}\", worker(rx));\n"
+    "}\n";
 
 START_TEST(test_demangle)
 {
@@ -145,16 +145,17 @@ static void check_rust(const char *rustc, const char *flags, const char *tag)
 	size_t checked = 0;
 	int st, n;
 
-	cmd = xasprintf("%s -g %s -o %s %s && objcopy --strip-debug %s %s.nodbg", rustc,
-			flags, bin, src, bin, bin);
+	cmd = xasprintf("%s -g %s -o %s %s && objcopy --strip-debug %s %s.nodbg", rustc, flags, bin,
+			src, bin, bin);
 	out = testutil_run(cmd, &st);
 	ck_assert_msg(st == 0, "%s: %s", cmd, out);
 	free(out);
 	free(cmd);
 	/* "000000000000f150 r::worker" for each Rust function symbol */
-	cmd = xasprintf("nm --defined-only %s.nodbg | awk '$2 ~ /^[tT]$/ && $3 ~ /^(_R|_ZN.*17h[0-9a-f]+E$)/ "
-			"{ print $1, $3 }' | c++filt -i",
-			bin);
+	cmd = xasprintf(
+	    "nm --defined-only %s.nodbg | awk '$2 ~ /^[tT]$/ && $3 ~ /^(_R|_ZN.*17h[0-9a-f]+E$)/ "
+	    "{ print $1, $3 }' | c++filt -i",
+	    bin);
 	out = testutil_run(cmd, &st);
 	ck_assert_int_eq(st, 0);
 	free(cmd);
@@ -222,7 +223,7 @@ END_TEST
  * name. */
 START_TEST(test_compressed_dwarf)
 {
-	static const char *const kinds[] = { "none", "zlib", "zlib-gnu", "zstd" };
+	static const char *const kinds[] = {"none", "zlib", "zlib-gnu", "zstd"};
 	char *src = testutil_fixture_path("elf/lines"), *cmd, *out;
 	uint64_t a;
 	int st;

@@ -58,8 +58,8 @@ static void collect_calls(void *arg, char kind, uint64_t key, int found,
 	left = sizeof(g->calls[0]);
 	p += snprintf(p, left, "%c %llx found=%d n=%zu", kind, (unsigned long long)key, found, n);
 	for (size_t i = 0; i < n; i++) {
-		p += sprintf(p, " [%llx %d %d %s", (unsigned long long)c[i].pc, c[i].tail, c[i].kind,
-			     c[i].name ? c[i].name : "-");
+		p += sprintf(p, " [%llx %d %d %s", (unsigned long long)c[i].pc, c[i].tail,
+			     c[i].kind, c[i].name ? c[i].name : "-");
 		for (size_t k = 0; k < c[i].nr_addrs; k++)
 			p += sprintf(p, " %llx", (unsigned long long)c[i].addrs[k]);
 		p += sprintf(p, "]");
@@ -76,9 +76,9 @@ static void collect_name(void *arg, const char *name, uint64_t addr)
 }
 
 static const struct symcache_ops collect_ops = {
-	.frames = collect_frames,
-	.calls = collect_calls,
-	.name = collect_name,
+    .frames = collect_frames,
+    .calls = collect_calls,
+    .name = collect_name,
 };
 #define collect (&collect_ops)
 
@@ -97,12 +97,12 @@ static void teardown(void)
 START_TEST(test_round_trip)
 {
 	struct sym_frame f[2] = {
-		{ "inner", "/src/a.c", 10, 1 },
-		{ "outer(int, char const*)", "/src/a.c", 31, 0 },
+	    {"inner", "/src/a.c", 10, 1},
+	    {"outer(int, char const*)", "/src/a.c", 31, 0},
 	};
 	char *buf = NULL, path[4096];
 	size_t len = 0, cap = 0;
-	struct got g = { 0 };
+	struct got g = {0};
 
 	snprintf(path, sizeof(path), "%s/c", testutil_tmp);
 	ck_assert_int_eq(symcache_format(0x1199, f, 2, 0x1180, &buf, &len, &cap), 0);
@@ -137,16 +137,18 @@ END_TEST
 /* S, T and N lines (call sites, tail-call lists, names) come back as written. */
 START_TEST(test_round_trip_calls)
 {
-	static const uint64_t addrs[] = { 0x90cf0, 0x91000 };
+	static const uint64_t addrs[] = {0x90cf0, 0x91000};
 	struct debuginfo_call c[3] = {
-		{ .pc = 0x90d90, .kind = DEBUGINFO_TARGET_ADDRS, .addrs = addrs, .nr_addrs = 2 },
-		{ .pc = 0x90cff, .tail = 1, .kind = DEBUGINFO_TARGET_NAME,
-		  .name = "__futex_abstimed_wait_cancelable64" },
-		{ .pc = 0x90e00, .tail = 1, .kind = DEBUGINFO_TARGET_NONE },
+	    {.pc = 0x90d90, .kind = DEBUGINFO_TARGET_ADDRS, .addrs = addrs, .nr_addrs = 2},
+	    {.pc = 0x90cff,
+	     .tail = 1,
+	     .kind = DEBUGINFO_TARGET_NAME,
+	     .name = "__futex_abstimed_wait_cancelable64"},
+	    {.pc = 0x90e00, .tail = 1, .kind = DEBUGINFO_TARGET_NONE},
 	};
 	char *buf = NULL, path[4096];
 	size_t len = 0, cap = 0;
-	struct got g = { 0 };
+	struct got g = {0};
 
 	snprintf(path, sizeof(path), "%s/c", testutil_tmp);
 	ck_assert_int_eq(symcache_format_calls('S', 0x90d90, 1, c, 1, &buf, &len, &cap), 0);
@@ -160,8 +162,9 @@ START_TEST(test_round_trip_calls)
 	ck_assert_int_eq(g.nc, 6);
 	ck_assert_str_eq(g.calls[0], "S 90d90 found=1 n=1 [90d90 0 1 - 90cf0 91000]");
 	ck_assert_str_eq(g.calls[1], "S 1234 found=0 n=0");
-	ck_assert_str_eq(g.calls[2], "T 90cf0 found=1 n=2 [90cff 1 2 __futex_abstimed_wait_cancelable64] "
-				     "[90e00 1 0 -]");
+	ck_assert_str_eq(g.calls[2],
+			 "T 90cf0 found=1 n=2 [90cff 1 2 __futex_abstimed_wait_cancelable64] "
+			 "[90e00 1 0 -]");
 	ck_assert_str_eq(g.calls[3], "T 5678 found=0 n=0");
 	ck_assert_str_eq(g.calls[4], "T 9abc found=1 n=0");
 	ck_assert_str_eq(g.calls[5], "N sem_wait 90dd0");
@@ -181,29 +184,29 @@ END_TEST
 START_TEST(test_hostile)
 {
 	static const char text[] =
-		"perch-symcache 2\n"
-		"10\t1\tok\t/f.c\t3\t0\t-\n"        /* good */
-		"zz\t1\tf\t/f.c\t3\t0\t-\n"         /* bad address */
-		"20\t2\tf\t/f.c\t3\t1\t-\n"         /* says 2 frames, has 1 */
-		"30\t1\tf\t/f.c\t3\t0\t-\textra\n"  /* trailing field */
-		"31\t1\tf\t/f.c\t3\t0\n"           /* no entry field (version 1) */
-		"40\t99\tf\t/f.c\t3\t0\t-\n"        /* more frames than SYM_MAX_INLINE */
-		"50\t1\tf\t/f.c\t-3\t0\t-\n"        /* negative line */
-		"60\t1\tf\t/f.c\t3\t2\t-\n"         /* inlined not 0/1 */
-		"70\t0\n"                          /* no frames */
-		"S\t10\t1\n"                       /* a call site without its fields */
-		"S\t10\t2\t1\t0\t0\t\t0\t2\t0\t0\t\t0\n" /* two sites under one return pc */
-		"T\t10\t1\t1\t0\t1\t\t0\n"       /* ADDRS without addresses */
-		"T\t10\t1\t1\t0\t2\t\t0\n"       /* NAME without a name */
-		"T\t10\t1\t1\t0\t9\tx\t0\n"      /* unknown kind */
-		"T\t10\t1\t1\t0\t0\t\t0\textra\n" /* trailing field */
-		"N\t10\n"                          /* a name line without its name */
-		"\n"
-		"perch-symcache 2\n"               /* a second writer's header */
-		"80\t1\tlast\t\t0\t0\t1f\n"          /* good */
-		"90\t1\ttorn\t/f.c";               /* a run still writing: no newline */
+	    "perch-symcache 2\n"
+	    "10\t1\tok\t/f.c\t3\t0\t-\n"	     /* good */
+	    "zz\t1\tf\t/f.c\t3\t0\t-\n"		     /* bad address */
+	    "20\t2\tf\t/f.c\t3\t1\t-\n"		     /* says 2 frames, has 1 */
+	    "30\t1\tf\t/f.c\t3\t0\t-\textra\n"	     /* trailing field */
+	    "31\t1\tf\t/f.c\t3\t0\n"		     /* no entry field (version 1) */
+	    "40\t99\tf\t/f.c\t3\t0\t-\n"	     /* more frames than SYM_MAX_INLINE */
+	    "50\t1\tf\t/f.c\t-3\t0\t-\n"	     /* negative line */
+	    "60\t1\tf\t/f.c\t3\t2\t-\n"		     /* inlined not 0/1 */
+	    "70\t0\n"				     /* no frames */
+	    "S\t10\t1\n"			     /* a call site without its fields */
+	    "S\t10\t2\t1\t0\t0\t\t0\t2\t0\t0\t\t0\n" /* two sites under one return pc */
+	    "T\t10\t1\t1\t0\t1\t\t0\n"		     /* ADDRS without addresses */
+	    "T\t10\t1\t1\t0\t2\t\t0\n"		     /* NAME without a name */
+	    "T\t10\t1\t1\t0\t9\tx\t0\n"		     /* unknown kind */
+	    "T\t10\t1\t1\t0\t0\t\t0\textra\n"	     /* trailing field */
+	    "N\t10\n"				     /* a name line without its name */
+	    "\n"
+	    "perch-symcache 2\n"	/* a second writer's header */
+	    "80\t1\tlast\t\t0\t0\t1f\n" /* good */
+	    "90\t1\ttorn\t/f.c";	/* a run still writing: no newline */
 	char path[4096];
-	struct got g = { 0 };
+	struct got g = {0};
 
 	snprintf(path, sizeof(path), "%s/h", testutil_tmp);
 	testutil_write_file(path, text, sizeof(text) - 1);
@@ -232,7 +235,7 @@ END_TEST
 START_TEST(test_size_limit)
 {
 	char path[4096];
-	struct got g = { 0 };
+	struct got g = {0};
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/big", testutil_tmp);
@@ -248,7 +251,7 @@ END_TEST
 
 START_TEST(test_paths)
 {
-	static const uint8_t id[] = { 0xcf, 0xd5, 0x30, 0xa2 };
+	static const uint8_t id[] = {0xcf, 0xd5, 0x30, 0xa2};
 	char buf[4096];
 
 	setenv("PERCH_CACHE_DIR", "/c", 1);

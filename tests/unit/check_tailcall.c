@@ -18,22 +18,21 @@
 
 #define MAX_FRAMES 32
 
-static const char gdb_script[] =
-	"import gdb, sys\n"
-	"gdb.execute('set pagination off')\n"
-	"gdb.execute('set confirm off')\n"
-	"gdb.Breakpoint('leaf')\n"
-	"for v in ['chain', 'ambiguous', 'common', 'count']:\n"
-	"    gdb.execute('run %s' % v, to_string=True)\n"
-	"    f = gdb.newest_frame()\n"
-	"    print('variant', v)\n"
-	"    while f is not None:\n"
-	"        t = 1 if f.type() == gdb.TAILCALL_FRAME else 0\n"
-	"        print('F 0x%x %d %s' % (f.pc(), t, f.name()))\n"
-	"        if f.name() == 'main':\n"
-	"            break\n"
-	"        f = f.older()\n"
-	"    gdb.execute('kill', to_string=True)\n";
+static const char gdb_script[] = "import gdb, sys\n"
+				 "gdb.execute('set pagination off')\n"
+				 "gdb.execute('set confirm off')\n"
+				 "gdb.Breakpoint('leaf')\n"
+				 "for v in ['chain', 'ambiguous', 'common', 'count']:\n"
+				 "    gdb.execute('run %s' % v, to_string=True)\n"
+				 "    f = gdb.newest_frame()\n"
+				 "    print('variant', v)\n"
+				 "    while f is not None:\n"
+				 "        t = 1 if f.type() == gdb.TAILCALL_FRAME else 0\n"
+				 "        print('F 0x%x %d %s' % (f.pc(), t, f.name()))\n"
+				 "        if f.name() == 'main':\n"
+				 "            break\n"
+				 "        f = f.older()\n"
+				 "    gdb.execute('kill', to_string=True)\n";
 
 struct gframe {
 	uint64_t pc;
@@ -133,8 +132,11 @@ static int check_variant(struct tailcall *tc, const char *build, const struct va
 START_TEST(test_gdb_chains)
 {
 	static const char *const builds[] = {
-		"gcc -O2 -g", "gcc -O2 -gdwarf-4", "gcc -O3 -g", "clang-14 -O2 -gdwarf-4",
-		"clang-14 -O2 -gdwarf-5",
+	    "gcc -O2 -g",
+	    "gcc -O2 -gdwarf-4",
+	    "gcc -O3 -g",
+	    "clang-14 -O2 -gdwarf-4",
+	    "clang-14 -O2 -gdwarf-5",
 	};
 	char *src = testutil_fixture_path("elf/tailcall/tail.c");
 
@@ -163,7 +165,8 @@ START_TEST(test_gdb_chains)
 		for (int i = 0; i < nv; i++)
 			shown += check_variant(tc, builds[b], &v[i]);
 		/* gcc's call sites give gdb the chain, the shared end and the self call (clang's
-		 * DWARF 5 tail calls have DW_AT_call_pc but no return pc: gdb and perch skip them) */
+		 * DWARF 5 tail calls have DW_AT_call_pc but no return pc: gdb and perch skip them)
+		 */
 		if (!clang5)
 			ck_assert_int_ge(shown, 5);
 		tailcall_flush(tc);
@@ -206,8 +209,9 @@ START_TEST(test_from_cache)
 		for (int i = 0; i < nv; i++) {
 			for (int k = 0; k < v[i].n; k++)
 				if (!v[i].f[k].tail)
-					symbolizer_lookup(s, the_ef, k ? v[i].f[k].pc - 1 : v[i].f[k].pc,
-							  f, SYM_MAX_INLINE);
+					symbolizer_lookup(s, the_ef,
+							  k ? v[i].f[k].pc - 1 : v[i].f[k].pc, f,
+							  SYM_MAX_INLINE);
 			shown += check_variant(tc, run ? "cached" : "first", &v[i]);
 		}
 		ck_assert_int_ge(shown, 5);

@@ -27,19 +27,22 @@ static struct profile *build(void)
 		uint64_t addr;
 		uint32_t module;
 	} fr[] = {
-		{ "futex_wait", 0, 0x85e96, mod },     { "do_futex_wait", 1, 0x90cfe, mod },
-		{ "__new_sem_wait_slow64", 0, 0x90d8f, mod }, { "__new_sem_wait", 1, 0x90df8, mod },
-		{ "main", 0, 0x1136, exe },	       { "spin", 0, 0x1120, exe },
+	    {"futex_wait", 0, 0x85e96, mod},
+	    {"do_futex_wait", 1, 0x90cfe, mod},
+	    {"__new_sem_wait_slow64", 0, 0x90d8f, mod},
+	    {"__new_sem_wait", 1, 0x90df8, mod},
+	    {"main", 0, 0x1136, exe},
+	    {"spin", 0, 0x1120, exe},
 	};
 	uint32_t locs[6], stack, t = profile_thread(p, 4242, "prog");
 
 	profile_keep_samples(p, 1); /* the Chrome trace is made of them */
 
 	for (int i = 0; i < 6; i++) {
-		struct profile_frame f = { .name = profile_intern_str(p, fr[i].name),
-					   .module = fr[i].module,
-					   .kind = PROFILE_FRAME_NATIVE,
-					   .tailcall = (uint8_t)fr[i].tail };
+		struct profile_frame f = {.name = profile_intern_str(p, fr[i].name),
+					  .module = fr[i].module,
+					  .kind = PROFILE_FRAME_NATIVE,
+					  .tailcall = (uint8_t)fr[i].tail};
 
 		locs[i] = profile_intern_location(p, fr[i].module, fr[i].addr, &f, 1);
 	}

@@ -30,8 +30,11 @@ static void load_task(const char *rel, struct proc_stat *ps)
 
 static struct timeline *new_timeline(unsigned int ncpus)
 {
-	struct timeline_opts o = { .pid = 1211, .cpu_interval_ms = 100, .mem_interval_ms = 1000,
-				   .clk_tck = 100, .ncpus = ncpus };
+	struct timeline_opts o = {.pid = 1211,
+				  .cpu_interval_ms = 100,
+				  .mem_interval_ms = 1000,
+				  .clk_tck = 100,
+				  .ncpus = ncpus};
 
 	return timeline_new(&o);
 }
@@ -41,11 +44,12 @@ static struct timeline *new_timeline(unsigned int ncpus)
 START_TEST(test_fixture_busy_loop)
 {
 	struct timeline *tl = new_timeline(2);
-	struct timeline_reading a = { 0 }, b = { 0 };
+	struct timeline_reading a = {0}, b = {0};
 	struct timeline_cpu_figures cf;
 	struct cpustat sa, sb;
 	char *wall = testutil_fixture_text("cpustat/wall_ns", NULL);
-	char *pa = testutil_fixture_path("cpustat/stat-a"), *pb = testutil_fixture_path("cpustat/stat-b");
+	char *pa = testutil_fixture_path("cpustat/stat-a"),
+	     *pb = testutil_fixture_path("cpustat/stat-b");
 	double want = 100.0 * 118 / 200.8316448;
 
 	ck_assert_int_eq(cpustat_load_file(pa, &sa), 0);
@@ -87,19 +91,19 @@ END_TEST
  * thread with the same tid (other starttime) appears. */
 static void make_reading(struct timeline_reading *r, int i)
 {
-	static const uint64_t work[] = { 10, 60, 140 };
+	static const uint64_t work[] = {10, 60, 140};
 	struct proc_stat *t;
 
 	memset(r, 0, sizeof(*r));
 	r->time_ns = (uint64_t)(10 + i) * SEC;
-	r->proc = (struct proc_stat){ .pid = 1000, .state = 'S', .starttime = 5,
-				      .utime = work[i] + 3, .stime = 2 };
+	r->proc = (struct proc_stat){
+	    .pid = 1000, .state = 'S', .starttime = 5, .utime = work[i] + 3, .stime = 2};
 	snprintf(r->proc.comm, sizeof(r->proc.comm), "app");
 	r->tasks = t = xcalloc(3, sizeof(*t));
 	r->nr_tasks = 3;
-	t[0] = (struct proc_stat){ .pid = 1000, .state = 'S', .starttime = 5, .utime = 3 };
-	t[1] = (struct proc_stat){ .pid = 1001, .state = 'R', .starttime = 6, .utime = work[i] };
-	t[2] = (struct proc_stat){ .pid = 1002, .state = 'S', .starttime = i < 2 ? 7 : 9 };
+	t[0] = (struct proc_stat){.pid = 1000, .state = 'S', .starttime = 5, .utime = 3};
+	t[1] = (struct proc_stat){.pid = 1001, .state = 'R', .starttime = 6, .utime = work[i]};
+	t[2] = (struct proc_stat){.pid = 1002, .state = 'S', .starttime = i < 2 ? 7 : 9};
 	snprintf(t[0].comm, sizeof(t[0].comm), "app");
 	snprintf(t[1].comm, sizeof(t[1].comm), "work er");
 	snprintf(t[2].comm, sizeof(t[2].comm), "idle");
@@ -176,8 +180,10 @@ START_TEST(test_store_counters)
 	list = profile_meta(p, "counters");
 	ck_assert_ptr_nonnull(list);
 	/* what was there stays; threads that never ran have no counter; names sanitized */
-	ck_assert_str_eq(list, "earlier cpu_usage cpu_usage_all_cores thread_cpu_usage.1001.work_er");
-	ck_assert_str_eq(profile_meta(p, "counter:cpu_usage"), "10000000000=50.00 11000000000=80.00");
+	ck_assert_str_eq(list,
+			 "earlier cpu_usage cpu_usage_all_cores thread_cpu_usage.1001.work_er");
+	ck_assert_str_eq(profile_meta(p, "counter:cpu_usage"),
+			 "10000000000=50.00 11000000000=80.00");
 	ck_assert_str_eq(profile_meta(p, "counter:cpu_usage_all_cores"),
 			 "10000000000=12.50 11000000000=20.00");
 	ck_assert_str_eq(profile_meta(p, "counter:thread_cpu_usage.1001.work_er"),
@@ -203,7 +209,7 @@ static struct proc_smaps *fixture_smaps(const char *rel)
 static struct timeline *with_memory(void)
 {
 	struct timeline *tl = new_timeline(2);
-	static const char *const cases[] = { "smaps/small", "smaps/malloc50" };
+	static const char *const cases[] = {"smaps/small", "smaps/malloc50"};
 
 	for (int i = 0; i < 2; i++) {
 		char *rel = xasprintf("%s/smaps", cases[i]);
@@ -278,8 +284,9 @@ START_TEST(test_writers_show_counters)
 	timeline_store(cpu, p);
 	timeline_store(tl, p);
 	chrome = testutil_render(out_chrome_write, p, NULL, NULL);
-	ck_assert_ptr_nonnull(strstr(chrome, "{\"ph\": \"C\", \"name\": \"cpu_usage\", \"pid\": 1000, "
-					     "\"ts\": 0.000, \"args\": {\"value\": 50}}"));
+	ck_assert_ptr_nonnull(strstr(chrome,
+				     "{\"ph\": \"C\", \"name\": \"cpu_usage\", \"pid\": 1000, "
+				     "\"ts\": 0.000, \"args\": {\"value\": 50}}"));
 	ck_assert_ptr_nonnull(strstr(chrome, "\"name\": \"native_heap_bytes\""));
 	ck_assert_ptr_nonnull(strstr(chrome, "\"name\": \"thread_cpu_usage.1001.work_er\""));
 	sentry = testutil_render(out_sentry_write, p, NULL, NULL);
@@ -303,7 +310,7 @@ static void drain_to(void *arg, const char *key, const char *text)
 /* Readings and memory points into @tl, drained into @w after each reading when @w is set. */
 static void feed(struct timeline *tl, struct recording_writer *w, struct profile *p)
 {
-	static const char *const cases[] = { "smaps/small", "smaps/malloc50" };
+	static const char *const cases[] = {"smaps/small", "smaps/malloc50"};
 
 	for (int i = 0; i < 3; i++) {
 		struct timeline_reading r;
@@ -338,8 +345,11 @@ static void feed(struct timeline *tl, struct recording_writer *w, struct profile
  * the very meta a timeline kept whole gives: every counter, the list, its order. */
 START_TEST(test_drain_same_as_kept)
 {
-	struct timeline_opts o = { .pid = 1211, .cpu_interval_ms = 100, .mem_interval_ms = 1000,
-				   .clk_tck = 100, .ncpus = 4 };
+	struct timeline_opts o = {.pid = 1211,
+				  .cpu_interval_ms = 100,
+				  .mem_interval_ms = 1000,
+				  .clk_tck = 100,
+				  .ncpus = 4};
 	struct timeline *kept = timeline_new(&o), *drained;
 	struct profile *a = profile_new(), *b = profile_new(), *back = NULL;
 	char dir[] = "/tmp/perch-tl-XXXXXX";
@@ -386,8 +396,12 @@ END_TEST
 /* TIMELINE_POINTS_NONE keeps no point, only the summary's figures. */
 START_TEST(test_points_none)
 {
-	struct timeline_opts o = { .pid = 1211, .cpu_interval_ms = 100, .mem_interval_ms = 1000,
-				   .clk_tck = 100, .ncpus = 4, .points = TIMELINE_POINTS_NONE };
+	struct timeline_opts o = {.pid = 1211,
+				  .cpu_interval_ms = 100,
+				  .mem_interval_ms = 1000,
+				  .clk_tck = 100,
+				  .ncpus = 4,
+				  .points = TIMELINE_POINTS_NONE};
 	struct timeline *tl = timeline_new(&o);
 	struct timeline_cpu_figures cf;
 	struct profile *p = profile_new();
@@ -435,22 +449,25 @@ START_TEST(test_summary)
 		      "%s", text);
 	/* by CPU: the worker first; states as shares of the thread's samples */
 	/* 't' (a stopped tracee) is shown as T, stopped: the column a user expects */
-	ck_assert_msg(strstr(text, "perch:        1001  work er            65.0   75.0   25.0    0.0"
-				   "    0.0    0.0\n"
-				   "perch:        1000  app                 0.0    0.0    0.0   75.0"
-				   "   25.0    0.0\n"
-				   "perch:        1002  idle                  -      -      -      -"
-				   "      -      -\n"
-				   "perch:        1005                        -    0.0  100.0    0.0"
-				   "    0.0    0.0\n"),
+	ck_assert_msg(strstr(text,
+			     "perch:        1001  work er            65.0   75.0   25.0    0.0"
+			     "    0.0    0.0\n"
+			     "perch:        1000  app                 0.0    0.0    0.0   75.0"
+			     "   25.0    0.0\n"
+			     "perch:        1002  idle                  -      -      -      -"
+			     "      -      -\n"
+			     "perch:        1005                        -    0.0  100.0    0.0"
+			     "    0.0    0.0\n"),
 		      "%s", text);
 	free(text);
 	timeline_free(tl);
 
 	tl = with_memory();
 	text = summary_of(tl);
-	ck_assert_msg(strstr(text, "  RSS                   1.2       51.4       51.4\n"), "%s", text);
-	ck_assert_msg(strstr(text, "  Native Heap           0.0       50.0       50.0\n"), "%s", text);
+	ck_assert_msg(strstr(text, "  RSS                   1.2       51.4       51.4\n"), "%s",
+		      text);
+	ck_assert_msg(strstr(text, "  Native Heap           0.0       50.0       50.0\n"), "%s",
+		      text);
 	/* categories that stayed empty are left out */
 	ck_assert_msg(!strstr(text, "Java Heap"), "%s", text);
 	free(text);

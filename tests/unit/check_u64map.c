@@ -29,7 +29,7 @@ END_TEST
 START_TEST(test_extreme_keys)
 {
 	struct u64map m = U64MAP_INIT;
-	uint64_t keys[] = { 0, 1, UINT64_MAX - 1, 1ULL << 63 };
+	uint64_t keys[] = {0, 1, UINT64_MAX - 1, 1ULL << 63};
 	size_t slot;
 
 	for (uint32_t i = 0; i < 4; i++) {

@@ -132,13 +132,15 @@ static struct proc_maps *snap_maps(const struct snap *s, const char *path)
 	ck_assert_int_eq(stat(path, &st), 0);
 	for (size_t i = 0; i < ef->nr_loads; i++) {
 		const struct elffile_load *l = &ef->loads[i];
-		uint64_t start = l->vaddr & ~0xfffULL, end = (l->vaddr + l->memsz + 0xfff) & ~0xfffULL;
+		uint64_t start = l->vaddr & ~0xfffULL,
+			 end = (l->vaddr + l->memsz + 0xfff) & ~0xfffULL;
 
 		strbuf_addf(&sb, "%llx-%llx %c%c%cp %08llx %02x:%02x %llu %s\n",
 			    (unsigned long long)start, (unsigned long long)end,
 			    l->flags & PF_R ? 'r' : '-', l->flags & PF_W ? 'w' : '-',
-			    l->flags & PF_X ? 'x' : '-', (unsigned long long)(l->offset & ~0xfffULL),
-			    major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino, path);
+			    l->flags & PF_X ? 'x' : '-',
+			    (unsigned long long)(l->offset & ~0xfffULL), major(st.st_dev),
+			    minor(st.st_dev), (unsigned long long)st.st_ino, path);
 	}
 	for (int i = 0; i < s->nr_frames; i++) {
 		uint64_t pc = s->frames[i];
@@ -165,16 +167,16 @@ static const struct nocfi_case {
 	const char *bin, *point;
 	int last; /* the last of gdb's frames the walk can know */
 } nocfi_cases[] = {
-	/* aarch64: frame records all the way to _start; the caller of a leaf, of a function at
-	 * its entry and in its epilogue is only in x30 */
-	{"chain-aarch64-fp", "leaf", 7},
-	{"chain-aarch64-fp", "entry", 5},
-	{"chain-aarch64-fp", "alloca", 6},
-	{"chain-aarch64-fp", "epilogue", 5},
-	/* x86_64: Debian's glibc keeps no frame pointers, so the chain ends after the return into
-	 * __libc_start_call_main (main's saved rbp is not a frame pointer) */
-	{"chain-x86_64-fp", "leaf", 5},
-	{"chain-x86_64-fp", "alloca", 4},
+    /* aarch64: frame records all the way to _start; the caller of a leaf, of a function at
+     * its entry and in its epilogue is only in x30 */
+    {"chain-aarch64-fp", "leaf", 7},
+    {"chain-aarch64-fp", "entry", 5},
+    {"chain-aarch64-fp", "alloca", 6},
+    {"chain-aarch64-fp", "epilogue", 5},
+    /* x86_64: Debian's glibc keeps no frame pointers, so the chain ends after the return into
+     * __libc_start_call_main (main's saved rbp is not a frame pointer) */
+    {"chain-x86_64-fp", "leaf", 5},
+    {"chain-x86_64-fp", "alloca", 4},
 };
 
 START_TEST(test_nocfi_vs_gdb)

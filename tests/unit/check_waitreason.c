@@ -327,18 +327,50 @@ START_TEST(test_tables)
 			long nr;
 			const char *name;
 		} i386[] = {
-		    {3, "read"}, {4, "write"}, {5, "open"}, {6, "close"}, {7, "waitpid"},
-		    {29, "pause"}, {54, "ioctl"}, {82, "select"}, {114, "wait4"}, {117, "ipc"},
-		    {118, "fsync"}, {142, "_newselect"}, {145, "readv"}, {146, "writev"},
-		    {148, "fdatasync"}, {162, "nanosleep"}, {168, "poll"}, {177, "rt_sigtimedwait"},
-		    {179, "rt_sigsuspend"}, {180, "pread64"}, {181, "pwrite64"}, {240, "futex"},
-		    {256, "epoll_wait"}, {267, "clock_nanosleep"}, {284, "waitid"},
-		    {308, "pselect6"}, {309, "ppoll"}, {319, "epoll_pwait"}, {333, "preadv"},
-		    {334, "pwritev"}, {362, "connect"}, {364, "accept4"}, {369, "sendto"},
-		    {370, "sendmsg"}, {371, "recvfrom"}, {372, "recvmsg"},
-		    {407, "clock_nanosleep_time64"}, {413, "pselect6_time64"},
-		    {414, "ppoll_time64"}, {421, "rt_sigtimedwait_time64"}, {422, "futex_time64"},
-		    {441, "epoll_pwait2"}, {447, "memfd_secret"}, {449, "futex_waitv"},
+		    {3, "read"},
+		    {4, "write"},
+		    {5, "open"},
+		    {6, "close"},
+		    {7, "waitpid"},
+		    {29, "pause"},
+		    {54, "ioctl"},
+		    {82, "select"},
+		    {114, "wait4"},
+		    {117, "ipc"},
+		    {118, "fsync"},
+		    {142, "_newselect"},
+		    {145, "readv"},
+		    {146, "writev"},
+		    {148, "fdatasync"},
+		    {162, "nanosleep"},
+		    {168, "poll"},
+		    {177, "rt_sigtimedwait"},
+		    {179, "rt_sigsuspend"},
+		    {180, "pread64"},
+		    {181, "pwrite64"},
+		    {240, "futex"},
+		    {256, "epoll_wait"},
+		    {267, "clock_nanosleep"},
+		    {284, "waitid"},
+		    {308, "pselect6"},
+		    {309, "ppoll"},
+		    {319, "epoll_pwait"},
+		    {333, "preadv"},
+		    {334, "pwritev"},
+		    {362, "connect"},
+		    {364, "accept4"},
+		    {369, "sendto"},
+		    {370, "sendmsg"},
+		    {371, "recvfrom"},
+		    {372, "recvmsg"},
+		    {407, "clock_nanosleep_time64"},
+		    {413, "pselect6_time64"},
+		    {414, "ppoll_time64"},
+		    {421, "rt_sigtimedwait_time64"},
+		    {422, "futex_time64"},
+		    {441, "epoll_pwait2"},
+		    {447, "memfd_secret"},
+		    {449, "futex_waitv"},
 		};
 
 		for (size_t i = 0; i < sizeof(i386) / sizeof(i386[0]); i++)
@@ -359,15 +391,15 @@ START_TEST(test_tables)
 		     "[sleep clock_nanosleep_time64]"},
 		    {"142 0x4 0xffd0bf40 0x0 0x0 0x0 0x0 0xffd0bf3c 0xf7f35e49",
 		     "[poll _newselect]"},
-		    {"3 0x5 0xffd0bf40 0x100 0x0 0x0 0x0 0xffd0bf3c 0xf7f35e49",
-		     "[io read fd 5]"},
+		    {"3 0x5 0xffd0bf40 0x100 0x0 0x0 0x0 0xffd0bf3c 0xf7f35e49", "[io read fd 5]"},
 		};
 
 		for (size_t i = 0; i < sizeof(w386) / sizeof(w386[0]); i++) {
 			struct waitreason w;
 
 			ck_assert_int_eq(
-			    waitreason_classify(EM_386, 'S', w386[i].line, NULL, NULL, NULL, &w), 0);
+			    waitreason_classify(EM_386, 'S', w386[i].line, NULL, NULL, NULL, &w),
+			    0);
 			ck_assert_str_eq(w.frame, w386[i].frame);
 		}
 	}

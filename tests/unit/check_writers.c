@@ -578,10 +578,11 @@ START_TEST(test_chrome_golden)
 	ck_assert_ptr_null(strstr(text, "bogus"));
 	ck_assert_ptr_null(strstr(text, "nan"));
 	/* stalls: slices on their own tracks, overlapping ones in separate lanes */
-	ck_assert_ptr_nonnull(strstr(text, "{\"ph\": \"X\", \"name\": \"stall: [lock futex]\", "
-					   "\"cat\": \"stall\", \"pid\": 1234, \"tid\": 1073741824, "
-					   "\"ts\": 20000.000, \"dur\": 300000.000, \"args\": "
-					   "{\"kind\": \"off-cpu\", \"thread\": 1234, \"cut\": false"));
+	ck_assert_ptr_nonnull(strstr(text,
+				     "{\"ph\": \"X\", \"name\": \"stall: [lock futex]\", "
+				     "\"cat\": \"stall\", \"pid\": 1234, \"tid\": 1073741824, "
+				     "\"ts\": 20000.000, \"dur\": 300000.000, \"args\": "
+				     "{\"kind\": \"off-cpu\", \"thread\": 1234, \"cut\": false"));
 	ck_assert_ptr_nonnull(strstr(text, "\"name\": \"stall: running\", \"cat\": \"stall\", "
 					   "\"pid\": 1234, \"tid\": 1073741825"));
 	ck_assert_ptr_nonnull(strstr(text, "\"tid\": 1073741824, \"args\": {\"name\": "

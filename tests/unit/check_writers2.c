@@ -410,7 +410,8 @@ START_TEST(test_arttrace_golden)
 {
 	struct profile *p = build_profile(1);
 	size_t len, tlen;
-	char *data = testutil_render(out_arttrace_write, p, NULL, &len), *text = art_text(data, len), *path;
+	char *data = testutil_render(out_arttrace_write, p, NULL, &len),
+	     *text = art_text(data, len), *path;
 	char *out, *cmd;
 	const unsigned char *bin;
 	int st;
@@ -783,7 +784,8 @@ START_TEST(test_checkers_reject)
 {
 	struct profile *p = build_profile(1);
 	size_t len, tlen;
-	char *data = testutil_render(out_arttrace_write, p, NULL, &len), *text = art_text(data, len), *bad;
+	char *data = testutil_render(out_arttrace_write, p, NULL, &len),
+	     *text = art_text(data, len), *bad;
 	char *path, *out, *json;
 	int st;
 
@@ -878,7 +880,7 @@ START_TEST(test_write_error)
 {
 	struct profile *p = build_profile(1);
 	output_write_fn *const writers[] = {out_sentry_write, out_sentry_envelope_write,
-				      out_arttrace_write, out_text_write};
+					    out_arttrace_write, out_text_write};
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(writers); i++)

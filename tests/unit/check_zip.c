@@ -13,19 +13,19 @@
 
 /* Writes @path and prints "name data_offset size" per stored entry. */
 static const char make_zip[] =
-	"import sys, zipfile, struct\n"
-	"p = sys.argv[1]\n"
-	"with zipfile.ZipFile(p, 'w') as z:\n"
-	"    z.writestr(zipfile.ZipInfo('lib/a.so'), b'A' * 5000)\n"
-	"    z.writestr('res/b.txt', b'b' * 9000, compress_type=zipfile.ZIP_DEFLATED)\n"
-	"    with z.open('lib/c.so', 'w', force_zip64=True) as f:\n"
-	"        f.write(b'C' * 3000)\n"
-	"    z.comment = b'perch test comment'\n"
-	"data = open(p, 'rb').read()\n"
-	"for i in zipfile.ZipFile(p).infolist():\n"
-	"    if i.compress_type: continue\n"
-	"    n, e = struct.unpack('<HH', data[i.header_offset + 26:i.header_offset + 30])\n"
-	"    print(i.filename, i.header_offset + 30 + n + e, i.file_size)\n";
+    "import sys, zipfile, struct\n"
+    "p = sys.argv[1]\n"
+    "with zipfile.ZipFile(p, 'w') as z:\n"
+    "    z.writestr(zipfile.ZipInfo('lib/a.so'), b'A' * 5000)\n"
+    "    z.writestr('res/b.txt', b'b' * 9000, compress_type=zipfile.ZIP_DEFLATED)\n"
+    "    with z.open('lib/c.so', 'w', force_zip64=True) as f:\n"
+    "        f.write(b'C' * 3000)\n"
+    "    z.comment = b'perch test comment'\n"
+    "data = open(p, 'rb').read()\n"
+    "for i in zipfile.ZipFile(p).infolist():\n"
+    "    if i.compress_type: continue\n"
+    "    n, e = struct.unpack('<HH', data[i.header_offset + 26:i.header_offset + 30])\n"
+    "    print(i.filename, i.header_offset + 30 + n + e, i.file_size)\n";
 
 START_TEST(test_python_zip)
 {
