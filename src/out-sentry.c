@@ -565,18 +565,141 @@ static uint32_t stack_index(struct sentry *c, struct strbuf *frames, struct strb
 	return c->nr_stacks++;
 }
 
+/* The thread_metadata of the threads marked in @seen_thread, by tid (JSON keys in a stable
+ * order), into @tmeta. */
+static void chunk_threads(struct sentry *c, const unsigned char *seen_thread, struct strbuf *tmeta)
+{
+	size_t nr_threads = profile_nr_threads(c->p), i, nr_tids = 0;
+	uint32_t *tids = xmalloc((nr_threads + 1) * sizeof(*tids));
+
+	for (i = 0; i < nr_threads; i++)
+		if (seen_thread[i])
+			tids[nr_tids++] = (uint32_t)i;
+	qsort_r(tids, nr_tids, sizeof(*tids), cmp_tid, (void *)c->p);
+	for (i = 0; i < nr_tids; i++) {
+		const struct profile_thread *t = profile_thread_get(c->p, tids[i]);
+		const char *v = profile_str(c->p, t->name);
+
+		if (i)
+			strbuf_addch(tmeta, ',');
+		nl(tmeta, c, 2);
+		strbuf_addf(tmeta, "\"%d\": {", (int)t->tid);
+		if (v && *v)
+			add_kv(tmeta, "", "name", v);
+		strbuf_addch(tmeta, '}');
+	}
+	free(tids);
+}
+
+/* The chunk's identity: version, ids, platform, release, environment, client_sdk. */
+static void chunk_header(struct sentry *c, const char *chunk_id, struct strbuf *out)
+{
+	const char *comm = profile_meta(c->p, "comm"), *v;
+	struct strbuf tmp = STRBUF_INIT;
+
+	strbuf_addch(out, '{');
+	nl(out, c, 1);
+	strbuf_addf(out, "\"version\": \"2\",");
+	nl(out, c, 1);
+	strbuf_addf(out, "\"chunk_id\": \"%s\", \"profiler_id\": \"%s\",", chunk_id,
+		    c->profiler_id);
+	nl(out, c, 1);
+	v = profile_meta(c->p, "sentry_platform");
+	add_kv(out, "", "platform", v && *v ? v : "rust");
+	v = profile_meta(c->p, "sentry_release");
+	if (!v || !*v) {
+		/* a release name may not contain '/' or whitespace */
+		for (v = comm && *comm ? comm : "perch"; *v; v++)
+			strbuf_addch(&tmp, *v == '/' || *v == ' ' || *v == '\t' ? '_' : *v);
+		strbuf_addstr(&tmp, "@unknown");
+		v = tmp.buf;
+	}
+	add_kv(out, ", ", "release", v);
+	v = profile_meta(c->p, "sentry_environment");
+	add_kv(out, ", ", "environment", v && *v ? v : "production");
+	strbuf_addch(out, ',');
+	nl(out, c, 1);
+	strbuf_addstr(out, "\"client_sdk\": {\"name\": \"perch\", \"version\": \"0.1\"}");
+	strbuf_release(&tmp);
+}
+
+/* debug_meta: the images marked in @used_img. */
+static void chunk_images(struct sentry *c, const unsigned char *used_img, struct strbuf *out)
+{
+	int first = 1;
+
+	for (size_t i = 0; i < c->nr_img; i++) {
+		const struct simage *im = &c->img[i];
+
+		if (!used_img[i])
+			continue;
+		strbuf_addch(out, ',');
+		if (first) {
+			nl(out, c, 1);
+			strbuf_addstr(out, "\"debug_meta\": {\"images\": [");
+		}
+		nl(out, c, 2);
+		strbuf_addstr(out, "{\"type\": \"symbolic\", ");
+		add_kv(out, "", "code_file", profile_str(c->p, im->module));
+		strbuf_addf(out,
+			    ", \"debug_id\": \"%s\", \"image_addr\": \"0x%" PRIx64
+			    "\", \"image_vmaddr\": \"0x0\", \"image_size\": %" PRIu64 "}",
+			    im->debug_id, im->addr, im->size);
+		first = 0;
+	}
+	if (!first) {
+		nl(out, c, 1);
+		strbuf_addstr(out, "]}");
+	}
+}
+
+/* measurements of the chunk of samples [@from, @to): a counter point belongs to the chunk its
+ * time falls in; the first and the last chunk take the points before and after the samples. */
+static void chunk_measurements(struct sentry *c, size_t from, size_t to, struct strbuf *out)
+{
+	uint64_t lo = from ? c->s[from].t : 0, hi = to < c->nr ? c->s[to].t : UINT64_MAX;
+	struct strbuf tmp = STRBUF_INIT;
+	int first = 1;
+
+	for (size_t i = 0; i < ARRAY_SIZE(c->meas); i++) {
+		const struct smeasure *m = &c->meas[i];
+
+		strbuf_reset(&tmp);
+		for (size_t j = 0; j < m->nr; j++) {
+			if (m->v[j].t < lo || m->v[j].t >= hi)
+				continue;
+			strbuf_addstr(&tmp, tmp.len ? ", {\"timestamp\": " : "{\"timestamp\": ");
+			add_ts(&tmp, c, m->v[j].t);
+			strbuf_addf(&tmp, ", \"value\": %.15g}", m->v[j].v);
+		}
+		if (!tmp.len)
+			continue;
+		strbuf_addch(out, ',');
+		if (first) {
+			nl(out, c, 1);
+			strbuf_addstr(out, "\"measurements\": {");
+		}
+		nl(out, c, 2);
+		strbuf_addf(out, "\"%s\": {\"unit\": \"%s\", \"values\": [%s]}", m->name, m->unit,
+			    tmp.buf);
+		first = 0;
+	}
+	if (!first) {
+		nl(out, c, 1);
+		strbuf_addch(out, '}');
+	}
+	strbuf_release(&tmp);
+}
+
 /* One chunk of samples [@from, @to) (time order) into @out. */
 static void chunk(struct sentry *c, size_t from, size_t to, const char *chunk_id,
 		  struct strbuf *out)
 {
 	struct strbuf frames = STRBUF_INIT, stacks = STRBUF_INIT, samples = STRBUF_INIT;
-	struct strbuf tmeta = STRBUF_INIT, tmp = STRBUF_INIT;
+	struct strbuf tmeta = STRBUF_INIT;
 	size_t nr_threads = profile_nr_threads(c->p), nr_locs = profile_nr_locations(c->p);
-	size_t nr_stacks = profile_nr_stacks(c->p), i, j, nr_tids = 0;
+	size_t nr_stacks = profile_nr_stacks(c->p), i;
 	unsigned char *seen_thread = xcalloc(nr_threads + 1, 1), *used_img;
-	uint32_t *tids = xmalloc((nr_threads + 1) * sizeof(*tids));
-	const char *comm = profile_meta(c->p, "comm"), *v;
-	int first;
 
 	c->loc_frame = xmalloc((nr_locs + 1) * sizeof(*c->loc_frame));
 	memset(c->loc_frame, 0xff, (nr_locs + 1) * sizeof(*c->loc_frame));
@@ -605,100 +728,11 @@ static void chunk(struct sentry *c, size_t from, size_t to, const char *chunk_id
 		if (img)
 			used_img[img - 1] = 1;
 	}
-	/* thread_metadata by tid (JSON keys in a stable order) */
-	for (i = 0; i < nr_threads; i++)
-		if (seen_thread[i])
-			tids[nr_tids++] = (uint32_t)i;
-	qsort_r(tids, nr_tids, sizeof(*tids), cmp_tid, (void *)c->p);
-	for (i = 0; i < nr_tids; i++) {
-		const struct profile_thread *t = profile_thread_get(c->p, tids[i]);
+	chunk_threads(c, seen_thread, &tmeta);
 
-		v = profile_str(c->p, t->name);
-		if (i)
-			strbuf_addch(&tmeta, ',');
-		nl(&tmeta, c, 2);
-		strbuf_addf(&tmeta, "\"%d\": {", (int)t->tid);
-		if (v && *v)
-			add_kv(&tmeta, "", "name", v);
-		strbuf_addch(&tmeta, '}');
-	}
-
-	strbuf_addch(out, '{');
-	nl(out, c, 1);
-	strbuf_addf(out, "\"version\": \"2\",");
-	nl(out, c, 1);
-	strbuf_addf(out, "\"chunk_id\": \"%s\", \"profiler_id\": \"%s\",", chunk_id,
-		    c->profiler_id);
-	nl(out, c, 1);
-	v = profile_meta(c->p, "sentry_platform");
-	add_kv(out, "", "platform", v && *v ? v : "rust");
-	v = profile_meta(c->p, "sentry_release");
-	if (!v || !*v) {
-		/* a release name may not contain '/' or whitespace */
-		for (v = comm && *comm ? comm : "perch"; *v; v++)
-			strbuf_addch(&tmp, *v == '/' || *v == ' ' || *v == '\t' ? '_' : *v);
-		strbuf_addstr(&tmp, "@unknown");
-		v = tmp.buf;
-	}
-	add_kv(out, ", ", "release", v);
-	v = profile_meta(c->p, "sentry_environment");
-	add_kv(out, ", ", "environment", v && *v ? v : "production");
-	strbuf_addch(out, ',');
-	nl(out, c, 1);
-	strbuf_addstr(out, "\"client_sdk\": {\"name\": \"perch\", \"version\": \"0.1\"}");
-	for (i = 0, first = 1; i < c->nr_img; i++) {
-		const struct simage *im = &c->img[i];
-
-		if (!used_img[i])
-			continue;
-		strbuf_addch(out, ',');
-		if (first) {
-			nl(out, c, 1);
-			strbuf_addstr(out, "\"debug_meta\": {\"images\": [");
-		}
-		nl(out, c, 2);
-		strbuf_addstr(out, "{\"type\": \"symbolic\", ");
-		add_kv(out, "", "code_file", profile_str(c->p, im->module));
-		strbuf_addf(out,
-			    ", \"debug_id\": \"%s\", \"image_addr\": \"0x%" PRIx64
-			    "\", \"image_vmaddr\": \"0x0\", \"image_size\": %" PRIu64 "}",
-			    im->debug_id, im->addr, im->size);
-		first = 0;
-	}
-	if (!first) {
-		nl(out, c, 1);
-		strbuf_addstr(out, "]}");
-	}
-	/* a counter point belongs to the chunk its time falls in; the first and the last chunk
-	 * take the points before and after the samples */
-	for (i = 0, first = 1; i < ARRAY_SIZE(c->meas); i++) {
-		const struct smeasure *m = &c->meas[i];
-		uint64_t lo = from ? c->s[from].t : 0, hi = to < c->nr ? c->s[to].t : UINT64_MAX;
-
-		strbuf_reset(&tmp);
-		for (j = 0; j < m->nr; j++) {
-			if (m->v[j].t < lo || m->v[j].t >= hi)
-				continue;
-			strbuf_addstr(&tmp, tmp.len ? ", {\"timestamp\": " : "{\"timestamp\": ");
-			add_ts(&tmp, c, m->v[j].t);
-			strbuf_addf(&tmp, ", \"value\": %.15g}", m->v[j].v);
-		}
-		if (!tmp.len)
-			continue;
-		strbuf_addch(out, ',');
-		if (first) {
-			nl(out, c, 1);
-			strbuf_addstr(out, "\"measurements\": {");
-		}
-		nl(out, c, 2);
-		strbuf_addf(out, "\"%s\": {\"unit\": \"%s\", \"values\": [%s]}", m->name, m->unit,
-			    tmp.buf);
-		first = 0;
-	}
-	if (!first) {
-		nl(out, c, 1);
-		strbuf_addch(out, '}');
-	}
+	chunk_header(c, chunk_id, out);
+	chunk_images(c, used_img, out);
+	chunk_measurements(c, from, to, out);
 	strbuf_addch(out, ',');
 	nl(out, c, 1);
 	strbuf_addstr(out, "\"profile\": {");
@@ -725,9 +759,7 @@ static void chunk(struct sentry *c, size_t from, size_t to, const char *chunk_id
 	strbuf_release(&stacks);
 	strbuf_release(&samples);
 	strbuf_release(&tmeta);
-	strbuf_release(&tmp);
 	free(seen_thread);
-	free(tids);
 	free(used_img);
 	free(c->loc_frame);
 	free(c->stack_idx);
