@@ -3,7 +3,7 @@
 # directory ($(O)-fuzz). Seed corpora are fixtures/fuzz/NAME/ (read only: new inputs go to
 # $(O)-fuzz/corpus/NAME). Not part of `make check`:
 #   make fuzz-smoke                 each harness for FUZZ_SMOKE_TIME (30) seconds, fails on a find
-#   make fuzz FUZZ_TIME=300         each harness for FUZZ_TIME seconds, one after the other
+#   make fuzz FUZZ_TIME=300         each harness for FUZZ_TIME seconds, FUZZ_JOBS (nproc) at a time
 #   make fuzz-NAME FUZZ_TIME=300    one harness
 #   make fuzz FUZZ_NOBUILD=1        run the harnesses already built (no rebuild)
 # A finding leaves crash-*/leak-*/timeout-* in $(O)-fuzz/findings/NAME and fails the target.
@@ -65,12 +65,13 @@ $(addprefix fuzz-,$(FUZZ_NAMES)): fuzz-%: $(if $(FUZZ_NOBUILD),,$(FUZZ_O)/fuzz_%
 		sed 's/^stat::/    /'
 	@grep -h 'DONE' $(FUZZ_O)/$*.log | sed 's/^/    /'
 
-# Every harness, one after the other; all run even when one finds something.
+# Every harness, FUZZ_JOBS at a time (one per CPU: a harness is one process); all run even
+# when one finds something, each one's lines printed together when it ends.
+FUZZ_JOBS ?= $(shell nproc)
 fuzz-all: $(if $(FUZZ_NOBUILD),,fuzz-build)
-	$(Q)failed=; for n in $(FUZZ_NAMES); do \
-		$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) fuzz-$$n \
-			FUZZ_TIME=$(FUZZ_TIME) || failed="$$failed $$n"; \
-	done; [ -z "$$failed" ] || { echo "fuzz: findings in:$$failed"; exit 1; }
+	$(Q)$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) -k -j$(FUZZ_JOBS) \
+		--output-sync=target FUZZ_TIME=$(FUZZ_TIME) $(addprefix fuzz-,$(FUZZ_NAMES)) || \
+		{ echo "fuzz: findings (see above)"; exit 1; }
 
 # deps first: clang-14 and libclang-rt-14-dev come from scripts/install-deps.sh
 fuzz: deps

@@ -2,7 +2,9 @@
 # check-install (make check): `make install DESTDIR=... PREFIX=/usr` puts exactly the expected
 # files in place, the installed perch runs from there (smoke.sh: record, dump, report, man,
 # bash completion, perch-adb finding its device binary in PREFIX/lib/perch/ABI/), and
-# `make uninstall` removes every file again. Environment: MAKE, O, TARGETS.
+# `make uninstall` removes every file again. Environment: MAKE, O, TARGETS. The sub-makes do
+# not get O: they derive it from SAN= as the caller's make did (O=build-san plus SAN would
+# make them build a build-san-san).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 make=${MAKE:-make}
@@ -13,7 +15,7 @@ fail() {
 	exit 1
 }
 
-$make --no-print-directory install DESTDIR="$dest" PREFIX=/usr >"$dest.log" 2>&1 ||
+env -u O $make --no-print-directory install DESTDIR="$dest" PREFIX=/usr >"$dest.log" 2>&1 ||
 	{ cat "$dest.log" >&2; rm -f "$dest.log"; fail "make install"; }
 rm -f "$dest.log"
 want=$( (
@@ -36,7 +38,7 @@ have=$(cd "$dest" && find . -type f -o -type l | sed 's|^\./||' | sort)
 install -D -m 755 "${O:-build}/perch" "$dest/usr/lib/perch/x86_64/perch"
 tests/docs/smoke.sh "$dest/usr"
 
-$make --no-print-directory uninstall DESTDIR="$dest" PREFIX=/usr >/dev/null 2>&1 ||
+env -u O $make --no-print-directory uninstall DESTDIR="$dest" PREFIX=/usr >/dev/null 2>&1 ||
 	fail "make uninstall"
 left=$(cd "$dest" && find . -type f -o -type l)
 [ -z "$left" ] || fail "make uninstall left: $left"
