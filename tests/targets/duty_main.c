@@ -42,22 +42,6 @@ struct duty {
 
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_until(uint64_t ns)
-{
-	struct timespec ts = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL))
-		;
-}
-
 static __attribute__((noinline)) uint64_t spin_until(uint64_t end, uint64_t x)
 {
 	do {
@@ -66,7 +50,7 @@ static __attribute__((noinline)) uint64_t spin_until(uint64_t end, uint64_t x)
 			x ^= x >> 7;
 			x ^= x << 17;
 		}
-	} while (now_ns() < end);
+	} while (target_now_ns() < end);
 	return x;
 }
 
@@ -110,31 +94,31 @@ static void *duty_thread(void *arg)
 	t0 = target_now();
 	/* t: when the thread asked to wake last (it is runnable from then on, or from the end of
 	 * the previous burst when it fell behind its schedule) */
-	for (t = now_ns(); t < end;) {
+	for (t = target_now_ns(); t < end;) {
 		uint64_t from = t > last ? t : last;
 
 		if (d->kind == 'b') {
 			x = spin_until(end, x);
-			busy += now_ns() - from;
+			busy += target_now_ns() - from;
 			break;
 		}
 		if (d->kind == 'p') {
 			uint64_t stop = t + (uint64_t)(d->on * 1e6);
 
 			x = spin_until(stop < end ? stop : end, x);
-			last = now_ns();
+			last = target_now_ns();
 			t += (uint64_t)((d->on + d->off) * 1e6); /* an absolute schedule */
 		} else {
 			double burst = d->min + (d->max - d->min) * rnd(&rng);
 			double sleep = burst * (100.0 - d->p) / d->p * (0.5 + rnd(&rng));
-			uint64_t stop = now_ns() + (uint64_t)(burst * 1e6);
+			uint64_t stop = target_now_ns() + (uint64_t)(burst * 1e6);
 
 			x = spin_until(stop < end ? stop : end, x);
-			last = now_ns();
+			last = target_now_ns();
 			t = last + (uint64_t)(sleep * 1e6);
 		}
 		busy += last - from;
-		sleep_until(t < end ? t : end);
+		target_sleep_until_ns(t < end ? t : end);
 	}
 	{
 		double c = target_thread_cpu() - c0, w = run_delay_s() - w0,

@@ -23,29 +23,13 @@
 
 #include "target_common.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_until(uint64_t ns)
-{
-	struct timespec ts = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL))
-		;
-}
-
 static volatile uint64_t sink;
 
 __attribute__((noinline)) static void spin(uint64_t ns)
 {
-	uint64_t end = now_ns() + ns;
+	uint64_t end = target_now_ns() + ns;
 
-	while (now_ns() < end)
+	while (target_now_ns() < end)
 		sink++;
 }
 
@@ -81,7 +65,7 @@ int main(int argc, char **argv)
 	}
 	target_allow_ptrace();
 	period = (uint64_t)(1e9 / hz);
-	t0 = now_ns();
+	t0 = target_now_ns();
 	stop = t0 + (uint64_t)(secs * 1e9);
 	target_ready();
 	intended = t0 + period;
@@ -89,15 +73,15 @@ int main(int argc, char **argv)
 		char line[160];
 		int len;
 
-		sleep_until(intended);
-		start = now_ns();
+		target_sleep_until_ns(intended);
+		start = target_now_ns();
 		if (i % 150 == 75)
 			frozen_frame();
 		else if (i % 30 == 15)
 			jank_frame();
 		else
 			draw_frame();
-		end = now_ns();
+		end = target_now_ns();
 		len = snprintf(line, sizeof(line), "%d %llu %llu %llu %llu .\n", i == 0,
 			       (unsigned long long)intended, (unsigned long long)start,
 			       (unsigned long long)end, (unsigned long long)period);

@@ -30,14 +30,6 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static int done;
 static pthread_barrier_t start;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* CPU time plus run-queue wait of this thread, in seconds (-1 when unreadable). */
 static double sched_s(void)
 {
@@ -91,17 +83,9 @@ static void *idler(void *arg)
 	return arg;
 }
 
-static void sleep_until(uint64_t ns)
-{
-	struct timespec ts = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL))
-		;
-}
-
 static __attribute__((noinline)) void nap_a(uint64_t until)
 {
-	sleep_until(until);
+	target_sleep_until_ns(until);
 }
 
 /* A bigger frame than nap_a()'s: the system call then has another user SP. perch tells
@@ -113,7 +97,7 @@ static __attribute__((noinline)) void nap_b(uint64_t until)
 	volatile char pad[256];
 
 	pad[0] = 1;
-	sleep_until(until + (uint64_t)pad[0] - 1);
+	target_sleep_until_ns(until + (uint64_t)pad[0] - 1);
 }
 
 static __attribute__((noinline)) uint64_t burst(uint64_t until, uint64_t x)
@@ -124,7 +108,7 @@ static __attribute__((noinline)) uint64_t burst(uint64_t until, uint64_t x)
 			x ^= x >> 7;
 			x ^= x << 17;
 		}
-	} while (now_ns() < until);
+	} while (target_now_ns() < until);
 	return x;
 }
 
@@ -139,7 +123,7 @@ static void *waker(void *arg)
 	pthread_barrier_wait(&start);
 	k0 = sched_s();
 	t0 = target_now();
-	t = now_ns();
+	t = target_now_ns();
 	end = t + (uint64_t)(secs * 1e9);
 	for (int which = 0; t < end; which ^= 1) {
 		uint64_t wake = t + (uint64_t)(nap_ms * 1e6), stop;
@@ -150,12 +134,12 @@ static void *waker(void *arg)
 			nap_b(wake);
 		else
 			nap_a(wake);
-		stop = now_ns();
+		stop = target_now_ns();
 		*(which ? &b : &a) += stop - t;
 		if (stop >= end)
 			break;
 		x = burst(stop + (uint64_t)(burst_ms * 1e6), x);
-		t = now_ns();
+		t = target_now_ns();
 		u += t - stop;
 		wakes++;
 	}

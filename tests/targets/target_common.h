@@ -14,6 +14,9 @@ void target_ready(void);
 /* CLOCK_MONOTONIC and this thread's CLOCK_THREAD_CPUTIME_ID, in seconds. */
 double target_now(void);
 double target_thread_cpu(void);
+/* CLOCK_MONOTONIC in nanoseconds, and a sleep until such a time (restarted when interrupted). */
+unsigned long long target_now_ns(void);
+void target_sleep_until_ns(unsigned long long ns);
 /* argv[i] as a number, or @def when absent; exits 64 on garbage. */
 double target_arg(int argc, char **argv, int i, double def);
 
