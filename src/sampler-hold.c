@@ -35,7 +35,8 @@ struct sampler_hold {
 	atomic_uint_fast64_t released; /* the last tick whose interrupts were sent */
 	atomic_int tracer_cpu;	       /* the ptrace thread's CPU at its last tick */
 	atomic_int quit;
-	int nice;
+	int rt_prio, nice;
+	uint64_t max_hold_ns; /* a holder never spins longer than this */
 	struct holder *cpus[SAMPLER_HOLD_MAX_CPUS];
 };
 
@@ -62,7 +63,7 @@ static void sleep_until(struct sampler_hold *h, uint64_t ns)
 }
 
 /* Keep this CPU busy for tick @fire until the ptrace thread released it (or for at most
- * SAMPLER_HOLD_MAX_NS). Not when the ptrace thread itself last ran here: it holds the CPU by
+ * @h->max_hold_ns). Not when the ptrace thread itself last ran here: it holds the CPU by
  * running, and a spinning holder would only delay it. */
 static void hold(struct holder *c, uint64_t fire)
 {
@@ -75,10 +76,22 @@ static void hold(struct holder *c, uint64_t fire)
 	atomic_store(&c->holding, fire);
 	while (atomic_load(&h->released) < fire && !atomic_load(&h->quit)) {
 		cpu_relax();
-		if ((++n & 63) == 0 && tracee_now_ns() - start > SAMPLER_HOLD_MAX_NS)
+		if ((++n & 63) == 0 && tracee_now_ns() - start > h->max_hold_ns)
 			break;
 	}
 	atomic_store(&c->holding, 0);
+}
+
+/* SCHED_FIFO when allowed (its wakeup preempts the target at once), else a raised nice level
+ * (best effort); children of a holder would start as normal threads (none are made). */
+static void set_priority(const struct sampler_hold *h)
+{
+	struct sched_param sp = {.sched_priority = h->rt_prio};
+
+	if (sched_setscheduler((pid_t)gettid(), SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
+		return;
+	log_debug("CPU holder without real-time priority: %s", strerror(errno));
+	setpriority(PRIO_PROCESS, (id_t)gettid(), h->nice);
 }
 
 static void *holder_main(void *p)
@@ -99,7 +112,7 @@ static void *holder_main(void *p)
 		return NULL;
 	}
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	setpriority(PRIO_PROCESS, (id_t)gettid(), h->nice); /* best effort */
+	set_priority(h);
 	while (!atomic_load(&h->quit)) {
 		uint64_t fire = atomic_load(&h->fire);
 
@@ -121,7 +134,7 @@ static void *holder_main(void *p)
 	return NULL;
 }
 
-struct sampler_hold *sampler_hold_new(int nice)
+struct sampler_hold *sampler_hold_new(int rt_prio, int nice, uint64_t period_ns)
 {
 	struct sampler_hold *h = xcalloc(1, sizeof(*h));
 	pthread_condattr_t attr;
@@ -134,7 +147,9 @@ struct sampler_hold *sampler_hold_new(int nice)
 	pthread_cond_init(&h->qwake, &attr);
 	pthread_condattr_destroy(&attr);
 	atomic_init(&h->tracer_cpu, -1);
+	h->rt_prio = rt_prio;
 	h->nice = nice;
+	h->max_hold_ns = period_ns / 4 < SAMPLER_HOLD_MAX_NS ? period_ns / 4 : SAMPLER_HOLD_MAX_NS;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	return h;
 }

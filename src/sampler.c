@@ -1390,7 +1390,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	 * raise its priority when allowed (the worker keeps the default) */
 	rt = raise_priority();
 	if (!o->no_hold && !o->follow_cpu)
-		hold = sampler_hold_new(SAMPLER_NICE / 2);
+		hold = sampler_hold_new(SAMPLER_RT_PRIO, SAMPLER_NICE / 2, period);
 	/* the clock starts once everything is set up: a short -d still gets its ticks */
 	start = base = fire = tracee_now_ns();
 	end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;

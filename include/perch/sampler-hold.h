@@ -13,14 +13,20 @@
  * The fix is to make the tick a local interrupt on the thread's CPU, as perf's hrtimer is: a
  * holder thread pinned to that CPU sleeps until the tick on its own timer, and its wakeup
  * preempts the target thread right where it is (in user mode at the timer interrupt; inside a
- * system call it is preempted at that call's exit, which is then the right place). The holder
+ * system call it is preempted at that call's exit, which is then the right place). Holders run
+ * SCHED_FIFO when allowed: a woken real-time thread preempts a normal one at once, where a
+ * niced normal thread's wakeup (the fallback) may wait for the target's slice to end under
+ * EEVDF (Linux 6.6 on): with nice -5 holders 20-40% of the holds came too late and the bias
+ * came back (+0.5 to +10 points on the sysbias test, 2026-11-26; SCHED_FIFO: 98% held). The holder
  * then keeps the CPU busy until the ptrace thread has sent its PTRACE_INTERRUPTs (to a thread
  * that is not running: no IPI, no window), and the thread stops where it was preempted.
  * The ptrace thread's own CPU needs no holder: while it runs, no target thread does there.
  *
  * Holders exist only for CPUs on which target threads were running at the previous tick, so
  * idle threads cost nothing here. A hold lasts until the interrupts are sent or at most
- * SAMPLER_HOLD_MAX_NS. The ptrace thread publishes each tick's time before it fires. */
+ * SAMPLER_HOLD_MAX_NS or a quarter of the sampling period, whichever is shorter (a real-time
+ * holder must never starve its CPU). The ptrace thread publishes each tick's time before it
+ * fires. */
 #ifndef PERCH_SAMPLER_HOLD_H
 #define PERCH_SAMPLER_HOLD_H
 
@@ -34,9 +40,10 @@
 struct sampler_hold;
 
 /* Holders for up to SAMPLER_HOLD_MAX_CPUS CPUs; no thread is started until a CPU is armed.
- * @nice: their priority when allowed (weaker than or equal to the ptrace thread's).
+ * They run SCHED_FIFO at @rt_prio when allowed, else at nice @nice when allowed (either weaker
+ * than or equal to the ptrace thread's); ticks come every @period_ns.
  * Sets the calling (ptrace) thread's timer slack to 1 ns so that both wake on time. */
-struct sampler_hold *sampler_hold_new(int nice);
+struct sampler_hold *sampler_hold_new(int rt_prio, int nice, uint64_t period_ns);
 /* Stops and joins every holder. NULL does nothing. */
 void sampler_hold_free(struct sampler_hold *h);
 

@@ -151,8 +151,11 @@ START_TEST(syscall_bias)
 		d[1], d[0], d[1], d[2], plain.share - plain.truth);
 	H_ASSERT(fabs(d[1]) <= SYS_POINTS + TRUTH_Z * runs[0].se,
 		 "perch's share of the cached preads is %+.2f points from the target's own truth "
-		 "(median of 3 runs: %+.2f %+.2f %+.2f; allowed %.1f + %.1f x %.2f)",
-		 d[1], d[0], d[1], d[2], SYS_POINTS, TRUTH_Z, runs[0].se);
+		 "(median of 3 runs: %+.2f %+.2f %+.2f; allowed %.1f + %.1f x %.2f; running "
+		 "samples held: %ld/%ld %ld/%ld %ld/%ld; without the hold %+.2f)",
+		 d[1], d[0], d[1], d[2], SYS_POINTS, TRUTH_Z, runs[0].se, runs[0].held,
+		 runs[0].running, runs[1].held, runs[1].running, runs[2].held, runs[2].running,
+		 plain.share - plain.truth);
 }
 END_TEST
 
