@@ -11,7 +11,8 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 PKGS := libunwind-ptrace libunwind-generic libelf capstone liblzma zlib libzstd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# capstone is dlopen()ed on first use (include/perch/disasm.h): compiled against, not linked
+PKG_LIBS := $(shell pkg-config --libs $(filter-out capstone,$(PKGS)) 2>/dev/null)
 
 P_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
 	-Wno-unused-parameter -MMD -MP -Iinclude -I/usr/include/libdwarf -I/usr/include/libiberty \

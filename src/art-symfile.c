@@ -297,6 +297,11 @@ int art_elf_data_symbol(const uint8_t *image, size_t size, const char *name, uin
 			raw_shdr(&e, sh.link, &str);
 			if (str.type != SHT_STRTAB || !in_bounds(&e, str.offset, str.size))
 				continue;
+			/* a symbol named @name needs "@name\0" in its string table: most files
+			 * have none, and one search of the strings is cheaper than a walk of the
+			 * symbols (every module of every dump is asked) */
+			if (!memmem(e.p + str.offset, (size_t)str.size, name, nlen + 1))
+				continue;
 			for (uint64_t off = sh.offset + symsz; off + symsz <= sh.offset + sh.size;
 			     off += symsz) {
 				const uint8_t *p = e.p + off;

@@ -44,11 +44,23 @@ struct cfi_row_slot {
 
 #define CFI_MAX_SECTIONS 3 /* .eh_frame, .debug_frame, MiniDebugInfo's .debug_frame */
 
+/* The binary search table of .eh_frame_hdr (version 1, datarel sdata4 pairs: the linker's
+ * sorted index of .eh_frame), used in place of indexing .eh_frame when the file has one: a
+ * dump then parses only the FDEs its pcs need. */
+struct cfi_hdr {
+	const uint8_t *pairs; /* count x (initial location, FDE address), relative to @vaddr */
+	size_t count;
+	uint64_t vaddr; /* of .eh_frame_hdr */
+};
+
 struct cfi_table {
 	struct cfi_section sec[CFI_MAX_SECTIONS];
 	unsigned int nr_sec;
 	unsigned int machine;
 	int addr_size;
+	/* .eh_frame (sec[0]) through its header while @hdr.pairs: not in @ents until a header
+	 * entry turns out wrong (then the whole section is indexed) */
+	struct cfi_hdr hdr;
 	struct cfi_fde_ent *ents; /* sorted by start; for equal starts .eh_frame first */
 	size_t nr, alloc;
 	/* a memo, not part of the table's value: filled by the const lookups (a table is used
@@ -222,9 +234,15 @@ static int ent_cmp(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* The table over @nr sections (borrowed); NULL with errno ENOENT when none has an FDE. */
+static void sort_index(struct cfi_table *t)
+{
+	qsort(t->ents, t->nr, sizeof(*t->ents), ent_cmp);
+}
+
+/* The table over @nr sections (borrowed), .eh_frame first when present, searched through @hdr
+ * when @hdr->pairs; NULL with errno ENOENT when none has an FDE. */
 static struct cfi_table *table_new(const struct cfi_section *sec, unsigned int nr,
-				   unsigned int machine, int is_64)
+				   const struct cfi_hdr *hdr, unsigned int machine, int is_64)
 {
 	struct cfi_table *t = xcalloc(1, sizeof(*t));
 
@@ -233,15 +251,61 @@ static struct cfi_table *table_new(const struct cfi_section *sec, unsigned int n
 	for (unsigned int i = 0; i < nr && t->nr_sec < CFI_MAX_SECTIONS; i++)
 		if (sec[i].data && sec[i].size)
 			t->sec[t->nr_sec++] = sec[i];
-	for (unsigned int i = 0; i < t->nr_sec; i++)
+	if (hdr && hdr->pairs && t->nr_sec && t->sec[0].is_eh)
+		t->hdr = *hdr;
+	for (unsigned int i = t->hdr.pairs ? 1 : 0; i < t->nr_sec; i++)
 		index_section(t, i);
-	if (!t->nr) {
+	if (!t->nr && !t->hdr.pairs) {
 		cfi_table_free(t);
 		errno = ENOENT;
 		return NULL;
 	}
-	qsort(t->ents, t->nr, sizeof(*t->ents), ent_cmp);
+	sort_index(t);
 	return t;
+}
+
+/* A header entry did not match .eh_frame: stop trusting the header and index the section. */
+static void drop_hdr(struct cfi_table *t)
+{
+	t->hdr.pairs = NULL;
+	t->hdr.count = 0;
+	index_section(t, 0);
+	sort_index(t);
+}
+
+static int32_t hdr_word(const struct cfi_hdr *h, size_t i)
+{
+	int32_t v;
+
+	memcpy(&v, h->pairs + 4 * i, 4);
+	return v;
+}
+
+/* The .eh_frame_hdr of @ef when it is the kind perch reads (version 1, a datarel|sdata4
+ * table whose .eh_frame pointer is @eh's address): @out->pairs NULL otherwise. */
+static void hdr_of(const struct elffile *ef, const struct cfi_section *eh, struct cfi_hdr *out)
+{
+	const uint8_t *h = elffile_vaddr_ptr(ef, ef->eh_frame_hdr_vaddr, 12);
+	uint64_t size = ef->eh_frame_hdr_size, count, frame;
+	int32_t rel;
+	uint32_t n;
+
+	memset(out, 0, sizeof(*out));
+	/* eh_frame_ptr pcrel|sdata4, fde_count udata4, table datarel|sdata4: what every linker
+	 * writes */
+	if (!eh->data || !h || size < 12 || h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 ||
+	    h[3] != 0x3b)
+		return;
+	memcpy(&rel, h + 4, 4);
+	frame = ef->eh_frame_hdr_vaddr + 4 + (uint64_t)(int64_t)rel;
+	memcpy(&n, h + 8, 4);
+	count = n;
+	if (frame != eh->vaddr || count == 0 || count > (size - 12) / 8 ||
+	    !elffile_vaddr_ptr(ef, ef->eh_frame_hdr_vaddr, (size_t)(12 + count * 8)))
+		return;
+	out->pairs = h + 12;
+	out->count = (size_t)count;
+	out->vaddr = ef->eh_frame_hdr_vaddr;
 }
 
 struct cfi_table *cfi_table_new_raw(const uint8_t *eh, size_t eh_size, uint64_t eh_vaddr,
@@ -253,7 +317,7 @@ struct cfi_table *cfi_table_new_raw(const uint8_t *eh, size_t eh_size, uint64_t 
 	    {dbg, dbg_size, 0, 0},
 	};
 
-	return table_new(sec, 2, machine, is_64);
+	return table_new(sec, 2, NULL, machine, is_64);
 }
 
 /* The .debug_frame of @ef, decompressed when stored compressed; size 0 when unusable. */
@@ -271,13 +335,15 @@ struct cfi_table *cfi_table_new(const struct elffile *ef)
 	struct cfi_section sec[CFI_MAX_SECTIONS] = {{0}};
 	struct elffile_section eh;
 	const struct elffile *mdi = elffile_minidebuginfo(ef);
+	struct cfi_hdr hdr;
 
 	if (elffile_section(ef, ".eh_frame", &eh) == 0 && eh.data)
 		sec[0] = (struct cfi_section){eh.data, (size_t)eh.size, eh.vaddr, 1};
 	sec[1] = debug_frame_of(ef);
 	if (mdi)
 		sec[2] = debug_frame_of(mdi);
-	return table_new(sec, CFI_MAX_SECTIONS, ef->machine, ef->is_64);
+	hdr_of(ef, &sec[0], &hdr);
+	return table_new(sec, CFI_MAX_SECTIONS, &hdr, ef->machine, ef->is_64);
 }
 
 void cfi_table_free(struct cfi_table *t)
@@ -291,14 +357,58 @@ void cfi_table_free(struct cfi_table *t)
 
 size_t cfi_table_count(const struct cfi_table *t)
 {
-	return t->nr;
+	return t->nr + t->hdr.count;
+}
+
+/* The FDE of .eh_frame covering @pc through its header: 1 with @out set, 0 when the header has
+ * none, -1 when an entry does not match the section (the header is then dropped). Like
+ * find_ent(), a few earlier entries are tried when FDEs overlap. */
+static int find_hdr(struct cfi_table *t, uint64_t pc, struct cfi_fde_ent *out)
+{
+	const struct cfi_hdr *h = &t->hdr;
+	size_t lo = 0, hi = h->count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (h->vaddr + (uint64_t)(int64_t)hdr_word(h, 2 * mid) <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++) {
+		uint64_t start = h->vaddr + (uint64_t)(int64_t)hdr_word(h, 2 * (i - 1));
+		uint64_t fde_at = h->vaddr + (uint64_t)(int64_t)hdr_word(h, 2 * (i - 1) + 1);
+		struct cfi_fde fde;
+		size_t next;
+
+		if (fde_at < t->sec[0].vaddr || fde_at - t->sec[0].vaddr >= t->sec[0].size ||
+		    parse_fde_at(t, &t->sec[0], (size_t)(fde_at - t->sec[0].vaddr), NULL, &fde,
+				 &next) != 0 ||
+		    fde.start != start) {
+			drop_hdr(t);
+			return -1;
+		}
+		if (pc < fde.end) {
+			*out = (struct cfi_fde_ent){fde.start, fde.end,
+						    (size_t)(fde_at - t->sec[0].vaddr), 0};
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /* The FDE covering @pc: the last one starting at or before @pc that still covers it (FDEs
- * should not overlap; when they do, a few earlier ones are tried too). */
-static const struct cfi_fde_ent *find_ent(const struct cfi_table *t, uint64_t pc)
+ * should not overlap; when they do, a few earlier ones are tried too). .eh_frame, through its
+ * header or its index, wins over the other sections. 0 with @out set, or -1. */
+static int find_ent(const struct cfi_table *ct, uint64_t pc, struct cfi_fde_ent *out)
 {
-	size_t lo = 0, hi = t->nr;
+	struct cfi_table *t = (struct cfi_table *)ct; /* dropping a bad header: see rows */
+	size_t lo = 0, hi;
+
+	if (t->hdr.pairs && find_hdr(t, pc, out) == 1)
+		return 0;
+	hi = t->nr;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -316,10 +426,11 @@ static const struct cfi_fde_ent *find_ent(const struct cfi_table *t, uint64_t pc
 		if (pc < e->end) {
 			while (i > 1 && t->ents[i - 2].start == e->start && pc < t->ents[i - 2].end)
 				e = &t->ents[--i - 1];
-			return e;
+			*out = *e;
+			return 0;
 		}
 	}
-	return NULL;
+	return -1;
 }
 
 /* ---- the CFA program interpreter ---- */
@@ -641,13 +752,13 @@ static int row_for_fde(const struct cfi_table *t, const struct cfi_fde *fde, uin
 
 static int row_find_uncached(const struct cfi_table *t, uint64_t pc, struct cfi_row *row)
 {
-	const struct cfi_fde_ent *e = find_ent(t, pc);
+	struct cfi_fde_ent e;
 	struct cfi_fde fde;
 	size_t next;
 
-	if (!e)
+	if (find_ent(t, pc, &e) < 0)
 		return -ENOENT;
-	if (parse_fde_at(t, &t->sec[e->sec], e->off, NULL, &fde, &next) != 0)
+	if (parse_fde_at(t, &t->sec[e.sec], e.off, NULL, &fde, &next) != 0)
 		return -ENOEXEC;
 	return row_for_fde(t, &fde, pc, row);
 }

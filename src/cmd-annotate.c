@@ -2,7 +2,6 @@
  * the samples whose leaf pc is at each instruction, like `perf annotate --stdio`. The code is
  * read from the module file on this machine (its build-id must match the recording's) or from
  * its copy in --symfs. */
-#include <capstone/capstone.h>
 #include <elf.h>
 #include <errno.h>
 #include <getopt.h>
@@ -11,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perch/disasm.h"
 #include "perch/cmd.h"
 #include "perch/elffile.h"
 #include "perch/elfsym.h"
@@ -230,6 +230,8 @@ static int disassemble(struct annotate *an, const struct profile *p, const struc
 {
 	uint64_t start = 0, end = 0, shown = 0;
 	const uint8_t *code = NULL;
+	const struct disasm_lib *cs_lib;
+	const char *why = NULL;
 	cs_insn *insn;
 	size_t count;
 	cs_arch arch;
@@ -253,9 +255,11 @@ static int disassemble(struct annotate *an, const struct profile *p, const struc
 		end = start + (end - start) / 2;
 	if (end <= start)
 		return log_err(-ENOENT, "the code of %s is not in %s", an->func, ef->path);
-	if (cs_open(arch, mode, &cs) != CS_ERR_OK)
+	if (!(cs_lib = disasm_lib(&why)))
+		return log_err(-ENOENT, "cannot disassemble: %s (install capstone's library)", why);
+	if (cs_lib->open(arch, mode, &cs) != CS_ERR_OK)
 		return log_err(-ENOMEM, "capstone cannot open its disassembler");
-	count = cs_disasm(cs, code, end - start, start, 0, &insn);
+	count = cs_lib->disasm(cs, code, end - start, start, 0, &insn);
 	printf(" Percent | %s in %s: %" PRIu64 " samples (%.2f%% of %" PRIu64 ")\n", an->func,
 	       profile_str(p, module), h ? h->total : 0,
 	       h && an->all ? 100.0 * (double)h->total / (double)an->all : 0.0, an->all);
@@ -283,8 +287,8 @@ static int disassemble(struct annotate *an, const struct profile *p, const struc
 		printf("%8.2f : (outside the disassembled code)\n",
 		       100.0 * (double)(h->total - shown) / (double)h->total);
 	if (count)
-		cs_free(insn, count);
-	cs_close(&cs);
+		cs_lib->free(insn, count);
+	cs_lib->close(&cs);
 	return count ? 0 : log_err(-ENOEXEC, "capstone decoded no instruction of %s", an->func);
 }
 

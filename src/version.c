@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <capstone/capstone.h>
 #include <elfutils/version.h>
 #include <libdwarf.h>
 #include <libunwind.h>
@@ -14,6 +13,7 @@
 #include <readline/readline.h>
 #include <zlib.h>
 
+#include "perch/disasm.h"
 #include "perch/arch.h"
 #include "perch/version.h"
 
@@ -97,6 +97,8 @@ static void lib_line(FILE *f, const char *name, const char *built, const char *r
 void version_print(FILE *f)
 {
 	char id[2 * 64 + 1], cs_run[32];
+	const struct disasm_lib *cs;
+	const char *why = NULL;
 	int cs_major, cs_minor;
 
 	fprintf(f, "perch %s\n", version_string());
@@ -108,8 +110,12 @@ void version_print(FILE *f)
 		 NULL);
 	/* libdwarf has no version macro: the one it reports is the library's own */
 	lib_line(f, "libdwarf", dwarf_package_version(), NULL);
-	cs_version(&cs_major, &cs_minor);
-	snprintf(cs_run, sizeof(cs_run), "%d.%d", cs_major, cs_minor);
+	if ((cs = disasm_lib(&why))) {
+		cs->version(&cs_major, &cs_minor);
+		snprintf(cs_run, sizeof(cs_run), "%d.%d", cs_major, cs_minor);
+	} else {
+		snprintf(cs_run, sizeof(cs_run), "none: %.20s", why);
+	}
 	lib_line(f, "capstone", STR(CS_API_MAJOR) "." STR(CS_API_MINOR) "." STR(CS_VERSION_EXTRA),
 		 cs_run);
 	lib_line(f, "libelf", "0." STR(_ELFUTILS_VERSION) " (elfutils)", NULL);

@@ -561,6 +561,108 @@ START_TEST(test_rows_vs_readelf)
 }
 END_TEST
 
+/* ---- .eh_frame_hdr against perch's own index ---- */
+
+/* Read @path whole. */
+static uint8_t *slurp(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+	long n;
+
+	ck_assert_msg(f, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_gt(n, 0);
+	rewind(f);
+	buf = malloc((size_t)n);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*size = (size_t)n;
+	return buf;
+}
+
+/* Every pc of @ef's executable range, in steps of @step: the rows found through
+ * .eh_frame_hdr (cfi_table_new) and through an index of the same .eh_frame
+ * (cfi_table_new_raw, which never reads the header) are the same. Returns the pcs covered. */
+static size_t hdr_vs_index(const struct elffile *ef, uint64_t lo, uint64_t hi, uint64_t step)
+{
+	struct elffile_section eh;
+	struct cfi_table *a, *b;
+	size_t covered = 0;
+
+	ck_assert_int_eq(elffile_section(ef, ".eh_frame", &eh), 0);
+	a = cfi_table_new(ef);
+	b = cfi_table_new_raw(eh.data, (size_t)eh.size, eh.vaddr, NULL, 0, ef->machine, ef->is_64);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	for (uint64_t pc = lo; pc < hi; pc += step) {
+		struct cfi_row ra, rb;
+		int xa, xb;
+
+		memset(&ra, 0, sizeof(ra));
+		memset(&rb, 0, sizeof(rb));
+		xa = cfi_row_find(a, pc, &ra);
+		xb = cfi_row_find(b, pc, &rb);
+		ck_assert_msg(xa == xb, "pc %#llx: %d through the header, %d through the index",
+			      (unsigned long long)pc, xa, xb);
+		if (xa == 0) {
+			ck_assert_msg(!memcmp(&ra, &rb, sizeof(ra)), "pc %#llx: rows differ",
+				      (unsigned long long)pc);
+			covered++;
+		}
+	}
+	ck_assert_uint_eq(cfi_table_count(a), cfi_table_count(b));
+	cfi_table_free(a);
+	cfi_table_free(b);
+	return covered;
+}
+
+/* The header-driven lookup gives what the full index gives, on the system's libc (written by
+ * its own linker) and on the fixture; and a header whose entries are wrong (FDE pointers
+ * shifted, as a hostile or stale file may have) is noticed and the section indexed instead. */
+START_TEST(test_eh_frame_hdr)
+{
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	char *fix = fixture_path("chain-x86_64");
+	const char *paths[] = {fix, libc};
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		struct elffile_section text;
+		struct elffile *ef;
+		uint8_t *img, *h;
+		size_t size, n;
+		uint32_t count;
+
+		if (access(paths[i], R_OK) != 0)
+			continue; /* libc: not on an x86_64 Debian host */
+		img = slurp(paths[i], &size);
+		ef = elffile_open_memory(img, size, paths[i]);
+		ck_assert_ptr_nonnull(ef);
+		ck_assert_msg(ef->eh_frame_hdr_size, "%s: no .eh_frame_hdr", paths[i]);
+		ck_assert_int_eq(elffile_section(ef, ".text", &text), 0);
+		n = hdr_vs_index(ef, text.vaddr, text.vaddr + text.size, 7);
+		ck_assert_msg(n > text.size / 7 / 2, "%s: only %zu pcs covered", paths[i], n);
+		/* shift every FDE pointer of the header's table by 4 bytes */
+		h = (uint8_t *)elffile_vaddr_ptr(ef, ef->eh_frame_hdr_vaddr, 12);
+		ck_assert_ptr_nonnull(h);
+		memcpy(&count, h + 8, 4);
+		for (uint32_t k = 0; k < count; k++) {
+			int32_t v;
+
+			memcpy(&v, h + 12 + 8 * k + 4, 4);
+			v += 4;
+			memcpy(h + 12 + 8 * k + 4, &v, 4);
+		}
+		ck_assert_uint_eq(hdr_vs_index(ef, text.vaddr, text.vaddr + text.size, 13),
+				  hdr_vs_index(ef, text.vaddr, text.vaddr + text.size, 13));
+		elffile_free(ef);
+		free(img);
+	}
+	free(fix);
+}
+END_TEST
+
 /* ---- hand-built CFI ---- */
 
 struct bb {
@@ -1299,6 +1401,7 @@ Suite *cfi_suite(void)
 	tc = tcase_create("rows");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_rows_vs_readelf);
+	tcase_add_test(tc, test_eh_frame_hdr);
 	tcase_add_test(tc, test_program_ops);
 	tcase_add_test(tc, test_debug_frame);
 	tcase_add_test(tc, test_negate_ra_state);
