@@ -236,7 +236,8 @@ static int ent_cmp(const void *a, const void *b)
 
 static void sort_index(struct cfi_table *t)
 {
-	qsort(t->ents, t->nr, sizeof(*t->ents), ent_cmp);
+	if (t->nr > 1) /* (no index at all when .eh_frame goes through its header alone) */
+		qsort(t->ents, t->nr, sizeof(*t->ents), ent_cmp);
 }
 
 /* The table over @nr sections (borrowed), .eh_frame first when present, searched through @hdr
