@@ -56,18 +56,9 @@ static __attribute__((noinline)) uint64_t spin_until(uint64_t end, uint64_t x)
 
 static double run_delay_s(void)
 {
-	char path[64], buf[128];
-	unsigned long long run = 0, wait = 0;
-	FILE *f;
+	double run, wait;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)gettid());
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%llu %llu", &run, &wait) != 2)
-		wait = 0;
-	fclose(f);
-	return (double)wait / 1e9;
+	return target_schedstat(&run, &wait) < 0 ? -1 : wait;
 }
 
 static double rnd(uint64_t *s)

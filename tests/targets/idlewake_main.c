@@ -33,18 +33,9 @@ static pthread_barrier_t start;
 /* CPU time plus run-queue wait of this thread, in seconds (-1 when unreadable). */
 static double sched_s(void)
 {
-	char path[64], buf[128];
-	unsigned long long run = 0, wait = 0;
-	FILE *f;
+	double run, wait;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)gettid());
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%llu %llu", &run, &wait) != 2)
-		run = wait = 0;
-	fclose(f);
-	return (double)(run + wait) / 1e9;
+	return target_schedstat(&run, &wait) < 0 ? -1 : run + wait;
 }
 
 static void report(const char *name, double wall, double a, double b, double u, double k, int wakes)

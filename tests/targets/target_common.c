@@ -33,6 +33,24 @@ double target_now(void)
 	return ts_seconds(CLOCK_MONOTONIC);
 }
 
+int target_schedstat(double *run_s, double *wait_s)
+{
+	char path[64], buf[128];
+	unsigned long long run = 0, wait = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)gettid());
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%llu %llu", &run, &wait) != 2)
+		run = wait = 0;
+	fclose(f);
+	*run_s = (double)run / 1e9;
+	*wait_s = (double)wait / 1e9;
+	return 0;
+}
+
 double target_thread_cpu(void)
 {
 	return ts_seconds(CLOCK_THREAD_CPUTIME_ID);

@@ -14,6 +14,10 @@ void target_ready(void);
 /* CLOCK_MONOTONIC and this thread's CLOCK_THREAD_CPUTIME_ID, in seconds. */
 double target_now(void);
 double target_thread_cpu(void);
+/* This thread's time on a CPU and waiting for one (run queue), in seconds, from
+ * /proc/self/task/TID/schedstat: 0, or -1 when the file cannot be read (a line that does not
+ * parse reads as 0 and 0). */
+int target_schedstat(double *run_s, double *wait_s);
 /* CLOCK_MONOTONIC in nanoseconds, and a sleep until such a time (restarted when interrupted). */
 unsigned long long target_now_ns(void);
 void target_sleep_until_ns(unsigned long long ns);
