@@ -205,28 +205,32 @@ static struct proc_smaps *fixture_smaps(const char *rel)
 	return s;
 }
 
+/* Add the memory reading of the real capture fixtures/@dir (smaps and smaps_rollup) at @t. */
+static void add_capture(struct timeline *tl, const char *dir, uint64_t t)
+{
+	char *rel = xasprintf("%s/smaps", dir);
+	char *rpath = testutil_fixture_path("%s/smaps_rollup", dir);
+	struct proc_smaps *s = fixture_smaps(rel);
+	struct proc_smaps_rollup ro;
+	struct timeline_mem m;
+	struct meminfo mi;
+
+	ck_assert_int_eq(proc_smaps_rollup_load_file(rpath, &ro), 0);
+	meminfo_compute(s, MEMINFO_RULES_AUTO, &mi);
+	timeline_mem_from(&ro.u, s, &mi, t, &m);
+	timeline_add_mem(tl, &m);
+	proc_smaps_free(s);
+	free(rel);
+	free(rpath);
+}
+
 /* Two memory readings of real captures: small, then malloc50 (50 MB malloc'ed and touched). */
 static struct timeline *with_memory(void)
 {
 	struct timeline *tl = new_timeline(2);
-	static const char *const cases[] = {"smaps/small", "smaps/malloc50"};
 
-	for (int i = 0; i < 2; i++) {
-		char *rel = xasprintf("%s/smaps", cases[i]);
-		char *rpath = testutil_fixture_path("%s/smaps_rollup", cases[i]);
-		struct proc_smaps *s = fixture_smaps(rel);
-		struct proc_smaps_rollup ro;
-		struct timeline_mem m;
-		struct meminfo mi;
-
-		ck_assert_int_eq(proc_smaps_rollup_load_file(rpath, &ro), 0);
-		meminfo_compute(s, MEMINFO_RULES_AUTO, &mi);
-		timeline_mem_from(&ro.u, s, &mi, (uint64_t)(20 + i) * SEC, &m);
-		timeline_add_mem(tl, &m);
-		proc_smaps_free(s);
-		free(rel);
-		free(rpath);
-	}
+	add_capture(tl, "smaps/small", 20 * SEC);
+	add_capture(tl, "smaps/malloc50", 21 * SEC);
 	return tl;
 }
 
@@ -318,22 +322,8 @@ static void feed(struct timeline *tl, struct recording_writer *w, struct profile
 		make_reading(&r, i);
 		timeline_add_cpu(tl, &r);
 		timeline_reading_release(&r);
-		if (i < 2) {
-			char *rel = xasprintf("%s/smaps", cases[i]);
-			char *rpath = testutil_fixture_path("%s/smaps_rollup", cases[i]);
-			struct proc_smaps *s = fixture_smaps(rel);
-			struct proc_smaps_rollup ro;
-			struct timeline_mem m;
-			struct meminfo mi;
-
-			ck_assert_int_eq(proc_smaps_rollup_load_file(rpath, &ro), 0);
-			meminfo_compute(s, MEMINFO_RULES_AUTO, &mi);
-			timeline_mem_from(&ro.u, s, &mi, (uint64_t)(10 + i) * SEC, &m);
-			timeline_add_mem(tl, &m);
-			proc_smaps_free(s);
-			free(rel);
-			free(rpath);
-		}
+		if (i < 2)
+			add_capture(tl, cases[i], (uint64_t)(10 + i) * SEC);
 		if (w) {
 			timeline_drain(tl, drain_to, w);
 			ck_assert_int_eq(recording_flush(w, p), 0);
