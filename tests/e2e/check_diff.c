@@ -307,19 +307,19 @@ START_TEST(same_build_quiet)
 }
 END_TEST
 
-/* The scripted prompt against its own last recording: attach, record, diff BASE. */
+/* The scripted prompt against its own last recording: attach, record, diff BASE. A run that
+ * does not trip the rule is recorded again (at most ATTEMPTS in all, each noted with what the
+ * diff said of step_b): a machine that starves the target for long stretches can widen the
+ * margin past even this change; three such runs in a row fail with the whole result. */
 START_TEST(repl_last_recording)
 {
 	struct harness_proc *t;
-	const char *out;
+	const char *out, *row;
 	pid_t pid;
 	FILE *f;
 	int code;
 
 	for (int attempt = 1;; attempt++) {
-		const char *row;
-		double change = 0;
-
 		record("base", "base.perch");
 		pid = start_target("slow", &t);
 		f = fopen(tmp("s.txt"), "w");
@@ -327,22 +327,26 @@ START_TEST(repl_last_recording)
 		fprintf(f, "attach %d\nrecord -F %s -d %g\ndiff --fail-if '^step_b$:+5' '%s'\n",
 			(int)pid, RATE, SECS, tmp("base.perch"));
 		fclose(f);
-		out = harness_sh(
-		    harness_fmt("'%s' -x '%s' --json 2>/dev/null", harness_perch(), tmp("s.txt")),
-		    &code, 90);
+		out = harness_sh(harness_fmt("'%s' -x '%s' --json 2>'%s'", harness_perch(),
+					     tmp("s.txt"), tmp("s.err")),
+				 &code, 90);
 		harness_proc_kill(t, SIGKILL);
 		harness_proc_wait(t, 10);
 		row = strstr(out, "\"function\":\"step_b\"");
-		if (code == 3 || attempt == ATTEMPTS || !row ||
-		    !strstr(row, "\"total_beyond_noise\":false") ||
-		    sscanf(strstr(row, "\"total_change\":") ? strstr(row, "\"total_change\":") + 15
-							    : "x",
-			   "%lf", &change) != 1 ||
-		    change < 20)
+		if (code == 3 || attempt == ATTEMPTS)
 			break;
-		retry_note("repl_last_recording", attempt, change);
+		fprintf(stderr,
+			"note: e2e-diff repl_last_recording: perch -x exited %d, step_b: %.300s; "
+			"recording again (attempt %d of %d)\n",
+			code, row ? row : "(no row)", attempt + 1, ATTEMPTS);
 	}
-	H_ASSERT(code == 3, "perch -x exited %d, want 3", code);
+	if (code != 3) {
+		int cat;
+		const char *err = harness_sh(harness_fmt("cat '%s'", tmp("s.err")), &cat, 10);
+
+		H_ASSERT(0, "perch -x exited %d, want 3; step_b: %.400s; errors: %.400s", code,
+			 row ? row : "(no row)", err);
+	}
 	H_ASSERT(strstr(out, "\"cmd\":\"diff\",\"ok\":false,\"status\":3") &&
 		     strstr(out, "\"new\":\"the last recording\"") &&
 		     strstr(out, "\"time_ordered\":true") &&
