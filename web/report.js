@@ -68,9 +68,16 @@
   /* Runs of (count, value) pairs, expanded to @n values plus @add into @out. */
   function runs(area, col, n, out, add) {
     var pairs = varints(area, col, countVarints(area, col)), i = 0;
-    for (var k = 0; k + 1 < pairs.length; k += 2)
-      for (var c = pairs[k], v = pairs[k + 1] + add; c > 0 && i < n; c--)
-        out[i++] = v;
+    for (var k = 0; k + 1 < pairs.length; k += 2) {
+      var c = Math.min(pairs[k], n - i), v = pairs[k + 1] + add;
+      if (c > 16) { /* long runs (a weight of 1 throughout, a thread asleep) natively */
+        out.fill(v, i, i + c);
+        i += c;
+      } else {
+        for (; c > 0; c--)
+          out[i++] = v;
+      }
+    }
     if (i !== n)
       throw new Error("a run column holds " + i + " of " + n + " values");
     return out;
@@ -94,8 +101,25 @@
       for (var i = 0; i < n; i++)
         bytes[i] = bin.charCodeAt(i);
     }
-    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
-    return new Uint8Array(await new Response(stream).arrayBuffer());
+    /* chunks read one by one and joined: Response.arrayBuffer() on the stream takes three
+     * times as long in Chromium (300 against 100 ms for 12 MB) */
+    var ds = new DecompressionStream("deflate"), w = ds.writable.getWriter();
+    w.write(bytes).catch(function () {});
+    w.close().catch(function () {});
+    var reader = ds.readable.getReader(), chunks = [], size = 0;
+    for (;;) {
+      var r = await reader.read();
+      if (r.done)
+        break;
+      chunks.push(r.value);
+      size += r.value.length;
+    }
+    var out = new Uint8Array(size), at = 0;
+    chunks.forEach(function (c) {
+      out.set(c, at);
+      at += c.length;
+    });
+    return out;
   }
 
   function fnvColour(name, kind) {
@@ -142,6 +166,58 @@
     }
   }
 
+  /* The sample columns of @threads (the data block's thread entries) in @area: per thread
+   * {times, nodes, states, weights, cls, dict, dictWeight, rootWeight, totalWeight}. @lw: the
+   * wait class of each node's leaf; @clsOf: the state class of (letter, leaf wait class). */
+  function decodeThreads(area, threads, lw, clsOf) {
+    var nn = lw.length;
+    return threads.map(function (t) {
+      /* the time and node columns are read in the one loop that expands them */
+      var i, n = t.n, dict = varints(area, t.newnode, t.nodes), nd = dict.length;
+      var st = runs(area, t.state, n, new Uint8Array(n), 0);
+      var w = runs(area, t.weight_col, n, new Uint32Array(n), 1);
+      var tm = new Float64Array(n), codes = new Uint32Array(n), cls = new Uint8Array(n);
+      var a = area, to = t.time[0], tend = to + t.time[1];
+      var no = t.node[0], nend = no + t.node[1], acc = 0, last = 0, b, v, mul;
+      /* the weight of each dictionary entry over the whole recording (and of the root, for
+       * samples before the first entry): aggregate() adds these up when no range is selected */
+      var dw = new Float64Array(nd), dk = -1, rootW = 0, allW = 0;
+      for (i = 0; i < n; i++) {
+        b = a[to++];
+        v = b & 0x7f;
+        for (mul = 128; b & 0x80; mul *= 128) {
+          b = a[to++];
+          v += (b & 0x7f) * mul;
+        }
+        acc += v;
+        tm[i] = acc;
+        b = a[no++];
+        if (b !== 0) { /* 0: the node of the sample before; k: the dictionary's k-th */
+          v = b & 0x7f;
+          for (mul = 128; b & 0x80; mul *= 128) {
+            b = a[no++];
+            v += (b & 0x7f) * mul;
+          }
+          if (v > nd || dict[v - 1] >= nn)
+            throw new Error("thread " + t.tid + ": sample " + i + " names no node");
+          dk = v - 1;
+          last = dict[dk];
+        }
+        codes[i] = last;
+        if (dk >= 0)
+          dw[dk] += w[i];
+        else
+          rootW += w[i];
+        allW += w[i];
+        cls[i] = clsOf[(st[i] & 0x7f) * 8 + lw[last] + 1];
+      }
+      if (to > tend || no > nend)
+        throw new Error("thread " + t.tid + ": a sample column is short");
+      return {times: tm, nodes: codes, states: st, weights: w, cls: cls, dict: dict,
+              dictWeight: dw, rootWeight: rootW, totalWeight: allW};
+    });
+  }
+
   function decode(buf) {
     var dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     if (buf.length < 12 || String.fromCharCode(buf[0], buf[1], buf[2], buf[3]) !== "PRPT")
@@ -153,6 +229,14 @@
     var area = buf.subarray(12 + jlen), i, j;
     var nf = d.funcs.name.length, nn = d.nodes.n;
 
+    /* the time each part takes (perchReport.timing.decodeSteps, printed by make bench) */
+    var mark = performance.now();
+    var step = function (name) {
+      var now = performance.now();
+      d.steps[name] = now - mark;
+      mark = now;
+    };
+    d.steps = {};
     d.fname = d.funcs.name;
     d.fmod = d.funcs.module;
     d.fkind = Uint8Array.from(d.funcs.kind);
@@ -172,80 +256,69 @@
     for (i = 0; i < nf; i++)
       d.frank[order[i]] = i;
 
-    /* the call tree: parents come before their children */
-    d.parent = new Int32Array(nn);
-    d.func = new Int32Array(nn);
-    var dp = varints(area, d.nodes.parent, nn - 1);
-    var fu = varints(area, d.nodes.func, nn - 1);
-    d.parent[0] = -1;
-    d.func[0] = -1;
-    for (i = 1; i < nn; i++) {
-      d.parent[i] = i - dp[i - 1];
-      d.func[i] = fu[i - 1];
-    }
-    d.firstChild = new Int32Array(nn).fill(-1);
-    d.nextSib = new Int32Array(nn).fill(-1);
-    for (i = nn - 1; i >= 1; i--) {
-      d.nextSib[i] = d.firstChild[d.parent[i]];
-      d.firstChild[d.parent[i]] = i;
-    }
-    /* the outermost node of its function on its path (a recursive function counts once):
-     * a depth-first walk that counts the open nodes of each function */
-    d.top = new Uint8Array(nn);
-    var open = new Uint32Array(nf), n = d.firstChild[0];
-    while (n > 0) {
-      d.top[n] = open[d.func[n]] === 0 ? 1 : 0;
-      open[d.func[n]]++;
-      if (d.firstChild[n] >= 0) {
-        n = d.firstChild[n];
-        continue;
-      }
-      while (n > 0) { /* leave n and the ancestors whose children are all done */
-        open[d.func[n]]--;
-        if (d.nextSib[n] >= 0) {
-          n = d.nextSib[n];
-          break;
-        }
-        n = d.parent[n];
-      }
-    }
-    d.leafWait = new Int8Array(nn);
-    d.leafWait[0] = W_NONE;
-    for (i = 1; i < nn; i++)
-      d.leafWait[i] = d.fwait[d.func[i]];
-
+    step("funcs");
     /* the state class of each (letter, wait class of the leaf) pair */
     var clsOf = new Uint8Array(128 * 8);
     for (i = 0; i < 128; i++)
       for (j = -1; j < 7; j++)
         clsOf[i * 8 + j + 1] = stateClass(i, j);
-    d.threads.forEach(function (t, k) {
-      t.index = k;
-      var n = t.n, dt = varints(area, t.time, n), codes = varints(area, t.node, n);
-      var dict = varints(area, t.newnode, t.nodes);
-      var st = runs(area, t.state, n, new Uint8Array(n), 0);
-      var w = runs(area, t.weight_col, n, new Uint32Array(n), 1);
-      var tm = new Float64Array(n), cls = new Uint8Array(n), lw = d.leafWait;
-      var acc = 0, last = 0;
-      for (i = 0; i < n; i++) {
-        acc += dt[i];
-        tm[i] = acc;
-        if (codes[i] !== 0)
-          last = dict[codes[i] - 1];
-        codes[i] = last;
-        cls[i] = clsOf[(st[i] & 0x7f) * 8 + lw[last] + 1];
+
+    /* the call tree: parents come before their children (locals, not d's fields, in the
+     * loops over every node and sample: this page spends most of its time here) */
+    var parent = d.parent = new Int32Array(nn), func = d.func = new Int32Array(nn);
+    var dp = varints(area, d.nodes.parent, nn - 1);
+    var fu = varints(area, d.nodes.func, nn - 1);
+    var firstChild = d.firstChild = new Int32Array(nn).fill(-1);
+    var nextSib = d.nextSib = new Int32Array(nn).fill(-1);
+    parent[0] = -1;
+    func[0] = -1;
+    for (i = 1; i < nn; i++) {
+      var pi = i - dp[i - 1];
+      if (pi < 0 || pi >= i || fu[i - 1] >= nf)
+        throw new Error("node " + i + " has no parent or function");
+      parent[i] = pi;
+      func[i] = fu[i - 1];
+    }
+    for (i = nn - 1; i >= 1; i--) {
+      nextSib[i] = firstChild[parent[i]];
+      firstChild[parent[i]] = i;
+    }
+    /* the outermost node of its function on its path (a recursive function counts once):
+     * a depth-first walk that counts the open nodes of each function */
+    var top = d.top = new Uint8Array(nn);
+    var open = new Uint32Array(nf), n = firstChild[0];
+    while (n > 0) {
+      top[n] = open[func[n]] === 0 ? 1 : 0;
+      open[func[n]]++;
+      if (firstChild[n] >= 0) {
+        n = firstChild[n];
+        continue;
       }
-      t.cls = cls;
-      t.times = tm;
-      t.nodes = codes;
-      t.states = st;
-      t.weights = w;
+      while (n > 0) { /* leave n and the ancestors whose children are all done */
+        open[func[n]]--;
+        if (nextSib[n] >= 0) {
+          n = nextSib[n];
+          break;
+        }
+        n = parent[n];
+      }
+    }
+    var leafWait = d.leafWait = new Int8Array(nn), fwait = d.fwait;
+    leafWait[0] = W_NONE;
+    for (i = 1; i < nn; i++)
+      leafWait[i] = fwait[func[i]];
+
+    step("nodes");
+    decodeThreads(area, d.threads, d.leafWait, clsOf).forEach(function (c, k) {
+      var t = Object.assign(d.threads[k], c);
+      t.index = k;
       t.stalls = [];
       t.frames = [];
     });
+    step("samples");
     d.series.forEach(function (s) {
       var tm = varints64(area, s.time, s.n), v = varints64(area, s.value, s.n);
-      var acc = 0, val = 0;
+      var i, acc = 0, val = 0;
       for (i = 0; i < s.n; i++) {
         acc += tm[i];
         tm[i] = acc;
@@ -255,6 +328,7 @@
       s.times = tm;
       s.values = v;
     });
+    step("series");
     d.byTid = {};
     d.threads.forEach(function (t) { d.byTid[t.tid] = d.byTid[t.tid] || t; });
     d.stalls = d.stalls.map(function (v) {
@@ -289,6 +363,7 @@
     d.unitS = d.unit_ns / 1e9;
     d.periodU = d.period_ns / d.unit_ns;
     d.end = Math.max(d.end, 1);
+    step("rest");
     return d;
   }
 
@@ -334,10 +409,16 @@
     var self = new Float64Array(D.nodes.n), total = 0;
     threads.forEach(function (t) {
       var lo = 0, hi = t.n;
-      if (S.range) {
-        lo = lowerBound(t.times, S.range[0]);
-        hi = lowerBound(t.times, S.range[1]);
+      if (!S.range) { /* the whole recording: per node of the thread's dictionary */
+        var dict = t.dict, dw = t.dictWeight;
+        for (var k = 0; k < dict.length; k++)
+          self[dict[k]] += dw[k];
+        self[0] += t.rootWeight;
+        total += t.totalWeight;
+        return;
       }
+      lo = lowerBound(t.times, S.range[0]);
+      hi = lowerBound(t.times, S.range[1]);
       var nd = t.nodes, w = t.weights;
       for (var i = lo; i < hi; i++) {
         self[nd[i]] += w[i];
@@ -348,9 +429,9 @@
   }
 
   function totals(self) {
-    var tot = Float64Array.from(self);
+    var tot = Float64Array.from(self), parent = D.parent;
     for (var i = tot.length - 1; i >= 1; i--)
-      tot[D.parent[i]] += tot[i];
+      tot[parent[i]] += tot[i];
     return tot;
   }
 
@@ -681,6 +762,12 @@
     return {left: LABEL_W, width: W - LABEL_W - 20, W: W};
   }
 
+  var ROW_RGB = [0xf0, 0xf0, 0xea]; /* a timeline row's background */
+
+  function hexRgb(hex) {
+    return [parseInt(hex.slice(1, 3), 16), parseInt(hex.slice(3, 5), 16), parseInt(hex.slice(5, 7), 16)];
+  }
+
   function timelineRows() {
     var rows = [], y = AXIS_H;
     D.processes.forEach(function (p) {
@@ -717,7 +804,9 @@
       ctx.fillRect(x, AXIS_H - 5, 1, 4);
       ctx.fillText(+s.toFixed(6) + " s", x + 2, AXIS_H / 2 - 1);
     }
-    var px = Math.ceil(pb.width);
+    var px = Math.ceil(pb.width), X0 = Math.round(pb.left * dpr), DW = Math.ceil(pb.width * dpr);
+    var DH = Math.round(ROW_H * dpr), row = ctx.createImageData(Math.max(DW, 1), Math.max(DH, 1));
+    var stateRgb = STATE_COLOURS.map(hexRgb);
     tr.rows.forEach(function (r) {
       if (r.process) {
         ctx.fillStyle = "#222";
@@ -731,8 +820,6 @@
       ctx.fillStyle = "#111";
       ctx.fillText(fitText(ctx, t.name + " " + t.tid, pb.left - 8), D.processes.length > 1 ? 14 : 4,
         r.y + ROW_H / 2);
-      ctx.fillStyle = "#f0f0ea";
-      ctx.fillRect(pb.left, r.y, pb.width, ROW_H);
       /* per pixel column, the state that took most of its time */
       var acc = new Float32Array(px * 8), n = t.n, tm = t.times, cls = t.cls, w = t.weights;
       for (var i = 0; i < n; i++) {
@@ -753,22 +840,26 @@
             acc[p * 8 + cls[i]] += cover;
         }
       }
-      for (var q = 0; q < px; q++) {
-        var best = -1, bv = 0, sum = 0;
-        for (var c = 0; c < 8; c++) {
+      /* the colour of each column, blended over the row's background as a fillRect with
+       * that alpha would be, written as pixels (50 rows of 1,000 fillRects each took 200 ms) */
+      var pix = row.data;
+      for (var dx = 0; dx < DW; dx++) {
+        var q = Math.floor(dx / dpr), best = -1, bv = 0, sum = 0;
+        for (var c = 0; c < 8 && q < px; c++) {
           sum += acc[q * 8 + c];
           if (acc[q * 8 + c] > bv) {
             bv = acc[q * 8 + c];
             best = c;
           }
         }
-        if (best >= 0) {
-          ctx.globalAlpha = Math.min(1, 0.35 + sum);
-          ctx.fillStyle = STATE_COLOURS[best];
-          ctx.fillRect(pb.left + q, r.y, 1, ROW_H);
-        }
+        var a = best >= 0 ? Math.min(1, 0.35 + sum) : 0, rgb = best >= 0 ? stateRgb[best] : ROW_RGB;
+        for (var k = 0; k < 3; k++)
+          pix[dx * 4 + k] = Math.round(rgb[k] * a + ROW_RGB[k] * (1 - a));
+        pix[dx * 4 + 3] = 255;
       }
-      ctx.globalAlpha = 1;
+      for (var dy = 1; dy < DH; dy++)
+        pix.copyWithin(dy * DW * 4, 0, DW * 4);
+      ctx.putImageData(row, X0, Math.round(r.y * dpr));
       /* slow frames: an orange bar over the row (frozen: dark red), at least 2 px wide */
       t.frames.forEach(function (fr) {
         ctx.fillStyle = fr.frozen ? "#7a0010" : "#ff8c00";
@@ -1219,8 +1310,11 @@
       drawSummary();
       drawCharts();
       step("charts");
-      /* uPlot lays its charts out in a microtask: the timeline lines up with them after it */
-      await new Promise(function (res) { setTimeout(res, 0); });
+      /* uPlot lays its charts out in a microtask (and runs its hooks in one more): the
+       * timeline lines up with them after those, without waiting for a task (that lets the
+       * browser render the half-drawn page first) */
+      for (var m = 0; m < 3; m++)
+        await Promise.resolve();
       step("charts-layout");
       drawTimelineBase();
       step("timeline");
@@ -1230,7 +1324,7 @@
       bind();
       $("status").textContent = "";
       await new Promise(function (res) { requestAnimationFrame(function () { requestAnimationFrame(res); }); });
-      api.timing = {inflate: t1 - t0, decode: t2 - t1, draw: performance.now() - t2,
+      api.timing = {inflate: t1 - t0, decode: t2 - t1, decodeSteps: D.steps, draw: performance.now() - t2,
                     sinceStart: performance.now(), steps: steps, refresh: V.timing, nodes: D.nodes.n,
                     funcs: D.fname.length};
       api.ready = true;

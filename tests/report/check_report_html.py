@@ -17,15 +17,18 @@ boxes, not pixels. Ends with "N passed, N failed"; exit 1 on any failure.
 usage: check_report_html.py --perch build/perch --targets build/targets --out build/report
 """
 import argparse
+import base64
 import html as html_mod
 import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -162,6 +165,33 @@ def check_colours(b, st, perch, rec, tmp):
                   "return perchReport.colour(x,k);}));return o;})(%s)" % json.dumps(names))
     shared = [(i, j) for i in range(6) for j in range(i + 1, 6) if set(cols[i]) & set(cols[j])]
     check(not shared, "the six frame kinds never share a colour", shared)
+
+
+def check_hostile(b, html, tmp):
+    """A page whose data block was damaged (cut short; a call-tree node that is its own
+    parent, which would send the tree walk round in circles) says it cannot show the report,
+    in time, and does not hang: the page must survive what it is given."""
+    m = re.search(r'(<script id="perch-data"[^>]*>)([^<]*)(</script>)', html)
+    raw = zlib.decompress(base64.b64decode(m.group(2).strip()))
+    jlen = struct.unpack("<I", raw[8:12])[0]
+    head = json.loads(raw[12:12 + jlen])
+    off = 12 + jlen + head["nodes"]["parent"][0]
+    looped = raw[:off] + b"\0" + raw[off + 1:]  # node 1: parent = itself
+    cases = {"cut short": m.group(2).strip()[:len(m.group(2)) // 2],
+             "a node that is its own parent": base64.b64encode(zlib.compress(looped)).decode()}
+    for what, data in cases.items():
+        page = os.path.join(tmp, "hostile.html")
+        with open(page, "w", encoding="utf-8") as f:
+            f.write(html[:m.start(2)] + data + html[m.end(2):])
+        b.navigate("file://" + page)
+        try:
+            b.wait_for("window.perchReport && (perchReport.ready || perchReport.error)", 30)
+            err = b.eval("perchReport.error")
+            shown = b.eval("document.getElementById('status').textContent")
+        except cdp.CdpError as e:
+            err, shown = None, str(e)
+        check(err and "cannot show this report" in shown,
+              "a data block %s: the page says it cannot show it" % what, (err, shown))
 
 
 def main():
@@ -319,6 +349,7 @@ def main():
         b.pump(0.3)
         problems = b.problems()
         check(not problems, "no console errors or warnings, no network requests", problems)
+        check_hostile(b, html, tmp)
     finally:
         if b:
             b.close()
