@@ -14,6 +14,7 @@
 #include "perch/arch.h"
 #include "perch/cmd.h"
 #include "perch/cpustat.h"
+#include "perch/dump.h"
 #include "perch/log.h"
 #include "perch/output.h"
 #include "perch/proc-maps.h"
@@ -31,11 +32,9 @@
 #include "perch/waitreason.h"
 #include "perch/xalloc.h"
 
-#define THREADS_WINDOW_MS    250 /* CPU % of `threads` is measured over this long */
-#define DUMP_STACK_SIZE	     (256 * 1024)
-#define DUMP_STOP_TIMEOUT_MS 2000
-#define TOP_ROWS	     20
-#define FIND_MAX	     16
+#define THREADS_WINDOW_MS 250 /* CPU % of `threads` is measured over this long */
+#define TOP_ROWS	  20
+#define FIND_MAX	  16
 
 /* A recording (record, top): the recording core of `perch record` (record-core.h), so both
  * sample, name threads, add wait frames, watch stalls and write outputs the same way. */
@@ -378,101 +377,36 @@ static int c_maps(struct repl *r, int argc, char **argv)
 	return PERCH_EXIT_OK;
 }
 
-/* dump: every thread (or one) stopped together, snapshots taken, all resumed; unwound after. */
+/* dump: every thread (or one) held stopped together while snapshots are taken (dump.c), all
+ * resumed, then unwound and named. */
 struct dump_req {
 	struct repl *r;
 	pid_t only;
 };
 
-struct dump_one {
-	pid_t tid;
-	char name[64];
-	char state;
-	int taken;
-	struct unwind_snapshot snap;
-};
-
-static void dump_collect(struct session *s, const struct perch_arch *arch, struct dump_one *d,
-			 size_t nr)
+static void dump_frame(void *arg, const struct dump_frame *f)
 {
-	uint64_t deadline = tracee_now_ns() + DUMP_STOP_TIMEOUT_MS * 1000000ULL;
-	struct tracee_event ev;
-	size_t waiting = 0;
+	struct repl *r = arg;
+	struct strbuf line = STRBUF_INIT;
 
-	for (size_t i = 0; i < nr; i++) {
-		struct tracee_thread *th = tracee_find(&s->t, d[i].tid);
-
-		if (th && tracee_interrupt(&s->t, th, tracee_now_ns()) == 0)
-			waiting++;
+	repl_object_begin(r);
+	repl_field_str(r, "func", f->func);
+	if (*f->detail)
+		repl_field_str(r, "detail", f->detail);
+	repl_field_str(r, "module", f->module);
+	repl_field_hex(r, "pc", f->pc);
+	if (f->file) {
+		repl_field_str(r, "file", f->file);
+		repl_field_int(r, "line", f->line);
 	}
-	while (waiting && tracee_now_ns() < deadline) {
-		int ret = tracee_poll(&s->t, &ev);
-
-		if (ret < 0 || (ret > 0 && ev.kind == TRACEE_EV_EXIT))
-			break;
-		if (ret == 0) {
-			struct timespec ts = {0, 100000};
-
-			nanosleep(&ts, NULL);
-			continue;
-		}
-		if (ev.kind == TRACEE_EV_THREAD_GONE)
-			waiting--;
-		if (ev.kind != TRACEE_EV_STOPPED)
-			continue;
-		for (size_t i = 0; i < nr; i++)
-			if (d[i].tid == ev.thread->tid) {
-				d[i].taken =
-				    sampler_snapshot(&s->t, arch, ev.thread, &d[i].snap) == 0;
-				waiting--;
-				break;
-			}
-		/* a thread that was not asked for, or is done: it runs again now */
-		tracee_resume(&s->t, ev.thread);
-	}
-}
-
-static void dump_print(struct repl *r, struct profile *p, struct resolver *res, struct dump_one *d)
-{
-	uint32_t stack = resolver_stack(res, &d->snap);
-	size_t nlocs, n = 0;
-	const uint32_t *locs = profile_stack(p, stack, &nlocs);
-	int npcs;
-	const uint64_t *pcs = resolver_last_loc_pcs(res, &npcs);
-
-	repl_array_begin(r, "frames");
-	for (size_t i = 0; i < nlocs; i++) {
-		const struct profile_location *loc = profile_location(p, locs[i]);
-		size_t nf;
-		const uint32_t *frames = profile_location_frames(p, locs[i], &nf);
-		const char *module = loc->module ? profile_str(p, loc->module) : "?";
-		const char *slash = strrchr(module, '/');
-		uint64_t pc = i < (size_t)npcs ? pcs[i] : 0;
-
-		if (slash && slash[1])
-			module = slash + 1;
-		for (size_t k = 0; k < nf; k++) {
-			const struct profile_frame *f = profile_frame(p, frames[k]);
-
-			repl_object_begin(r);
-			repl_field_str(r, "func", profile_str(p, f->name));
-			repl_field_str(r, "module", module);
-			if (f->file && f->line) {
-				repl_field_str(r, "file", profile_str(p, f->file));
-				repl_field_int(r, "line", f->line);
-			}
-			if (f->tailcall)
-				repl_field_int(r, "tailcall", 1);
-			repl_object_end(r);
-			repl_printf(r, "#%zu  0x%016llx %s (%s)", n++, (unsigned long long)pc,
-				    profile_str(p, f->name), module);
-			if (f->file && f->line)
-				repl_printf(r, " at %s:%u", profile_str(p, f->file), f->line);
-			repl_printf(r, "%s%s\n", f->inlined ? " [inlined]" : "",
-				    f->tailcall ? " (tail call)" : "");
-		}
-	}
-	repl_array_end(r);
+	if (f->inlined)
+		repl_field_int(r, "inlined", 1);
+	if (f->tailcall)
+		repl_field_int(r, "tailcall", 1);
+	repl_object_end(r);
+	dump_frame_text(f, &line);
+	repl_printf(r, "%s\n", line.buf);
+	strbuf_release(&line);
 }
 
 static int dump_job(struct session *s, void *arg)
@@ -480,64 +414,54 @@ static int dump_job(struct session *s, void *arg)
 	struct dump_req *q = arg;
 	struct repl *r = q->r;
 	const struct perch_arch *arch = perch_arch_of_pid(s->pid);
-	struct dump_one *d = xcalloc(s->t.nr_threads + 1, sizeof(*d));
-	size_t nr = 0;
+	struct strbuf note = STRBUF_INIT;
+	struct dump_thread *d;
 	struct profile *p;
 	struct symbolizer *sym;
 	struct resolver *res;
+	size_t nr;
 
-	if (!arch) {
-		free(d);
+	if (!arch)
 		return PERCH_EXIT_FATAL;
-	}
-
-	for (size_t i = 0; i < s->t.nr_threads; i++) {
-		struct proc_stat ps;
-		pid_t tid = s->t.threads[i]->tid;
-
-		if (q->only && tid != q->only)
-			continue;
-		d[nr].tid = tid;
-		/* states first: a thread we stop reads as 't'; a group-stopped one is 'T' */
-		d[nr].state = proc_stat_read(s->pid, tid, &ps) == 0
-				  ? tracee_state_letter(s->t.threads[i], ps.state)
-				  : '?';
-		if (proc_task_comm(s->pid, tid, d[nr].name, sizeof(d[nr].name)) < 0)
-			strcpy(d[nr].name, "?");
-		d[nr].snap.stack_cap = DUMP_STACK_SIZE;
-		d[nr].snap.stack = xmalloc(DUMP_STACK_SIZE);
-		nr++;
-	}
-	if (!nr) {
-		free(d);
+	d = dump_threads(&s->t, q->only, NULL, 0, &nr);
+	if (!d)
 		return log_err(PERCH_EXIT_USAGE, "%d is not a thread of %d", q->only, s->pid);
-	}
-	dump_collect(s, arch, d, nr);
+	dump_collect(&s->t, arch, d, nr);
+	dump_resume(&s->t);
 	session_target_gone(s);
 	p = profile_new();
 	sym = symbolizer_new(NULL, NULL);
 	res = resolver_new(s->pid, arch, p, sym);
+	resolver_set_max_frames(res, UNWIND_DUMP_DEFAULT_FRAMES);
 	repl_field_int(r, "pid", s->pid);
 	repl_array_begin(r, "threads");
 	for (size_t i = 0; i < nr; i++) {
+		const char *text;
+		int cut;
+
 		repl_object_begin(r);
 		repl_field_int(r, "tid", d[i].tid);
 		repl_field_str(r, "name", d[i].name);
 		repl_field_str(r, "state", (char[]){d[i].state, 0});
 		repl_printf(r, "TID %d \"%s\" (%c)\n", d[i].tid, d[i].name, d[i].state);
-		if (d[i].taken)
-			dump_print(r, p, res, &d[i]);
-		else
-			repl_printf(r,
-				    "    (no stack: the thread did not stop in time or exited)\n");
+		repl_array_begin(r, "frames");
+		cut = d[i].taken && dump_frames(p, res, &d[i], dump_frame, r);
+		repl_array_end(r);
+		if (cut)
+			repl_field_int(r, "truncated", 1);
+		text = dump_note(&d[i], &note);
+		if (text) {
+			repl_field_str(r, "note", text);
+			repl_printf(r, "    %s\n", text);
+		}
 		repl_object_end(r);
-		free(d[i].snap.stack);
 	}
 	repl_array_end(r);
+	strbuf_release(&note);
 	resolver_free(res);
 	symbolizer_free(sym);
 	profile_free(p);
-	free(d);
+	dump_release(d, nr);
 	return PERCH_EXIT_OK;
 }
 

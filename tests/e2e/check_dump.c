@@ -12,10 +12,12 @@
  * file basename and line); the last leaf frame (the libc function the target called) is equal;
  * gdb's root frames are a prefix of perch's (gdb stops at main, perch goes on to _start). The
  * innermost libc frames are not compared: they depend on how each tool reads libc's inline
- * debug info. */
+ * debug info. The prompt's `dump` (scripted mode, text and JSON) is held to the same rule: both
+ * commands take their snapshot through src/dump.c. */
 #include <ctype.h>
 #include <regex.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -141,6 +143,32 @@ static void compare_thread(const struct harness_bt_thread *pt, const struct harn
 			 pp.names[pe + i], gp.names[ge + i]);
 }
 
+/* gdb's `thread apply all bt` of @pid against perch's dump @pbt, thread by thread. */
+static void compare_with_gdb(pid_t pid, const struct harness_bt *pbt)
+{
+	struct harness_proc *gdb;
+	struct harness_bt gbt;
+
+	gdb = harness_spawn("gdb",
+			    HARNESS_ARGV(GDB_PATH, "-nx", "-batch", "-p", harness_fmt("%d", pid),
+					 "-ex", "thread apply all bt"));
+	H_ASSERT(harness_proc_wait(gdb, 30) == 0, "gdb did not finish within 30 s");
+	H_ASSERT(harness_wait_traced(pid, 0, 2) == 0, "target still traced after gdb");
+	harness_bt_parse_gdb(&gbt, gdb->out.buf);
+	H_ASSERT(gbt.nr == 3, "gdb shows %zu threads, want 3", gbt.nr);
+
+	for (size_t i = 0; i < pbt->nr; i++) {
+		const struct harness_bt_thread *pt = &pbt->threads[i];
+		const struct harness_bt_thread *gt = harness_bt_find(&gbt, pt->tid);
+
+		H_ASSERT(gt != NULL, "gdb does not show thread %d", (int)pt->tid);
+		H_ASSERT(!strcmp(pt->name, gt->name), "thread %d is \"%s\" in perch, \"%s\" in gdb",
+			 (int)pt->tid, pt->name, gt->name);
+		compare_thread(pt, gt);
+	}
+	harness_bt_release(&gbt);
+}
+
 /* Wait until every task of @pid sleeps (S): the threads are blocked where we expect. */
 static void wait_all_sleeping(pid_t pid, int nr_tasks)
 {
@@ -160,8 +188,8 @@ static void wait_all_sleeping(pid_t pid, int nr_tasks)
 
 START_TEST(dump_vs_gdb)
 {
-	struct harness_proc *t, *perch, *gdb;
-	struct harness_bt pbt, gbt;
+	struct harness_proc *t, *perch;
+	struct harness_bt pbt;
 	char states[64];
 	size_t i;
 	pid_t pid;
@@ -201,25 +229,68 @@ START_TEST(dump_vs_gdb)
 		 "first thread is %d \"%s\", want the main thread %d \"dump\"",
 		 (int)pbt.threads[0].tid, pbt.threads[0].name, (int)pid);
 
-	gdb = harness_spawn("gdb",
-			    HARNESS_ARGV(GDB_PATH, "-nx", "-batch", "-p", harness_fmt("%d", pid),
-					 "-ex", "thread apply all bt"));
-	H_ASSERT(harness_proc_wait(gdb, 30) == 0, "gdb did not finish within 30 s");
-	H_ASSERT(harness_wait_traced(pid, 0, 2) == 0, "target still traced after gdb");
-	harness_bt_parse_gdb(&gbt, gdb->out.buf);
-	H_ASSERT(gbt.nr == 3, "gdb shows %zu threads, want 3", gbt.nr);
-
-	for (i = 0; i < pbt.nr; i++) {
-		const struct harness_bt_thread *pt = &pbt.threads[i];
-		const struct harness_bt_thread *gt = harness_bt_find(&gbt, pt->tid);
-
-		H_ASSERT(gt != NULL, "gdb does not show thread %d", (int)pt->tid);
-		H_ASSERT(!strcmp(pt->name, gt->name), "thread %d is \"%s\" in perch, \"%s\" in gdb",
-			 (int)pt->tid, pt->name, gt->name);
-		compare_thread(pt, gt);
-	}
+	compare_with_gdb(pid, &pbt);
 	harness_bt_release(&pbt);
-	harness_bt_release(&gbt);
+}
+END_TEST
+
+/* The prompt's `dump` (scripted text mode: attach, dump, detach) against gdb the same way,
+ * and its JSON form: every thread with frames, the target left running, untraced. */
+START_TEST(repl_dump_vs_gdb)
+{
+	struct harness_proc *t;
+	struct harness_bt pbt;
+	struct strbuf text = STRBUF_INIT;
+	const char *out, *line, *nl;
+	char states[64];
+	pid_t pid;
+	FILE *f;
+	int code;
+
+	H_ASSERT(access(GDB_PATH, X_OK) == 0, "%s is missing (scripts/install-deps.sh installs it)",
+		 GDB_PATH);
+	t = harness_spawn("target", HARNESS_ARGV(harness_target("dump"), "12"));
+	pid = harness_proc_wait_ready(t, 5);
+	wait_all_sleeping(pid, 3);
+	f = fopen(harness_tmpfile("dump.txt"), "w");
+	H_ASSERT(f, "cannot write the script");
+	fprintf(f, "attach %d\ndump\ndetach\n", (int)pid);
+	fclose(f);
+
+	out = harness_sh(
+	    harness_fmt("'%s' -x '%s' --json", harness_perch(), harness_tmpfile("dump.txt")), &code,
+	    30);
+	H_ASSERT(code == 0, "perch -x (dump, JSON) exited %d", code);
+	H_ASSERT(strstr(out, "\"cmd\":\"dump\",\"ok\":true") &&
+		     strstr(out, "\"name\":\"sleeper\",\"state\":\"S\",\"frames\":[{\"func\":") &&
+		     strstr(out, "\"name\":\"reader\",\"state\":\"S\",\"frames\":[{\"func\":") &&
+		     strstr(out, "\"func\":\"dump_reader_wait\",\"module\":\"dump\""),
+		 "the JSON dump does not show the three threads' frames");
+	H_ASSERT(harness_wait_traced(pid, 0, 1) == 0,
+		 "target still traced after the prompt's dump");
+
+	/* the text form, as perch dump's lines (scripted mode indents them by two) */
+	out = harness_sh(harness_fmt("'%s' -x '%s'", harness_perch(), harness_tmpfile("dump.txt")),
+			 &code, 30);
+	H_ASSERT(code == 0, "perch -x (dump) exited %d", code);
+	strbuf_addf(&text, "PID %d (dump)\n", (int)pid);
+	for (line = out; *line; line = nl + 1) {
+		nl = strchrnul(line, '\n');
+		if (!strncmp(line, "  TID ", 6) || !strncmp(line, "  #", 3))
+			strbuf_addf(&text, "%.*s\n", (int)(nl - line - 2), line + 2);
+		if (!*nl)
+			break;
+	}
+	H_ASSERT(harness_wait_traced(pid, 0, 1) == 0,
+		 "target still traced after the prompt's dump");
+	H_ASSERT(harness_task_states(pid, states, sizeof(states)) == 3 && strspn(states, "S") == 3,
+		 "after the prompt's dump the task states are \"%s\"", states);
+	harness_bt_parse_perch(&pbt, text.buf);
+	H_ASSERT(pbt.nr_bad == 0 && pbt.nr == 3, "the prompt's dump: %zu threads, %zu bad lines",
+		 pbt.nr, pbt.nr_bad);
+	compare_with_gdb(pid, &pbt);
+	harness_bt_release(&pbt);
+	strbuf_release(&text);
 }
 END_TEST
 
@@ -349,6 +420,7 @@ Suite *dump_suite(void)
 
 	harness_tcase_init(tc, 45);
 	tcase_add_test(tc, dump_vs_gdb);
+	tcase_add_test(tc, repl_dump_vs_gdb);
 	tcase_add_test(tc, dump_format);
 	tcase_add_test(tc, dump_cache);
 	suite_add_tcase(s, tc);

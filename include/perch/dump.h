@@ -1,0 +1,84 @@
+/* One snapshot of a process's threads, taken together: which threads, the state each had
+ * before perch stopped it, its registers and whole stack while every thread is held stopped,
+ * and afterwards its frames. `perch dump` (cmd-dump.c: attach, dump, detach) and the prompt's
+ * `dump` (repl-cmds.c: on the session's attached tracee, resumed after) both use it; it owns
+ * no output of its own but the text of a frame line and of a thread without a stack. */
+#ifndef PERCH_DUMP_H
+#define PERCH_DUMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "perch/unwind.h"
+
+struct perch_arch;
+struct profile;
+struct resolver;
+struct strbuf;
+struct tracee;
+
+enum dump_taken {
+	DUMP_NONE,
+	DUMP_STOPPED, /* registers and stack from a ptrace-stop */
+	DUMP_BLOCKED, /* from /proc: it is in uninterruptible sleep and cannot be stopped */
+};
+
+struct dump_thread {
+	pid_t tid;
+	char name[64];
+	char state; /* the /proc letter before perch stopped it ('?' when unknown) */
+	enum dump_taken taken;
+	const char *why; /* no stack: why (a static string), or NULL */
+	struct unwind_snapshot snap;
+};
+
+/* The states of @pid's threads now, before perch traces it (a stopped process's threads read
+ * 't' once traced): an array of *@nr (tid and state set), for dump_threads()' @pre. */
+struct dump_thread *dump_states(pid_t pid, size_t *nr);
+
+/* The threads of @t's process to dump, ascending by tid: every one /proc lists (@only 0) or
+ * the one @only; those perch does not trace come with their reason in why. A thread's state
+ * is its entry's in @pre (@nr_pre of them, may be NULL) when there is one, else read now.
+ * NULL with *@nr 0 when @only is not a thread of the process. Free with dump_release(). */
+struct dump_thread *dump_threads(const struct tracee *t, pid_t only, const struct dump_thread *pre,
+				 size_t nr_pre, size_t *nr);
+
+/* Interrupt the traced threads among @dts and snapshot each (its whole stack) when its stop
+ * arrives, within DUMP_STOP_TIMEOUT_MS; a thread in uninterruptible sleep is read from /proc
+ * instead. The threads stay stopped: the caller resumes them (dump_resume()) or detaches. */
+void dump_collect(struct tracee *t, const struct perch_arch *arch, struct dump_thread *dts,
+		  size_t nr);
+
+/* Resume every thread of @t in a stop of perch's (after dump_collect(), when staying attached;
+ * a stop that arrives later is the caller's to resume). */
+void dump_resume(struct tracee *t);
+
+/* One frame of a dumped stack, innermost first. */
+struct dump_frame {
+	size_t n; /* its number (#n) */
+	uint64_t pc;
+	const char *func, *detail; /* detail: "" or what follows the name (a Java signature) */
+	const char *module;	   /* base name, "?" when unknown */
+	const char *file;	   /* NULL when unknown */
+	unsigned int line;
+	int inlined, tailcall;
+};
+
+typedef void dump_frame_fn(void *arg, const struct dump_frame *f);
+
+/* Unwind and name @dt's snapshot (it must be taken) through @r, calling @fn for each frame.
+ * Returns 1 when the stack was cut at the resolver's frame limit, else 0. */
+int dump_frames(struct profile *p, struct resolver *r, struct dump_thread *dt, dump_frame_fn *fn,
+		void *arg);
+
+/* perch dump's line of a frame, without the newline:
+ *   #2  0x00007f3a2b4c5e6f do_futex_wait (libc.so.6) at sem_waitcommon.c:111 (tail call) */
+void dump_frame_text(const struct dump_frame *f, struct strbuf *sb);
+
+/* The note printed under a thread without a full stack ("(no stack: ...)"), or NULL. */
+const char *dump_note(const struct dump_thread *dt, struct strbuf *sb);
+
+void dump_release(struct dump_thread *dts, size_t nr);
+
+#endif
