@@ -266,19 +266,32 @@
     /* the call tree: parents come before their children (locals, not d's fields, in the
      * loops over every node and sample: this page spends most of its time here) */
     var parent = d.parent = new Int32Array(nn), func = d.func = new Int32Array(nn);
-    var dp = varints(area, d.nodes.parent, nn - 1);
-    var fu = varints(area, d.nodes.func, nn - 1);
     var firstChild = d.firstChild = new Int32Array(nn).fill(-1);
     var nextSib = d.nextSib = new Int32Array(nn).fill(-1);
+    var po = d.nodes.parent[0], pend = po + d.nodes.parent[1];
+    var fo = d.nodes.func[0], fend = fo + d.nodes.func[1], b, v, mul, fv;
     parent[0] = -1;
     func[0] = -1;
-    for (i = 1; i < nn; i++) {
-      var pi = i - dp[i - 1];
-      if (pi < 0 || pi >= i || fu[i - 1] >= nf)
+    for (i = 1; i < nn; i++) { /* two varint columns: distance to the parent, function */
+      b = area[po++];
+      v = b & 0x7f;
+      for (mul = 128; b & 0x80; mul *= 128) {
+        b = area[po++];
+        v += (b & 0x7f) * mul;
+      }
+      b = area[fo++];
+      fv = b & 0x7f;
+      for (mul = 128; b & 0x80; mul *= 128) {
+        b = area[fo++];
+        fv += (b & 0x7f) * mul;
+      }
+      if (v < 1 || v > i || fv >= nf)
         throw new Error("node " + i + " has no parent or function");
-      parent[i] = pi;
-      func[i] = fu[i - 1];
+      parent[i] = i - v;
+      func[i] = fv;
     }
+    if (po > pend || fo > fend)
+      throw new Error("the call tree's columns are short");
     for (i = nn - 1; i >= 1; i--) {
       nextSib[i] = firstChild[parent[i]];
       firstChild[parent[i]] = i;
@@ -597,18 +610,24 @@
     V.zoomed = z;
 
     function hitOf(n) { return !!match && n.f >= 0 && match[n.f] === 1; }
+    /* the canvas state is set only when it changes (21,000 boxes of a large recording) */
+    var alpha = 1, fill = null;
+    function style(a, f) {
+      if (a !== alpha)
+        ctx.globalAlpha = alpha = a;
+      if (f !== fill)
+        ctx.fillStyle = fill = f;
+    }
     function box(n, x, w, faded, hit) {
       var y = inverted ? n.d * FH : (rows - 1 - n.d) * FH;
-      ctx.globalAlpha = faded ? 0.45 : 1;
-      ctx.fillStyle = hit ? HIT : n.f >= 0 ? D.fcolour[n.f] : fnvColour(n.name, n.kind);
+      style(faded ? 0.45 : 1, hit ? HIT : n.f >= 0 ? D.fcolour[n.f] : fnvColour(n.name, n.kind));
       ctx.fillRect(x, y, Math.max(w - 0.5, 0.5), FH - 1);
       var chars = Math.floor((w - 6) / charW);
       if (chars >= 3) {
-        ctx.fillStyle = "#000";
+        style(alpha, "#000");
         var label = n.name.length > chars ? n.name.slice(0, chars - 2) + ".." : n.name;
         ctx.fillText(label, x + 3, y + FH / 2);
       }
-      ctx.globalAlpha = 1;
       V.drawn.push({n: n, x: x, y: y, w: w, faded: faded, hit: hit});
     }
     /* ancestors of the zoomed frame: full width, faded */
@@ -622,6 +641,7 @@
       box(n, x, w, false, hitOf(n));
       (n.c || []).forEach(draw);
     })(z);
+    style(1, fill);
     var matched = match ? searchCount(match) : 0;
     V.matched = re ? matched : null;
     $("matched").textContent = re ? "Matched: " + pct(matched, V.total) + "% (" + matched +
@@ -657,11 +677,12 @@
 
   function funcTotals() {
     var nf = D.fname.length, self = new Float64Array(nf), tot = new Float64Array(nf);
-    for (var i = 1; i < D.nodes.n; i++) {
-      var f = D.func[i];
-      self[f] += V.self[i];
-      if (D.top[i])
-        tot[f] += V.tot[i];
+    var func = D.func, top = D.top, vself = V.self, vtot = V.tot;
+    for (var i = 1, nn = D.nodes.n; i < nn; i++) {
+      var f = func[i];
+      self[f] += vself[i];
+      if (top[i])
+        tot[f] += vtot[i];
     }
     V.fself = self;
     V.ftot = tot;
@@ -822,12 +843,13 @@
         r.y + ROW_H / 2);
       /* per pixel column, the state that took most of its time */
       var acc = new Float32Array(px * 8), n = t.n, tm = t.times, cls = t.cls, w = t.weights;
+      var period = D.periodU;
       for (var i = 0; i < n; i++) {
         /* up to the next sample, unless the thread was not seen for longer than that one's
          * weight (ticks missed and credited to it) accounts for */
-        var t0 = tm[i], t1 = i + 1 < n ? tm[i + 1] : t0 + D.periodU;
-        if (t1 - t0 > D.periodU * ((i + 1 < n ? w[i + 1] : 1) + 1.5))
-          t1 = t0 + D.periodU;
+        var t0 = tm[i], t1 = i + 1 < n ? tm[i + 1] : t0 + period;
+        if (t1 - t0 > period * ((i + 1 < n ? w[i + 1] : 1) + 1.5))
+          t1 = t0 + period;
         var x0 = t0 * scale, x1 = t1 * scale, p = Math.floor(x0);
         if (x1 <= p + 1) { /* within one pixel: the common case */
           if (p < px)
