@@ -132,8 +132,13 @@ _perch_complete_arg()
 		;;
 	esac
 	case $arg in
-	PID | PID'|'*)
-		COMPREPLY=($(compgen -W "$(_perch_pids)" -- "$cur"))
+	PID | PID'|'* | PID'['*)
+		# PID[,PID...]: after a comma, the next pid of the list
+		if [[ $arg == PID'['* && $cur == *,* ]]; then
+			COMPREPLY=($(compgen -P "${cur%,*}," -W "$(_perch_pids)" -- "${cur##*,}"))
+		else
+			COMPREPLY=($(compgen -W "$(_perch_pids)" -- "$cur"))
+		fi
 		;;
 	DIR)
 		_perch_files -d -- "$cur"

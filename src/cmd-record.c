@@ -18,14 +18,18 @@
 #include "perch/tracee.h"
 
 static const char record_usage[] =
-    "usage: perch record [options] -p PID\n"
+    "usage: perch record [options] -p PID[,PID...]\n"
+    "       perch record [options] --app NAME\n"
     "       perch record [options] --wait NAME\n"
     "       perch record [options] -- PROGRAM [ARGS...]\n"
     "\n"
     "Sample the stacks of every thread of a running process (-p), of a process as it\n"
     "starts (--wait) or of a program perch starts, and write them as folded stacks.\n"
     "\n"
-    "  -p, --pid PID          attach to process PID\n"
+    "  -p, --pid PID[,PID...] attach to process PID (several: one recording of them\n"
+    "                         all, each output keeping the processes apart)\n"
+    "      --app NAME         attach to every process named NAME or NAME:SUFFIX (an\n"
+    "                         Android app and its android:process services) running now\n"
     "      --wait NAME        wait for a new process named NAME (its comm, its argv[0] or\n"
     "                         argv[0]'s last component: an Android app's process name)\n"
     "                         and attach to it as soon as it exists and may be traced\n"
@@ -228,6 +232,45 @@ static void print_wait_summary(const struct record_core *rc, const struct procwa
 			ms_between(res->appeared_ns, attached_ns));
 }
 
+/* -p PID[,PID...] or --app NAME: every process into one recording. A process of the app
+ * that exits before perch reaches it is left out; any other failure detaches from those
+ * attached already. */
+static int attach_pids(const struct record_opts *o, struct tracee *t)
+{
+	pid_t *found = NULL;
+	const pid_t *pids = o->pids;
+	int nr = (int)o->nr_pids, ret = 0, attached = 0;
+
+	if (o->app) {
+		nr = procwait_list_app(o->app, &found);
+		if (nr < 0)
+			return log_errno(nr, "cannot list the processes in /proc");
+		if (!nr)
+			return log_err(-ESRCH,
+				       "no process named '%s' (or '%s:...') is running; --wait %s "
+				       "waits for one to start",
+				       o->app, o->app, o->app);
+		pids = found;
+	}
+	for (int i = 0; i < nr && ret >= 0; i++) {
+		ret = tracee_add_pid(t, pids[i]);
+		if (ret == -ESRCH && o->app) {
+			log_info("process %d of %s exited before perch attached", pids[i], o->app);
+			ret = 0;
+			continue;
+		}
+		attached += ret >= 0;
+	}
+	if (ret >= 0 && !attached)
+		ret = log_err(-ESRCH, "every process of %s exited before perch attached", o->app);
+	if (ret < 0 && attached)
+		tracee_detach_all(t, 2000);
+	else if (ret >= 0 && nr > 1)
+		log_info("attached to %d processes", attached);
+	free(found);
+	return ret;
+}
+
 static int record_run(int argc, char **argv)
 {
 	struct procwait_result wres = {0};
@@ -269,7 +312,7 @@ static int record_run(int argc, char **argv)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		attached_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	} else {
-		ret = rc.o.argv ? tracee_add_program(&t, rc.o.argv) : tracee_add_pid(&t, rc.o.pid);
+		ret = rc.o.argv ? tracee_add_program(&t, rc.o.argv) : attach_pids(&rc.o, &t);
 		code = PERCH_EXIT_FATAL;
 	}
 	if (ret < 0) {

@@ -305,6 +305,51 @@ static int cmp_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+int procwait_app_matches(const char *name, const char *comm, const char *cmdline, size_t len)
+{
+	size_t a0 = cmdline ? strnlen(cmdline, len) : 0, n = strlen(name);
+
+	if (procwait_name_matches(name, comm, cmdline, len) == PROCWAIT_YES)
+		return 1;
+	return n && a0 > n + 1 && cmdline[n] == ':' && !memcmp(cmdline, name, n) &&
+	       !memchr(cmdline, '/', a0);
+}
+
+int procwait_list_app(const char *name, pid_t **pids)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	size_t nr = 0, alloc = 0;
+
+	*pids = NULL;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char comm[32], cmd[PATH_MAX + 1], *end;
+		long v = strtol(de->d_name, &end, 10);
+		ssize_t n, c;
+
+		if (*end || v <= 0 || v == getpid())
+			continue;
+		n = read_pid_file((pid_t)v, "comm", comm, sizeof(comm) - 1);
+		c = read_pid_file((pid_t)v, "cmdline", cmd, sizeof(cmd) - 1);
+		if (n <= 0 || c < 0)
+			continue; /* gone meanwhile */
+		comm[n] = '\0';
+		if (comm[n - 1] == '\n')
+			comm[n - 1] = '\0';
+		cmd[c] = '\0';
+		if (!procwait_app_matches(name, comm, cmd, (size_t)c))
+			continue;
+		ALLOC_GROW(*pids, nr + 1, alloc);
+		(*pids)[nr++] = (pid_t)v;
+	}
+	closedir(d);
+	if (nr)
+		qsort(*pids, nr, sizeof(**pids), cmp_pid);
+	return (int)nr;
+}
+
 /* The pids in /proc, merged into the table: new ones are looked at (@initial: the first
  * scan, whose matches are old unless they started just now). 1 when found. */
 static int pw_scan(struct pw *w, uint64_t now, int initial)

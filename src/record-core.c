@@ -108,6 +108,8 @@ void record_opts_release(struct record_opts *o)
 	free(o->symfs);
 	free(o->stall_thread);
 	free(o->wait_name);
+	free(o->app);
+	free(o->pids);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -125,12 +127,47 @@ void record_opts_copy(struct record_opts *dst, const struct record_opts *src)
 	dst->symfs = dup_or_null(src->symfs);
 	dst->stall_thread = dup_or_null(src->stall_thread);
 	dst->wait_name = dup_or_null(src->wait_name);
+	dst->app = dup_or_null(src->app);
+	dst->pids = NULL;
+	if (src->nr_pids) {
+		dst->pids = xmalloc(src->nr_pids * sizeof(*src->pids));
+		memcpy(dst->pids, src->pids, src->nr_pids * sizeof(*src->pids));
+	}
 }
 
 static void set_str(char **dst, const char *v)
 {
 	free(*dst);
 	*dst = xstrdup(v);
+}
+
+/* -p PID[,PID...]: added to o->pids (a pid given twice counts once); o->pid is the first. */
+static int parse_pids(struct record_opts *o, const char *arg)
+{
+	char *list = xstrdup(arg), *save = NULL;
+	int ret = 0;
+
+	for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		pid_t pid;
+		size_t i;
+
+		if (cmd_parse_pid(tok, &pid) < 0) {
+			ret = -EINVAL;
+			break;
+		}
+		for (i = 0; i < o->nr_pids && o->pids[i] != pid; i++)
+			;
+		if (i < o->nr_pids)
+			continue;
+		o->pids = xrealloc(o->pids, (o->nr_pids + 1) * sizeof(*o->pids));
+		o->pids[o->nr_pids++] = pid;
+	}
+	if (!ret && !o->nr_pids)
+		ret =
+		    log_err(-EINVAL, "-p wants a pid or a list of them (-p 12,34), not '%s'", arg);
+	free(list);
+	o->pid = o->nr_pids ? o->pids[0] : 0;
+	return ret;
 }
 
 /* Apply option @id with @arg; @what names it in messages. 0 or -EINVAL (message printed). */
@@ -372,7 +409,7 @@ static void resolve_outputs(struct record_opts *o)
 
 int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int flags)
 {
-	enum { OPT_HELP = 512, OPT_FOLLOW, OPT_NO_FOLLOW, OPT_WAIT, OPT_WAIT_TIMEOUT };
+	enum { OPT_HELP = 512, OPT_FOLLOW, OPT_NO_FOLLOW, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APP };
 	struct option opts[O_NR + 10];
 	char what[32];
 	size_t n = 0;
@@ -392,6 +429,7 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 		opts[n++] = (struct option){"wait", required_argument, NULL, OPT_WAIT};
 		opts[n++] =
 		    (struct option){"wait-timeout", required_argument, NULL, OPT_WAIT_TIMEOUT};
+		opts[n++] = (struct option){"app", required_argument, NULL, OPT_APP};
 	}
 	if (flags & RECORD_PARSE_TOP)
 		opts[n++] = (struct option){"rows", required_argument, NULL, 'n'};
@@ -408,8 +446,13 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 
 		switch (c) {
 		case 'p':
-			if (cmd_parse_pid(optarg, &o->pid) < 0)
+			if (parse_pids(o, optarg) < 0)
 				return -EINVAL;
+			continue;
+		case OPT_APP:
+			if (!*optarg)
+				return log_err(-EINVAL, "--app needs a process name");
+			set_str(&o->app, optarg);
 			continue;
 		case 'q':
 			o->quiet = 1;
@@ -471,11 +514,12 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 		o->argv = argv + optind;
 	}
 	resolve_outputs(o);
-	if ((flags & RECORD_PARSE_CLI) && !!o->pid + !!o->argv + !!o->wait_name != 1)
-		return log_err(-EINVAL, o->pid || o->argv || o->wait_name
-					    ? "give one of -p PID, --wait NAME and a program"
-					    : "nothing to profile: give -p PID, --wait NAME or "
-					      "-- PROGRAM");
+	if ((flags & RECORD_PARSE_CLI) && !!o->pid + !!o->argv + !!o->wait_name + !!o->app != 1)
+		return log_err(-EINVAL, o->pid || o->argv || o->wait_name || o->app
+					    ? "give one of -p PID, --app NAME, --wait NAME and a "
+					      "program"
+					    : "nothing to profile: give -p PID, --app NAME, --wait "
+					      "NAME or -- PROGRAM");
 	if ((flags & RECORD_PARSE_CLI) && o->wait_timeout > 0 && !o->wait_name)
 		return log_err(-EINVAL, "--wait-timeout goes with --wait NAME");
 	return 0;
@@ -998,6 +1042,7 @@ int record_core_setup(struct record_core *rc, const struct tracee *t)
 	struct timespec now;
 
 	rc->pid = t->pid;
+	rc->nr_attached = t->nr_procs;
 	rc->arch = perch_arch_of_pid(t->nr_procs ? tracee_proc_task(t, t->procs[0]) : t->pid);
 	if (!rc->arch)
 		return -ENOEXEC;
@@ -1192,7 +1237,13 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 			  : st->stop_reason == SAMPLER_STOP_REQUEST ? "request"
 								    : "duration reached";
 
-	if (headline)
+	if (headline && rc->nr_attached > 1)
+		fprintf(f,
+			"%srecorded %zu processes (%d first) for %.2f s at %g Hz (%s mode), "
+			"stopped by %s; CPU, memory and threads by CPU below are process %d's\n",
+			prefix, rc->nr_attached, rc->pid, st->elapsed_s, rc->o.hz,
+			rc->o.cpu_mode ? "cpu" : "wall", why, rc->pid);
+	else if (headline)
 		fprintf(f, "%srecorded process %d for %.2f s at %g Hz (%s mode), stopped by %s\n",
 			prefix, rc->pid, st->elapsed_s, rc->o.hz, rc->o.cpu_mode ? "cpu" : "wall",
 			why);
@@ -1231,13 +1282,17 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 			prefix, (unsigned long long)st->gated, (unsigned long long)st->rescans);
 	if (resolve_stats_stopped(rs))
 		print_stop_reasons(rs, stacks, prefix, f);
-	if (ts->procs_seen > 1 || ts->procs_skipped)
+	if (ts->procs_seen > 1 || ts->procs_skipped) {
+		uint64_t sampled = ts->procs_seen - ts->procs_skipped;
+		uint64_t first = rc->nr_attached ? rc->nr_attached : 1;
+
 		fprintf(f,
 			"%s  processes: %llu sampled (%llu forked children followed), %llu let "
 			"go (not followed, or a program perch cannot profile)\n",
-			prefix, (unsigned long long)(ts->procs_seen - ts->procs_skipped),
-			(unsigned long long)(ts->procs_seen - ts->procs_skipped - 1),
+			prefix, (unsigned long long)sampled,
+			(unsigned long long)(sampled > first ? sampled - first : 0),
 			(unsigned long long)ts->procs_skipped);
+	}
 	print_hold(rc, prefix, f);
 	if (rs->java_frames)
 		fprintf(f,

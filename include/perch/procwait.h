@@ -68,6 +68,12 @@ enum procwait_match {
  * its comm, its argv[0], or the last path component of argv[0]. */
 enum procwait_match procwait_name_matches(const char *name, const char *comm, const char *cmdline,
 					  size_t len);
+/* As an app (`perch record --app NAME`): procwait_name_matches()'s YES, or argv[0] is
+ * "NAME:SUFFIX" without a '/' (an Android app's other processes, android:process=":remote"). */
+int procwait_app_matches(const char *name, const char *comm, const char *cmdline, size_t len);
+/* The processes running now that match @name as an app, ascending, perch itself left out:
+ * how many (*@pids, to free()), or -errno. */
+int procwait_list_app(const char *name, pid_t **pids);
 /* The same for the live process @pid. PROCWAIT_NO when it is gone. */
 enum procwait_match procwait_check(pid_t pid, const char *name);
 /* May perch attach to @pid now (the kernel's ptrace access check, made by opening

@@ -44,7 +44,10 @@ struct record_output {
 
 /* The record options. Strings are owned (record_opts_release() frees them). */
 struct record_opts {
-	pid_t pid;	     /* -p (RECORD_PARSE_CLI only) */
+	pid_t pid;   /* -p: the first of its pids (RECORD_PARSE_CLI only) */
+	pid_t *pids; /* -p PID[,PID...]: every one, @nr_pids of them */
+	size_t nr_pids;
+	char *app;	     /* --app NAME: every process named NAME or NAME:* (CLI only) */
 	char *wait_name;     /* --wait NAME: the process to wait for (RECORD_PARSE_CLI only) */
 	double wait_timeout; /* --wait-timeout SEC, 0: none */
 	int follow;	     /* follow forked children: 1 --follow-children, 0 --no-follow,
@@ -122,6 +125,7 @@ struct record_core {
 	struct record_opts o;
 
 	pid_t pid;		       /* the first process */
+	size_t nr_attached;	       /* processes attached before sampling (-p LIST, --app) */
 	const struct perch_arch *arch; /* its architecture */
 	struct record_proc *procs;     /* every process sampled (followed children too) */
 	size_t nr_procs, alloc_procs;

@@ -1,6 +1,7 @@
 /* e2e: a recording of several processes (issue 15, item 3). `record -- PROG` follows the
  * processes PROG forks and execs (--no-follow: not), `-p PID --follow-children` those PID
- * forks, vforks and execs; each child is labelled with its pid and name; perch detaches from
+ * forks, vforks and execs; `-p A,B` and `--app NAME` several running processes at once; each
+ * process is labelled with its pid and name; perch detaches from
  * every child on every way out; a recording without samples fails saying why.
  *
  * The truth each case is held to comes from the programs themselves: the pids they print
@@ -290,6 +291,79 @@ START_TEST(follow_pid)
 }
 END_TEST
 
+/* ---- several processes at once: -p LIST, --app NAME ---- */
+
+/* `-p A,B` and `--app chain-fp` against processes this test started: two chain-fp, one more
+ * whose argv[0] is "chain-fp:remote" (an Android app's service process is named so), and a
+ * dump target that --app must leave alone. Each process of the list is in the recording under
+ * its own pid with its own spin, every one is left running and untraced; a list with a pid
+ * that does not exist fails and leaves the others untraced. */
+START_TEST(pid_list_and_app)
+{
+	const char *out = harness_tmpfile("many.folded"), *chain = harness_target("chain-fp");
+	struct harness_proc *a, *b, *remote, *other, *perch;
+	struct harness_folded f;
+	pid_t pa, pb, pr, po;
+	char states[64];
+
+	a = harness_spawn("chain a", HARNESS_ARGV(chain, "30"));
+	b = harness_spawn("chain b", HARNESS_ARGV(chain, "30"));
+	remote = harness_spawn(
+	    "chain remote",
+	    HARNESS_ARGV("/bin/bash", "-c", harness_fmt("exec -a chain-fp:remote %s 30", chain)));
+	other = harness_spawn("dump", HARNESS_ARGV(harness_target("dump"), "30"));
+	pa = harness_proc_wait_ready(a, 5);
+	pb = harness_proc_wait_ready(b, 5);
+	pr = harness_proc_wait_ready(remote, 5);
+	po = harness_proc_wait_ready(other, 5);
+
+	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
+						    harness_fmt("%d,%d", (int)pa, (int)pb), "-d",
+						    "1.5", "-o", out));
+	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch -p A,B did not finish");
+	H_CHECK_RECORD(perch, HARNESS_EXIT_OK, out, &f);
+	harness_folded_context(&f, NULL, 20);
+	assert_about(proc_count(&f, pa, "f3", "chain-fp"), 1.5, 0.6, 1.2, "chain a (-p A,B)");
+	assert_about(proc_count(&f, pb, "f3", "chain-fp"), 1.5, 0.6, 1.2, "chain b (-p A,B)");
+	H_ASSERT(proc_count(&f, 0, NULL, NULL) ==
+		     proc_count(&f, pa, NULL, NULL) + proc_count(&f, pb, NULL, NULL),
+		 "-p A,B recorded a process it was not given");
+	H_ASSERT(strstr(perch->err.buf, "recorded 2 processes"),
+		 "the summary does not say it recorded 2 processes");
+	harness_folded_release(&f);
+
+	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "--app", "chain-fp",
+						    "-d", "1.5", "-o", out));
+	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch --app did not finish");
+	H_CHECK_RECORD(perch, HARNESS_EXIT_OK, out, &f);
+	harness_folded_context(&f, NULL, 20);
+	assert_about(proc_count(&f, pa, "f3", "chain-fp"), 1.5, 0.6, 1.2, "chain a (--app)");
+	assert_about(proc_count(&f, pb, "f3", "chain-fp"), 1.5, 0.6, 1.2, "chain b (--app)");
+	assert_about(proc_count(&f, pr, "f3", NULL), 1.5, 0.6, 1.2, "chain-fp:remote (--app)");
+	H_ASSERT(proc_count(&f, po, NULL, NULL) == 0, "--app chain-fp recorded the dump target");
+	harness_folded_release(&f);
+
+	/* a list with a pid that does not exist: nothing recorded, nothing left traced */
+	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
+						    harness_fmt("%d,%d", (int)pa, 999999999), "-d",
+						    "1", "-o", out));
+	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch -p A,NONE did not finish");
+	assert_exit(perch, 2);
+	H_ASSERT(strstr(perch->err.buf, "999999999: no such process"),
+		 "perch -p A,NONE does not say which pid is missing:\n%s", perch->err.buf);
+
+	H_ASSERT(harness_wait_traced(pa, 0, 2) == 0 && harness_wait_traced(pb, 0, 2) == 0 &&
+		     harness_wait_traced(pr, 0, 2) == 0 && harness_wait_traced(po, 0, 2) == 0,
+		 "a process is still traced after perch");
+	H_ASSERT(harness_task_states(pa, states, sizeof(states)) > 0 && states[0] == 'R',
+		 "chain a is not running after perch (%s)", states);
+	harness_proc_kill(a, SIGKILL);
+	harness_proc_kill(b, SIGKILL);
+	harness_proc_kill(remote, SIGKILL);
+	harness_proc_kill(other, SIGKILL);
+}
+END_TEST
+
 /* ---- every way out leaves every child running, untraced ---- */
 
 START_TEST(detach_children)
@@ -489,6 +563,7 @@ Suite *children_suite(void)
 	tcase_add_test(tc, no_follow);
 	tcase_add_test(tc, xz_child);
 	tcase_add_test(tc, follow_pid);
+	tcase_add_test(tc, pid_list_and_app);
 	tcase_add_test(tc, detach_children);
 	tcase_add_test(tc, exec_32bit);
 	tcase_add_test(tc, outputs);

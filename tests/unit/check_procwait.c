@@ -47,12 +47,31 @@ START_TEST(test_procwait_names)
 }
 END_TEST
 
+/* --app NAME: the names --wait matches, and an Android app's service processes */
+START_TEST(test_procwait_app)
+{
+	ck_assert(
+	    procwait_app_matches("com.example.app", "com.example.app", CMD("com.example.app\0")));
+	ck_assert(procwait_app_matches("com.example.app", "le.app:remote",
+				       CMD("com.example.app:remote\0")));
+	ck_assert(procwait_app_matches("server", "server", CMD("./server\0-x\0")));
+	/* a prefix, a path with a colon in it, an empty suffix: not the app's */
+	ck_assert(
+	    !procwait_app_matches("com.example", "com.example.app", CMD("com.example.app\0")));
+	ck_assert(!procwait_app_matches("com.example.app", "sh", CMD("/x/com.example.app:y\0")));
+	ck_assert(!procwait_app_matches("com.example.app", "sh", CMD("com.example.app:\0")));
+	ck_assert(!procwait_app_matches("com.example.app", "sh", CMD("com.example.apps:a\0")));
+	ck_assert(!procwait_app_matches("", "", CMD(":x\0")));
+}
+END_TEST
+
 Suite *procwait_suite(void)
 {
 	Suite *s = suite_create("procwait");
 	TCase *tc = tcase_create("names");
 
 	tcase_add_test(tc, test_procwait_names);
+	tcase_add_test(tc, test_procwait_app);
 	suite_add_tcase(s, tc);
 	return s;
 }
