@@ -186,6 +186,19 @@ static void wait_all_sleeping(pid_t pid, int nr_tasks)
 	}
 }
 
+/* The dump target, its three threads blocked where they should be (gdb checked for first). */
+static pid_t start_dump_target(struct harness_proc **t)
+{
+	pid_t pid;
+
+	H_ASSERT(access(GDB_PATH, X_OK) == 0, "%s is missing (scripts/install-deps.sh installs it)",
+		 GDB_PATH);
+	*t = harness_spawn("target", HARNESS_ARGV(harness_target("dump"), "12"));
+	pid = harness_proc_wait_ready(*t, 5);
+	wait_all_sleeping(pid, 3);
+	return pid;
+}
+
 START_TEST(dump_vs_gdb)
 {
 	struct harness_proc *t, *perch;
@@ -194,11 +207,7 @@ START_TEST(dump_vs_gdb)
 	size_t i;
 	pid_t pid;
 
-	H_ASSERT(access(GDB_PATH, X_OK) == 0, "%s is missing (scripts/install-deps.sh installs it)",
-		 GDB_PATH);
-	t = harness_spawn("target", HARNESS_ARGV(harness_target("dump"), "12"));
-	pid = harness_proc_wait_ready(t, 5);
-	wait_all_sleeping(pid, 3);
+	pid = start_dump_target(&t);
 
 	perch = harness_spawn("perch",
 			      HARNESS_ARGV(harness_perch(), "dump", "-p", harness_fmt("%d", pid)));
@@ -247,11 +256,7 @@ START_TEST(repl_dump_vs_gdb)
 	FILE *f;
 	int code;
 
-	H_ASSERT(access(GDB_PATH, X_OK) == 0, "%s is missing (scripts/install-deps.sh installs it)",
-		 GDB_PATH);
-	t = harness_spawn("target", HARNESS_ARGV(harness_target("dump"), "12"));
-	pid = harness_proc_wait_ready(t, 5);
-	wait_all_sleeping(pid, 3);
+	pid = start_dump_target(&t);
 	f = fopen(harness_tmpfile("dump.txt"), "w");
 	H_ASSERT(f, "cannot write the script");
 	fprintf(f, "attach %d\ndump\ndetach\n", (int)pid);
