@@ -141,7 +141,7 @@ static void set_str(char **dst, const char *v)
 	*dst = xstrdup(v);
 }
 
-/* -p PID[,PID...]: added to o->pids (a pid given twice counts once); o->pid is the first. */
+/* -p PID[,PID...]: added to o->pids (a pid given twice counts once). */
 static int parse_pids(struct record_opts *o, const char *arg)
 {
 	char *list = xstrdup(arg), *save = NULL;
@@ -166,7 +166,6 @@ static int parse_pids(struct record_opts *o, const char *arg)
 		ret =
 		    log_err(-EINVAL, "-p wants a pid or a list of them (-p 12,34), not '%s'", arg);
 	free(list);
-	o->pid = o->nr_pids ? o->pids[0] : 0;
 	return ret;
 }
 
@@ -514,8 +513,8 @@ int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int
 		o->argv = argv + optind;
 	}
 	resolve_outputs(o);
-	if ((flags & RECORD_PARSE_CLI) && !!o->pid + !!o->argv + !!o->wait_name + !!o->app != 1)
-		return log_err(-EINVAL, o->pid || o->argv || o->wait_name || o->app
+	if ((flags & RECORD_PARSE_CLI) && !!o->nr_pids + !!o->argv + !!o->wait_name + !!o->app != 1)
+		return log_err(-EINVAL, o->nr_pids || o->argv || o->wait_name || o->app
 					    ? "give one of -p PID, --app NAME, --wait NAME and a "
 					      "program"
 					    : "nothing to profile: give -p PID, --app NAME, --wait "

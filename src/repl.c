@@ -27,6 +27,7 @@
 #include "perch/log.h"
 #include "perch/output.h"
 #include "perch/proc-task.h"
+#include "perch/procwait.h"
 #include "perch/repl.h"
 #include "perch/session.h"
 #include "perch/xalloc.h"
@@ -276,33 +277,8 @@ static void proc_argv0(pid_t pid, char *buf, size_t size)
 
 int repl_name_matches(const char *what, const char *comm, const char *argv0)
 {
-	const char *base, *colon;
-
-	if (comm && comm[0] && !strcmp(comm, what))
-		return 1;
-	if (!argv0 || !argv0[0])
-		return 0;
-	base = strrchr(argv0, '/');
-	base = base ? base + 1 : argv0;
-	if (!strcmp(argv0, what) || !strcmp(base, what))
-		return 1;
-	/* Android: "com.example.app:remote" is a secondary process of the package (the name
-	 * up to ':', docs/design/android-art.md 6.4) */
-	colon = strchr(argv0, ':');
-	return colon && !strchr(argv0, '/') && (size_t)(colon - argv0) == strlen(what) &&
-	       !strncmp(argv0, what, strlen(what));
-}
-
-static int name_matches(pid_t pid, const char *what)
-{
-	char argv0[256], comm[64];
-
-	if (proc_task_comm(pid, pid, comm, sizeof(comm)) < 0)
-		comm[0] = 0;
-	if (comm[0] && !strcmp(comm, what))
-		return 1;
-	proc_argv0(pid, argv0, sizeof(argv0));
-	return repl_name_matches(what, comm, argv0);
+	/* procwait's rule for --app: one rule for naming processes */
+	return procwait_app_matches(what, comm, argv0, argv0 ? strlen(argv0) + 1 : 0);
 }
 
 int repl_process_info(pid_t pid, struct repl_process *out)
@@ -323,11 +299,8 @@ int repl_process_info(pid_t pid, struct repl_process *out)
 
 int repl_find_process(const char *what, pid_t *pids, size_t max)
 {
-	size_t n = 0;
-	int total = 0;
-	struct dirent *de;
-	DIR *d;
-	int pid;
+	pid_t *list = NULL;
+	int pid, found;
 
 	if (!what || !what[0])
 		return -EINVAL;
@@ -336,23 +309,11 @@ int repl_find_process(const char *what, pid_t *pids, size_t max)
 			pids[0] = pid;
 		return 1;
 	}
-	d = opendir("/proc");
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		char *end;
-		long v = strtol(de->d_name, &end, 10);
-
-		if (*end || v <= 0 || v == getpid())
-			continue;
-		if (!name_matches((pid_t)v, what))
-			continue;
-		if (n < max)
-			pids[n++] = (pid_t)v;
-		total++;
-	}
-	closedir(d);
-	return total;
+	found = procwait_list_app(what, &list);
+	for (int i = 0; i < found && (size_t)i < max; i++)
+		pids[i] = list[i];
+	free(list);
+	return found;
 }
 
 /* ---- dispatch ---- */

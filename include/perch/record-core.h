@@ -44,7 +44,6 @@ struct record_output {
 
 /* The record options. Strings are owned (record_opts_release() frees them). */
 struct record_opts {
-	pid_t pid;   /* -p: the first of its pids (RECORD_PARSE_CLI only) */
 	pid_t *pids; /* -p PID[,PID...]: every one, @nr_pids of them */
 	size_t nr_pids;
 	char *app;	     /* --app NAME: every process named NAME or NAME:* (CLI only) */

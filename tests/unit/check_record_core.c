@@ -49,7 +49,7 @@ START_TEST(cli_pid_and_outputs)
 			       "--cpu-interval", "0", "--mem-interval", "20", "--verify", "--lines",
 			       "--symfs", "/s", "--sysroot", "/r", "--top", "7", "-q"),
 			 0);
-	ck_assert_int_eq(o.pid, 42);
+	ck_assert(o.nr_pids == 1 && o.pids[0] == 42);
 	ck_assert(o.hz == 250 && o.duration == 1.5 && o.cpu_mode == 1);
 	ck_assert_uint_eq(o.stack_size, 0x2000);
 	ck_assert(o.stall_ms == 50);
