@@ -10,30 +10,49 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/disasm.h"
 #include "perch/cmd.h"
+#include "perch/disasm.h"
 #include "perch/elffile.h"
 #include "perch/elfsym.h"
 #include "perch/log.h"
+#include "perch/options.h"
 #include "perch/profile.h"
 #include "perch/report.h"
+#include "perch/strbuf.h"
 #include "perch/u64map.h"
 #include "perch/xalloc.h"
 
 #define ANNOTATE_MAX_CODE (256u << 10) /* bytes of one function we disassemble */
 
-static const char annotate_usage[] =
-    "usage: perch annotate [options] FUNCTION RECORDING\n"
-    "\n"
-    "Print FUNCTION's disassembly with the share of its samples at each instruction (the\n"
-    "samples whose innermost frame is in FUNCTION, by their exact pc). The code comes from\n"
-    "the module file (its build-id must match the recording's) or its copy under --symfs.\n"
-    "\n"
-    "      --symfs DIR        unstripped copies of the modules below DIR (by "
-    "build-id)\n" REPORT_FILTER_USAGE "  -q, --quiet            no warnings\n"
-    "  -v, --verbose          more messages\n"
-    "\n"
-    "Exit status: 0 ok, 2 the recording, the function or its code cannot be found, 64 usage.\n";
+enum { OPT_SYMFS = 256, OPT_HELP };
+
+static const struct opt_spec annotate_opts[] = {
+    {"symfs", OPT_SYMFS, "DIR", "unstripped copies of the modules below DIR (by build-id)", 0},
+};
+static const struct opt_spec annotate_opts_msg[] = {
+    {"quiet", 'q', NULL, "no warnings", 0},
+    {"verbose", 'v', NULL, "more messages", 0},
+    {"help", OPT_HELP, NULL, NULL, 0},
+};
+
+static void annotate_help(struct strbuf *sb)
+{
+	strbuf_addstr(
+	    sb,
+	    "usage: perch annotate [options] FUNCTION RECORDING\n"
+	    "\n"
+	    "Print FUNCTION's disassembly with the share of its samples at each instruction (the\n"
+	    "samples whose innermost frame is in FUNCTION, by their exact pc). The code comes "
+	    "from\n"
+	    "the module file (its build-id must match the recording's) or its copy under --symfs.\n"
+	    "\n");
+	opts_help(sb, annotate_opts, ARRAY_SIZE(annotate_opts), REPORT_FILTER_TIDS, 25);
+	opts_help(sb, report_filter_opts, report_filter_nr_opts, REPORT_FILTER_TIDS, 25);
+	opts_help(sb, annotate_opts_msg, ARRAY_SIZE(annotate_opts_msg), REPORT_FILTER_TIDS, 25);
+	strbuf_addstr(sb,
+		      "\nExit status: 0 ok, 2 the recording, the function or its code cannot be "
+		      "found, 64 usage.\n");
+}
 
 /* Sampled leaf addresses of the function, per module. */
 struct hits {
@@ -294,35 +313,25 @@ static int disassemble(struct annotate *an, const struct profile *p, const struc
 
 static int parse_args(struct annotate *an, int argc, char **argv)
 {
-	enum { OPT_SYMFS = 256, OPT_HELP, OPT_TID, OPT_THREAD, OPT_MODE, OPT_START, OPT_END };
-	static const struct option opts[] = {
-	    {"symfs", required_argument, NULL, OPT_SYMFS},
-	    {"tid", required_argument, NULL, OPT_TID},
-	    {"thread", required_argument, NULL, OPT_THREAD},
-	    {"mode", required_argument, NULL, OPT_MODE},
-	    {"start", required_argument, NULL, OPT_START},
-	    {"end", required_argument, NULL, OPT_END},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, OPT_HELP},
-	    {0},
-	};
-	int c, idx;
+	const struct opt_spec *s;
+	struct opts_getopt g;
+	int c;
 
+	opts_getopt_init(&g, 0);
+	opts_getopt_add(&g, annotate_opts, ARRAY_SIZE(annotate_opts), REPORT_FILTER_TIDS);
+	opts_getopt_add(&g, report_filter_opts, report_filter_nr_opts, REPORT_FILTER_TIDS);
+	opts_getopt_add(&g, annotate_opts_msg, ARRAY_SIZE(annotate_opts_msg), REPORT_FILTER_TIDS);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "qv", opts, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+		if ((s = report_filter_opt(c))) {
+			if (report_filter_option(&an->filter, s->name, optarg) < 0)
+				return -EINVAL;
+			continue;
+		}
 		switch (c) {
 		case OPT_SYMFS:
 			an->symfs = optarg;
-			break;
-		case OPT_TID:
-		case OPT_THREAD:
-		case OPT_MODE:
-		case OPT_START:
-		case OPT_END:
-			if (report_filter_option(&an->filter, opts[idx].name, optarg) < 0)
-				return -EINVAL;
 			break;
 		case 'q':
 			an->quiet = 1;
@@ -332,7 +341,7 @@ static int parse_args(struct annotate *an, int argc, char **argv)
 			log_level++;
 			break;
 		case OPT_HELP:
-			fputs(annotate_usage, stdout);
+			cmd_print_help(&cmd_annotate, stdout);
 			exit(PERCH_EXIT_OK);
 		default:
 			return log_err(-EINVAL, "unknown or incomplete option '%s'",
@@ -360,7 +369,7 @@ static int annotate_run(int argc, char **argv)
 
 	report_filter_init(&an.filter);
 	if (parse_args(&an, argc, argv) < 0) {
-		fprintf(stderr, "\n%s", annotate_usage);
+		cmd_print_help(&cmd_annotate, stderr);
 		report_filter_release(&an.filter);
 		return PERCH_EXIT_USAGE;
 	}
@@ -415,7 +424,7 @@ out:
 const struct cmd cmd_annotate = {
     .name = "annotate",
     .summary = "a function's disassembly with the share of samples per instruction",
-    .usage = annotate_usage,
+    .help = annotate_help,
     .run = annotate_run,
     .flags = CMD_NO_PTRACE,
 };

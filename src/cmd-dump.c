@@ -10,6 +10,7 @@
 #include "perch/cmd.h"
 #include "perch/dump.h"
 #include "perch/log.h"
+#include "perch/options.h"
 #include "perch/proc-task.h"
 #include "perch/profile.h"
 #include "perch/resolve.h"
@@ -18,19 +19,32 @@
 #include "perch/symbolize.h"
 #include "perch/tracee.h"
 #include "perch/unwind.h"
+#include "perch/xalloc.h"
 
-static const char dump_usage[] =
-    "usage: perch dump [options] -p PID\n"
-    "\n"
-    "Print the stack of every thread of PID once, then detach.\n"
-    "\n"
-    "  -p, --pid PID       the process\n"
-    "      --sysroot DIR   look for debug files under DIR/usr/lib/debug\n"
-    "      --symfs DIR     look for unstripped copies of modules under DIR first\n"
-    "  -n, --max-frames N  show at most N frames a thread (default 1024; 0: 4000); a\n"
-    "                      longer stack ends in a [truncated] frame\n"
-    "      --show-art-frames  keep the Android runtime's own frames between Java frames\n"
-    "  -v, --verbose       more messages\n";
+enum { OPT_SYSROOT = 256, OPT_SYMFS, OPT_ART_FRAMES, OPT_HELP };
+
+static const struct opt_spec dump_opts[] = {
+    {"pid", 'p', "PID", "the process", 0},
+    {"sysroot", OPT_SYSROOT, "DIR", "look for debug files under DIR/usr/lib/debug", 0},
+    {"symfs", OPT_SYMFS, "DIR", "look for unstripped copies of modules under DIR first", 0},
+    {"max-frames", 'n', "N",
+     "show at most N frames a thread (default 1024; 0: 4000); a\n"
+     "longer stack ends in a [truncated] frame",
+     0},
+    {"show-art-frames", OPT_ART_FRAMES, NULL,
+     "keep the Android runtime's own frames between Java frames", 0},
+    {"verbose", 'v', NULL, "more messages", 0},
+    {"help", OPT_HELP, NULL, NULL, 0},
+};
+
+static void dump_help(struct strbuf *sb)
+{
+	strbuf_addstr(sb, "usage: perch dump [options] -p PID\n"
+			  "\n"
+			  "Print the stack of every thread of PID once, then detach.\n"
+			  "\n");
+	opts_help(sb, dump_opts, ARRAY_SIZE(dump_opts), 0, 22);
+}
 
 /* ", pid 1 in its PID namespace" when @pid is known by another number inside its own PID
  * namespace (a container, `unshare -p`), else "". */
@@ -70,17 +84,6 @@ static void print_thread(struct profile *p, struct resolver *r, struct dump_thre
 
 static int dump_run(int argc, char **argv)
 {
-	enum { OPT_SYSROOT = 256, OPT_SYMFS, OPT_ART_FRAMES, OPT_HELP };
-	static const struct option opts[] = {
-	    {"pid", required_argument, NULL, 'p'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"sysroot", required_argument, NULL, OPT_SYSROOT},
-	    {"symfs", required_argument, NULL, OPT_SYMFS},
-	    {"max-frames", required_argument, NULL, 'n'},
-	    {"show-art-frames", no_argument, NULL, OPT_ART_FRAMES},
-	    {"help", no_argument, NULL, OPT_HELP},
-	    {0},
-	};
 	const struct perch_arch *arch;
 	const char *sysroot = NULL, *symfs = NULL;
 	struct dump_thread *dts, *pre;
@@ -88,6 +91,7 @@ static int dump_run(int argc, char **argv)
 	struct resolver *r;
 	struct profile *p;
 	struct proc_stat ps;
+	struct opts_getopt g;
 	struct tracee t;
 	pid_t pid = 0, task;
 	int c, code = PERCH_EXIT_OK, max_frames = UNWIND_DUMP_DEFAULT_FRAMES, art_frames = 0;
@@ -97,12 +101,14 @@ static int dump_run(int argc, char **argv)
 	char ns[64];
 	sigset_t old;
 
+	opts_getopt_init(&g, 0);
+	opts_getopt_add(&g, dump_opts, ARRAY_SIZE(dump_opts), 0);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "p:vn:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (cmd_parse_pid(optarg, &pid) < 0)
+			if (opt_parse_pid(optarg, &pid) < 0)
 				return PERCH_EXIT_USAGE;
 			break;
 		case 'v':
@@ -127,18 +133,18 @@ static int dump_run(int argc, char **argv)
 			art_frames = 1;
 			break;
 		case OPT_HELP:
-			fputs(dump_usage, stdout);
+			cmd_print_help(&cmd_dump, stdout);
 			return PERCH_EXIT_OK;
 		default:
 			log_err(0, "unknown or incomplete option '%s'", argv[optind - 1]);
-			fprintf(stderr, "\n%s", dump_usage);
+			cmd_print_help(&cmd_dump, stderr);
 			return PERCH_EXIT_USAGE;
 		}
 	}
 	if (!pid || optind < argc) {
 		log_err(0, pid ? "unexpected argument '%s'" : "give the process with -p PID",
 			pid ? argv[optind] : "");
-		fprintf(stderr, "\n%s", dump_usage);
+		cmd_print_help(&cmd_dump, stderr);
 		return PERCH_EXIT_USAGE;
 	}
 
@@ -187,6 +193,6 @@ static int dump_run(int argc, char **argv)
 const struct cmd cmd_dump = {
     .name = "dump",
     .summary = "print the stack of every thread once, like eu-stack",
-    .usage = dump_usage,
+    .help = dump_help,
     .run = dump_run,
 };

@@ -9,24 +9,40 @@
 #include "perch/cmd.h"
 #include "perch/log.h"
 #include "perch/meminfo.h"
+#include "perch/options.h"
 #include "perch/proc-smaps.h"
+#include "perch/strbuf.h"
+#include "perch/xalloc.h"
 
-static const char mem_usage[] =
-    "usage: perch mem [options] -p PID\n"
-    "       perch mem [options] --smaps FILE\n"
-    "\n"
-    "Break a process's memory down the way Android's dumpsys meminfo does, from\n"
-    "/proc/PID/smaps (no ptrace): every mapping goes to a category (Native Heap, Stack,\n"
-    ".so mmap, Dalvik, Gfx dev, ...), then the App Summary (Java Heap, Native Heap, Code,\n"
-    "Stack, Graphics, Private Other, System). Android and plain Linux (glibc) processes.\n"
-    "\n"
-    "  -p, --pid PID      the process to read\n"
-    "      --smaps FILE   a saved smaps file instead (e.g. pulled from a rooted device)\n"
-    "      --rules NAME   auto (default: android when Android names are seen, else linux),\n"
-    "                     android, android-10 or linux\n"
-    "      --json         one JSON object instead of the table\n"
-    "\n"
-    "Exit status: 0 ok, 2 cannot read the smaps, 64 usage.\n";
+enum { OPT_SMAPS = 256, OPT_RULES, OPT_JSON, OPT_HELP };
+
+static const struct opt_spec mem_opts[] = {
+    {"pid", 'p', "PID", "the process to read", 0},
+    {"smaps", OPT_SMAPS, "FILE", "a saved smaps file instead (e.g. pulled from a rooted device)",
+     0},
+    {"rules", OPT_RULES, "NAME",
+     "auto (default: android when Android names are seen, else linux),\n"
+     "android, android-10 or linux",
+     0},
+    {"json", OPT_JSON, NULL, "one JSON object instead of the table", 0},
+    {"help", OPT_HELP, NULL, NULL, 0},
+};
+
+static void mem_help(struct strbuf *sb)
+{
+	strbuf_addstr(
+	    sb,
+	    "usage: perch mem [options] -p PID\n"
+	    "       perch mem [options] --smaps FILE\n"
+	    "\n"
+	    "Break a process's memory down the way Android's dumpsys meminfo does, from\n"
+	    "/proc/PID/smaps (no ptrace): every mapping goes to a category (Native Heap, Stack,\n"
+	    ".so mmap, Dalvik, Gfx dev, ...), then the App Summary (Java Heap, Native Heap, Code,\n"
+	    "Stack, Graphics, Private Other, System). Android and plain Linux (glibc) processes.\n"
+	    "\n");
+	opts_help(sb, mem_opts, ARRAY_SIZE(mem_opts), 0, 21);
+	strbuf_addstr(sb, "\nExit status: 0 ok, 2 cannot read the smaps, 64 usage.\n");
+}
 
 static int parse_rules(const char *s, enum meminfo_rules *out)
 {
@@ -44,27 +60,21 @@ static int parse_rules(const char *s, enum meminfo_rules *out)
 
 static int mem_run(int argc, char **argv)
 {
-	enum { OPT_SMAPS = 256, OPT_RULES, OPT_JSON, OPT_HELP };
-	static const struct option opts[] = {
-	    {"pid", required_argument, NULL, 'p'},
-	    {"smaps", required_argument, NULL, OPT_SMAPS},
-	    {"rules", required_argument, NULL, OPT_RULES},
-	    {"json", no_argument, NULL, OPT_JSON},
-	    {"help", no_argument, NULL, OPT_HELP},
-	    {0},
-	};
+	struct opts_getopt g;
 	enum meminfo_rules rules = MEMINFO_RULES_AUTO;
 	const char *file = NULL;
 	struct proc_smaps *s;
 	struct meminfo mi;
 	int c, pid = 0, json = 0, ret;
 
+	opts_getopt_init(&g, 1);
+	opts_getopt_add(&g, mem_opts, ARRAY_SIZE(mem_opts), 0);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+p:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (cmd_parse_pid(optarg, &pid) < 0)
+			if (opt_parse_pid(optarg, &pid) < 0)
 				goto usage;
 			break;
 		case OPT_SMAPS:
@@ -78,7 +88,7 @@ static int mem_run(int argc, char **argv)
 			json = 1;
 			break;
 		case OPT_HELP:
-			fputs(mem_usage, stdout);
+			cmd_print_help(&cmd_mem, stdout);
 			return PERCH_EXIT_OK;
 		default:
 			log_err(0, "unknown or incomplete option '%s'", argv[optind - 1]);
@@ -117,14 +127,14 @@ static int mem_run(int argc, char **argv)
 		return log_err(PERCH_EXIT_FATAL, "cannot write the breakdown");
 	return PERCH_EXIT_OK;
 usage:
-	fprintf(stderr, "\n%s", mem_usage);
+	cmd_print_help(&cmd_mem, stderr);
 	return PERCH_EXIT_USAGE;
 }
 
 const struct cmd cmd_mem = {
     .name = "mem",
     .summary = "a dumpsys meminfo-style memory breakdown of a process or smaps file",
-    .usage = mem_usage,
+    .help = mem_help,
     .run = mem_run,
     .flags = CMD_PID | CMD_NO_PTRACE,
 };

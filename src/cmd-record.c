@@ -15,9 +15,10 @@
 #include "perch/profile.h"
 #include "perch/record-core.h"
 #include "perch/sampler.h"
+#include "perch/strbuf.h"
 #include "perch/tracee.h"
 
-static const char record_usage[] =
+static const char record_synopsis[] =
     "usage: perch record [options] -p PID[,PID...]\n"
     "       perch record [options] --app NAME\n"
     "       perch record [options] --wait NAME\n"
@@ -25,84 +26,19 @@ static const char record_usage[] =
     "\n"
     "Sample the stacks of every thread of a running process (-p), of a process as it\n"
     "starts (--wait) or of a program perch starts, and write them as folded stacks.\n"
-    "\n"
-    "  -p, --pid PID[,PID...] attach to process PID (several: one recording of them\n"
-    "                         all, each output keeping the processes apart)\n"
-    "      --app NAME         attach to every process named NAME or NAME:SUFFIX (an\n"
-    "                         Android app and its android:process services) running now\n"
-    "      --wait NAME        wait for a new process named NAME (its comm, its argv[0] or\n"
-    "                         argv[0]'s last component: an Android app's process name)\n"
-    "                         and attach to it as soon as it exists and may be traced\n"
-    "                         (an Android app: once zygote has made it the app's); the\n"
-    "                         summary says when the first sample came after it appeared\n"
-    "      --wait-timeout SEC give up (exit 2) when none has started after SEC seconds\n"
-    "  -F, --freq HZ          samples per second per thread (default 100)\n"
-    "  -d, --duration SEC     stop after SEC seconds (default: until the target exits or\n"
-    "                         Ctrl-C / SIGTERM)\n"
-    "  -o, --output FILE      write the profile to FILE ('-' for stdout); the ending picks\n"
-    "                         the format: .folded, .svg (flame graph), .html (report page:\n"
-    "                         timeline, charts, flame graph), .pb.gz (pprof),\n"
-    "                         .speedscope.json, .trace.json (Chrome/Perfetto), .sentry.json,\n"
-    "                         .trace (Android method trace), .txt (call tree and top\n"
-    "                         functions), .perch (a recording, written while sampling, that\n"
-    "                         perch report renders later); up to 8 -o\n"
-    "      --format NAME      format for -o files with another ending (default folded):\n"
-    "                         folded svg html flamegraph-html pprof speedscope chrome sentry\n"
-    "                         arttrace text top perch\n"
-    "      --lines            add ' (file:line)' to folded frames when known\n"
-    "      --show-art-frames  keep the Android runtime's own frames between Java frames\n"
-    "      --mode wall|cpu    wall (default): every thread at every tick, a waiting thread's\n"
-    "                         stack ending in why it waits ([io read PATH], [lock futex],\n"
-    "                         [sleep nanosleep], [poll epoll_wait], ...); cpu: only threads\n"
-    "                         that are running\n"
-    "      --stack-size BYTES bytes of stack copied per sample (default 32768)\n"
-    "      --max-frames N     unwind at most N frames a stack (default 512, at most 4000);\n"
-    "                         a longer stack ends in a [truncated] frame at its root\n"
-    "      --cpu-interval MS  read process, thread and system CPU use from /proc every MS\n"
-    "                         ms (default 100; 0: off): summary and counter tracks\n"
-    "      --mem-interval MS  read RSS/PSS/USS/swap (smaps_rollup) and the meminfo\n"
-    "                         categories (smaps) every MS ms (default 1000; 0: off); one\n"
-    "                         smaps read + classify costs about 0.6 ms at 80 mappings, 16 ms\n"
-    "                         at 2000, 270 ms at 20000 (measured on a busy 2-core host;\n"
-    "                         the summary prints the figure for the target)\n"
-    "      --stall MS         report intervals in which the watched thread stayed off-CPU\n"
-    "                         or ran in one stack for MS ms or more (default 200; 0: off)\n"
-    "      --stall-thread TID|NAME  the thread to watch (default: the main thread)\n"
-    "      --top N            print the N hottest functions at the end\n"
-    "      --verify           also unwind every sample inside the stop with libunwind-ptrace\n"
-    "                         and count the samples whose frames differ (slow: a check of\n"
-    "                         perch's own unwinder)\n"
-    "      --follow-cpu       move perch's sampling thread to the CPU the running threads\n"
-    "                         use (experimental: no gain measured on these VMs)\n"
-    "      --no-idle-reuse    interrupt blocked threads at every tick (measures what\n"
-    "                         reusing their last stack saves)\n"
-    "      --no-cpu-hold      interrupt running threads from perch's CPU without first\n"
-    "                         holding theirs at the tick (measures the system-call bias\n"
-    "                         the hold removes: such stops land at a later call's exit)\n"
-    "      --follow-children  also sample the processes PID forks (and their children),\n"
-    "                         each labelled with its pid and name (the default with\n"
-    "                         PROGRAM)\n"
-    "      --no-follow        sample PROGRAM's own process only, not its children\n"
-    "      --sysroot DIR      look for debug files under DIR/usr/lib/debug\n"
-    "      --symfs DIR        look for unstripped copies of modules under DIR first\n"
-    "  -q, --quiet            no summary\n"
-    "  -v, --verbose          more messages (twice for debug)\n"
+    "\n";
+
+static const char record_notes[] =
     "\n"
     "Exit status: 0 ok, 1 finished with per-sample errors, 2 fatal error or no sample at\n"
     "all, 64 usage; with PROGRAM, its own exit status (128+N if killed by signal N), or 2\n"
     "when it exited 0 and nothing was sampled.\n";
 
-int cmd_parse_pid(const char *s, int *pid)
+static void record_help(struct strbuf *sb)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v <= 0 || v > 0x7fffffff)
-		return log_err(-EINVAL, "'%s' is not a process id", s);
-	*pid = (int)v;
-	return 0;
+	strbuf_addstr(sb, record_synopsis);
+	record_opts_help(sb, RECORD_PARSE_CLI);
+	strbuf_addstr(sb, record_notes);
 }
 
 static int second_interrupt_pending(void)
@@ -283,14 +219,10 @@ static int record_run(int argc, char **argv)
 
 	record_core_init(&rc);
 	ret = record_opts_parse(&rc.o, argc, argv, RECORD_PARSE_CLI);
-	if (ret == RECORD_PARSE_HELP) {
-		fputs(record_usage, stdout);
-		exit(PERCH_EXIT_OK);
-	}
-	if (ret < 0) {
-		fprintf(stderr, "\n%s", record_usage);
+	if (ret == RECORD_PARSE_HELP || ret < 0) {
+		cmd_print_help(&cmd_record, ret < 0 ? stderr : stdout);
 		record_core_release(&rc);
-		return PERCH_EXIT_USAGE;
+		return ret < 0 ? PERCH_EXIT_USAGE : PERCH_EXIT_OK;
 	}
 	ret = record_core_open(&rc);
 	if (ret < 0) {
@@ -390,6 +322,6 @@ out:
 const struct cmd cmd_record = {
     .name = "record",
     .summary = "sample a process's stacks and write a profile",
-    .usage = record_usage,
+    .help = record_help,
     .run = record_run,
 };

@@ -9,43 +9,78 @@
 #include "perch/cmd.h"
 #include "perch/framestats.h"
 #include "perch/log.h"
+#include "perch/options.h"
 #include "perch/output.h"
 #include "perch/profile.h"
 #include "perch/recording.h"
 #include "perch/report-diff.h"
 #include "perch/report.h"
+#include "perch/strbuf.h"
 #include "perch/writers.h"
+#include "perch/xalloc.h"
 
 #define REPORT_MAX_OUTPUTS 8
 
-static const char report_usage[] =
-    "usage: perch report [options] RECORDING\n"
-    "       perch report --diff BASE [options] RECORDING\n"
-    "\n"
-    "Render a recording made with 'perch record -o FILE.perch'. Without -o, the call tree\n"
-    "and the top functions go to stdout as text.\n"
-    "\n"
-    "  -o, --output FILE      write to FILE ('-' for stdout); the ending picks the format as\n"
-    "                         in perch record: .folded, .svg, .html (the report page: summary,\n"
-    "                         thread timeline, CPU and memory, flame graph), .pb.gz,\n"
-    "                         .speedscope.json, .trace.json, .sentry.json, .trace, .txt,\n"
-    "                         .perch; up to 8 -o\n"
-    "      --format NAME      format for stdout and for -o files with another ending:\n"
-    "                         folded svg html flamegraph-html pprof speedscope chrome sentry\n"
-    "                         arttrace text top perch (default text)\n"
-    "      --symfs DIR        re-symbolize from unstripped copies of the modules below DIR,\n"
-    "                         found by build-id (or by path)\n" REPORT_FILTER_USAGE
-    "      --lines            add ' (file:line)' to folded frames when known\n"
-    "      --top N            rows of the top table (text, top)\n"
-    "      --frames FILE      merge Android frame timings into the recording: the output of\n"
-    "                         'dumpsys gfxinfo PKG framestats', one or several polls (perch-adb\n"
-    "                         record --frames writes it); slow and frozen frames go to the\n"
-    "                         summary, the Chrome trace, the Sentry chunk and the report "
-    "page\n" REPORT_DIFF_USAGE "  -q, --quiet            no messages but errors\n"
-    "  -v, --verbose          more messages\n"
-    "\n"
-    "Exit status: 0 ok, 2 the recording cannot be read or an output cannot be written,\n"
-    "3 a --fail-if rule tripped, 64 usage.\n";
+enum { OPT_FORMAT = 256, OPT_SYMFS, OPT_LINES, OPT_TOP, OPT_FRAMES, OPT_HELP };
+
+/* In the order of --help: output, the filters, more output, the comparison, messages. */
+static const struct opt_spec report_opts_out[] = {
+    {"output", 'o', "FILE",
+     "write to FILE ('-' for stdout); the ending picks the format as\n"
+     "in perch record: .folded, .svg, .html (the report page: summary,\n"
+     "thread timeline, CPU and memory, flame graph), .pb.gz,\n"
+     ".speedscope.json, .trace.json, .sentry.json, .trace, .txt,\n"
+     ".perch; up to 8 -o",
+     0},
+    {"format", OPT_FORMAT, "NAME",
+     "format for stdout and for -o files with another ending:\n"
+     "folded svg html flamegraph-html pprof speedscope chrome sentry\n"
+     "arttrace text top perch (default text)",
+     0},
+    {"symfs", OPT_SYMFS, "DIR",
+     "re-symbolize from unstripped copies of the modules below DIR,\n"
+     "found by build-id (or by path)",
+     0},
+};
+static const struct opt_spec report_opts_more[] = {
+    {"lines", OPT_LINES, NULL, "add ' (file:line)' to folded frames when known", 0},
+    {"top", OPT_TOP, "N", "rows of the top table (text, top)", 0},
+    {"frames", OPT_FRAMES, "FILE",
+     "merge Android frame timings into the recording: the output of\n"
+     "'dumpsys gfxinfo PKG framestats', one or several polls (perch-adb\n"
+     "record --frames writes it); slow and frozen frames go to the\n"
+     "summary, the Chrome trace, the Sentry chunk and the report page",
+     0},
+};
+static const struct opt_spec report_opts_msg[] = {
+    {"quiet", 'q', NULL, "no messages but errors", 0},
+    {"verbose", 'v', NULL, "more messages", 0},
+    {"help", OPT_HELP, NULL, NULL, 0},
+};
+
+#define REPORT_SCOPE (REPORT_FILTER_TIDS | REPORT_DIFF_BASE)
+
+static void report_help(struct strbuf *sb)
+{
+	strbuf_addstr(
+	    sb,
+	    "usage: perch report [options] RECORDING\n"
+	    "       perch report --diff BASE [options] RECORDING\n"
+	    "\n"
+	    "Render a recording made with 'perch record -o FILE.perch'. Without -o, the call tree\n"
+	    "and the top functions go to stdout as text.\n"
+	    "\n");
+	opts_help(sb, report_opts_out, ARRAY_SIZE(report_opts_out), REPORT_SCOPE, 25);
+	opts_help(sb, report_filter_opts, report_filter_nr_opts, REPORT_SCOPE, 25);
+	opts_help(sb, report_opts_more, ARRAY_SIZE(report_opts_more), REPORT_SCOPE, 25);
+	opts_help(sb, report_diff_opts, report_diff_nr_opts, REPORT_SCOPE, 25);
+	opts_help(sb, report_opts_msg, ARRAY_SIZE(report_opts_msg), REPORT_SCOPE, 25);
+	strbuf_addstr(sb,
+		      "\n"
+		      "Exit status: 0 ok, 2 the recording cannot be read or an output cannot be "
+		      "written,\n"
+		      "3 a --fail-if rule tripped, 64 usage.\n");
+}
 
 struct report {
 	const char *in;
@@ -66,117 +101,66 @@ struct report {
 	struct report_diff_args dargs;
 };
 
-static int parse_args(struct report *rep, int argc, char **argv)
+/* One option of the command line (@c, getopt's answer) into @rep. 0, or -EINVAL (message
+ * printed). */
+static int parse_option(struct report *rep, int c, const char *arg, const char *word)
 {
-	enum {
-		OPT_FORMAT = 256,
-		OPT_SYMFS,
-		OPT_LINES,
-		OPT_TOP,
-		OPT_HELP,
-		OPT_TID,
-		OPT_THREAD,
-		OPT_MODE,
-		OPT_START,
-		OPT_END,
-		OPT_DIFF,
-		OPT_FAIL_IF,
-		OPT_ALPHA,
-		OPT_MERGE,
-		OPT_FRAMES
-	};
-	static const struct option opts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {"format", required_argument, NULL, OPT_FORMAT},
-	    {"symfs", required_argument, NULL, OPT_SYMFS},
-	    {"lines", no_argument, NULL, OPT_LINES},
-	    {"top", required_argument, NULL, OPT_TOP},
-	    {"tid", required_argument, NULL, OPT_TID},
-	    {"thread", required_argument, NULL, OPT_THREAD},
-	    {"mode", required_argument, NULL, OPT_MODE},
-	    {"start", required_argument, NULL, OPT_START},
-	    {"end", required_argument, NULL, OPT_END},
-	    {"diff", required_argument, NULL, OPT_DIFF},
-	    {"fail-if", required_argument, NULL, OPT_FAIL_IF},
-	    {"alpha", required_argument, NULL, OPT_ALPHA},
-	    {"merge-threads", no_argument, NULL, OPT_MERGE},
-	    {"frames", required_argument, NULL, OPT_FRAMES},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, OPT_HELP},
-	    {0},
-	};
-	int c, idx;
+	const struct opt_spec *s;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:qv", opts, &idx)) != -1) {
-		switch (c) {
-		case 'o':
-			if (rep->nr_outputs == REPORT_MAX_OUTPUTS)
-				return log_err(-EINVAL, "at most %d -o options",
-					       REPORT_MAX_OUTPUTS);
-			rep->outputs[rep->nr_outputs++].path = optarg;
-			break;
-		case OPT_FORMAT:
-			rep->fmt = output_format_by_name(optarg);
-			if (!rep->fmt)
-				return log_err(-EINVAL,
-					       "unknown --format '%s' (see perch report --help)",
-					       optarg);
-			break;
-		case OPT_SYMFS:
-			rep->symfs = optarg;
-			break;
-		case OPT_LINES:
-			rep->oo.lines = 1;
-			break;
-		case OPT_TOP:
-			rep->oo.top = atoi(optarg);
-			if (rep->oo.top <= 0)
-				return log_err(-EINVAL, "--top wants a positive number, not '%s'",
-					       optarg);
-			break;
-		case OPT_TID:
-		case OPT_THREAD:
-		case OPT_MODE:
-		case OPT_START:
-		case OPT_END:
-			if (report_filter_option(&rep->filter, opts[idx].name, optarg) < 0)
-				return -EINVAL;
-			break;
-		case OPT_DIFF:
-			rep->diff_base = optarg;
-			break;
-		case OPT_FRAMES:
-			rep->frames = optarg;
-			break;
-		case OPT_FAIL_IF:
-		case OPT_ALPHA:
-		case OPT_MERGE:
-			if (report_diff_option(&rep->dargs, opts[idx].name, optarg) < 0)
-				return -EINVAL;
-			rep->diff_opts = 1;
-			break;
-		case 'q':
-			rep->quiet = 1;
-			log_level = LOG_LEVEL_QUIET;
-			break;
-		case 'v':
-			log_level++;
-			break;
-		case OPT_HELP:
-			fputs(report_usage, stdout);
-			exit(PERCH_EXIT_OK);
-		default:
-			return log_err(-EINVAL, "unknown or incomplete option '%s'",
-				       argv[optind - 1]);
-		}
+	if ((s = report_filter_opt(c)))
+		return report_filter_option(&rep->filter, s->name, arg) < 0 ? -EINVAL : 0;
+	if (c == REPORT_DIFF_KEY) {
+		rep->diff_base = arg;
+		return 0;
 	}
-	if (optind != argc - 1)
-		return log_err(-EINVAL, optind < argc ? "one recording at a time"
-						      : "which recording? give RECORDING");
-	rep->in = argv[optind];
+	if ((s = report_diff_opt(c))) {
+		rep->diff_opts = 1;
+		return report_diff_option(&rep->dargs, s->name, arg) < 0 ? -EINVAL : 0;
+	}
+	switch (c) {
+	case 'o':
+		if (rep->nr_outputs == REPORT_MAX_OUTPUTS)
+			return log_err(-EINVAL, "at most %d -o options", REPORT_MAX_OUTPUTS);
+		rep->outputs[rep->nr_outputs++].path = arg;
+		return 0;
+	case OPT_FORMAT:
+		rep->fmt = output_format_by_name(arg);
+		if (!rep->fmt)
+			return log_err(-EINVAL, "unknown --format '%s' (see perch report --help)",
+				       arg);
+		return 0;
+	case OPT_SYMFS:
+		rep->symfs = arg;
+		return 0;
+	case OPT_LINES:
+		rep->oo.lines = 1;
+		return 0;
+	case OPT_TOP:
+		rep->oo.top = atoi(arg);
+		if (rep->oo.top <= 0)
+			return log_err(-EINVAL, "--top wants a positive number, not '%s'", arg);
+		return 0;
+	case OPT_FRAMES:
+		rep->frames = arg;
+		return 0;
+	case 'q':
+		rep->quiet = 1;
+		log_level = LOG_LEVEL_QUIET;
+		return 0;
+	case 'v':
+		log_level++;
+		return 0;
+	case OPT_HELP:
+		cmd_print_help(&cmd_report, stdout);
+		exit(PERCH_EXIT_OK);
+	default:
+		return log_err(-EINVAL, "unknown or incomplete option '%s'", word);
+	}
+}
+
+/* The outputs' formats, and the options that do not go together. 0 or -EINVAL. */
+static int check_args(struct report *rep)
+{
 	if (rep->filter.end_s >= 0 && rep->filter.end_s <= rep->filter.start_s)
 		return log_err(-EINVAL, "--end must come after --start");
 	if (!rep->nr_outputs)
@@ -205,6 +189,28 @@ static int parse_args(struct report *rep, int argc, char **argv)
 	return 0;
 }
 
+static int parse_args(struct report *rep, int argc, char **argv)
+{
+	struct opts_getopt g;
+	int c;
+
+	opts_getopt_init(&g, 0);
+	opts_getopt_add(&g, report_opts_out, ARRAY_SIZE(report_opts_out), REPORT_SCOPE);
+	opts_getopt_add(&g, report_filter_opts, report_filter_nr_opts, REPORT_SCOPE);
+	opts_getopt_add(&g, report_opts_more, ARRAY_SIZE(report_opts_more), REPORT_SCOPE);
+	opts_getopt_add(&g, report_diff_opts, report_diff_nr_opts, REPORT_SCOPE);
+	opts_getopt_add(&g, report_opts_msg, ARRAY_SIZE(report_opts_msg), REPORT_SCOPE);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1)
+		if (parse_option(rep, c, optarg, argv[optind - 1]) < 0)
+			return -EINVAL;
+	if (optind != argc - 1)
+		return log_err(-EINVAL, optind < argc ? "one recording at a time"
+						      : "which recording? give RECORDING");
+	rep->in = argv[optind];
+	return check_args(rep);
+}
 static void print_trip(const struct diff_rule *r, const struct diff_fn *fn, void *arg)
 {
 	char *text = report_diff_trip_text(arg, r, fn);
@@ -298,7 +304,7 @@ static int report_run(int argc, char **argv)
 	report_filter_init(&rep.filter);
 	report_diff_args_init(&rep.dargs);
 	if (parse_args(&rep, argc, argv) < 0) {
-		fprintf(stderr, "\n%s", report_usage);
+		cmd_print_help(&cmd_report, stderr);
 		report_filter_release(&rep.filter);
 		report_diff_args_release(&rep.dargs);
 		return PERCH_EXIT_USAGE;
@@ -344,7 +350,7 @@ out:
 const struct cmd cmd_report = {
     .name = "report",
     .summary = "render a recording (perch record -o FILE.perch) in any format",
-    .usage = report_usage,
+    .help = report_help,
     .run = report_run,
     .flags = CMD_NO_PTRACE,
 };

@@ -12,24 +12,38 @@
 #include "perch/cmd.h"
 #include "perch/cpustat.h"
 #include "perch/log.h"
+#include "perch/options.h"
+#include "perch/strbuf.h"
 #include "perch/timeline.h"
+#include "perch/xalloc.h"
 
 #define STAT_DEFAULT_MS 1000
 
-static const char stat_usage[] =
-    "usage: perch stat [options] -p PID\n"
-    "\n"
-    "Show a process's CPU use (whole process and per thread: % of one core, user and\n"
-    "system), each thread's state, and its memory (RSS, PSS, USS, swap from\n"
-    "/proc/PID/smaps_rollup), refreshed every interval, from /proc only (no ptrace). On a\n"
-    "terminal the table is redrawn in place; otherwise the tables follow one another.\n"
-    "\n"
-    "  -p, --pid PID          the process to watch\n"
-    "  -i, --interval MS      refresh every MS milliseconds (default 1000, at least 10)\n"
-    "  -d, --duration SEC     stop after SEC seconds (default: until the process exits or\n"
-    "                         Ctrl-C)\n"
-    "\n"
-    "Exit status: 0 ok (also when the process exits), 2 cannot read it, 64 usage.\n";
+static const struct opt_spec stat_opts[] = {
+    {"pid", 'p', "PID", "the process to watch", 0},
+    {"interval", 'i', "MS", "refresh every MS milliseconds (default 1000, at least 10)", 0},
+    {"duration", 'd', "SEC",
+     "stop after SEC seconds (default: until the process exits or\n"
+     "Ctrl-C)",
+     0},
+    {"help", 'h', NULL, NULL, 0},
+};
+
+static void stat_help(struct strbuf *sb)
+{
+	strbuf_addstr(
+	    sb,
+	    "usage: perch stat [options] -p PID\n"
+	    "\n"
+	    "Show a process's CPU use (whole process and per thread: % of one core, user and\n"
+	    "system), each thread's state, and its memory (RSS, PSS, USS, swap from\n"
+	    "/proc/PID/smaps_rollup), refreshed every interval, from /proc only (no ptrace). On a\n"
+	    "terminal the table is redrawn in place; otherwise the tables follow one another.\n"
+	    "\n");
+	opts_help(sb, stat_opts, ARRAY_SIZE(stat_opts), 0, 25);
+	strbuf_addstr(sb, "\nExit status: 0 ok (also when the process exits), 2 cannot read it, "
+			  "64 usage.\n");
+}
 
 static volatile sig_atomic_t stat_stop;
 
@@ -102,13 +116,7 @@ static void print_table(pid_t pid, const struct timeline_reading *a,
 
 static int stat_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"pid", required_argument, NULL, 'p'},
-	    {"interval", required_argument, NULL, 'i'},
-	    {"duration", required_argument, NULL, 'd'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
+	struct opts_getopt g;
 	struct timeline_reading a = {0}, b = {0}, tmp;
 	long clk = cpustat_clk_tck(), interval = STAT_DEFAULT_MS;
 	unsigned int ncpus = cpustat_ncpus();
@@ -119,12 +127,14 @@ static int stat_run(int argc, char **argv)
 	uint64_t start, next;
 	char *end;
 
+	opts_getopt_init(&g, 1);
+	opts_getopt_add(&g, stat_opts, ARRAY_SIZE(stat_opts), 0);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+p:i:d:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (cmd_parse_pid(optarg, &pid) < 0)
+			if (opt_parse_pid(optarg, &pid) < 0)
 				goto usage;
 			break;
 		case 'i':
@@ -143,7 +153,7 @@ static int stat_run(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			fputs(stat_usage, stdout);
+			cmd_print_help(&cmd_stat, stdout);
 			return PERCH_EXIT_OK;
 		default:
 			log_err(0, "unknown or incomplete option '%s'", argv[optind - 1]);
@@ -212,14 +222,14 @@ static int stat_run(int argc, char **argv)
 	timeline_reading_release(&b);
 	return PERCH_EXIT_OK;
 usage:
-	fprintf(stderr, "\n%s", stat_usage);
+	cmd_print_help(&cmd_stat, stderr);
 	return PERCH_EXIT_USAGE;
 }
 
 const struct cmd cmd_stat = {
     .name = "stat",
     .summary = "a live table of a process's CPU, thread states and memory (no ptrace)",
-    .usage = stat_usage,
+    .help = stat_help,
     .run = stat_run,
     .flags = CMD_PID | CMD_NO_PTRACE,
 };

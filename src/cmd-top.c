@@ -2,35 +2,63 @@
  * py-spy top); `perch threads -p PID` and `perch maps -p PID` likewise. They run the session
  * commands of repl-cmds.c, so both ways behave the same. */
 #include "perch/cmd.h"
+#include "perch/options.h"
+#include "perch/record-opts.h"
 #include "perch/repl.h"
+#include "perch/strbuf.h"
 
 static int top_run(int argc, char **argv)
 {
-	return repl_cli_run("top", argc, argv);
+	return repl_cli_run(&cmd_top, argc, argv);
 }
 
 static int threads_run(int argc, char **argv)
 {
-	return repl_cli_run("threads", argc, argv);
+	return repl_cli_run(&cmd_threads, argc, argv);
 }
 
 static int maps_run(int argc, char **argv)
 {
-	return repl_cli_run("maps", argc, argv);
+	return repl_cli_run(&cmd_maps, argc, argv);
+}
+
+static const struct opt_spec pid_opt[] = {{"pid", 'p', "PID|NAME", "the process", 0}};
+
+static void top_help(struct strbuf *sb)
+{
+	strbuf_addstr(
+	    sb, "usage: perch top -p PID|NAME [options]\n"
+		"\n"
+		"Sample PID and show its hottest functions, refreshed every second until -d SEC,\n"
+		"a key (on a terminal) or Ctrl-C; then detach. Like py-spy top: %Own and %Total\n"
+		"are the shares of the last second's samples with the function innermost and\n"
+		"anywhere in the stack; OwnTime and TotalTime the seconds since top started\n"
+		"(samples / rate, all threads together).\n"
+		"\n");
+	opts_help(sb, pid_opt, 1, 0, 25);
+	record_opts_help(sb, RECORD_PARSE_TOP);
+}
+
+static void threads_help(struct strbuf *sb)
+{
+	strbuf_addstr(sb, "usage: perch threads -p PID|NAME\n"
+			  "\n"
+			  "The threads of PID: tid, name, state and CPU % (over 0.25 s).\n");
+}
+
+static void maps_help(struct strbuf *sb)
+{
+	strbuf_addstr(sb,
+		      "usage: perch maps -p PID|NAME [--exec] [SUBSTRING]\n"
+		      "\n"
+		      "The memory mappings of PID (--exec: the executable ones only; SUBSTRING:\n"
+		      "those whose path has it).\n");
 }
 
 const struct cmd cmd_top = {
     .name = "top",
     .summary = "live view of the hottest functions, refreshed every second",
-    .usage = "usage: perch top -p PID|NAME [-F HZ] [-d SEC] [-n ROWS] [--mode wall|cpu]\n"
-	     "                [--stack-size BYTES] [--follow-cpu] [--no-idle-reuse]\n"
-	     "                [--no-cpu-hold] [--show-art-frames] [--sysroot DIR] [--symfs DIR]\n"
-	     "\n"
-	     "Sample PID and show its hottest functions, refreshed every second until -d SEC,\n"
-	     "a key (on a terminal) or Ctrl-C; then detach. Like py-spy top: %Own and %Total\n"
-	     "are the shares of the last second's samples with the function innermost and\n"
-	     "anywhere in the stack; OwnTime and TotalTime the seconds since top started\n"
-	     "(samples / rate, all threads together). The options are perch record's.\n",
+    .help = top_help,
     .run = top_run,
     .flags = CMD_PID,
 };
@@ -38,7 +66,7 @@ const struct cmd cmd_top = {
 const struct cmd cmd_threads = {
     .name = "threads",
     .summary = "a process's threads: tid, name, state, CPU %",
-    .usage = "usage: perch threads -p PID|NAME\n",
+    .help = threads_help,
     .run = threads_run,
     .flags = CMD_PID,
 };
@@ -46,7 +74,7 @@ const struct cmd cmd_threads = {
 const struct cmd cmd_maps = {
     .name = "maps",
     .summary = "a process's memory mappings",
-    .usage = "usage: perch maps -p PID|NAME [--exec] [SUBSTRING]\n",
+    .help = maps_help,
     .run = maps_run,
     .flags = CMD_PID,
 };

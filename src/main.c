@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "help")) {
 		if (argc > 2 && (c = find(argv[2]))) {
-			fputs(c->usage, stdout);
+			cmd_print_help(c, stdout);
 			return PERCH_EXIT_OK;
 		}
 		usage(argc > 2 ? stderr : stdout);

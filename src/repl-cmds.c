@@ -16,16 +16,19 @@
 #include "perch/cpustat.h"
 #include "perch/dump.h"
 #include "perch/log.h"
+#include "perch/options.h"
 #include "perch/output.h"
 #include "perch/proc-maps.h"
 #include "perch/proc-task.h"
 #include "perch/profile.h"
 #include "perch/record-core.h"
+#include "perch/record-opts.h"
 #include "perch/recording.h"
 #include "perch/repl.h"
 #include "perch/resolve.h"
 #include "perch/sampler.h"
 #include "perch/session.h"
+#include "perch/strbuf.h"
 #include "perch/symbolize.h"
 #include "perch/tracee.h"
 #include "perch/unwind.h"
@@ -472,7 +475,7 @@ static int c_dump(struct repl *r, int argc, char **argv)
 
 	if (argc > 2)
 		return log_err(PERCH_EXIT_USAGE, "usage: dump [TID]");
-	if (argc == 2 && cmd_parse_pid(argv[1], &q.only) < 0)
+	if (argc == 2 && opt_parse_pid(argv[1], &q.only) < 0)
 		return PERCH_EXIT_USAGE;
 	ret = session_call(r->s, dump_job, &q);
 	if (ret == -EBUSY)
@@ -551,7 +554,8 @@ static int c_record(struct repl *r, int argc, char **argv)
 		return log_err(PERCH_EXIT_FATAL, "a recording is already running");
 	rec = rec_new(r);
 	rec->background = sub != NULL;
-	if (record_opts_parse(&rec->rc.o, sub ? argc - 1 : argc, sub ? argv + 1 : argv, 0) < 0) {
+	if (record_opts_parse(&rec->rc.o, sub ? argc - 1 : argc, sub ? argv + 1 : argv,
+			      RECORD_PARSE_PROMPT) < 0) {
 		rec_free(rec);
 		return PERCH_EXIT_USAGE;
 	}
@@ -856,7 +860,8 @@ static int c_set(struct repl *r, int argc, char **argv)
 		    o->cpu_mode ? "cpu" : "wall");
 	repl_printf(r, "cpu-interval %u ms, mem-interval %u ms, stall %g ms", o->cpu_ms, o->mem_ms,
 		    o->stall_ms);
-	for (size_t i = 0; record_opts_names[i]; i++) {
+	for (size_t i = 0; record_opts_name(i); i++) {
+		const char *name = record_opts_name(i);
 		static const char *const shown[] = {"freq",  "duration",     "stack-size",
 						    "mode",  "cpu-interval", "mem-interval",
 						    "stall", "output"};
@@ -864,13 +869,12 @@ static int c_set(struct repl *r, int argc, char **argv)
 		size_t k;
 
 		for (k = 0; k < ARRAY_SIZE(shown); k++)
-			if (!strcmp(shown[k], record_opts_names[i]))
+			if (!strcmp(shown[k], name))
 				break;
-		if (k < ARRAY_SIZE(shown) ||
-		    record_opts_get(o, record_opts_names[i], buf, sizeof(buf)) < 0 || !buf[0] ||
-		    !strcmp(buf, "off"))
+		if (k < ARRAY_SIZE(shown) || record_opts_get(o, name, buf, sizeof(buf)) < 0 ||
+		    !buf[0] || !strcmp(buf, "off"))
 			continue;
-		repl_printf(r, ", %s %s", record_opts_names[i], buf);
+		repl_printf(r, ", %s %s", name, buf);
 	}
 	repl_printf(r, "\n");
 	return PERCH_EXIT_OK;
@@ -882,13 +886,22 @@ static int c_help(struct repl *r, int argc, char **argv)
 		const struct repl_cmd *rc = repl_cmd_find(argv[1]);
 
 		if (rc) {
-			repl_printf(r, "%s %s\n    %s\n%s", rc->name, rc->args, rc->summary,
-				    rc->usage ? rc->usage : "");
+			struct strbuf opts = STRBUF_INIT;
+
+			if (rc->help_options)
+				rc->help_options(&opts);
+			repl_printf(r, "%s %s\n    %s\n%s%s", rc->name, rc->args, rc->summary,
+				    rc->usage ? rc->usage : "", opts.buf);
+			strbuf_release(&opts);
 			return PERCH_EXIT_OK;
 		}
 		for (size_t i = 0; i < r->nr_table; i++)
 			if (!strcmp(r->table[i]->name, argv[1])) {
-				repl_printf(r, "%s", r->table[i]->usage);
+				struct strbuf help = STRBUF_INIT;
+
+				r->table[i]->help(&help);
+				repl_printf(r, "%s", help.buf);
+				strbuf_release(&help);
 				if (r->table[i]->flags & CMD_PID)
 					repl_printf(r,
 						    "(in a session, -p is the attached process)\n");
@@ -918,56 +931,29 @@ static int c_quit(struct repl *r, int argc, char **argv)
 }
 
 static const char *const record_words[] = {"start", "stop", "status", "wait", NULL};
-static const char *const record_opts_words[] = {
-    "-F",
-    "--freq",
-    "-d",
-    "--duration",
-    "-o",
-    "--output",
-    "--format",
-    "--mode",
-    "--stack-size",
-    "--lines",
-    "--cpu-interval",
-    "--mem-interval",
-    "--stall",
-    "--stall-thread",
-    "--top",
-    "--verify",
-    "--follow-cpu",
-    "--no-idle-reuse",
-    "--no-cpu-hold",
-    "--sysroot",
-    "--symfs",
-    "--show-art-frames",
-    NULL,
-};
-static const char *const set_words[] = {
-    "rate",	  "duration",	   "stack-size",  "mode",    "cpu-interval", "mem-interval",
-    "stall",	  "stall-thread",  "format",	  "lines",   "top",	     "verify",
-    "follow-cpu", "no-idle-reuse", "no-cpu-hold", "sysroot", "symfs",	     "show-art-frames",
-    NULL,
-};
-static const char *const top_opts[] = {"-F",
-				       "--freq",
-				       "-d",
-				       "--duration",
-				       "-n",
-				       "--rows",
-				       "--mode",
-				       "--stack-size",
-				       "--follow-cpu",
-				       "--no-idle-reuse",
-				       "--no-cpu-hold",
-				       "--sysroot",
-				       "--symfs",
-				       "--show-art-frames",
-				       NULL};
+static void record_help_options(struct strbuf *sb)
+{
+	strbuf_addstr(sb, "    options (as perch record's, but -p and PROGRAM):\n");
+	record_opts_help(sb, RECORD_PARSE_PROMPT);
+}
+
+static void record_complete_options(void (*add)(void *arg, const char *word), void *arg)
+{
+	record_opts_complete(RECORD_PARSE_PROMPT, add, arg);
+}
+
+static void top_help_options(struct strbuf *sb)
+{
+	strbuf_addstr(sb, "    options (as perch record's):\n");
+	record_opts_help(sb, RECORD_PARSE_TOP);
+}
+
+static void top_complete_options(void (*add)(void *arg, const char *word), void *arg)
+{
+	record_opts_complete(RECORD_PARSE_TOP, add, arg);
+}
+
 static const char *const maps_opts[] = {"--exec", NULL};
-static const char *const diff_opts[] = {
-    "--fail-if", "--alpha", "--merge-threads", "--top", "-o", "--output",
-    "--thread",	 "--mode",  "--start",	       "--end", NULL};
 static const char *const report_opts[] = {"-o",	     "--output", "--format", "--symfs",
 					  "--lines", "--top",	 "--tid",    "--thread",
 					  "--mode",  "--start",	 "--end",    NULL};
@@ -977,39 +963,25 @@ const struct repl_cmd repl_cmds[] = {
      "    NAME is a command name (comm or argv[0]'s basename) or an Android package; its\n"
      "    pkg:name secondary processes and its processes under other users match too. When\n"
      "    several match, they are listed with their uid and user: attach one by pid.\n",
-     NULL, NULL, REPL_COMPLETE_PROCESS, 0, c_attach},
+     NULL, NULL, REPL_COMPLETE_PROCESS, 0, c_attach, NULL, NULL},
     {"detach", "", "detach from the target (it runs on as before)", NULL, NULL, NULL,
-     REPL_COMPLETE_NONE, 1, c_detach},
+     REPL_COMPLETE_NONE, 1, c_detach, NULL, NULL},
     {"threads", "", "the target's threads: tid, name, state, CPU % (over 0.25 s)", NULL, NULL, NULL,
-     REPL_COMPLETE_NONE, 1, c_threads},
+     REPL_COMPLETE_NONE, 1, c_threads, NULL, NULL},
     {"dump", "[TID]", "the stack of every thread (or one) now", NULL, NULL, NULL, REPL_COMPLETE_TID,
-     1, c_dump},
+     1, c_dump, NULL, NULL},
     {"record", "[start|stop|status|wait] [options]", "record a profile",
      "    record [options]        in the foreground, until -d SEC, Ctrl-C or the target exits\n"
      "    record start [options]  in the background; the prompt stays usable\n"
      "    record stop | wait      stop it / wait for its -d; record status\n"
-     "    options: those of perch record (see 'help' of the CLI: perch record --help)\n"
-     "             but -p and PROGRAM: -F HZ, -d SEC, -o FILE (the ending picks the\n"
-     "             format; a .perch recording is written while sampling), --format NAME,\n"
-     "             --mode wall|cpu, --stack-size BYTES, --lines, --cpu-interval MS,\n"
-     "             --mem-interval MS, --stall MS, --stall-thread TID|NAME, --top N,\n"
-     "             --verify, --follow-cpu, --no-idle-reuse, --no-cpu-hold, --sysroot DIR,\n"
-     "             --symfs DIR, --show-art-frames\n"
      "    the defaults are those of 'set'\n",
-     record_words, record_opts_words, REPL_COMPLETE_NONE, 0, c_record},
-    {"top", "[-F HZ] [-d SEC] [-n ROWS]",
-     "live view of the hottest functions (a key or "
-     "Ctrl-C stops)",
+     record_words, NULL, REPL_COMPLETE_NONE, 0, c_record, record_help_options,
+     record_complete_options},
+    {"top", "[options]", "live view of the hottest functions (a key or Ctrl-C stops)",
      "    %Own and %Total: share of the samples of the last second with the function\n"
      "    innermost / anywhere in the stack; OwnTime and TotalTime: seconds since top\n"
-     "    started (samples / rate, all threads together)\n"
-     "    options as perch record's:\n"
-     "    --mode wall|cpu\n"
-     "    --stack-size BYTES\n"
-     "    --follow-cpu, --no-idle-reuse, --no-cpu-hold, --show-art-frames\n"
-     "    --sysroot DIR\n"
-     "    --symfs DIR\n",
-     NULL, top_opts, REPL_COMPLETE_NONE, 1, c_top},
+     "    started (samples / rate, all threads together)\n",
+     NULL, NULL, REPL_COMPLETE_NONE, 1, c_top, top_help_options, top_complete_options},
     {"report", "[FORMAT] [FILE] | [options] FILE.perch",
      "render the last recording, or a "
      "recording file",
@@ -1018,23 +990,25 @@ const struct repl_cmd repl_cmds[] = {
      "    report [options] FILE.perch   a recording file, rendered by perch report (any\n"
      "                                  option or an argument ending in .perch picks this:\n"
      "                                  use 'save FILE.perch' to write the last recording)\n",
-     NULL, report_opts, REPL_COMPLETE_FORMAT, 0, c_report},
+     NULL, report_opts, REPL_COMPLETE_FORMAT, 0, c_report, NULL, NULL},
     {"save", "FILE", "write the last recording (the ending picks the format)", NULL, NULL, NULL,
-     REPL_COMPLETE_FILE, 0, c_save},
+     REPL_COMPLETE_FILE, 0, c_save, NULL, NULL},
     {"diff", "[options] BASE.perch [NEW.perch]",
      "what changed: compare two recordings (or "
      "BASE with the last one)",
-     repl_diff_usage, NULL, diff_opts, REPL_COMPLETE_FILE, 0, repl_diff_cmd},
+     repl_diff_usage, NULL, NULL, REPL_COMPLETE_FILE, 0, repl_diff_cmd, repl_diff_help_options,
+     repl_diff_complete_options},
     {"maps", "[--exec] [SUBSTRING]", "the target's memory mappings", NULL, NULL, maps_opts,
-     REPL_COMPLETE_NONE, 1, c_maps},
+     REPL_COMPLETE_NONE, 1, c_maps, NULL, NULL},
     {"set", "[NAME [VALUE]]", "recording defaults (no name: show them)",
      "    NAME: rate (Hz), duration (s, 0: until stopped), stack-size (bytes), mode\n"
      "    (wall|cpu), or any other record option by its long name (cpu-interval 0,\n"
      "    stall 100, symfs DIR, verify on|off, ...)\n",
-     set_words, NULL, REPL_COMPLETE_NONE, 0, c_set},
+     NULL, NULL, REPL_COMPLETE_NONE, 0, c_set, NULL, NULL},
     {"help", "[COMMAND]", "this list, or one command's help", NULL, NULL, NULL,
-     REPL_COMPLETE_COMMAND, 0, c_help},
-    {"quit", "", "detach and leave (also Ctrl-D)", NULL, NULL, NULL, REPL_COMPLETE_NONE, 0, c_quit},
+     REPL_COMPLETE_COMMAND, 0, c_help, NULL, NULL},
+    {"quit", "", "detach and leave (also Ctrl-D)", NULL, NULL, NULL, REPL_COMPLETE_NONE, 0, c_quit,
+     NULL, NULL},
 };
 const size_t repl_nr_cmds = ARRAY_SIZE(repl_cmds);
 

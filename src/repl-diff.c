@@ -10,10 +10,12 @@
 #include "perch/cmd.h"
 #include "perch/diff.h"
 #include "perch/log.h"
+#include "perch/options.h"
 #include "perch/output.h"
 #include "perch/repl.h"
 #include "perch/report-diff.h"
 #include "perch/report.h"
+#include "perch/strbuf.h"
 #include "perch/writers.h"
 #include "perch/xalloc.h"
 
@@ -23,13 +25,35 @@
 const char repl_diff_usage[] =
     "    diff [options] BASE.perch [NEW.perch]   compare two recordings, or BASE with the\n"
     "                                            last recording of this session\n"
-    "    options: --fail-if FUNCTION_REGEX:+POINTS (repeatable: status 3 when a matching\n"
-    "             function's total share of its thread grew by more than POINTS beyond\n"
-    "             noise), --alpha A, --merge-threads, --top N (rows per thread), -o FILE\n"
-    "             (.txt, .folded, .svg, .html; up to 8), --thread REGEX, --mode wall|cpu,\n"
-    "             --start SEC, --end SEC (see perch report --help)\n"
     "    JSON: base_*, new_*, tests, threads[], functions[] (every change beyond noise and\n"
     "          the largest others), fail_if[] (the functions that tripped a rule), failed\n";
+
+enum { O_TOP = 256 };
+
+/* With the comparison and filter options of report-diff.h and report.h, but --diff (BASE is
+ * a word here) and --tid (thread ids differ between runs). */
+static const struct opt_spec diff_own_opts[] = {
+    {"top", O_TOP, "N", "rows per thread", 0},
+    {"output", 'o', "FILE",
+     "also write the comparison to FILE (.txt, .folded, .svg,\n"
+     ".html; up to 8)",
+     0},
+};
+
+void repl_diff_help_options(struct strbuf *sb)
+{
+	strbuf_addstr(sb, "    options:\n");
+	opts_help(sb, report_diff_opts, report_diff_nr_opts, 0, 25);
+	opts_help(sb, diff_own_opts, ARRAY_SIZE(diff_own_opts), 0, 25);
+	opts_help(sb, report_filter_opts, report_filter_nr_opts, 0, 25);
+}
+
+void repl_diff_complete_options(void (*add)(void *arg, const char *word), void *arg)
+{
+	opts_complete(report_diff_opts, report_diff_nr_opts, 0, add, arg);
+	opts_complete(diff_own_opts, ARRAY_SIZE(diff_own_opts), 0, add, arg);
+	opts_complete(report_filter_opts, report_filter_nr_opts, 0, add, arg);
+}
 
 struct diff_cmd {
 	struct report_diff_args a;
@@ -40,31 +64,28 @@ struct diff_cmd {
 
 static int parse(struct diff_cmd *c, int argc, char **argv)
 {
-	enum { O_FAIL = 256, O_ALPHA, O_MERGE, O_TOP, O_THREAD, O_MODE, O_START, O_END };
-	static const struct option opts[] = {
-	    {"fail-if", required_argument, NULL, O_FAIL},
-	    {"alpha", required_argument, NULL, O_ALPHA},
-	    {"merge-threads", no_argument, NULL, O_MERGE},
-	    {"top", required_argument, NULL, O_TOP},
-	    {"output", required_argument, NULL, 'o'},
-	    {"thread", required_argument, NULL, O_THREAD},
-	    {"mode", required_argument, NULL, O_MODE},
-	    {"start", required_argument, NULL, O_START},
-	    {"end", required_argument, NULL, O_END},
-	    {0},
-	};
-	int ch, idx;
+	const struct opt_spec *s;
+	struct opts_getopt g;
+	int ch;
 
+	opts_getopt_init(&g, 0);
+	opts_getopt_add(&g, report_diff_opts, report_diff_nr_opts, 0);
+	opts_getopt_add(&g, diff_own_opts, ARRAY_SIZE(diff_own_opts), 0);
+	opts_getopt_add(&g, report_filter_opts, report_filter_nr_opts, 0);
 	optind = 0; /* 0: getopt starts afresh (the REPL parses many command lines) */
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "o:", opts, &idx)) != -1) {
-		switch (ch) {
-		case O_FAIL:
-		case O_ALPHA:
-		case O_MERGE:
-			if (report_diff_option(&c->a, opts[idx].name, optarg) < 0)
+	while ((ch = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+		if ((s = report_diff_opt(ch))) {
+			if (report_diff_option(&c->a, s->name, optarg) < 0)
 				return -EINVAL;
-			break;
+			continue;
+		}
+		if ((s = report_filter_opt(ch))) {
+			if (report_filter_option(&c->filter, s->name, optarg) < 0)
+				return -EINVAL;
+			continue;
+		}
+		switch (ch) {
 		case O_TOP:
 			c->top = atoi(optarg);
 			if (c->top <= 0)
@@ -75,13 +96,6 @@ static int parse(struct diff_cmd *c, int argc, char **argv)
 			if (c->nr_out == DIFF_MAX_OUTPUTS)
 				return log_err(-EINVAL, "at most %d -o", DIFF_MAX_OUTPUTS);
 			c->out[c->nr_out++] = optarg;
-			break;
-		case O_THREAD:
-		case O_MODE:
-		case O_START:
-		case O_END:
-			if (report_filter_option(&c->filter, opts[idx].name, optarg) < 0)
-				return -EINVAL;
 			break;
 		default:
 			return log_err(-EINVAL, "diff: unknown or incomplete option '%s'",

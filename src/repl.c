@@ -25,9 +25,11 @@
 #include "perch/cmd.h"
 #include "perch/json.h"
 #include "perch/log.h"
+#include "perch/options.h"
 #include "perch/output.h"
 #include "perch/proc-task.h"
 #include "perch/procwait.h"
+#include "perch/record-opts.h"
 #include "perch/repl.h"
 #include "perch/session.h"
 #include "perch/xalloc.h"
@@ -304,7 +306,7 @@ int repl_find_process(const char *what, pid_t *pids, size_t max)
 
 	if (!what || !what[0])
 		return -EINVAL;
-	if (isdigit((unsigned char)what[0]) && cmd_parse_pid(what, &pid) == 0) {
+	if (isdigit((unsigned char)what[0]) && opt_parse_pid(what, &pid) == 0) {
 		if (max)
 			pids[0] = pid;
 		return 1;
@@ -635,6 +637,12 @@ static void cand_add(const char *s)
 	cands[nr_cands++] = xstrdup(s);
 }
 
+static void cand_add_word(void *arg, const char *word)
+{
+	(void)arg;
+	cand_add(word);
+}
+
 static void cand_reset(void)
 {
 	for (size_t i = 0; i < nr_cands; i++)
@@ -743,9 +751,17 @@ static char **complete(const char *text, int start, int end)
 	rc = repl_cmd_find(argv[0]);
 	if (!rc)
 		goto files;
-	if (text[0] == '-' && rc->options) {
-		for (size_t i = 0; rc->options[i]; i++)
+	if (text[0] == '-' && (rc->options || rc->complete_options)) {
+		for (size_t i = 0; rc->options && rc->options[i]; i++)
 			cand_add(rc->options[i]);
+		if (rc->complete_options)
+			rc->complete_options(cand_add_word, NULL);
+		goto match;
+	}
+	if (!strcmp(rc->name, "set") && argc == 1) {
+		cand_add("rate");
+		for (size_t i = 0; record_opts_name(i); i++)
+			cand_add(record_opts_name(i));
 		goto match;
 	}
 	if (argc == 1 && rc->words) {
@@ -1124,8 +1140,9 @@ out:
 	return code;
 }
 
-int repl_cli_run(const char *name, int argc, char **argv)
+int repl_cli_run(const struct cmd *c, int argc, char **argv)
 {
+	const char *name = c->name;
 	const struct repl_cmd *rc = repl_cmd_find(name);
 	const char *target = NULL;
 	char **av = xcalloc((size_t)argc + 1, sizeof(*av));
@@ -1143,8 +1160,7 @@ int repl_cli_run(const char *name, int argc, char **argv)
 	}
 	for (int i = 1; i < n; i++) {
 		if (!strcmp(av[i], "-h") || !strcmp(av[i], "--help")) {
-			printf("usage: perch %s -p PID|NAME %s\n\n%s\n%s", name, rc->args,
-			       rc->summary, rc->usage ? rc->usage : "");
+			cmd_print_help(c, stdout);
 			free(av);
 			return PERCH_EXIT_OK;
 		}

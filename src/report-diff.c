@@ -8,6 +8,7 @@
 #include "perch/cmd.h"
 #include "perch/diff.h"
 #include "perch/log.h"
+#include "perch/options.h"
 #include "perch/output.h"
 #include "perch/path.h"
 #include "perch/profile.h"
@@ -29,6 +30,34 @@ void report_diff_args_release(struct report_diff_args *a)
 		diff_rule_release(&a->rules[i]);
 	free(a->rules);
 	report_diff_args_init(a);
+}
+
+const struct opt_spec report_diff_opts[] = {
+    {"diff", REPORT_DIFF_KEY, "BASE",
+     "compare BASE (a recording) with RECORDING, the new one: -o's\n"
+     "ending picks text (.txt), folded (.folded: difffolded.pl's\n"
+     "'stack BASE NEW' columns), svg or html (a differential flame\n"
+     "graph on the new shape: red grew, blue shrank)",
+     REPORT_DIFF_BASE},
+    {"fail-if", REPORT_DIFF_KEY + 1, "FUNCTION_REGEX:+POINTS",
+     "with --diff: exit 3 when a function whose name matches grew in\n"
+     "total share of its thread by more than POINTS beyond noise\n"
+     "(repeatable)",
+     0},
+    {"alpha", REPORT_DIFF_KEY + 2, "A",
+     "with --diff: the family-wise false-positive rate of 'beyond\n"
+     "noise' (default 0.01)",
+     0},
+    {"merge-threads", REPORT_DIFF_KEY + 3, NULL,
+     "with --diff: compare all threads as one (default: threads\n"
+     "matched by process and thread name)",
+     0},
+};
+const size_t report_diff_nr_opts = ARRAY_SIZE(report_diff_opts);
+
+const struct opt_spec *report_diff_opt(int key)
+{
+	return opts_by_key(report_diff_opts, report_diff_nr_opts, key);
 }
 
 int report_diff_option(struct report_diff_args *a, const char *name, const char *arg)

@@ -7,6 +7,7 @@
 #include "perch/cmd.h"
 #include "perch/elffile.h"
 #include "perch/log.h"
+#include "perch/options.h"
 #include "perch/path.h"
 #include "perch/profile.h"
 #include "perch/recording.h"
@@ -39,6 +40,25 @@ static int parse_seconds(const char *name, const char *arg, double *out)
 	return 0;
 }
 
+const struct opt_spec report_filter_opts[] = {
+    {"tid", REPORT_FILTER_KEY, "TID[,TID..]", "only these threads", REPORT_FILTER_TIDS},
+    {"thread", REPORT_FILTER_KEY + 1, "REGEX", "only threads whose name matches (extended regex)",
+     0},
+    {"mode", REPORT_FILTER_KEY + 2, "wall|cpu",
+     "wall (default): every sample; cpu: only samples of running\n"
+     "threads (state R)",
+     0},
+    {"start", REPORT_FILTER_KEY + 3, "SEC", "only samples at least SEC seconds after the first one",
+     0},
+    {"end", REPORT_FILTER_KEY + 4, "SEC", "only samples before SEC seconds after the first one", 0},
+};
+const size_t report_filter_nr_opts = ARRAY_SIZE(report_filter_opts);
+
+const struct opt_spec *report_filter_opt(int key)
+{
+	return opts_by_key(report_filter_opts, report_filter_nr_opts, key);
+}
+
 int report_filter_option(struct report_filter *f, const char *name, const char *arg)
 {
 	if (!strcmp(name, "tid")) {
@@ -48,7 +68,7 @@ int report_filter_option(struct report_filter *f, const char *name, const char *
 		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 			int tid;
 
-			if (cmd_parse_pid(tok, &tid) < 0) {
+			if (opt_parse_pid(tok, &tid) < 0) {
 				ret = -EINVAL;
 				break;
 			}

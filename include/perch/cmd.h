@@ -3,6 +3,8 @@
 #ifndef PERCH_CMD_H
 #define PERCH_CMD_H
 
+#include <stdio.h>
+
 enum perch_exit {
 	PERCH_EXIT_OK = 0,
 	PERCH_EXIT_SAMPLE_ERRORS = 1, /* finished, but some samples failed */
@@ -11,10 +13,12 @@ enum perch_exit {
 	PERCH_EXIT_USAGE = 64,
 };
 
+struct strbuf;
+
 struct cmd {
 	const char *name;
 	const char *summary;
-	const char *usage; /* full help text */
+	void (*help)(struct strbuf *sb); /* appends the full help text (`perch CMD --help`) */
 	int (*run)(int argc, char **argv);
 	unsigned int flags; /* CMD_* */
 };
@@ -30,7 +34,7 @@ extern const struct cmd cmd_record, cmd_dump, cmd_top, cmd_threads, cmd_maps;
 extern const struct cmd cmd_stat, cmd_mem;
 extern const struct cmd cmd_report, cmd_annotate;
 
-/* Parse a pid argument; 0 or -EINVAL (message printed). */
-int cmd_parse_pid(const char *s, int *pid);
+/* Print @c's help to @f (stderr after a usage error: then a blank line first). */
+void cmd_print_help(const struct cmd *c, FILE *f);
 
 #endif

@@ -16,6 +16,7 @@
 #include "perch/strbuf.h"
 
 struct cmd;
+struct strbuf;
 struct session;
 struct repl_rec;
 
@@ -53,9 +54,9 @@ struct repl {
 /* Entry from main(): `perch`, `perch -p PID|NAME`, `perch -x FILE`, `--json`,
  * `--keep-going`. @argv[0] is "perch". Returns the exit code. */
 int repl_main(int argc, char **argv, const struct cmd *const *table, size_t nr_table);
-/* A session command from the command line (`perch top -p PID ...`): attach, run the command
- * named @name with @argv (argv[0] is the command, -p PID|NAME taken out), detach. */
-int repl_cli_run(const char *name, int argc, char **argv);
+/* A session command from the command line (`perch top -p PID ...`): attach, run the session
+ * command of @c's name with @argv (argv[0] is the command, -p PID|NAME taken out), detach. */
+int repl_cli_run(const struct cmd *c, int argc, char **argv);
 
 /* Split a command line into words: blanks separate, '...' and "..." quote, backslash escapes
  * the next character (also inside "..."), '#' at the start of a word starts a comment.
@@ -122,6 +123,10 @@ struct repl_cmd {
 	enum repl_complete complete;
 	int needs_target;
 	int (*fn)(struct repl *r, int argc, char **argv); /* a perch exit code */
+	/* the option lines of its help, after @usage (from its option table), or NULL */
+	void (*help_options)(struct strbuf *sb);
+	/* its options as completion words, given to @add (from its option table), or NULL */
+	void (*complete_options)(void (*add)(void *arg, const char *word), void *arg);
 };
 
 extern const struct repl_cmd repl_cmds[];
@@ -138,6 +143,9 @@ const struct profile *repl_last_profile(struct repl *r);
  * status 3 when a --fail-if rule trips) and its help text. */
 int repl_diff_cmd(struct repl *r, int argc, char **argv);
 extern const char repl_diff_usage[];
+/* repl-diff.c: the option lines of `help diff`, and its options for completion. */
+void repl_diff_help_options(struct strbuf *sb);
+void repl_diff_complete_options(void (*add)(void *arg, const char *word), void *arg);
 /* Run the foreground session job of `top`/`record`: returns when it ends; on a terminal a
  * key press or Ctrl-C ends it (repl.c watches the keyboard). */
 int repl_run_foreground(struct repl *r, int (*fn)(struct session *, void *), void *arg,

@@ -7,26 +7,22 @@
 #include <stddef.h>
 
 #include "perch/diff.h"
+#include "perch/options.h"
 #include "perch/output.h"
 
 struct profile;
 struct report_filter;
 struct report_symfs;
 
-#define REPORT_DIFF_USAGE                                                                          \
-	"      --diff BASE        compare BASE (a recording) with RECORDING, the new one: -o's\n"  \
-	"                         ending picks text (.txt), folded (.folded: difffolded.pl's\n"    \
-	"                         'stack BASE NEW' columns), svg or html (a differential flame\n"  \
-	"                         graph on the new shape: red grew, blue shrank)\n"                \
-	"      --fail-if FUNCTION_REGEX:+POINTS\n"                                                 \
-	"                         with --diff: exit 3 when a function whose name matches grew "    \
-	"in\n"                                                                                     \
-	"                         total share of its thread by more than POINTS beyond noise\n"    \
-	"                         (repeatable)\n"                                                  \
-	"      --alpha A          with --diff: the family-wise false-positive rate of 'beyond\n"   \
-	"                         noise' (default 0.01)\n"                                         \
-	"      --merge-threads    with --diff: compare all threads as one (default: threads\n"     \
-	"                         matched by process and thread name)\n"
+/* The comparison options (--diff, --fail-if, --alpha, --merge-threads), for a command's
+ * option tables: keys from REPORT_DIFF_KEY on; --diff BASE has scope REPORT_DIFF_BASE (the
+ * prompt's `diff` names BASE as a word). */
+#define REPORT_DIFF_KEY	 0x1100
+#define REPORT_DIFF_BASE 0x1
+extern const struct opt_spec report_diff_opts[];
+extern const size_t report_diff_nr_opts;
+/* The comparison option whose key is @key, or NULL. */
+const struct opt_spec *report_diff_opt(int key);
 
 /* Both recordings read, filtered and compared. */
 struct report_diff_run {

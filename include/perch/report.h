@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "perch/options.h"
+
 struct elffile;
 struct profile;
 
@@ -21,13 +23,15 @@ struct report_filter {
 	double start_s, end_s; /* window in seconds from the first sample; end_s < 0: open */
 };
 
-#define REPORT_FILTER_USAGE                                                                        \
-	"      --tid TID[,TID..]  only these threads\n"                                            \
-	"      --thread REGEX     only threads whose name matches (extended regex)\n"              \
-	"      --mode wall|cpu    wall (default): every sample; cpu: only samples of running\n"    \
-	"                         threads (state R)\n"                                             \
-	"      --start SEC        only samples at least SEC seconds after the first one\n"         \
-	"      --end SEC          only samples before SEC seconds after the first one\n"
+/* The filter options (--tid, --thread, --mode, --start, --end), for a command's option
+ * tables: keys from REPORT_FILTER_KEY on; --tid has scope REPORT_FILTER_TIDS (a command
+ * comparing runs leaves it out: thread ids differ between them). */
+#define REPORT_FILTER_KEY  0x1000
+#define REPORT_FILTER_TIDS 0x1
+extern const struct opt_spec report_filter_opts[];
+extern const size_t report_filter_nr_opts;
+/* The filter option whose key is @key, or NULL. */
+const struct opt_spec *report_filter_opt(int key);
 
 void report_filter_init(struct report_filter *f);
 void report_filter_release(struct report_filter *f);

@@ -86,15 +86,15 @@ START_TEST(cli_program_and_usage_errors)
 	ck_assert_int_eq(PARSE(RECORD_PARSE_CLI, "-p", "1", "prog"), -EINVAL);
 	ck_assert_int_eq(PARSE(RECORD_PARSE_CLI, "--help"), RECORD_PARSE_HELP);
 	/* the session form takes no -p and no words */
-	ck_assert_int_eq(PARSE(0, "-p", "1"), -EINVAL);
-	ck_assert_int_eq(PARSE(0, "-d", "1", "extra"), -EINVAL);
-	ck_assert_int_eq(PARSE(0, "--bogus"), -EINVAL);
-	ck_assert_int_eq(PARSE(0, "-F", "0"), -EINVAL);
-	ck_assert_int_eq(PARSE(0, "-d", "-1"), -EINVAL);
-	ck_assert_int_eq(PARSE(0, "--cpu-interval", "5"), -EINVAL);
-	ck_assert_int_eq(PARSE(0, "--mode", "both"), -EINVAL);
-	ck_assert_int_eq(PARSE(0, "--format", "nope"), -EINVAL);
-	ck_assert_int_eq(PARSE(0, "--stack-size", "99999999"), -EINVAL);
+	ck_assert_int_eq(PARSE(RECORD_PARSE_PROMPT, "-p", "1"), -EINVAL);
+	ck_assert_int_eq(PARSE(RECORD_PARSE_PROMPT, "-d", "1", "extra"), -EINVAL);
+	ck_assert_int_eq(PARSE(RECORD_PARSE_PROMPT, "--bogus"), -EINVAL);
+	ck_assert_int_eq(PARSE(RECORD_PARSE_PROMPT, "-F", "0"), -EINVAL);
+	ck_assert_int_eq(PARSE(RECORD_PARSE_PROMPT, "-d", "-1"), -EINVAL);
+	ck_assert_int_eq(PARSE(RECORD_PARSE_PROMPT, "--cpu-interval", "5"), -EINVAL);
+	ck_assert_int_eq(PARSE(RECORD_PARSE_PROMPT, "--mode", "both"), -EINVAL);
+	ck_assert_int_eq(PARSE(RECORD_PARSE_PROMPT, "--format", "nope"), -EINVAL);
+	ck_assert_int_eq(PARSE(RECORD_PARSE_PROMPT, "--stack-size", "99999999"), -EINVAL);
 }
 END_TEST
 
@@ -106,7 +106,7 @@ START_TEST(top_rows_and_no_output)
 	ck_assert_int_eq(PARSE(RECORD_PARSE_TOP, "-o", "x.folded"), -EINVAL);
 	ck_assert_int_eq(o.nr_outputs, 0);
 	/* -n is top's alone */
-	ck_assert_int_eq(PARSE(0, "-n", "5"), -EINVAL);
+	ck_assert_int_eq(PARSE(RECORD_PARSE_PROMPT, "-n", "5"), -EINVAL);
 }
 END_TEST
 
@@ -141,8 +141,8 @@ START_TEST(set_by_name)
 	ck_assert_str_eq(buf, "off");
 	ck_assert_int_eq(record_opts_get(&o, "nonsense", buf, sizeof(buf)), -ENOENT);
 	/* every listed name is known */
-	for (size_t i = 0; record_opts_names[i]; i++)
-		ck_assert_int_eq(record_opts_get(&o, record_opts_names[i], buf, sizeof(buf)), 0);
+	for (size_t i = 0; record_opts_name(i); i++)
+		ck_assert_int_eq(record_opts_get(&o, record_opts_name(i), buf, sizeof(buf)), 0);
 }
 END_TEST
 
@@ -150,7 +150,9 @@ START_TEST(copy_is_deep)
 {
 	struct record_opts c;
 
-	ck_assert_int_eq(PARSE(0, "-o", "x.folded", "--symfs", "/s", "--stall-thread", "t"), 0);
+	ck_assert_int_eq(
+	    PARSE(RECORD_PARSE_PROMPT, "-o", "x.folded", "--symfs", "/s", "--stall-thread", "t"),
+	    0);
 	record_opts_copy(&c, &o);
 	record_opts_release(&o);
 	record_opts_init(&o);
@@ -162,7 +164,7 @@ START_TEST(copy_is_deep)
 	{
 		char *av[] = {"record", "-o", "y.svg", NULL};
 
-		ck_assert_int_eq(record_opts_parse(&c, 3, av, 0), 0);
+		ck_assert_int_eq(record_opts_parse(&c, 3, av, RECORD_PARSE_PROMPT), 0);
 	}
 	ck_assert_int_eq(c.nr_outputs, 2);
 	ck_assert_str_eq(c.outputs[1].fmt->name, "svg");
