@@ -13,6 +13,7 @@
 #include "perch/options.h"
 #include "perch/proc-task.h"
 #include "perch/profile.h"
+#include "perch/repl.h"
 #include "perch/resolve.h"
 #include "perch/sampler.h"
 #include "perch/strbuf.h"
@@ -195,4 +196,5 @@ const struct cmd cmd_dump = {
     .summary = "print the stack of every thread once, like eu-stack",
     .help = dump_help,
     .run = dump_run,
+    .prompt = &repl_dump,
 };

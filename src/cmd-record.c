@@ -14,6 +14,7 @@
 #include "perch/procwait.h"
 #include "perch/profile.h"
 #include "perch/record-core.h"
+#include "perch/repl.h"
 #include "perch/sampler.h"
 #include "perch/strbuf.h"
 #include "perch/tracee.h"
@@ -324,4 +325,5 @@ const struct cmd cmd_record = {
     .summary = "sample a process's stacks and write a profile",
     .help = record_help,
     .run = record_run,
+    .prompt = &repl_record,
 };

@@ -13,6 +13,7 @@
 #include "perch/output.h"
 #include "perch/profile.h"
 #include "perch/recording.h"
+#include "perch/repl.h"
 #include "perch/report-diff.h"
 #include "perch/report.h"
 #include "perch/strbuf.h"
@@ -353,4 +354,5 @@ const struct cmd cmd_report = {
     .help = report_help,
     .run = report_run,
     .flags = CMD_NO_PTRACE,
+    .prompt = &repl_report,
 };

@@ -1,25 +1,29 @@
-/* `perch top -p PID`: the REPL's live view of the hottest functions as a command (like
- * py-spy top); `perch threads -p PID` and `perch maps -p PID` likewise. They run the session
- * commands of repl-cmds.c, so both ways behave the same. */
+/* `perch top -p PID`: the prompt's live view of the hottest functions as a command (like
+ * py-spy top); `perch threads -p PID` and `perch maps -p PID` likewise. They run their prompt
+ * faces (repl-cmds.c), so both ways behave the same. */
 #include "perch/cmd.h"
 #include "perch/options.h"
 #include "perch/record-opts.h"
 #include "perch/repl.h"
 #include "perch/strbuf.h"
+#include "perch/xalloc.h"
+
+/* What the prompt needs to run them: attach, and the commands themselves. */
+static const struct cmd *const table[] = {&cmd_attach, &cmd_top, &cmd_threads, &cmd_maps};
 
 static int top_run(int argc, char **argv)
 {
-	return repl_cli_run(&cmd_top, argc, argv);
+	return repl_cli_run(table, ARRAY_SIZE(table), &cmd_top, argc, argv);
 }
 
 static int threads_run(int argc, char **argv)
 {
-	return repl_cli_run(&cmd_threads, argc, argv);
+	return repl_cli_run(table, ARRAY_SIZE(table), &cmd_threads, argc, argv);
 }
 
 static int maps_run(int argc, char **argv)
 {
-	return repl_cli_run(&cmd_maps, argc, argv);
+	return repl_cli_run(table, ARRAY_SIZE(table), &cmd_maps, argc, argv);
 }
 
 static const struct opt_spec pid_opt[] = {{"pid", 'p', "PID|NAME", "the process", 0}};
@@ -61,6 +65,7 @@ const struct cmd cmd_top = {
     .help = top_help,
     .run = top_run,
     .flags = CMD_PID,
+    .prompt = &repl_top,
 };
 
 const struct cmd cmd_threads = {
@@ -69,6 +74,7 @@ const struct cmd cmd_threads = {
     .help = threads_help,
     .run = threads_run,
     .flags = CMD_PID,
+    .prompt = &repl_threads,
 };
 
 const struct cmd cmd_maps = {
@@ -77,4 +83,5 @@ const struct cmd cmd_maps = {
     .help = maps_help,
     .run = maps_run,
     .flags = CMD_PID,
+    .prompt = &repl_maps,
 };

@@ -18,10 +18,13 @@
 #include <unistd.h>
 #endif
 
-static const struct cmd *const commands[] = {&cmd_record, &cmd_dump,   &cmd_stat,
-					     &cmd_mem,	  &cmd_top,    &cmd_threads,
-					     &cmd_maps,	  &cmd_report, &cmd_annotate};
-
+/* Every command, of the command line and of the prompt (see struct cmd): in this order in
+ * `perch --help` (those with a command-line face) and in the prompt's `help`. */
+static const struct cmd *const commands[] = {
+    &cmd_attach,   &cmd_detach, &cmd_record, &cmd_dump, &cmd_top,  &cmd_threads,
+    &cmd_maps,	   &cmd_report, &cmd_save,   &cmd_diff, &cmd_stat, &cmd_mem,
+    &cmd_annotate, &cmd_set,	&cmd_help,   &cmd_quit,
+};
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -31,14 +34,16 @@ static void usage(FILE *f)
 		"perch samples the stacks of a running process with ptrace, from outside.\n\n"
 		"commands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		fprintf(f, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
+		if (commands[i]->run)
+			fprintf(f, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
 	fprintf(f, "\n'perch help <command>' or 'perch <command> --help' for its options.\n");
 }
 
+/* The command-line command @name, or NULL. */
 static const struct cmd *find(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		if (!strcmp(commands[i]->name, name))
+		if (commands[i]->run && !strcmp(commands[i]->name, name))
 			return commands[i];
 	return NULL;
 }

@@ -64,7 +64,8 @@ static void rec_free(struct repl_rec *rec)
 	free(rec);
 }
 
-void repl_rec_free(struct repl *r)
+/* When the prompt ends: stop and forget the recording. */
+static void record_release(struct repl *r)
 {
 	if (r->s && session_busy(r->s)) {
 		r->s->stop_bg = 1;
@@ -880,45 +881,49 @@ static int c_set(struct repl *r, int argc, char **argv)
 	return PERCH_EXIT_OK;
 }
 
+/* help COMMAND: its prompt face's help, or the command line's for one run in a child. */
+static int help_one(struct repl *r, const struct cmd *c)
+{
+	const struct repl_cmd *rc = c->prompt;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (rc) {
+		strbuf_addf(&sb, "%s %s\n    %s\n%s", c->name, rc->args, rc->summary,
+			    rc->usage ? rc->usage : "");
+		if (rc->help_options)
+			rc->help_options(&sb);
+	} else {
+		c->help(&sb);
+		if (c->flags & CMD_PID)
+			strbuf_addstr(&sb, "(in a session, -p is the attached process)\n");
+	}
+	repl_printf(r, "%s", sb.buf);
+	strbuf_release(&sb);
+	return PERCH_EXIT_OK;
+}
+
 static int c_help(struct repl *r, int argc, char **argv)
 {
 	if (argc > 1) {
-		const struct repl_cmd *rc = repl_cmd_find(argv[1]);
+		const struct cmd *c = repl_find_cmd(r, argv[1]);
 
-		if (rc) {
-			struct strbuf opts = STRBUF_INIT;
-
-			if (rc->help_options)
-				rc->help_options(&opts);
-			repl_printf(r, "%s %s\n    %s\n%s%s", rc->name, rc->args, rc->summary,
-				    rc->usage ? rc->usage : "", opts.buf);
-			strbuf_release(&opts);
-			return PERCH_EXIT_OK;
-		}
-		for (size_t i = 0; i < r->nr_table; i++)
-			if (!strcmp(r->table[i]->name, argv[1])) {
-				struct strbuf help = STRBUF_INIT;
-
-				r->table[i]->help(&help);
-				repl_printf(r, "%s", help.buf);
-				strbuf_release(&help);
-				if (r->table[i]->flags & CMD_PID)
-					repl_printf(r,
-						    "(in a session, -p is the attached process)\n");
-				return PERCH_EXIT_OK;
-			}
-		return log_err(PERCH_EXIT_USAGE, "no command '%s'", argv[1]);
+		if (!c)
+			return log_err(PERCH_EXIT_USAGE, "no command '%s'", argv[1]);
+		return help_one(r, c);
 	}
 	repl_printf(r, "commands:\n");
-	for (size_t i = 0; i < repl_nr_cmds; i++) {
-		char head[48];
+	/* the prompt's own first, then those that run in a child */
+	for (int own = 1; own >= 0; own--)
+		for (size_t i = 0; i < r->nr_table; i++) {
+			const struct cmd *c = r->table[i];
+			char head[48];
 
-		snprintf(head, sizeof(head), "%s %s", repl_cmds[i].name, repl_cmds[i].args);
-		repl_printf(r, "  %-34s %s\n", head, repl_cmds[i].summary);
-	}
-	for (size_t i = 0; i < r->nr_table; i++)
-		if (!repl_cmd_find(r->table[i]->name))
-			repl_printf(r, "  %-34s %s\n", r->table[i]->name, r->table[i]->summary);
+			if (!c->prompt != !own)
+				continue;
+			snprintf(head, sizeof(head), "%s%s%s", c->name, own ? " " : "",
+				 own ? c->prompt->args : "");
+			repl_printf(r, "  %-34s %s\n", head, own ? c->prompt->summary : c->summary);
+		}
 	repl_printf(r, "Tab completes commands, options, pids, thread ids and files. Ctrl-C stops "
 		       "the running command;\nCtrl-D or quit detaches and leaves.\n");
 	return PERCH_EXIT_OK;
@@ -931,6 +936,24 @@ static int c_quit(struct repl *r, int argc, char **argv)
 }
 
 static const char *const record_words[] = {"start", "stop", "status", "wait", NULL};
+/* set NAME: the record options' names; set mode: its values */
+static int set_complete_args(int argc, char **argv, void (*add)(void *arg, const char *word),
+			     void *arg)
+{
+	if (argc == 1) {
+		add(arg, "rate");
+		for (size_t i = 0; record_opts_name(i); i++)
+			add(arg, record_opts_name(i));
+		return 1;
+	}
+	if (argc == 2 && !strcmp(argv[1], "mode")) {
+		add(arg, "wall");
+		add(arg, "cpu");
+		return 1;
+	}
+	return 0;
+}
+
 static void record_help_options(struct strbuf *sb)
 {
 	strbuf_addstr(sb, "    options (as perch record's, but -p and PROGRAM):\n");
@@ -958,66 +981,129 @@ static const char *const report_opts[] = {"-o",	     "--output", "--format", "--
 					  "--lines", "--top",	 "--tid",    "--thread",
 					  "--mode",  "--start",	 "--end",    NULL};
 
-const struct repl_cmd repl_cmds[] = {
-    {"attach", "PID|NAME", "attach to a process (pid, name or Android package)",
-     "    NAME is a command name (comm or argv[0]'s basename) or an Android package; its\n"
-     "    pkg:name secondary processes and its processes under other users match too. When\n"
-     "    several match, they are listed with their uid and user: attach one by pid.\n",
-     NULL, NULL, REPL_COMPLETE_PROCESS, 0, c_attach, NULL, NULL},
-    {"detach", "", "detach from the target (it runs on as before)", NULL, NULL, NULL,
-     REPL_COMPLETE_NONE, 1, c_detach, NULL, NULL},
-    {"threads", "", "the target's threads: tid, name, state, CPU % (over 0.25 s)", NULL, NULL, NULL,
-     REPL_COMPLETE_NONE, 1, c_threads, NULL, NULL},
-    {"dump", "[TID]", "the stack of every thread (or one) now", NULL, NULL, NULL, REPL_COMPLETE_TID,
-     1, c_dump, NULL, NULL},
-    {"record", "[start|stop|status|wait] [options]", "record a profile",
-     "    record [options]        in the foreground, until -d SEC, Ctrl-C or the target exits\n"
-     "    record start [options]  in the background; the prompt stays usable\n"
-     "    record stop | wait      stop it / wait for its -d; record status\n"
-     "    the defaults are those of 'set'\n",
-     record_words, NULL, REPL_COMPLETE_NONE, 0, c_record, record_help_options,
-     record_complete_options},
-    {"top", "[options]", "live view of the hottest functions (a key or Ctrl-C stops)",
-     "    %Own and %Total: share of the samples of the last second with the function\n"
-     "    innermost / anywhere in the stack; OwnTime and TotalTime: seconds since top\n"
-     "    started (samples / rate, all threads together)\n",
-     NULL, NULL, REPL_COMPLETE_NONE, 1, c_top, top_help_options, top_complete_options},
-    {"report", "[FORMAT] [FILE] | [options] FILE.perch",
-     "render the last recording, or a "
-     "recording file",
-     "    report [FORMAT] [FILE]        the last recording in FORMAT (default: the top\n"
-     "                                  functions) on the terminal, or written to FILE\n"
-     "    report [options] FILE.perch   a recording file, rendered by perch report (any\n"
-     "                                  option or an argument ending in .perch picks this:\n"
-     "                                  use 'save FILE.perch' to write the last recording)\n",
-     NULL, report_opts, REPL_COMPLETE_FORMAT, 0, c_report, NULL, NULL},
-    {"save", "FILE", "write the last recording (the ending picks the format)", NULL, NULL, NULL,
-     REPL_COMPLETE_FILE, 0, c_save, NULL, NULL},
-    {"diff", "[options] BASE.perch [NEW.perch]",
-     "what changed: compare two recordings (or "
-     "BASE with the last one)",
-     repl_diff_usage, NULL, NULL, REPL_COMPLETE_FILE, 0, repl_diff_cmd, repl_diff_help_options,
-     repl_diff_complete_options},
-    {"maps", "[--exec] [SUBSTRING]", "the target's memory mappings", NULL, NULL, maps_opts,
-     REPL_COMPLETE_NONE, 1, c_maps, NULL, NULL},
-    {"set", "[NAME [VALUE]]", "recording defaults (no name: show them)",
-     "    NAME: rate (Hz), duration (s, 0: until stopped), stack-size (bytes), mode\n"
-     "    (wall|cpu), or any other record option by its long name (cpu-interval 0,\n"
-     "    stall 100, symfs DIR, verify on|off, ...)\n",
-     NULL, NULL, REPL_COMPLETE_NONE, 0, c_set, NULL, NULL},
-    {"help", "[COMMAND]", "this list, or one command's help", NULL, NULL, NULL,
-     REPL_COMPLETE_COMMAND, 0, c_help, NULL, NULL},
-    {"quit", "", "detach and leave (also Ctrl-D)", NULL, NULL, NULL, REPL_COMPLETE_NONE, 0, c_quit,
-     NULL, NULL},
-};
-const size_t repl_nr_cmds = ARRAY_SIZE(repl_cmds);
+/* The prompt faces of the commands the command line has too (cmd-*.c hold the commands). */
 
-const struct repl_cmd *repl_cmd_find(const char *name)
-{
-	for (size_t i = 0; i < repl_nr_cmds; i++)
-		if (!strcmp(repl_cmds[i].name, name))
-			return &repl_cmds[i];
-	if (!strcmp(name, "exit"))
-		return repl_cmd_find("quit");
-	return NULL;
-}
+const struct repl_cmd repl_record = {
+    .args = "[start|stop|status|wait] [options]",
+    .summary = "record a profile",
+    .usage = "    record [options]        in the foreground, until -d SEC, Ctrl-C or the target "
+	     "exits\n"
+	     "    record start [options]  in the background; the prompt stays usable\n"
+	     "    record stop | wait      stop it / wait for its -d; record status\n"
+	     "    the defaults are those of 'set'\n",
+    .words = record_words,
+    .fn = c_record,
+    .help_options = record_help_options,
+    .complete_options = record_complete_options,
+    .release = record_release,
+};
+
+const struct repl_cmd repl_dump = {
+    .args = "[TID]",
+    .summary = "the stack of every thread (or one) now",
+    .complete = REPL_COMPLETE_TID,
+    .needs_target = 1,
+    .fn = c_dump,
+};
+
+const struct repl_cmd repl_top = {
+    .args = "[options]",
+    .summary = "live view of the hottest functions (a key or Ctrl-C stops)",
+    .usage = "    %Own and %Total: share of the samples of the last second with the function\n"
+	     "    innermost / anywhere in the stack; OwnTime and TotalTime: seconds since top\n"
+	     "    started (samples / rate, all threads together)\n",
+    .needs_target = 1,
+    .fn = c_top,
+    .help_options = top_help_options,
+    .complete_options = top_complete_options,
+};
+
+const struct repl_cmd repl_threads = {
+    .args = "",
+    .summary = "the target's threads: tid, name, state, CPU % (over 0.25 s)",
+    .needs_target = 1,
+    .fn = c_threads,
+};
+
+const struct repl_cmd repl_maps = {
+    .args = "[--exec] [SUBSTRING]",
+    .summary = "the target's memory mappings",
+    .options = maps_opts,
+    .needs_target = 1,
+    .fn = c_maps,
+};
+
+const struct repl_cmd repl_report = {
+    .args = "[FORMAT] [FILE] | [options] FILE.perch",
+    .summary = "render the last recording, or a recording file",
+    .usage = "    report [FORMAT] [FILE]        the last recording in FORMAT (default: the top\n"
+	     "                                  functions) on the terminal, or written to FILE\n"
+	     "    report [options] FILE.perch   a recording file, rendered by perch report (any\n"
+	     "                                  option or an argument ending in .perch picks "
+	     "this:\n"
+	     "                                  use 'save FILE.perch' to write the last "
+	     "recording)\n",
+    .options = report_opts,
+    .complete = REPL_COMPLETE_FORMAT,
+    .fn = c_report,
+};
+
+/* The prompt's own commands. */
+
+const struct cmd cmd_attach = {
+    .name = "attach",
+    .prompt = &(const struct repl_cmd){
+	.args = "PID|NAME",
+	.summary = "attach to a process (pid, name or Android package)",
+	.usage = "    NAME is a command name (comm or argv[0]'s basename) or an Android package; "
+		 "its\n"
+		 "    pkg:name secondary processes and its processes under other users match too. "
+		 "When\n"
+		 "    several match, they are listed with their uid and user: attach one by pid.\n",
+	.complete = REPL_COMPLETE_PROCESS,
+	.fn = c_attach,
+    }};
+
+const struct cmd cmd_detach = {.name = "detach",
+			       .prompt = &(const struct repl_cmd){
+				   .args = "",
+				   .summary = "detach from the target (it runs on as before)",
+				   .needs_target = 1,
+				   .fn = c_detach,
+			       }};
+
+const struct cmd cmd_save = {
+    .name = "save",
+    .prompt = &(const struct repl_cmd){
+	.args = "FILE",
+	.summary = "write the last recording (the ending picks the format)",
+	.complete = REPL_COMPLETE_FILE,
+	.fn = c_save,
+    }};
+
+const struct cmd cmd_set = {
+    .name = "set",
+    .prompt = &(const struct repl_cmd){
+	.args = "[NAME [VALUE]]",
+	.summary = "recording defaults (no name: show them)",
+	.usage = "    NAME: rate (Hz), duration (s, 0: until stopped), stack-size (bytes), mode\n"
+		 "    (wall|cpu), or any other record option by its long name (cpu-interval 0,\n"
+		 "    stall 100, symfs DIR, verify on|off, ...)\n",
+	.fn = c_set,
+	.complete_args = set_complete_args,
+    }};
+
+const struct cmd cmd_help = {.name = "help",
+			     .prompt = &(const struct repl_cmd){
+				 .args = "[COMMAND]",
+				 .summary = "this list, or one command's help",
+				 .complete = REPL_COMPLETE_COMMAND,
+				 .fn = c_help,
+			     }};
+
+const struct cmd cmd_quit = {.name = "quit",
+			     .prompt = &(const struct repl_cmd){
+				 .args = "",
+				 .summary = "detach and leave (also Ctrl-D)",
+				 .fn = c_quit,
+			     }};

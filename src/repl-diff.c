@@ -22,7 +22,7 @@
 #define DIFF_MAX_OUTPUTS 8
 #define DIFF_ROWS	 20
 
-const char repl_diff_usage[] =
+static const char diff_usage[] =
     "    diff [options] BASE.perch [NEW.perch]   compare two recordings, or BASE with the\n"
     "                                            last recording of this session\n"
     "    JSON: base_*, new_*, tests, threads[], functions[] (every change beyond noise and\n"
@@ -40,7 +40,7 @@ static const struct opt_spec diff_own_opts[] = {
      0},
 };
 
-void repl_diff_help_options(struct strbuf *sb)
+static void diff_help_options(struct strbuf *sb)
 {
 	strbuf_addstr(sb, "    options:\n");
 	opts_help(sb, report_diff_opts, report_diff_nr_opts, 0, 25);
@@ -48,7 +48,7 @@ void repl_diff_help_options(struct strbuf *sb)
 	opts_help(sb, report_filter_opts, report_filter_nr_opts, 0, 25);
 }
 
-void repl_diff_complete_options(void (*add)(void *arg, const char *word), void *arg)
+static void diff_complete_options(void (*add)(void *arg, const char *word), void *arg)
 {
 	opts_complete(report_diff_opts, report_diff_nr_opts, 0, add, arg);
 	opts_complete(diff_own_opts, ARRAY_SIZE(diff_own_opts), 0, add, arg);
@@ -219,7 +219,7 @@ static int text_result(struct repl *r, const struct diff *d, const struct diff_c
 	return ret < 0 ? PERCH_EXIT_FATAL : 0;
 }
 
-int repl_diff_cmd(struct repl *r, int argc, char **argv)
+static int c_diff(struct repl *r, int argc, char **argv)
 {
 	struct diff_cmd c = {0};
 	struct report_diff_run run;
@@ -267,3 +267,15 @@ out:
 	report_diff_args_release(&c.a);
 	return code;
 }
+
+const struct cmd cmd_diff = {
+    .name = "diff",
+    .prompt = &(const struct repl_cmd){
+	.args = "[options] BASE.perch [NEW.perch]",
+	.summary = "what changed: compare two recordings (or BASE with the last one)",
+	.usage = diff_usage,
+	.complete = REPL_COMPLETE_FILE,
+	.fn = c_diff,
+	.help_options = diff_help_options,
+	.complete_options = diff_complete_options,
+    }};

@@ -320,11 +320,13 @@ int repl_find_process(const char *what, pid_t *pids, size_t max)
 
 /* ---- dispatch ---- */
 
-static const struct cmd *table_find(const struct repl *r, const char *name)
+const struct cmd *repl_find_cmd(const struct repl *r, const char *name)
 {
 	for (size_t i = 0; i < r->nr_table; i++)
 		if (!strcmp(r->table[i]->name, name))
 			return r->table[i];
+	if (!strcmp(name, "exit"))
+		return repl_find_cmd(r, "quit");
 	return NULL;
 }
 
@@ -472,28 +474,24 @@ reattach:
 
 int repl_run_table_cmd(struct repl *r, const char *name, int argc, char **argv)
 {
-	const struct cmd *c = table_find(r, name);
+	const struct cmd *c = repl_find_cmd(r, name);
 
-	if (!c)
+	if (!c || !c->run)
 		return log_err(PERCH_EXIT_USAGE, "no command '%s' here", name);
 	return run_foreign(r, c, argc, argv);
 }
 
 static int dispatch(struct repl *r, int argc, char **argv)
 {
-	const struct repl_cmd *rc = repl_cmd_find(argv[0]);
-	const struct cmd *c;
+	const struct cmd *c = repl_find_cmd(r, argv[0]);
 
-	if (rc) {
-		if (rc->needs_target && !r->s->attached)
-			return log_err(PERCH_EXIT_USAGE, "%s: no target: 'attach PID|NAME' first",
-				       rc->name);
-		return rc->fn(r, argc, argv);
-	}
-	c = table_find(r, argv[0]);
-	if (c)
+	if (!c)
+		return log_err(PERCH_EXIT_USAGE, "unknown command '%s' (try 'help')", argv[0]);
+	if (!c->prompt)
 		return run_foreign(r, c, argc, argv);
-	return log_err(PERCH_EXIT_USAGE, "unknown command '%s' (try 'help')", argv[0]);
+	if (c->prompt->needs_target && !r->s->attached)
+		return log_err(PERCH_EXIT_USAGE, "%s: no target: 'attach PID|NAME' first", c->name);
+	return c->prompt->fn(r, argc, argv);
 }
 
 /* The last "perch: error: " (or fatal) line of @text, without the prefix, into @out. */
@@ -730,6 +728,7 @@ static char **complete(const char *text, int start, int end)
 	struct repl *r = comp_repl;
 	char *head = strndup(rl_line_buffer, (size_t)start);
 	const struct repl_cmd *rc;
+	const struct cmd *c;
 	char **argv = NULL;
 	char **matches = NULL;
 	int argc = repl_split(head ? head : "", &argv);
@@ -742,13 +741,12 @@ static char **complete(const char *text, int start, int end)
 	if (argc < 0)
 		goto out;
 	if (argc == 0) {
-		for (size_t i = 0; i < repl_nr_cmds; i++)
-			cand_add(repl_cmds[i].name);
 		for (size_t i = 0; i < r->nr_table; i++)
 			cand_add(r->table[i]->name);
 		goto match;
 	}
-	rc = repl_cmd_find(argv[0]);
+	c = repl_find_cmd(r, argv[0]);
+	rc = c ? c->prompt : NULL;
 	if (!rc)
 		goto files;
 	if (text[0] == '-' && (rc->options || rc->complete_options)) {
@@ -758,20 +756,11 @@ static char **complete(const char *text, int start, int end)
 			rc->complete_options(cand_add_word, NULL);
 		goto match;
 	}
-	if (!strcmp(rc->name, "set") && argc == 1) {
-		cand_add("rate");
-		for (size_t i = 0; record_opts_name(i); i++)
-			cand_add(record_opts_name(i));
+	if (rc->complete_args && rc->complete_args(argc, argv, cand_add_word, NULL))
 		goto match;
-	}
 	if (argc == 1 && rc->words) {
 		for (size_t i = 0; rc->words[i]; i++)
 			cand_add(rc->words[i]);
-		goto match;
-	}
-	if (!strcmp(rc->name, "set") && argc == 2 && !strcmp(argv[1], "mode")) {
-		cand_add("wall");
-		cand_add("cpu");
 		goto match;
 	}
 	switch (rc->complete) {
@@ -784,8 +773,6 @@ static char **complete(const char *text, int start, int end)
 			cand_tids(r);
 		goto match;
 	case REPL_COMPLETE_COMMAND:
-		for (size_t i = 0; i < repl_nr_cmds; i++)
-			cand_add(repl_cmds[i].name);
 		for (size_t i = 0; i < r->nr_table; i++)
 			cand_add(r->table[i]->name);
 		goto match;
@@ -1035,7 +1022,9 @@ static void repl_init(struct repl *r, enum repl_mode mode, const struct cmd *con
 
 static void repl_release(struct repl *r)
 {
-	repl_rec_free(r);
+	for (size_t i = 0; i < r->nr_table; i++)
+		if (r->table[i]->prompt && r->table[i]->prompt->release)
+			r->table[i]->prompt->release(r);
 	session_free(r->s);
 	sig_session = NULL;
 	strbuf_release(&r->json);
@@ -1140,10 +1129,11 @@ out:
 	return code;
 }
 
-int repl_cli_run(const struct cmd *c, int argc, char **argv)
+int repl_cli_run(const struct cmd *const *table, size_t nr_table, const struct cmd *c, int argc,
+		 char **argv)
 {
 	const char *name = c->name;
-	const struct repl_cmd *rc = repl_cmd_find(name);
+	const struct repl_cmd *rc = c->prompt;
 	const char *target = NULL;
 	char **av = xcalloc((size_t)argc + 1, sizeof(*av));
 	struct repl r;
@@ -1172,7 +1162,7 @@ int repl_cli_run(const struct cmd *c, int argc, char **argv)
 			       "--help)",
 			       name);
 	}
-	repl_init(&r, REPL_CLI, NULL, 0);
+	repl_init(&r, REPL_CLI, table, nr_table);
 	session_block_signals(&old);
 	r.s = session_new();
 	if (!r.s) {

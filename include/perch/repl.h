@@ -1,9 +1,9 @@
 /* The interactive prompt (readline), scripted mode (-x FILE or a non-terminal stdin, --json)
- * and the session commands (attach, threads, dump, record, top, ...) they share with the
- * command line. Every command produces one result: human text on a terminal, and in scripted
- * mode a status line or one JSON object (the schema is in the README). The commands of the
- * CLI table that the REPL does not implement itself run in a child process, with the attached
- * target's pid as -p (CMD_PID), detached around them. */
+ * and the prompt faces of the commands (repl-cmds.c, repl-diff.c, repl-top.c). The prompt
+ * knows the commands only through the table it is given (main.c's, see struct cmd). Every
+ * command produces one result: human text on a terminal, and in scripted mode a status line or
+ * one JSON object (the schema is in perch(1)). A command without a prompt face runs its
+ * command line in a child process, with the attached target's pid as -p (CMD_PID). */
 #ifndef PERCH_REPL_H
 #define PERCH_REPL_H
 
@@ -52,11 +52,13 @@ struct repl {
 };
 
 /* Entry from main(): `perch`, `perch -p PID|NAME`, `perch -x FILE`, `--json`,
- * `--keep-going`. @argv[0] is "perch". Returns the exit code. */
+ * `--keep-going`, with the commands of @table. @argv[0] is "perch". Returns the exit code. */
 int repl_main(int argc, char **argv, const struct cmd *const *table, size_t nr_table);
-/* A session command from the command line (`perch top -p PID ...`): attach, run the session
- * command of @c's name with @argv (argv[0] is the command, -p PID|NAME taken out), detach. */
-int repl_cli_run(const struct cmd *c, int argc, char **argv);
+/* A prompt command from the command line (`perch top -p PID ...`): attach with @table's
+ * attach, run the prompt face of @c (which prints its command-line help for -h/--help) with
+ * @argv (argv[0] is the command; -p PID|NAME taken out), detach. */
+int repl_cli_run(const struct cmd *const *table, size_t nr_table, const struct cmd *c, int argc,
+		 char **argv);
 
 /* Split a command line into words: blanks separate, '...' and "..." quote, backslash escapes
  * the next character (also inside "..."), '#' at the start of a word starts a comment.
@@ -85,8 +87,8 @@ struct repl_process {
 /* Fill @out from /proc/@pid. 0 or -errno. */
 int repl_process_info(pid_t pid, struct repl_process *out);
 
-/* Run the CLI table's command @name (argv[0] is the command word) in a child, as for a
- * command the REPL has no implementation of (-p PID of the target when it takes one). */
+/* Run the table's command-line command @name (argv[0] is the command word) in a child, as for
+ * a command without a prompt face (-p PID of the target when it takes one). */
 int repl_run_table_cmd(struct repl *r, const char *name, int argc, char **argv);
 
 /* Result building, for the commands. Human text goes to stdout at once on a terminal and in
@@ -103,7 +105,7 @@ void repl_array_end(struct repl *r);
 void repl_object_begin(struct repl *r);
 void repl_object_end(struct repl *r);
 
-/* One session command (the REPL's own implementation of a command name). */
+/* How the prompt completes a command's words. */
 enum repl_complete {
 	REPL_COMPLETE_NONE,
 	REPL_COMPLETE_PROCESS, /* pids and process names */
@@ -113,8 +115,8 @@ enum repl_complete {
 	REPL_COMPLETE_FORMAT, /* output format names, then files */
 };
 
+/* A command's prompt face (struct cmd's @prompt): its own implementation at the prompt. */
 struct repl_cmd {
-	const char *name;
 	const char *args; /* "PID|NAME" */
 	const char *summary;
 	const char *usage;	    /* more help, or NULL */
@@ -127,25 +129,23 @@ struct repl_cmd {
 	void (*help_options)(struct strbuf *sb);
 	/* its options as completion words, given to @add (from its option table), or NULL */
 	void (*complete_options)(void (*add)(void *arg, const char *word), void *arg);
+	/* completes argument @argc (its words before: @argv) through @add: 1, or 0 to leave it to
+	 * @words and @complete; or NULL */
+	int (*complete_args)(int argc, char **argv, void (*add)(void *arg, const char *word),
+			     void *arg);
+	/* frees what the command keeps between calls, when the prompt ends; or NULL */
+	void (*release)(struct repl *r);
 };
 
-extern const struct repl_cmd repl_cmds[];
-extern const size_t repl_nr_cmds;
-const struct repl_cmd *repl_cmd_find(const char *name);
+/* repl-cmds.c: the prompt faces of the commands the command line has too. */
+extern const struct repl_cmd repl_record, repl_dump, repl_top, repl_threads, repl_maps, repl_report;
 
-/* repl-cmds.c: stop and forget the recording (before quitting). */
-void repl_rec_free(struct repl *r);
+/* The command of the prompt's table named @name ("exit" is "quit"), or NULL. */
+const struct cmd *repl_find_cmd(const struct repl *r, const char *name);
 /* repl-cmds.c: the profile of the last recording, once it ended; NULL (message printed) when
  * there is none or it still runs. Borrowed until the next record. */
 struct profile;
 const struct profile *repl_last_profile(struct repl *r);
-/* repl-diff.c: `diff [options] BASE.perch [NEW.perch]` (perch report --diff's comparison;
- * status 3 when a --fail-if rule trips) and its help text. */
-int repl_diff_cmd(struct repl *r, int argc, char **argv);
-extern const char repl_diff_usage[];
-/* repl-diff.c: the option lines of `help diff`, and its options for completion. */
-void repl_diff_help_options(struct strbuf *sb);
-void repl_diff_complete_options(void (*add)(void *arg, const char *word), void *arg);
 /* Run the foreground session job of `top`/`record`: returns when it ends; on a terminal a
  * key press or Ctrl-C ends it (repl.c watches the keyboard). */
 int repl_run_foreground(struct repl *r, int (*fn)(struct session *, void *), void *arg,
