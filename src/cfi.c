@@ -541,6 +541,89 @@ static int read_block(struct ehframe_cursor *c, const uint8_t **p, uint32_t *len
 	return 0;
 }
 
+/* DW_CFA_set_loc or DW_CFA_advance_loc1/2/4/8 (@op, its operand at @c): 1 when the next row
+ * starts past the pc (the program is done), 0, or -ENOEXEC. */
+static int move_loc(struct cfi_interp *in, uint8_t op, struct ehframe_cursor *c)
+{
+	const struct cfi_fde *fde = in->fde;
+	uint64_t v;
+
+	if (op != CFA_SET_LOC) {
+		v = ehframe_read_le(c, op == CFA_ADVANCE_LOC1	? 1
+				       : op == CFA_ADVANCE_LOC2 ? 2
+				       : op == CFA_ADVANCE_LOC4 ? 4
+								: 8);
+		if (c->bad)
+			return -ENOEXEC;
+		return advance(in, v) ? 1 : 0;
+	}
+	if (fde->sec->is_eh) {
+		if (ehframe_read_pointer(c, fde->cie.fde_enc, &v) < 0)
+			return -ENOEXEC;
+	} else {
+		v = ehframe_read_le(c, fde->cie.addr_size);
+	}
+	if (c->bad)
+		return -ENOEXEC;
+	if (v > in->pc)
+		return 1;
+	in->loc = v;
+	return 0;
+}
+
+/* DW_CFA_offset_extended(_sf), DW_CFA_val_offset(_sf), DW_CFA_GNU_negative_offset_extended
+ * (@op, its operands at @c): the register's new rule (the caller checks @c->bad). */
+static void offset_rule(struct cfi_interp *in, uint8_t op, struct ehframe_cursor *c, int64_t daf)
+{
+	uint64_t reg = ehframe_read_uleb(c);
+	int sf = op == CFA_OFFSET_EXTENDED_SF || op == CFA_VAL_OFFSET_SF;
+	uint64_t v = sf ? (uint64_t)ehframe_read_sleb(c) : ehframe_read_uleb(c);
+	int64_t off = scaled(v, daf);
+
+	if (op == CFA_GNU_NEGATIVE_OFFSET_EXTENDED)
+		off = -off;
+	set_rule(in, reg,
+		 op == CFA_VAL_OFFSET || op == CFA_VAL_OFFSET_SF ? CFI_RULE_VAL_OFFSET
+								 : CFI_RULE_OFFSET,
+		 off, 0, NULL, 0);
+}
+
+/* One of the DW_CFA_def_cfa* instructions (@op, its operands at @c): the CFA's new rule in
+ * @in->cur. 0, or -ENOEXEC. */
+static int def_cfa(struct cfi_interp *in, uint8_t op, struct ehframe_cursor *c, int64_t daf)
+{
+	const uint8_t *expr;
+	uint32_t elen;
+	uint64_t reg;
+
+	switch (op) {
+	case CFA_DEF_CFA_OFFSET:
+		in->cur.cfa_off = (int64_t)ehframe_read_uleb(c);
+		return 0;
+	case CFA_DEF_CFA_OFFSET_SF:
+		in->cur.cfa_off = scaled((uint64_t)ehframe_read_sleb(c), daf);
+		return 0;
+	case CFA_DEF_CFA_EXPRESSION:
+		if (read_block(c, &expr, &elen) < 0)
+			return -ENOEXEC;
+		in->cur.cfa_kind = CFI_CFA_EXPR;
+		in->cur.cfa_expr = expr;
+		in->cur.cfa_expr_len = elen;
+		return 0;
+	default: /* CFA_DEF_CFA, CFA_DEF_CFA_SF, CFA_DEF_CFA_REGISTER */
+		reg = ehframe_read_uleb(c);
+		if (op == CFA_DEF_CFA)
+			in->cur.cfa_off = (int64_t)ehframe_read_uleb(c);
+		else if (op == CFA_DEF_CFA_SF)
+			in->cur.cfa_off = scaled((uint64_t)ehframe_read_sleb(c), daf);
+		if (c->bad || reg >= CFI_MAX_REGS)
+			return -ENOEXEC;
+		in->cur.cfa_kind = CFI_CFA_REG_OFF;
+		in->cur.cfa_reg = (uint16_t)reg;
+		return 0;
+	}
+}
+
 /* Run instructions [pos, end) of the FDE's section. @is_cie: the initial instructions.
  * 0 (done: end of program or the next row starts past pc) or -ENOEXEC. */
 static int run_program(struct cfi_interp *in, size_t pos, size_t end, int is_cie)
@@ -560,6 +643,7 @@ static int run_program(struct cfi_interp *in, size_t pos, size_t end, int is_cie
 		uint64_t reg, v;
 		const uint8_t *expr;
 		uint32_t elen;
+		int ret;
 
 		switch (op & 0xc0) {
 		case CFA_ADVANCE_LOC:
@@ -578,52 +662,20 @@ static int run_program(struct cfi_interp *in, size_t pos, size_t end, int is_cie
 		case CFA_NOP:
 			break;
 		case CFA_SET_LOC:
-			if (fde->sec->is_eh) {
-				if (ehframe_read_pointer(&c, fde->cie.fde_enc, &v) < 0)
-					return -ENOEXEC;
-			} else {
-				v = ehframe_read_le(&c, fde->cie.addr_size);
-			}
-			if (c.bad)
-				return -ENOEXEC;
-			if (v > in->pc)
-				return 0;
-			in->loc = v;
-			break;
 		case CFA_ADVANCE_LOC1:
 		case CFA_ADVANCE_LOC2:
 		case CFA_ADVANCE_LOC4:
 		case CFA_MIPS_ADVANCE_LOC8:
-			v = ehframe_read_le(&c, op == CFA_ADVANCE_LOC1	 ? 1
-						: op == CFA_ADVANCE_LOC2 ? 2
-						: op == CFA_ADVANCE_LOC4 ? 4
-									 : 8);
-			if (c.bad)
-				return -ENOEXEC;
-			if (advance(in, v))
-				return 0;
+			ret = move_loc(in, op, &c);
+			if (ret)
+				return ret < 0 ? ret : 0;
 			break;
 		case CFA_OFFSET_EXTENDED:
 		case CFA_VAL_OFFSET:
-			reg = ehframe_read_uleb(&c);
-			v = ehframe_read_uleb(&c);
-			set_rule(in, reg,
-				 op == CFA_OFFSET_EXTENDED ? CFI_RULE_OFFSET : CFI_RULE_VAL_OFFSET,
-				 scaled(v, daf), 0, NULL, 0);
-			break;
 		case CFA_OFFSET_EXTENDED_SF:
 		case CFA_VAL_OFFSET_SF:
-			reg = ehframe_read_uleb(&c);
-			v = (uint64_t)ehframe_read_sleb(&c);
-			set_rule(in, reg,
-				 op == CFA_OFFSET_EXTENDED_SF ? CFI_RULE_OFFSET
-							      : CFI_RULE_VAL_OFFSET,
-				 scaled(v, daf), 0, NULL, 0);
-			break;
 		case CFA_GNU_NEGATIVE_OFFSET_EXTENDED:
-			reg = ehframe_read_uleb(&c);
-			v = ehframe_read_uleb(&c);
-			set_rule(in, reg, CFI_RULE_OFFSET, -scaled(v, daf), 0, NULL, 0);
+			offset_rule(in, op, &c, daf);
 			break;
 		case CFA_RESTORE_EXTENDED:
 			reg = ehframe_read_uleb(&c);
@@ -657,32 +709,12 @@ static int run_program(struct cfi_interp *in, size_t pos, size_t end, int is_cie
 			break;
 		case CFA_DEF_CFA:
 		case CFA_DEF_CFA_SF:
-			reg = ehframe_read_uleb(&c);
-			if (op == CFA_DEF_CFA)
-				in->cur.cfa_off = (int64_t)ehframe_read_uleb(&c);
-			else
-				in->cur.cfa_off = scaled((uint64_t)ehframe_read_sleb(&c), daf);
-			goto def_reg;
 		case CFA_DEF_CFA_REGISTER:
-			reg = ehframe_read_uleb(&c);
-		def_reg:
-			if (c.bad || reg >= CFI_MAX_REGS)
-				return -ENOEXEC;
-			in->cur.cfa_kind = CFI_CFA_REG_OFF;
-			in->cur.cfa_reg = (uint16_t)reg;
-			break;
 		case CFA_DEF_CFA_OFFSET:
-			in->cur.cfa_off = (int64_t)ehframe_read_uleb(&c);
-			break;
 		case CFA_DEF_CFA_OFFSET_SF:
-			in->cur.cfa_off = scaled((uint64_t)ehframe_read_sleb(&c), daf);
-			break;
 		case CFA_DEF_CFA_EXPRESSION:
-			if (read_block(&c, &expr, &elen) < 0)
+			if (def_cfa(in, op, &c, daf) < 0)
 				return -ENOEXEC;
-			in->cur.cfa_kind = CFI_CFA_EXPR;
-			in->cur.cfa_expr = expr;
-			in->cur.cfa_expr_len = elen;
 			break;
 		case CFA_EXPRESSION:
 		case CFA_VAL_EXPRESSION:
@@ -869,52 +901,225 @@ static uint64_t addr_wrap(uint64_t v, int asz)
 	return asz == 4 ? (uint32_t)v : v;
 }
 
+/* The value a constant operation (DW_OP_const*) pushes, read after @op: 1, or 0 when @op is
+ * not one. */
+static int expr_const(uint8_t op, struct ehframe_cursor *c, uint64_t *v)
+{
+	switch (op) {
+	case OP_CONST1U:
+		*v = ehframe_read_le(c, 1);
+		return 1;
+	case OP_CONST1S:
+		*v = (uint64_t)(int64_t)(int8_t)ehframe_read_le(c, 1);
+		return 1;
+	case OP_CONST2U:
+		*v = ehframe_read_le(c, 2);
+		return 1;
+	case OP_CONST2S:
+		*v = (uint64_t)(int64_t)(int16_t)ehframe_read_le(c, 2);
+		return 1;
+	case OP_CONST4U:
+		*v = ehframe_read_le(c, 4);
+		return 1;
+	case OP_CONST4S:
+		*v = (uint64_t)(int64_t)(int32_t)ehframe_read_le(c, 4);
+		return 1;
+	case OP_CONST8U:
+	case OP_CONST8S:
+		*v = ehframe_read_le(c, 8);
+		return 1;
+	case OP_CONSTU:
+		*v = ehframe_read_uleb(c);
+		return 1;
+	case OP_CONSTS:
+		*v = (uint64_t)ehframe_read_sleb(c);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* A binary operation on @a (below) and @b (the top): 0 with *v, -ENOEXEC (division by zero),
+ * or -ENOENT when @op is not one. */
+static int expr_binop(uint8_t op, uint64_t a, uint64_t b, uint64_t *v)
+{
+	switch (op) {
+	case OP_AND:
+		*v = a & b;
+		return 0;
+	case OP_OR:
+		*v = a | b;
+		return 0;
+	case OP_XOR:
+		*v = a ^ b;
+		return 0;
+	case OP_PLUS:
+		*v = a + b;
+		return 0;
+	case OP_MINUS:
+		*v = a - b;
+		return 0;
+	case OP_MUL:
+		*v = a * b;
+		return 0;
+	case OP_DIV:
+		if (b == 0)
+			return -ENOEXEC;
+		if ((int64_t)b == -1)
+			*v = 0 - a; /* also INT64_MIN / -1, which would trap */
+		else
+			*v = (uint64_t)((int64_t)a / (int64_t)b);
+		return 0;
+	case OP_MOD:
+		if (b == 0)
+			return -ENOEXEC;
+		*v = a % b;
+		return 0;
+	case OP_SHL:
+		*v = b >= 64 ? 0 : a << b;
+		return 0;
+	case OP_SHR:
+		*v = b >= 64 ? 0 : a >> b;
+		return 0;
+	case OP_SHRA:
+		*v = b >= 64 ? ((int64_t)a < 0 ? UINT64_MAX : 0) : (uint64_t)((int64_t)a >> b);
+		return 0;
+	case OP_EQ:
+		*v = (int64_t)a == (int64_t)b;
+		return 0;
+	case OP_GE:
+		*v = (int64_t)a >= (int64_t)b;
+		return 0;
+	case OP_GT:
+		*v = (int64_t)a > (int64_t)b;
+		return 0;
+	case OP_LE:
+		*v = (int64_t)a <= (int64_t)b;
+		return 0;
+	case OP_LT:
+		*v = (int64_t)a < (int64_t)b;
+		return 0;
+	case OP_NE:
+		*v = (int64_t)a != (int64_t)b;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+/* The expression stack. */
+struct expr_stack {
+	uint64_t v[CFI_EXPR_MAX_STACK];
+	int n;
+};
+
+static int expr_push(struct expr_stack *s, uint64_t v)
+{
+	if (s->n >= CFI_EXPR_MAX_STACK)
+		return -ENOEXEC;
+	s->v[s->n++] = v;
+	return 0;
+}
+
+/* A stack operation (DW_OP_dup, drop, over, pick, swap, rot, abs, neg, not, plus_uconst and
+ * the binary operations) on @s: 0, -ENOEXEC (too few entries, or a bad operand), or -ENOENT
+ * when @op is not one. */
+static int expr_stack_op(uint8_t op, struct ehframe_cursor *c, struct expr_stack *s)
+{
+	static const int need[256] = {
+	    [OP_DUP] = 1, [OP_DROP] = 1, [OP_OVER] = 2, [OP_SWAP] = 2,	      [OP_ROT] = 3,
+	    [OP_ABS] = 1, [OP_NEG] = 1,	 [OP_NOT] = 1,	[OP_PLUS_UCONST] = 1,
+	};
+	uint64_t *top = s->n ? &s->v[s->n - 1] : NULL, v, pick;
+	int ret;
+
+	if (s->n < need[op])
+		return -ENOEXEC;
+	switch (op) {
+	case OP_DUP:
+		return expr_push(s, *top);
+	case OP_DROP:
+		s->n--;
+		return 0;
+	case OP_OVER:
+		return expr_push(s, top[-1]);
+	case OP_PICK:
+		pick = ehframe_read_le(c, 1);
+		if (c->bad || pick >= (uint64_t)s->n)
+			return -ENOEXEC;
+		return expr_push(s, top[-(int)pick]);
+	case OP_SWAP:
+		v = top[0];
+		top[0] = top[-1];
+		top[-1] = v;
+		return 0;
+	case OP_ROT:
+		v = top[0];
+		top[0] = top[-1];
+		top[-1] = top[-2];
+		top[-2] = v;
+		return 0;
+	case OP_ABS:
+		if ((int64_t)*top < 0)
+			*top = 0 - *top;
+		return 0;
+	case OP_NEG:
+		*top = 0 - *top;
+		return 0;
+	case OP_NOT:
+		*top = ~*top;
+		return 0;
+	case OP_PLUS_UCONST:
+		*top += ehframe_read_uleb(c);
+		return 0;
+	default:
+		if (s->n < 2)
+			return expr_binop(op, 0, 0, &v) == -ENOENT ? -ENOENT : -ENOEXEC;
+		ret = expr_binop(op, top[-1], top[0], &v);
+		if (ret < 0)
+			return ret;
+		s->n--;
+		s->v[s->n - 1] = v;
+		return 0;
+	}
+}
+
 /* cfi_expr_eval() for a target whose addresses (DW_OP_addr, DW_OP_deref) are @asz bytes. */
 static int expr_eval(const uint8_t *expr, size_t len, const struct perch_regs *regs,
 		     const struct perch_mem *mem, uint64_t bias, int push_initial, uint64_t initial,
 		     int asz, uint64_t *out)
 {
 	struct ehframe_cursor c = {.base = expr, .end = len, .addr_size = asz};
-	uint64_t st[CFI_EXPR_MAX_STACK];
-	int sp = 0, steps = 0;
-
-#define NEED(n)                                                                                    \
-	do {                                                                                       \
-		if (sp < (n))                                                                      \
-			return -ENOEXEC;                                                           \
-	} while (0)
-#define PUSH(x)                                                                                    \
-	do {                                                                                       \
-		if (sp >= CFI_EXPR_MAX_STACK)                                                      \
-			return -ENOEXEC;                                                           \
-		uint64_t x_ = (x);                                                                 \
-		st[sp++] = x_;                                                                     \
-	} while (0)
+	struct expr_stack s = {.n = 0};
+	int steps = 0, ret = 0;
 
 	if (!expr && len)
 		return -ENOEXEC;
 	if (push_initial)
-		PUSH(initial);
-	while (c.pos < c.end) {
+		ret = expr_push(&s, initial);
+	while (!ret && c.pos < c.end) {
 		uint8_t op = (uint8_t)ehframe_read_le(&c, 1);
-		uint64_t a, b, v;
+		uint64_t a, v;
 		int64_t off;
-		int ret;
 
 		if (++steps > CFI_EXPR_MAX_STEPS)
 			return -ENOEXEC;
 		if (op >= OP_LIT0 && op <= OP_LIT31) {
-			PUSH((uint64_t)(op - OP_LIT0));
+			ret = expr_push(&s, (uint64_t)(op - OP_LIT0));
 			continue;
 		}
-		if (op >= OP_BREG0 && op <= OP_BREG31) {
+		if (expr_const(op, &c, &v)) {
+			ret = c.bad ? -ENOEXEC : expr_push(&s, v);
+			continue;
+		}
+		if ((op >= OP_BREG0 && op <= OP_BREG31) || op == OP_BREGX) {
+			a = op == OP_BREGX ? ehframe_read_uleb(&c) : (uint64_t)(op - OP_BREG0);
 			off = ehframe_read_sleb(&c);
 			if (c.bad)
 				return -ENOEXEC;
-			ret = reg_value(regs, op - OP_BREG0, &v);
-			if (ret < 0)
-				return ret;
-			PUSH(v + (uint64_t)off);
+			ret = reg_value(regs, a, &v);
+			if (!ret)
+				ret = expr_push(&s, v + (uint64_t)off);
 			continue;
 		}
 		if ((op >= OP_REG0 && op <= OP_REG31) || op == OP_REGX)
@@ -922,216 +1127,45 @@ static int expr_eval(const uint8_t *expr, size_t len, const struct perch_regs *r
 		switch (op) {
 		case OP_ADDR:
 			v = ehframe_read_le(&c, (size_t)asz);
-			PUSH(v + bias);
+			ret = expr_push(&s, v + bias);
 			break;
 		case OP_DEREF:
 		case OP_DEREF_SIZE:
 			a = op == OP_DEREF ? (uint64_t)asz : ehframe_read_le(&c, 1);
-			if (c.bad || a == 0 || a > 8)
+			if (c.bad || a == 0 || a > 8 || s.n < 1)
 				return -ENOEXEC;
-			NEED(1);
-			ret = mem_read(mem, addr_wrap(st[sp - 1], asz), (size_t)a, &v);
-			if (ret < 0)
-				return ret;
-			st[sp - 1] = v;
-			break;
-		case OP_CONST1U:
-			PUSH(ehframe_read_le(&c, 1));
-			break;
-		case OP_CONST1S:
-			PUSH((uint64_t)(int64_t)(int8_t)ehframe_read_le(&c, 1));
-			break;
-		case OP_CONST2U:
-			PUSH(ehframe_read_le(&c, 2));
-			break;
-		case OP_CONST2S:
-			PUSH((uint64_t)(int64_t)(int16_t)ehframe_read_le(&c, 2));
-			break;
-		case OP_CONST4U:
-			PUSH(ehframe_read_le(&c, 4));
-			break;
-		case OP_CONST4S:
-			PUSH((uint64_t)(int64_t)(int32_t)ehframe_read_le(&c, 4));
-			break;
-		case OP_CONST8U:
-		case OP_CONST8S:
-			PUSH(ehframe_read_le(&c, 8));
-			break;
-		case OP_CONSTU:
-			PUSH(ehframe_read_uleb(&c));
-			break;
-		case OP_CONSTS:
-			PUSH((uint64_t)ehframe_read_sleb(&c));
-			break;
-		case OP_DUP:
-			NEED(1);
-			PUSH(st[sp - 1]);
-			break;
-		case OP_DROP:
-			NEED(1);
-			sp--;
-			break;
-		case OP_OVER:
-			NEED(2);
-			PUSH(st[sp - 2]);
-			break;
-		case OP_PICK:
-			a = ehframe_read_le(&c, 1);
-			if (c.bad || a >= (uint64_t)sp)
-				return -ENOEXEC;
-			PUSH(st[sp - 1 - (int)a]);
-			break;
-		case OP_SWAP:
-			NEED(2);
-			v = st[sp - 1];
-			st[sp - 1] = st[sp - 2];
-			st[sp - 2] = v;
-			break;
-		case OP_ROT:
-			NEED(3);
-			v = st[sp - 1];
-			st[sp - 1] = st[sp - 2];
-			st[sp - 2] = st[sp - 3];
-			st[sp - 3] = v;
-			break;
-		case OP_ABS:
-			NEED(1);
-			if ((int64_t)st[sp - 1] < 0)
-				st[sp - 1] = 0 - st[sp - 1];
-			break;
-		case OP_NEG:
-			NEED(1);
-			st[sp - 1] = 0 - st[sp - 1];
-			break;
-		case OP_NOT:
-			NEED(1);
-			st[sp - 1] = ~st[sp - 1];
-			break;
-		case OP_PLUS_UCONST:
-			NEED(1);
-			st[sp - 1] += ehframe_read_uleb(&c);
-			break;
-		case OP_AND:
-		case OP_DIV:
-		case OP_MINUS:
-		case OP_MOD:
-		case OP_MUL:
-		case OP_OR:
-		case OP_PLUS:
-		case OP_SHL:
-		case OP_SHR:
-		case OP_SHRA:
-		case OP_XOR:
-		case OP_EQ:
-		case OP_GE:
-		case OP_GT:
-		case OP_LE:
-		case OP_LT:
-		case OP_NE:
-			NEED(2);
-			b = st[--sp]; /* top */
-			a = st[sp - 1];
-			switch (op) {
-			case OP_AND:
-				v = a & b;
-				break;
-			case OP_OR:
-				v = a | b;
-				break;
-			case OP_XOR:
-				v = a ^ b;
-				break;
-			case OP_PLUS:
-				v = a + b;
-				break;
-			case OP_MINUS:
-				v = a - b;
-				break;
-			case OP_MUL:
-				v = a * b;
-				break;
-			case OP_DIV:
-				if (b == 0)
-					return -ENOEXEC;
-				if ((int64_t)b == -1)
-					v = 0 - a; /* also INT64_MIN / -1, which would trap */
-				else
-					v = (uint64_t)((int64_t)a / (int64_t)b);
-				break;
-			case OP_MOD:
-				if (b == 0)
-					return -ENOEXEC;
-				v = a % b;
-				break;
-			case OP_SHL:
-				v = b >= 64 ? 0 : a << b;
-				break;
-			case OP_SHR:
-				v = b >= 64 ? 0 : a >> b;
-				break;
-			case OP_SHRA:
-				v = b >= 64 ? ((int64_t)a < 0 ? UINT64_MAX : 0)
-					    : (uint64_t)((int64_t)a >> b);
-				break;
-			case OP_EQ:
-				v = (int64_t)a == (int64_t)b;
-				break;
-			case OP_GE:
-				v = (int64_t)a >= (int64_t)b;
-				break;
-			case OP_GT:
-				v = (int64_t)a > (int64_t)b;
-				break;
-			case OP_LE:
-				v = (int64_t)a <= (int64_t)b;
-				break;
-			case OP_LT:
-				v = (int64_t)a < (int64_t)b;
-				break;
-			default:
-				v = (int64_t)a != (int64_t)b;
-				break;
-			}
-			st[sp - 1] = v;
+			ret = mem_read(mem, addr_wrap(s.v[s.n - 1], asz), (size_t)a, &v);
+			if (!ret)
+				s.v[s.n - 1] = v;
 			break;
 		case OP_SKIP:
 		case OP_BRA:
 			off = (int16_t)ehframe_read_le(&c, 2);
-			if (c.bad)
+			if (c.bad || (op == OP_BRA && s.n < 1))
 				return -ENOEXEC;
-			if (op == OP_BRA) {
-				NEED(1);
-				if (st[--sp] == 0)
-					break;
-			}
+			if (op == OP_BRA && s.v[--s.n] == 0)
+				break;
 			if ((off < 0 && (uint64_t)-off > c.pos) ||
 			    (off > 0 && (uint64_t)off > c.end - c.pos))
 				return -ENOEXEC;
 			c.pos = (size_t)((int64_t)c.pos + off);
 			break;
-		case OP_BREGX:
-			a = ehframe_read_uleb(&c);
-			off = ehframe_read_sleb(&c);
-			if (c.bad)
-				return -ENOEXEC;
-			ret = reg_value(regs, a, &v);
-			if (ret < 0)
-				return ret;
-			PUSH(v + (uint64_t)off);
-			break;
 		case OP_NOP:
 			break;
 		default:
-			return -EOPNOTSUPP;
+			ret = expr_stack_op(op, &c, &s);
+			if (ret == -ENOENT)
+				return -EOPNOTSUPP;
+			break;
 		}
 		if (c.bad)
 			return -ENOEXEC;
 	}
-#undef NEED
-#undef PUSH
-	if (sp == 0)
+	if (ret < 0)
+		return ret;
+	if (s.n == 0)
 		return -ENOEXEC;
-	*out = addr_wrap(st[sp - 1], asz);
+	*out = addr_wrap(s.v[s.n - 1], asz);
 	return 0;
 }
 
