@@ -13,6 +13,7 @@
 #include "perch/cpustat.h"
 #include "perch/log.h"
 #include "perch/options.h"
+#include "perch/proc-task.h"
 #include "perch/strbuf.h"
 #include "perch/timeline.h"
 #include "perch/xalloc.h"
@@ -118,6 +119,7 @@ static int stat_run(int argc, char **argv)
 {
 	struct opts_getopt g;
 	struct timeline_reading a = {0}, b = {0}, tmp;
+	struct proc_stat_files files;
 	long clk = cpustat_clk_tck(), interval = STAT_DEFAULT_MS;
 	unsigned int ncpus = cpustat_ncpus();
 	double duration = 0;
@@ -168,10 +170,12 @@ static int stat_run(int argc, char **argv)
 		log_err(0, "nothing to watch: give -p PID");
 		goto usage;
 	}
-	ret = timeline_read(pid, &a);
+	proc_stat_files_init(&files, pid);
+	ret = timeline_read(pid, &files, &a);
 	if (ret < 0) {
 		log_errno(ret, "cannot read /proc/%d", pid);
 		timeline_reading_release(&a);
+		proc_stat_files_release(&files);
 		return PERCH_EXIT_FATAL;
 	}
 	stat_stop = 0;
@@ -192,7 +196,7 @@ static int stat_run(int argc, char **argv)
 		if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR &&
 		    stat_stop)
 			break;
-		ret = timeline_read(pid, &b);
+		ret = timeline_read(pid, &files, &b);
 		if (ret < 0) {
 			fprintf(stderr, "perch: process %d is gone\n", pid);
 			break;
@@ -220,6 +224,7 @@ static int stat_run(int argc, char **argv)
 	signal(SIGTERM, SIG_DFL);
 	timeline_reading_release(&a);
 	timeline_reading_release(&b);
+	proc_stat_files_release(&files);
 	return PERCH_EXIT_OK;
 usage:
 	cmd_print_help(&cmd_stat, stderr);

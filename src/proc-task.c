@@ -272,6 +272,104 @@ int proc_stat_read(pid_t pid, pid_t tid, struct proc_stat *out)
 	return ret;
 }
 
+void proc_stat_files_init(struct proc_stat_files *sf, pid_t pid)
+{
+	memset(sf, 0, sizeof(*sf));
+	sf->pid = pid;
+}
+
+void proc_stat_files_release(struct proc_stat_files *sf)
+{
+	for (size_t i = 0; i < sf->nr; i++)
+		close(sf->f[i].fd);
+	free(sf->f);
+	memset(sf, 0, sizeof(*sf));
+}
+
+/* Where @tid is or would go in @sf->f. */
+static size_t stat_file_pos(const struct proc_stat_files *sf, pid_t tid)
+{
+	size_t lo = 0, hi = sf->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sf->f[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void stat_file_drop(struct proc_stat_files *sf, size_t i)
+{
+	close(sf->f[i].fd);
+	memmove(&sf->f[i], &sf->f[i + 1], (sf->nr - i - 1) * sizeof(sf->f[0]));
+	sf->nr--;
+}
+
+/* The whole of the stat file open at @fd, parsed. 0 or -errno. */
+static int stat_file_pread(int fd, struct proc_stat *out)
+{
+	char buf[2048];
+	ssize_t n;
+
+	do
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0 || (size_t)n == sizeof(buf) - 1)
+		return -EINVAL; /* empty (gone), or longer than a stat line can be */
+	buf[n] = 0;
+	return proc_stat_parse(buf, out);
+}
+
+int proc_stat_files_read(struct proc_stat_files *sf, pid_t tid, struct proc_stat *out)
+{
+	size_t i = stat_file_pos(sf, tid);
+	char *path;
+	int fd, ret;
+
+	if (i < sf->nr && sf->f[i].tid == tid) {
+		ret = stat_file_pread(sf->f[i].fd, out);
+		if (ret == 0)
+			return 0;
+		stat_file_drop(sf, i); /* exited: its tid may belong to a new thread now */
+	}
+	if (sf->nr >= PROC_STAT_FILES_MAX)
+		return proc_stat_read(sf->pid, tid, out);
+	path = task_path(sf->pid, tid, "stat");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ret = fd < 0 ? -errno : stat_file_pread(fd, out);
+	free(path);
+	if (ret < 0) {
+		if (fd >= 0)
+			close(fd);
+		return ret;
+	}
+	ALLOC_GROW(sf->f, sf->nr + 1, sf->alloc);
+	memmove(&sf->f[i + 1], &sf->f[i], (sf->nr - i) * sizeof(sf->f[0]));
+	sf->f[i] = (struct proc_stat_file){tid, fd};
+	sf->nr++;
+	return 0;
+}
+
+void proc_stat_files_keep(struct proc_stat_files *sf, const pid_t *tids, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < sf->nr;) {
+		while (k < n && tids[k] < sf->f[i].tid)
+			k++;
+		if (k < n && tids[k] == sf->f[i].tid)
+			i++;
+		else
+			stat_file_drop(sf, i);
+	}
+}
+
 int proc_status_read(pid_t pid, pid_t tid, struct proc_status *out)
 {
 	char *path = task_path(pid, tid, "status"), *text;

@@ -66,6 +66,7 @@ struct timeline {
 	/* the series and figures below: written by the collector, drained by the owner */
 	pthread_mutex_t series_mu;
 
+	struct proc_stat_files files; /* the threads' stat files, for the collector */
 	struct timeline_reading prev;
 	int has_prev;
 	struct series cpu[NR_CPU_SERIES];
@@ -114,7 +115,7 @@ static uint64_t mono_ns(void)
 
 /* readings */
 
-int timeline_read(pid_t pid, struct timeline_reading *r)
+int timeline_read(pid_t pid, struct proc_stat_files *files, struct timeline_reading *r)
 {
 	struct cpustat sys;
 	pid_t *tids = NULL;
@@ -131,10 +132,16 @@ int timeline_read(pid_t pid, struct timeline_reading *r)
 		cpustat_release(&sys);
 	}
 	n = proc_task_list(pid, &tids);
+	if (files && n >= 0)
+		proc_stat_files_keep(files, tids, (size_t)n);
 	for (int i = 0; i < n; i++) {
+		struct proc_stat *st;
+
 		ALLOC_GROW(r->tasks, r->nr_tasks + 1, r->alloc_tasks);
+		st = &r->tasks[r->nr_tasks];
 		/* a thread that exited between the listing and this read is left out */
-		if (proc_stat_read(pid, tids[i], &r->tasks[r->nr_tasks]) == 0)
+		if ((files ? proc_stat_files_read(files, tids[i], st)
+			   : proc_stat_read(pid, tids[i], st)) == 0)
 			r->nr_tasks++;
 	}
 	free(tids);
@@ -209,6 +216,7 @@ struct timeline *timeline_new(const struct timeline_opts *o)
 	struct timeline *tl = xcalloc(1, sizeof(*tl));
 
 	tl->o = *o;
+	proc_stat_files_init(&tl->files, o->pid);
 	if (tl->o.clk_tck <= 0)
 		tl->o.clk_tck = cpustat_clk_tck();
 	if (!tl->o.ncpus)
@@ -238,6 +246,7 @@ void timeline_free(struct timeline *tl)
 	pthread_mutex_destroy(&tl->mu);
 	pthread_mutex_destroy(&tl->series_mu);
 	timeline_reading_release(&tl->prev);
+	proc_stat_files_release(&tl->files);
 	for (int i = 0; i < NR_CPU_SERIES; i++)
 		series_release(&tl->cpu[i]);
 	for (int i = 0; i < NR_MEM_SERIES; i++)
@@ -461,7 +470,7 @@ void timeline_note_state(struct timeline *tl, pid_t tid, char state, uint32_t we
 static void collect_cpu(struct timeline *tl)
 {
 	struct timeline_reading r = {0};
-	int ret = timeline_read(tl->o.pid, &r);
+	int ret = timeline_read(tl->o.pid, &tl->files, &r);
 
 	if (ret == -ENOENT || ret == -ESRCH)
 		tl->gone = 1;

@@ -40,6 +40,27 @@ int proc_status_parse(const char *text, struct proc_status *out);
 
 /* Read /proc/@pid/stat (@tid == 0) or /proc/@pid/task/@tid/stat. 0 or -errno. */
 int proc_stat_read(pid_t pid, pid_t tid, struct proc_stat *out);
+/* The stat files of a process's threads kept open across reads, so that reading a thread again
+ * is one pread() instead of open, read and close: for a collector that reads every thread many
+ * times a second. At most PROC_STAT_FILES_MAX are kept; past that a read opens and closes. */
+#define PROC_STAT_FILES_MAX 512
+struct proc_stat_files {
+	pid_t pid;
+	struct proc_stat_file {
+		pid_t tid;
+		int fd;
+	} * f; /* sorted by tid */
+	size_t nr, alloc;
+};
+
+void proc_stat_files_init(struct proc_stat_files *sf, pid_t pid);
+void proc_stat_files_release(struct proc_stat_files *sf);
+/* /proc/PID/task/@tid/stat through its kept file (opened on first use; a thread that exited
+ * has its file closed, and a new thread of a reused tid gets a new one). 0 or -errno. */
+int proc_stat_files_read(struct proc_stat_files *sf, pid_t tid, struct proc_stat *out);
+/* Close the files of the threads not in @tids (sorted ascending, @n of them). */
+void proc_stat_files_keep(struct proc_stat_files *sf, const pid_t *tids, size_t n);
+
 /* Read /proc/@pid/status (@tid == 0) or the task's. 0 or -errno. */
 int proc_status_read(pid_t pid, pid_t tid, struct proc_status *out);
 

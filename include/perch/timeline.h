@@ -37,10 +37,11 @@ struct timeline_reading {
 	size_t nr_tasks, alloc_tasks;
 };
 
-/* Read the CPU counters of @pid now. 0, or -errno from /proc/PID/stat (-ENOENT/-ESRCH: the
- * process is gone); a thread that exits meanwhile is left out. Release with
- * timeline_reading_release(). */
-int timeline_read(pid_t pid, struct timeline_reading *r);
+/* Read the CPU counters of @pid now, its threads' through @files (their stat files kept open
+ * across reads: one pread each) or, when NULL, opened each time. 0, or -errno from
+ * /proc/PID/stat (-ENOENT/-ESRCH: the process is gone); a thread that exits meanwhile is left
+ * out. Release with timeline_reading_release(). */
+int timeline_read(pid_t pid, struct proc_stat_files *files, struct timeline_reading *r);
 void timeline_reading_release(struct timeline_reading *r);
 
 /* One memory reading, bytes. */

@@ -2,11 +2,13 @@
  * on fixture directories, hostile and truncated input. */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "perch/proc-task.h"
@@ -337,6 +339,71 @@ START_TEST(test_read_file)
 }
 END_TEST
 
+static void *spin_briefly(void *arg)
+{
+	volatile unsigned long *n = arg;
+
+	for (unsigned long i = 0; i < 20000000UL; i++)
+		*n += i;
+	return NULL;
+}
+
+/* The thread of this process that is not the calling one (a test runs with no other). */
+static pid_t other_tid(void)
+{
+	pid_t *tids = NULL, tid = 0;
+	int n = proc_task_list(getpid(), &tids);
+
+	for (int i = 0; i < n; i++)
+		if (tids[i] != (pid_t)syscall(SYS_gettid))
+			tid = tids[i];
+	free(tids);
+	return tid;
+}
+
+/* Kept stat files: the same numbers as a fresh read, one file per thread, closed for a thread
+ * that exited or is no longer listed. */
+START_TEST(test_stat_files)
+{
+	pid_t self = (pid_t)syscall(SYS_gettid), other;
+	struct proc_stat_files sf;
+	struct proc_stat a, b;
+	unsigned long sink = 0;
+	pthread_t t;
+
+	proc_stat_files_init(&sf, getpid());
+	ck_assert_int_eq(proc_stat_files_read(&sf, self, &a), 0);
+	ck_assert_int_eq(proc_stat_read(getpid(), self, &b), 0);
+	ck_assert_int_eq(a.pid, self);
+	ck_assert_str_eq(a.comm, b.comm);
+	ck_assert_uint_eq(sf.nr, 1);
+	ck_assert_int_eq(proc_stat_files_read(&sf, self, &a), 0);
+	ck_assert_uint_eq(sf.nr, 1);
+	ck_assert_int_eq(proc_stat_files_read(&sf, 0x7ffffff0, &a), -ENOENT);
+	ck_assert_uint_eq(sf.nr, 1);
+
+	ck_assert_int_eq(pthread_create(&t, NULL, spin_briefly, &sink), 0);
+	other = other_tid();
+	ck_assert_int_gt(other, 0);
+	ck_assert_int_eq(proc_stat_files_read(&sf, other, &a), 0);
+	ck_assert_int_eq(a.pid, other);
+	ck_assert_uint_eq(sf.nr, 2);
+	ck_assert_int_eq(sf.f[0].tid < sf.f[1].tid, 1);
+	pthread_join(t, NULL);
+	/* exited: the kept file reads nothing, and it is closed */
+	ck_assert_int_lt(proc_stat_files_read(&sf, other, &a), 0);
+	ck_assert_uint_eq(sf.nr, 1);
+	ck_assert_int_eq(sf.f[0].tid, self);
+
+	proc_stat_files_keep(&sf, NULL, 0);
+	ck_assert_uint_eq(sf.nr, 0);
+	ck_assert_int_eq(proc_stat_files_read(&sf, self, &a), 0);
+	proc_stat_files_keep(&sf, &self, 1);
+	ck_assert_uint_eq(sf.nr, 1);
+	proc_stat_files_release(&sf);
+}
+END_TEST
+
 Suite *proc_task_suite(void)
 {
 	Suite *s = suite_create("proc_task");
@@ -359,6 +426,7 @@ Suite *proc_task_suite(void)
 	tcase_add_test(tc, test_task_list_sorting);
 	tcase_add_test(tc, test_comm);
 	tcase_add_test(tc, test_read_file);
+	tcase_add_test(tc, test_stat_files);
 	suite_add_tcase(s, tc);
 	return s;
 }
