@@ -316,8 +316,8 @@ static void on_sample(void *arg, const struct sampler_info *info,
 	struct record_sites *rs = sites_of(rc, thread);
 	struct record_site *site = NULL;
 
-	/* only where the thread was found blocked (the sampler reuses no other site): running
-	 * samples must not push those out */
+	/* where the thread was found blocked (running samples must not push those out), and
+	 * apart from them where it last ran: the two places the sampler reuses */
 	if (info->state && info->state != 'R') {
 		site = site_find(rs, sp, pc);
 		if (!site) {
@@ -327,6 +327,8 @@ static void on_sample(void *arg, const struct sampler_info *info,
 			site->wait = 0;
 		}
 		site->stack = stack + 1;
+	} else if (info->state == 'R') {
+		rs->ran = (struct record_site){sp, pc, stack + 1, 0};
 	}
 	if (rc->o.verify)
 		verify_sample(rc, rp, info);
@@ -343,10 +345,16 @@ static void on_reuse(void *arg, const struct sampler_info *info, uint64_t sp, ui
 	struct record_core *rc = arg;
 	struct record_proc *rp = proc_of(rc, info);
 	uint32_t thread = thread_of(rc, rp->pid, info->tid, info->comm);
-	struct record_site *site = site_find(sites_of(rc, thread), sp, pc);
+	struct record_sites *rs = sites_of(rc, thread);
+	struct record_site *site = info->state == 'R' ? NULL : site_find(rs, sp, pc);
 
-	/* the sampler names only sites of snapshots it queued before this item */
-	if (site) {
+	/* a runnable thread that has not run since its last sample: that sample's stack */
+	if (info->state == 'R' && rs->ran.stack && rs->ran.sp == sp && rs->ran.pc == pc) {
+		profile_add_weighted(rc->p, thread, rs->ran.stack - 1, info->time_ns, info->state,
+				     info->weight);
+		watch_sample(rc, info, rs->ran.stack - 1);
+	} else if (site) {
+		/* the sampler names only sites of snapshots it queued before this item */
 		uint32_t stack = with_wait_frame(rc, rp, info, site->stack - 1, site);
 
 		profile_add_weighted(rc->p, thread, stack, info->time_ns, info->state,
@@ -731,7 +739,8 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 	uint64_t total = profile_total_samples(rc->p);
 	/* weight beyond one per sample; a stop can also give no sample (e.g. a thread that
 	 * exited before the worker got to it), so do not let the difference wrap */
-	uint64_t credited = total > st->samples + st->reused ? total - st->samples - st->reused : 0;
+	uint64_t counted = st->samples + st->reused + st->unmoved;
+	uint64_t credited = total > counted ? total - counted : 0;
 	double stacks = rs->stacks ? (double)rs->stacks : 1;
 	const char *why = st->stop_reason == SAMPLER_STOP_EXIT	    ? "the target exited"
 			  : st->stop_reason == SAMPLER_STOP_SIGNAL  ? strsignal(st->signal)
@@ -752,7 +761,7 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 	fprintf(
 	    f,
 	    "%s  samples: %llu  (%llu stops, %llu of blocked threads left alone, %llu credited "
-	    "for late stops and missed ticks)\n"
+	    "for late stops and missed ticks; %llu of threads waiting for a CPU left alone)\n"
 	    "%s  threads seen: %llu  ticks: %llu  missed ticks: %llu\n"
 	    "%s  stop window per sample: p50 %llu us, p99 %llu us\n"
 	    "%s  unwound to root: %.1f%%  (frame-pointer fallback %.1f%% of frames, stopped early "
@@ -762,9 +771,9 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 	    "%s  errors: registers %llu, stack copy %llu, dropped (perch behind) %llu; "
 	    "threads exited under perch %llu; signals passed through %llu\n",
 	    prefix, (unsigned long long)total, (unsigned long long)st->samples,
-	    (unsigned long long)st->reused, (unsigned long long)credited, prefix,
-	    (unsigned long long)ts->threads_seen, (unsigned long long)st->ticks,
-	    (unsigned long long)st->missed_ticks, prefix,
+	    (unsigned long long)st->reused, (unsigned long long)credited,
+	    (unsigned long long)st->unmoved, prefix, (unsigned long long)ts->threads_seen,
+	    (unsigned long long)st->ticks, (unsigned long long)st->missed_ticks, prefix,
 	    (unsigned long long)sampler_stop_percentile(st, 50),
 	    (unsigned long long)sampler_stop_percentile(st, 99), prefix,
 	    100.0 * (double)rs->to_root / stacks,

@@ -317,6 +317,10 @@ struct sthread {
 	/* group-stopped and sampled once: where (its stack is counted again until SIGCONT) */
 	int stopped_known;
 	uint64_t stopped_sp, stopped_pc;
+	/* stopped while running (state 'R'): where, and schedstat's switch-in count during that
+	 * stop; the same count at a later tick means it has not run since (runnable_unmoved()) */
+	int ran_known;
+	uint64_t ran_sp, ran_pc, ran_slices;
 };
 
 static struct sthread *sthread_of(struct tracee_thread *th)
@@ -396,9 +400,9 @@ static ssize_t read_task_file(struct tracee *t, struct tracee_thread *th, int *f
 	return n;
 }
 
-/* The thread's .../schedstat, its run time also kept in @s (@s->run_tick: the tick that
- * visited it last). 0 or -1 (unreadable: kernels without CONFIG_SCHED_INFO). */
-static int read_schedstat(struct tracee *t, struct tracee_thread *th, struct sthread *s,
+/* The thread's .../schedstat alone (the gate's run times untouched). 0 or -1 (unreadable:
+ * kernels without CONFIG_SCHED_INFO). */
+static int peek_schedstat(struct tracee *t, struct tracee_thread *th, struct sthread *s,
 			  struct schedstat *ss)
 {
 	char buf[128], *p, *end;
@@ -411,6 +415,16 @@ static int read_schedstat(struct tracee *t, struct tracee_thread *th, struct sth
 		return -1;
 	ss->slices = strtoull(end, &p, 10);
 	if (p == end)
+		return -1;
+	return 0;
+}
+
+/* The thread's .../schedstat, its run time also kept in @s (@s->run_tick: the tick that
+ * visited it last). 0 or -1 (unreadable: kernels without CONFIG_SCHED_INFO). */
+static int read_schedstat(struct tracee *t, struct tracee_thread *th, struct sthread *s,
+			  struct schedstat *ss)
+{
+	if (peek_schedstat(t, th, s, ss) < 0)
 		return -1;
 	s->run_ns = ss->run_ns;
 	s->run_tick = s->tick;
@@ -561,7 +575,9 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 		       struct tracee_thread *th, struct sampler_stats *st)
 {
 	struct item *it = queue_get_free(&w->q);
-	int ret = 0, group_stop = th->in_group_stop;
+	int ret = 0, group_stop = th->in_group_stop, ran;
+	struct sthread *s = sthread_of(th);
+	struct schedstat ss;
 	uint64_t us;
 
 	arch = arch_of(th, arch);
@@ -570,6 +586,10 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	if (it && w->verify && ret == 0)
 		it->nr_verify = unwind_ptrace_pcs(w->verify, th->tid, it->snap.pac_mask, it->verify,
 						  SAMPLER_VERIFY_MAX);
+	/* a running thread: its switch-in count while it is still stopped (read after the
+	 * resume it could already include its next run) */
+	ran = s->state == 'R' && !group_stop && peek_schedstat(t, th, s, &ss) == 0;
+	s->ran_known = 0;
 	tracee_resume(t, th);
 	us = (tracee_now_ns() - th->interrupt_ns) / 1000;
 	st->stop_hist[us < SAMPLER_HIST_US ? us : SAMPLER_HIST_US]++;
@@ -585,7 +605,6 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	} else if (ret < 0 && !it->snap.regs.valid) {
 		st->err_regs++;
 	} else {
-		struct sthread *s = sthread_of(th);
 		uint64_t sp = perch_regs_sp(arch, &it->snap.regs);
 		uint64_t pc = perch_regs_pc(arch, &it->snap.regs);
 
@@ -599,6 +618,12 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 		 * samples would only push those places out) */
 		if (it->state && it->state != 'R')
 			remember_site(s, sp, pc);
+		if (ran && ret == 0) {
+			s->ran_known = 1;
+			s->ran_sp = sp;
+			s->ran_pc = pc;
+			s->ran_slices = ss.slices;
+		}
 		queue_push(&w->q, it);
 		return;
 	}
@@ -797,6 +822,20 @@ static void follow_cpu(struct tracee_thread *const *stop, size_t n, struct sampl
 		st->migrations++;
 }
 
+/* A runnable thread ('R') stopped while running at an earlier tick and not switched in since
+ * (schedstat's count unchanged): it has waited for a CPU ever since, where it was stopped, so
+ * that sample is its sample now, without a stop (which would only take effect once it gets a
+ * CPU, and cost it one more switch). Wall mode only, like the blocked threads' reuse. */
+static int runnable_unmoved(struct tracee *t, struct tracee_thread *th, struct sthread *s,
+			    const struct sampler_opts *o)
+{
+	struct schedstat ss;
+
+	if (!s->ran_known || o->cpu_mode || o->no_idle_reuse)
+		return 0;
+	return peek_schedstat(t, th, s, &ss) == 0 && ss.slices == s->ran_slices;
+}
+
 /* One thread at a tick: read its state first (a thread we stop reads as 't'); a thread not
  * running is skipped in cpu mode, counted again without a stop when it is blocked where an
  * earlier sample was taken (or group-stopped where it was sampled in this stop), sampled from
@@ -855,6 +894,16 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 	}
 	if (!o->cpu_mode)
 		s->late_ticks += (uint32_t)missed;
+	if (s->state == 'R' && !s->woken && runnable_unmoved(t, th, s, o)) {
+		if (reuse(w, th, s, s->ran_sp, s->ran_pc, st) == 0) {
+			st->reused--; /* counted as unmoved, not as a blocked thread's */
+			st->unmoved++;
+			return 0;
+		}
+		s->late_ticks++; /* the worker is a whole queue behind (as above) */
+		st->dropped++;
+		return 0;
+	}
 	s->has_syscall =
 	    s->state && s->state != 'R' &&
 	    read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall, sizeof(s->syscall)) > 0;

@@ -41,7 +41,9 @@ struct record_sites {
 		uint32_t stack; /* stack id + 1, without a wait frame */
 		uint32_t wait;	/* string id + 1 of the last wait frame seen there, 0 none */
 	} s[2 * SAMPLER_SITES];
-	unsigned int next; /* round robin */
+	unsigned int next;	/* round robin */
+	struct record_site ran; /* the last sample taken while running, for a runnable thread
+				 * that has not run since (sampler_stats.unmoved) */
 };
 
 /* A process of the recording: its own maps, modules and unwinder (the resolver) and its

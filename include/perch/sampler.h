@@ -100,6 +100,8 @@ struct sampler_stats {
 	uint64_t dropped;      /* snapshots dropped: the worker was SAMPLER_QUEUE items behind
 				* (the tick is credited to the thread's next sample) */
 	uint64_t reused;       /* samples of blocked threads that were not interrupted */
+	uint64_t unmoved;      /* samples of runnable threads that had not run since their
+				* last stop (not interrupted: runnable_unmoved()) */
 	uint64_t gated;	       /* ... of which counted on the process run-time gate, without
 				* reading the thread at all (see gate_tick() in sampler.c) */
 	uint64_t rescans;      /* gated threads read one by one (the gate tripped, its

@@ -7,7 +7,9 @@
  * the target measures (burn_wall / window). The thread's CPU time over the window equals that
  * fraction only when the thread never waited for a CPU (4 threads wanting 2.2 CPUs on a 2-CPU
  * machine do wait), so the CPU-time comparison is made only for threads whose wait for a CPU
- * is under half the tolerance (as a share of the window). */
+ * is under half the tolerance (as a share of the window). Run again pinned to one CPU, most
+ * samples of a waiting thread are taken without a stop (it has not run since its last one):
+ * the shares must hold all the same. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,9 @@ struct share {
 	double cpu, burn_wall, window;
 };
 
-START_TEST(threads_shares)
+/* threads4 recorded at 500 Hz, pinned to CPU 0 when @one_cpu (perch itself is not): every
+ * thread's share of samples in its burn function against its own measure. */
+static void shares(int one_cpu)
 {
 	struct share shares[] = {
 	    {"wA", "burn_a", 0, 0, 0},
@@ -43,8 +47,13 @@ START_TEST(threads_shares)
 	const double tol = getenv("PERCH_TEST_SANITIZED") ? 0.08 : 0.05;
 
 	/* perch launches the target, so the target's measuring window is the recording's */
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "500", "-o",
-						    out, "--", harness_target("threads4"), "4"));
+	perch =
+	    one_cpu
+		? harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "500", "-o",
+						      out, "--", "taskset", "-c", "0",
+						      harness_target("threads4"), "4"))
+		: harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "500", "-o",
+						      out, "--", harness_target("threads4"), "4"));
 	H_ASSERT(harness_proc_wait(perch, 15) == 0, "perch did not finish with threads4");
 	H_CHECK_RECORD(perch, 0, out, &f);
 	t = perch; /* the target's stdout passes through perch */
@@ -91,7 +100,35 @@ START_TEST(threads_shares)
 	/* The main thread waits in pthread_join and is sampled too, under its own name. */
 	H_ASSERT(harness_folded_count(&f, "threads4", harness_pred_any, NULL) > 0,
 		 "no samples of the main thread \"threads4\"");
+	if (one_cpu) {
+		/* four threads on one CPU: at most ticks, some wait for it where a stop found
+		 * them running (sampling rules: runnable threads that have not run) */
+		const char *at = strstr(perch->err.buf, "of threads waiting for a CPU left alone");
+		const char *p = at;
+		unsigned long unmoved;
+
+		while (p && p > perch->err.buf && p[-1] == ' ')
+			p--;
+		while (p && p > perch->err.buf && p[-1] >= '0' && p[-1] <= '9')
+			p--;
+		H_ASSERT(at && sscanf(p, "%lu", &unmoved) == 1,
+			 "no count of runnable threads left alone in the summary");
+		H_ASSERT(unmoved > 0,
+			 "no runnable thread was left alone with four busy threads on one CPU");
+	}
 	harness_folded_release(&f);
+}
+
+START_TEST(threads_shares)
+{
+	shares(0);
+}
+END_TEST
+
+/* More threads waiting for the CPU than running: most of their samples are the rule's. */
+START_TEST(threads_shares_one_cpu)
+{
+	shares(1);
 }
 END_TEST
 
@@ -102,6 +139,7 @@ Suite *threads_suite(void)
 
 	harness_tcase_init(tc, 25);
 	tcase_add_test(tc, threads_shares);
+	tcase_add_test(tc, threads_shares_one_cpu);
 	suite_add_tcase(s, tc);
 	return s;
 }
