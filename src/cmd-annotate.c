@@ -35,6 +35,14 @@ static const struct opt_spec annotate_opts_msg[] = {
     {"help", OPT_HELP, NULL, NULL, 0},
 };
 
+static void annotate_complete_options(void (*add)(void *arg, const char *word), void *arg)
+{
+	opts_complete(annotate_opts, ARRAY_SIZE(annotate_opts), REPORT_FILTER_TIDS, add, arg);
+	opts_complete(report_filter_opts, report_filter_nr_opts, REPORT_FILTER_TIDS, add, arg);
+	opts_complete(annotate_opts_msg, ARRAY_SIZE(annotate_opts_msg), REPORT_FILTER_TIDS, add,
+		      arg);
+}
+
 static void annotate_help(struct strbuf *sb)
 {
 	strbuf_addstr(
@@ -425,6 +433,7 @@ const struct cmd cmd_annotate = {
     .name = "annotate",
     .summary = "a function's disassembly with the share of samples per instruction",
     .help = annotate_help,
+    .complete_options = annotate_complete_options,
     .run = annotate_run,
     .flags = CMD_NO_PTRACE,
 };

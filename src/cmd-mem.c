@@ -28,6 +28,11 @@ static const struct opt_spec mem_opts[] = {
     {"help", OPT_HELP, NULL, NULL, 0},
 };
 
+static void mem_complete_options(void (*add)(void *arg, const char *word), void *arg)
+{
+	opts_complete(mem_opts, ARRAY_SIZE(mem_opts), 0, add, arg);
+}
+
 static void mem_help(struct strbuf *sb)
 {
 	strbuf_addstr(
@@ -135,6 +140,7 @@ const struct cmd cmd_mem = {
     .name = "mem",
     .summary = "a dumpsys meminfo-style memory breakdown of a process or smaps file",
     .help = mem_help,
+    .complete_options = mem_complete_options,
     .run = mem_run,
     .flags = CMD_PID | CMD_NO_PTRACE,
 };

@@ -61,6 +61,15 @@ static const struct opt_spec report_opts_msg[] = {
 
 #define REPORT_SCOPE (REPORT_FILTER_TIDS | REPORT_DIFF_BASE)
 
+static void report_complete_options(void (*add)(void *arg, const char *word), void *arg)
+{
+	opts_complete(report_opts_out, ARRAY_SIZE(report_opts_out), REPORT_SCOPE, add, arg);
+	opts_complete(report_filter_opts, report_filter_nr_opts, REPORT_SCOPE, add, arg);
+	opts_complete(report_opts_more, ARRAY_SIZE(report_opts_more), REPORT_SCOPE, add, arg);
+	opts_complete(report_diff_opts, report_diff_nr_opts, REPORT_SCOPE, add, arg);
+	opts_complete(report_opts_msg, ARRAY_SIZE(report_opts_msg), REPORT_SCOPE, add, arg);
+}
+
 static void report_help(struct strbuf *sb)
 {
 	strbuf_addstr(
@@ -355,4 +364,5 @@ const struct cmd cmd_report = {
     .run = report_run,
     .flags = CMD_NO_PTRACE,
     .prompt = &repl_report,
+    .complete_options = report_complete_options,
 };

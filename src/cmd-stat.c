@@ -30,6 +30,11 @@ static const struct opt_spec stat_opts[] = {
     {"help", 'h', NULL, NULL, 0},
 };
 
+static void stat_complete_options(void (*add)(void *arg, const char *word), void *arg)
+{
+	opts_complete(stat_opts, ARRAY_SIZE(stat_opts), 0, add, arg);
+}
+
 static void stat_help(struct strbuf *sb)
 {
 	strbuf_addstr(
@@ -235,6 +240,7 @@ const struct cmd cmd_stat = {
     .name = "stat",
     .summary = "a live table of a process's CPU, thread states and memory (no ptrace)",
     .help = stat_help,
+    .complete_options = stat_complete_options,
     .run = stat_run,
     .flags = CMD_PID | CMD_NO_PTRACE,
 };

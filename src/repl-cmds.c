@@ -977,9 +977,6 @@ static void top_complete_options(void (*add)(void *arg, const char *word), void 
 }
 
 static const char *const maps_opts[] = {"--exec", NULL};
-static const char *const report_opts[] = {"-o",	     "--output", "--format", "--symfs",
-					  "--lines", "--top",	 "--tid",    "--thread",
-					  "--mode",  "--start",	 "--end",    NULL};
 
 /* The prompt faces of the commands the command line has too (cmd-*.c hold the commands). */
 
@@ -1043,7 +1040,6 @@ const struct repl_cmd repl_report = {
 	     "this:\n"
 	     "                                  use 'save FILE.perch' to write the last "
 	     "recording)\n",
-    .options = report_opts,
     .complete = REPL_COMPLETE_FORMAT,
     .fn = c_report,
 };

@@ -747,15 +747,20 @@ static char **complete(const char *text, int start, int end)
 	}
 	c = repl_find_cmd(r, argv[0]);
 	rc = c ? c->prompt : NULL;
-	if (!rc)
-		goto files;
-	if (text[0] == '-' && (rc->options || rc->complete_options)) {
+	if (text[0] == '-' && rc && (rc->options || rc->complete_options)) {
 		for (size_t i = 0; rc->options && rc->options[i]; i++)
 			cand_add(rc->options[i]);
 		if (rc->complete_options)
 			rc->complete_options(cand_add_word, NULL);
 		goto match;
 	}
+	/* its command line's, for a command run in a child or a face without options */
+	if (text[0] == '-' && c && c->complete_options) {
+		c->complete_options(cand_add_word, NULL);
+		goto match;
+	}
+	if (!rc)
+		goto files;
 	if (rc->complete_args && rc->complete_args(argc, argv, cand_add_word, NULL))
 		goto match;
 	if (argc == 1 && rc->words) {

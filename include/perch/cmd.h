@@ -25,6 +25,9 @@ struct cmd {
 	int (*run)(int argc, char **argv); /* `perch CMD ...`; NULL: a prompt-only command */
 	unsigned int flags;		   /* CMD_* */
 	const struct repl_cmd *prompt;	   /* the prompt's own implementation, or NULL */
+	/* the options of @run as completion words, given to @add (from its option table), for
+	 * a prompt that runs @run with them (stat, mem, annotate; report FILE.perch); or NULL */
+	void (*complete_options)(void (*add)(void *arg, const char *word), void *arg);
 };
 
 /* @run takes -p PID: the prompt runs it with the attached target's pid (detaching around it,

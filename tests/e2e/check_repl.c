@@ -173,6 +173,14 @@ START_TEST(completion_ctrl_c_ctrl_d)
 	pty_send(p, "50\r");
 	pty_expect(p, "cpu-interval 50 ms", 5);
 	pty_expect(p, "(chain-fp)> ", 5);
+	/* options, from the command's option table: the prompt's record, and stat's
+	 * command line (run in a child) */
+	pty_send(p, "record --no-cpu\t");
+	pty_expect(p, "record --no-cpu-hold ", 5);
+	pty_send(p, "\x15stat --inter\t");
+	pty_expect(p, "stat --interval ", 5);
+	pty_send(p, "\x15\r");
+	pty_expect(p, "(chain-fp)> ", 5);
 	/* a file */
 	f = fopen(harness_tmpfile("unique-completion.folded"), "w");
 	H_ASSERT(f && fclose(f) == 0, "cannot create a file to complete");
