@@ -725,10 +725,11 @@ static uint64_t jitter_ns(uint64_t period)
 	return period > 1 ? ((uint64_t)random() << 31 ^ (uint64_t)random()) % period : 0;
 }
 
-/* Count a blocked thread again at site (@sp, @pc) without stopping it. 0, or -ENOSPC when
- * the worker is a whole queue behind. */
+/* Count a thread again at site (@sp, @pc) without stopping it, adding one to @count (the
+ * statistic of the rule that chose it). 0, or -ENOSPC when the worker is a whole queue
+ * behind. */
 static int reuse(struct worker *w, struct tracee_thread *th, struct sthread *s, uint64_t sp,
-		 uint64_t pc, struct sampler_stats *st)
+		 uint64_t pc, uint64_t *count)
 {
 	struct item *it = queue_get_free(&w->q);
 
@@ -738,7 +739,7 @@ static int reuse(struct worker *w, struct tracee_thread *th, struct sthread *s, 
 	it->snap.time_ns = tracee_now_ns();
 	it->site_sp = sp;
 	it->site_pc = pc;
-	st->reused++;
+	(*count)++;
 	queue_push_nowake(&w->q, it); /* tick() wakes the worker */
 	return 0;
 }
@@ -755,7 +756,7 @@ static int tick_stopped(struct worker *w, struct tracee_thread *th, struct sthre
 	s->late_ticks += (uint32_t)missed;
 	if (!s->stopped_known)
 		return 1;
-	if (reuse(w, th, s, s->stopped_sp, s->stopped_pc, st) < 0) {
+	if (reuse(w, th, s, s->stopped_sp, s->stopped_pc, &st->reused) < 0) {
 		s->late_ticks++; /* the worker is a whole queue behind (as in tick_thread()) */
 		st->dropped++;
 	}
@@ -874,7 +875,7 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 		idle = idle_check(t, th, s, now);
 		if (idle == IDLE_STILL) {
 			s->late_ticks += (uint32_t)missed;
-			if (reuse(w, th, s, s->idle_sp, s->idle_pc, st) == 0)
+			if (reuse(w, th, s, s->idle_sp, s->idle_pc, &st->reused) == 0)
 				return 0;
 			/* the worker is a whole queue behind: the next sample stands for
 			 * this tick (stopping the thread would not keep it) */
@@ -895,20 +896,17 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 	if (!o->cpu_mode)
 		s->late_ticks += (uint32_t)missed;
 	if (s->state == 'R' && !s->woken && runnable_unmoved(t, th, s, o)) {
-		if (reuse(w, th, s, s->ran_sp, s->ran_pc, st) == 0) {
-			st->reused--; /* counted as unmoved, not as a blocked thread's */
-			st->unmoved++;
-			return 0;
+		if (reuse(w, th, s, s->ran_sp, s->ran_pc, &st->unmoved) < 0) {
+			s->late_ticks++; /* the worker is a whole queue behind (as above) */
+			st->dropped++;
 		}
-		s->late_ticks++; /* the worker is a whole queue behind (as above) */
-		st->dropped++;
 		return 0;
 	}
 	s->has_syscall =
 	    s->state && s->state != 'R' &&
 	    read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall, sizeof(s->syscall)) > 0;
 	site = o->no_idle_reuse ? -1 : blocked_site(s);
-	if (site >= 0 && reuse(w, th, s, s->sites[site].sp, s->sites[site].pc, st) < 0) {
+	if (site >= 0 && reuse(w, th, s, s->sites[site].sp, s->sites[site].pc, &st->reused) < 0) {
 		s->late_ticks++; /* as above */
 		st->dropped++;
 		return 0;
@@ -1050,7 +1048,7 @@ static int gate_flush(struct worker *w, struct tracee_thread *th, struct sthread
 	if (wait)
 		queue_wait_free(&w->q);
 	s->late_ticks += n - 1;
-	if (reuse(w, th, s, s->idle_sp, s->idle_pc, st) < 0) {
+	if (reuse(w, th, s, s->idle_sp, s->idle_pc, &st->reused) < 0) {
 		s->late_ticks = late;
 		return -ENOSPC;
 	}
