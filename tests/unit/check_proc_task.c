@@ -390,7 +390,11 @@ START_TEST(test_stat_files)
 	ck_assert_uint_eq(sf.nr, 2);
 	ck_assert_int_eq(sf.f[0].tid < sf.f[1].tid, 1);
 	pthread_join(t, NULL);
-	/* exited: the kept file reads nothing, and it is closed */
+	/* exited: the kept file reads nothing, and it is closed. pthread_join() returns when the
+	 * thread's tid word is cleared, a little before the kernel has let the task go (under
+	 * qemu-user, much before): wait for that, at most 5 s */
+	for (int i = 0; i < 500 && proc_stat_files_read(&sf, other, &a) == 0; i++)
+		usleep(10000);
 	ck_assert_int_lt(proc_stat_files_read(&sf, other, &a), 0);
 	ck_assert_uint_eq(sf.nr, 1);
 	ck_assert_int_eq(sf.f[0].tid, self);
