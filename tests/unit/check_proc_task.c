@@ -339,26 +339,20 @@ START_TEST(test_read_file)
 }
 END_TEST
 
-static void *spin_briefly(void *arg)
-{
-	volatile unsigned long *n = arg;
+/* A thread that says its tid, then waits to be told to end. */
+struct spinner {
+	volatile pid_t tid;
+	volatile int stop;
+};
 
-	for (unsigned long i = 0; i < 20000000UL; i++)
-		*n += i;
+static void *spin_until_told(void *arg)
+{
+	struct spinner *sp = arg;
+
+	sp->tid = (pid_t)syscall(SYS_gettid);
+	while (!sp->stop)
+		usleep(1000);
 	return NULL;
-}
-
-/* The thread of this process that is not the calling one (a test runs with no other). */
-static pid_t other_tid(void)
-{
-	pid_t *tids = NULL, tid = 0;
-	int n = proc_task_list(getpid(), &tids);
-
-	for (int i = 0; i < n; i++)
-		if (tids[i] != (pid_t)syscall(SYS_gettid))
-			tid = tids[i];
-	free(tids);
-	return tid;
 }
 
 /* Kept stat files: the same numbers as a fresh read, one file per thread, closed for a thread
@@ -367,8 +361,8 @@ START_TEST(test_stat_files)
 {
 	pid_t self = (pid_t)syscall(SYS_gettid), other;
 	struct proc_stat_files sf;
+	struct spinner spin = {0, 0};
 	struct proc_stat a, b;
-	unsigned long sink = 0;
 	pthread_t t;
 
 	proc_stat_files_init(&sf, getpid());
@@ -382,17 +376,21 @@ START_TEST(test_stat_files)
 	ck_assert_int_eq(proc_stat_files_read(&sf, 0x7ffffff0, &a), -ENOENT);
 	ck_assert_uint_eq(sf.nr, 1);
 
-	ck_assert_int_eq(pthread_create(&t, NULL, spin_briefly, &sink), 0);
-	other = other_tid();
+	ck_assert_int_eq(pthread_create(&t, NULL, spin_until_told, &spin), 0);
+	/* its own word for its tid (under qemu-user the process has threads of qemu's too) */
+	for (int i = 0; i < 500 && !spin.tid; i++)
+		usleep(10000);
+	other = spin.tid;
 	ck_assert_int_gt(other, 0);
 	ck_assert_int_eq(proc_stat_files_read(&sf, other, &a), 0);
 	ck_assert_int_eq(a.pid, other);
 	ck_assert_uint_eq(sf.nr, 2);
 	ck_assert_int_eq(sf.f[0].tid < sf.f[1].tid, 1);
+	spin.stop = 1;
 	pthread_join(t, NULL);
 	/* exited: the kept file reads nothing, and it is closed. pthread_join() returns when the
-	 * thread's tid word is cleared, a little before the kernel has let the task go (under
-	 * qemu-user, much before): wait for that, at most 5 s */
+	 * thread's tid word is cleared, a little before the kernel has let the task go: wait for
+	 * that, at most 5 s */
 	for (int i = 0; i < 500 && proc_stat_files_read(&sf, other, &a) == 0; i++)
 		usleep(10000);
 	ck_assert_int_lt(proc_stat_files_read(&sf, other, &a), 0);
