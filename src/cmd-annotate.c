@@ -35,12 +35,15 @@ static const struct opt_spec annotate_opts_msg[] = {
     {"help", OPT_HELP, NULL, NULL, 0},
 };
 
+static const struct opt_table own_table = OPT_TABLE(annotate_opts),
+			      msg_table = OPT_TABLE(annotate_opts_msg);
+static const struct opt_table *const annotate_tables[] = {&own_table, &report_filter_table,
+							  &msg_table};
+
 static void annotate_complete_options(void (*add)(void *arg, const char *word), void *arg)
 {
-	opts_complete(annotate_opts, ARRAY_SIZE(annotate_opts), REPORT_FILTER_TIDS, add, arg);
-	opts_complete(report_filter_opts, report_filter_nr_opts, REPORT_FILTER_TIDS, add, arg);
-	opts_complete(annotate_opts_msg, ARRAY_SIZE(annotate_opts_msg), REPORT_FILTER_TIDS, add,
-		      arg);
+	opts_complete_list(annotate_tables, ARRAY_SIZE(annotate_tables), REPORT_FILTER_TIDS, add,
+			   arg);
 }
 
 static void annotate_help(struct strbuf *sb)
@@ -54,9 +57,7 @@ static void annotate_help(struct strbuf *sb)
 	    "from\n"
 	    "the module file (its build-id must match the recording's) or its copy under --symfs.\n"
 	    "\n");
-	opts_help(sb, annotate_opts, ARRAY_SIZE(annotate_opts), REPORT_FILTER_TIDS, 25);
-	opts_help(sb, report_filter_opts, report_filter_nr_opts, REPORT_FILTER_TIDS, 25);
-	opts_help(sb, annotate_opts_msg, ARRAY_SIZE(annotate_opts_msg), REPORT_FILTER_TIDS, 25);
+	opts_help_list(sb, annotate_tables, ARRAY_SIZE(annotate_tables), REPORT_FILTER_TIDS, 25);
 	strbuf_addstr(sb,
 		      "\nExit status: 0 ok, 2 the recording, the function or its code cannot be "
 		      "found, 64 usage.\n");
@@ -326,9 +327,7 @@ static int parse_args(struct annotate *an, int argc, char **argv)
 	int c;
 
 	opts_getopt_init(&g, 0);
-	opts_getopt_add(&g, annotate_opts, ARRAY_SIZE(annotate_opts), REPORT_FILTER_TIDS);
-	opts_getopt_add(&g, report_filter_opts, report_filter_nr_opts, REPORT_FILTER_TIDS);
-	opts_getopt_add(&g, annotate_opts_msg, ARRAY_SIZE(annotate_opts_msg), REPORT_FILTER_TIDS);
+	opts_getopt_add_list(&g, annotate_tables, ARRAY_SIZE(annotate_tables), REPORT_FILTER_TIDS);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {

@@ -61,13 +61,16 @@ static const struct opt_spec report_opts_msg[] = {
 
 #define REPORT_SCOPE (REPORT_FILTER_TIDS | REPORT_DIFF_BASE)
 
+static const struct opt_table out_table = OPT_TABLE(report_opts_out),
+			      more_table = OPT_TABLE(report_opts_more),
+			      msg_table = OPT_TABLE(report_opts_msg);
+static const struct opt_table *const report_tables[] = {
+    &out_table, &report_filter_table, &more_table, &report_diff_table, &msg_table,
+};
+
 static void report_complete_options(void (*add)(void *arg, const char *word), void *arg)
 {
-	opts_complete(report_opts_out, ARRAY_SIZE(report_opts_out), REPORT_SCOPE, add, arg);
-	opts_complete(report_filter_opts, report_filter_nr_opts, REPORT_SCOPE, add, arg);
-	opts_complete(report_opts_more, ARRAY_SIZE(report_opts_more), REPORT_SCOPE, add, arg);
-	opts_complete(report_diff_opts, report_diff_nr_opts, REPORT_SCOPE, add, arg);
-	opts_complete(report_opts_msg, ARRAY_SIZE(report_opts_msg), REPORT_SCOPE, add, arg);
+	opts_complete_list(report_tables, ARRAY_SIZE(report_tables), REPORT_SCOPE, add, arg);
 }
 
 static void report_help(struct strbuf *sb)
@@ -80,11 +83,7 @@ static void report_help(struct strbuf *sb)
 	    "Render a recording made with 'perch record -o FILE.perch'. Without -o, the call tree\n"
 	    "and the top functions go to stdout as text.\n"
 	    "\n");
-	opts_help(sb, report_opts_out, ARRAY_SIZE(report_opts_out), REPORT_SCOPE, 25);
-	opts_help(sb, report_filter_opts, report_filter_nr_opts, REPORT_SCOPE, 25);
-	opts_help(sb, report_opts_more, ARRAY_SIZE(report_opts_more), REPORT_SCOPE, 25);
-	opts_help(sb, report_diff_opts, report_diff_nr_opts, REPORT_SCOPE, 25);
-	opts_help(sb, report_opts_msg, ARRAY_SIZE(report_opts_msg), REPORT_SCOPE, 25);
+	opts_help_list(sb, report_tables, ARRAY_SIZE(report_tables), REPORT_SCOPE, 25);
 	strbuf_addstr(sb,
 		      "\n"
 		      "Exit status: 0 ok, 2 the recording cannot be read or an output cannot be "
@@ -205,11 +204,7 @@ static int parse_args(struct report *rep, int argc, char **argv)
 	int c;
 
 	opts_getopt_init(&g, 0);
-	opts_getopt_add(&g, report_opts_out, ARRAY_SIZE(report_opts_out), REPORT_SCOPE);
-	opts_getopt_add(&g, report_filter_opts, report_filter_nr_opts, REPORT_SCOPE);
-	opts_getopt_add(&g, report_opts_more, ARRAY_SIZE(report_opts_more), REPORT_SCOPE);
-	opts_getopt_add(&g, report_diff_opts, report_diff_nr_opts, REPORT_SCOPE);
-	opts_getopt_add(&g, report_opts_msg, ARRAY_SIZE(report_opts_msg), REPORT_SCOPE);
+	opts_getopt_add_list(&g, report_tables, ARRAY_SIZE(report_tables), REPORT_SCOPE);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1)

@@ -133,3 +133,24 @@ void opts_complete(const struct opt_spec *specs, size_t n, unsigned int scope,
 		add(arg, word);
 	}
 }
+
+void opts_getopt_add_list(struct opts_getopt *g, const struct opt_table *const *t, size_t nt,
+			  unsigned int scope)
+{
+	for (size_t i = 0; i < nt; i++)
+		opts_getopt_add(g, t[i]->specs, t[i]->n, scope);
+}
+
+void opts_help_list(struct strbuf *sb, const struct opt_table *const *t, size_t nt,
+		    unsigned int scope, int col)
+{
+	for (size_t i = 0; i < nt; i++)
+		opts_help(sb, t[i]->specs, t[i]->n, scope, col);
+}
+
+void opts_complete_list(const struct opt_table *const *t, size_t nt, unsigned int scope,
+			void (*add)(void *arg, const char *word), void *arg)
+{
+	for (size_t i = 0; i < nt; i++)
+		opts_complete(t[i]->specs, t[i]->n, scope, add, arg);
+}

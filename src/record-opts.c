@@ -373,12 +373,9 @@ static int opt_apply(struct record_opts *o, enum opt_id id, const char *arg, con
 
 static int opt_find(const char *name)
 {
-	if (!strcmp(name, "rate"))
-		return O_FREQ;
-	for (int i = 0; i < O_NR; i++)
-		if (settable(i) && !strcmp(specs[i].name, name))
-			return i;
-	return -1;
+	const struct opt_spec *s = opts_find(specs, O_NR, strcmp(name, "rate") ? name : "freq");
+
+	return s && settable((enum opt_id)(s - specs)) ? (int)(s - specs) : -1;
 }
 
 int record_opts_get(const struct record_opts *o, const char *name, char *buf, size_t size)

@@ -40,19 +40,19 @@ static const struct opt_spec diff_own_opts[] = {
      0},
 };
 
+static const struct opt_table own_table = OPT_TABLE(diff_own_opts);
+static const struct opt_table *const diff_tables[] = {&report_diff_table, &own_table,
+						      &report_filter_table};
+
 static void diff_help_options(struct strbuf *sb)
 {
 	strbuf_addstr(sb, "    options:\n");
-	opts_help(sb, report_diff_opts, report_diff_nr_opts, 0, 25);
-	opts_help(sb, diff_own_opts, ARRAY_SIZE(diff_own_opts), 0, 25);
-	opts_help(sb, report_filter_opts, report_filter_nr_opts, 0, 25);
+	opts_help_list(sb, diff_tables, ARRAY_SIZE(diff_tables), 0, 25);
 }
 
 static void diff_complete_options(void (*add)(void *arg, const char *word), void *arg)
 {
-	opts_complete(report_diff_opts, report_diff_nr_opts, 0, add, arg);
-	opts_complete(diff_own_opts, ARRAY_SIZE(diff_own_opts), 0, add, arg);
-	opts_complete(report_filter_opts, report_filter_nr_opts, 0, add, arg);
+	opts_complete_list(diff_tables, ARRAY_SIZE(diff_tables), 0, add, arg);
 }
 
 struct diff_cmd {
@@ -69,9 +69,7 @@ static int parse(struct diff_cmd *c, int argc, char **argv)
 	int ch;
 
 	opts_getopt_init(&g, 0);
-	opts_getopt_add(&g, report_diff_opts, report_diff_nr_opts, 0);
-	opts_getopt_add(&g, diff_own_opts, ARRAY_SIZE(diff_own_opts), 0);
-	opts_getopt_add(&g, report_filter_opts, report_filter_nr_opts, 0);
+	opts_getopt_add_list(&g, diff_tables, ARRAY_SIZE(diff_tables), 0);
 	optind = 0; /* 0: getopt starts afresh (the REPL parses many command lines) */
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {

@@ -32,7 +32,7 @@ void report_diff_args_release(struct report_diff_args *a)
 	report_diff_args_init(a);
 }
 
-const struct opt_spec report_diff_opts[] = {
+static const struct opt_spec report_diff_opts[] = {
     {"diff", REPORT_DIFF_KEY, "BASE",
      "compare BASE (a recording) with RECORDING, the new one: -o's\n"
      "ending picks text (.txt), folded (.folded: difffolded.pl's\n"
@@ -53,11 +53,11 @@ const struct opt_spec report_diff_opts[] = {
      "matched by process and thread name)",
      0},
 };
-const size_t report_diff_nr_opts = ARRAY_SIZE(report_diff_opts);
+const struct opt_table report_diff_table = OPT_TABLE(report_diff_opts);
 
 const struct opt_spec *report_diff_opt(int key)
 {
-	return opts_by_key(report_diff_opts, report_diff_nr_opts, key);
+	return opts_by_key(report_diff_opts, ARRAY_SIZE(report_diff_opts), key);
 }
 
 int report_diff_option(struct report_diff_args *a, const char *name, const char *arg)

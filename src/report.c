@@ -40,7 +40,7 @@ static int parse_seconds(const char *name, const char *arg, double *out)
 	return 0;
 }
 
-const struct opt_spec report_filter_opts[] = {
+static const struct opt_spec report_filter_opts[] = {
     {"tid", REPORT_FILTER_KEY, "TID[,TID..]", "only these threads", REPORT_FILTER_TIDS},
     {"thread", REPORT_FILTER_KEY + 1, "REGEX", "only threads whose name matches (extended regex)",
      0},
@@ -52,11 +52,11 @@ const struct opt_spec report_filter_opts[] = {
      0},
     {"end", REPORT_FILTER_KEY + 4, "SEC", "only samples before SEC seconds after the first one", 0},
 };
-const size_t report_filter_nr_opts = ARRAY_SIZE(report_filter_opts);
+const struct opt_table report_filter_table = OPT_TABLE(report_filter_opts);
 
 const struct opt_spec *report_filter_opt(int key)
 {
-	return opts_by_key(report_filter_opts, report_filter_nr_opts, key);
+	return opts_by_key(report_filter_opts, ARRAY_SIZE(report_filter_opts), key);
 }
 
 int report_filter_option(struct report_filter *f, const char *name, const char *arg)

@@ -30,6 +30,17 @@ struct opts_getopt {
 	size_t nr_longs, nr_shorts;
 };
 
+/* One table of options; a command may gather several (its own and shared ones) in a list of
+ * pointers to them, which the *_list functions below take in order. */
+struct opt_table {
+	const struct opt_spec *specs;
+	size_t n;
+};
+#define OPT_TABLE(a)                                                                               \
+	{                                                                                          \
+		(a), sizeof(a) / sizeof((a)[0])                                                    \
+	}
+
 /* Does @s apply in @scope? */
 static inline int opt_in_scope(const struct opt_spec *s, unsigned int scope)
 {
@@ -56,6 +67,14 @@ void opts_help(struct strbuf *sb, const struct opt_spec *specs, size_t n, unsign
  * and "--freq", given to @add. */
 void opts_complete(const struct opt_spec *specs, size_t n, unsigned int scope,
 		   void (*add)(void *arg, const char *word), void *arg);
+
+/* opts_getopt_add(), opts_help() and opts_complete() over each of the @nt tables of @t. */
+void opts_getopt_add_list(struct opts_getopt *g, const struct opt_table *const *t, size_t nt,
+			  unsigned int scope);
+void opts_help_list(struct strbuf *sb, const struct opt_table *const *t, size_t nt,
+		    unsigned int scope, int col);
+void opts_complete_list(const struct opt_table *const *t, size_t nt, unsigned int scope,
+			void (*add)(void *arg, const char *word), void *arg);
 
 /* The option of @specs with long name @name, or NULL. */
 const struct opt_spec *opts_find(const struct opt_spec *specs, size_t n, const char *name);

@@ -19,8 +19,7 @@ struct report_symfs;
  * prompt's `diff` names BASE as a word). */
 #define REPORT_DIFF_KEY	 0x1100
 #define REPORT_DIFF_BASE 0x1
-extern const struct opt_spec report_diff_opts[];
-extern const size_t report_diff_nr_opts;
+extern const struct opt_table report_diff_table;
 /* The comparison option whose key is @key, or NULL. */
 const struct opt_spec *report_diff_opt(int key);
 

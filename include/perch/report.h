@@ -28,8 +28,7 @@ struct report_filter {
  * comparing runs leaves it out: thread ids differ between them). */
 #define REPORT_FILTER_KEY  0x1000
 #define REPORT_FILTER_TIDS 0x1
-extern const struct opt_spec report_filter_opts[];
-extern const size_t report_filter_nr_opts;
+extern const struct opt_table report_filter_table;
 /* The filter option whose key is @key, or NULL. */
 const struct opt_spec *report_filter_opt(int key);
 
