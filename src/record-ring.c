@@ -390,20 +390,20 @@ static void write_chunk(struct record_ring *r, uint64_t end)
 }
 
 /* Forget samples and stalls no window can need any more: older than the ring and than the
- * first pending save (chunks drop their samples as they are written: a sample of a written
- * chunk's time that comes late goes to the next one). */
+ * first pending save; for chunks, the stalls before the chunk being filled (chunks drop their
+ * samples as they are written: a sample of a written chunk's time that comes late goes to
+ * the next one). */
 static void prune(struct record_ring *r, uint64_t now)
 {
-	uint64_t keep = r->chunk_ns		       ? 0
-			: now > r->ring_ns + SETTLE_NS ? now - r->ring_ns - SETTLE_NS
-						       : 0;
+	uint64_t keep = 0;
 	size_t k = 0;
 
+	if (!r->chunk_ns && now > r->ring_ns + SETTLE_NS)
+		keep = now - r->ring_ns - SETTLE_NS;
 	for (size_t i = 0; i < r->nr_saves; i++)
 		if (!r->saves[i].done && r->saves[i].lo < keep)
 			keep = r->saves[i].lo;
 	profile_drop_samples_before(r->p, keep);
-	k = 0;
 	for (size_t i = 0; i < r->nr_saves; i++) {
 		if (r->saves[i].done)
 			free(r->saves[i].note);
@@ -411,6 +411,8 @@ static void prune(struct record_ring *r, uint64_t now)
 			r->saves[k++] = r->saves[i];
 	}
 	r->nr_saves = k;
+	if (r->chunk_ns)
+		keep = r->chunk_end - r->chunk_ns;
 	k = 0;
 	for (size_t i = 0; i < r->nr_stalls; i++)
 		if (r->stalls[i].start_ns + r->stalls[i].duration_ns > keep)
