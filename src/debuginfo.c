@@ -2342,12 +2342,12 @@ static void sec_add(struct debuginfo *di, const GElf_Shdr *shdr, const char *nam
 			free(s.name);
 			s.name = xstrdup(DI_HIDDEN);
 		} else if (shdr->sh_type == SHT_NOBITS || shdr->sh_offset > file_size ||
-		    shdr->sh_size > file_size - shdr->sh_offset || shdr->sh_size > SIZE_MAX - 1 ||
-		    sec_find(di, s.name) >= 0 ||
-		    pread(di->fd, hdr, want, (off_t)shdr->sh_offset) != (ssize_t)want ||
-		    elfsection_probe(hdr, want, shdr->sh_flags, name, di->is_64, di->big, &info) <
-			0 ||
-		    info.size > DI_MAX_SECTION) {
+			   shdr->sh_size > file_size - shdr->sh_offset ||
+			   shdr->sh_size > SIZE_MAX - 1 || sec_find(di, s.name) >= 0 ||
+			   pread(di->fd, hdr, want, (off_t)shdr->sh_offset) != (ssize_t)want ||
+			   elfsection_probe(hdr, want, shdr->sh_flags, name, di->is_64, di->big,
+					    &info) < 0 ||
+			   info.size > DI_MAX_SECTION) {
 			free(s.name);
 			s.name = xstrdup(DI_HIDDEN);
 		} else if (info.comp != ELFSECTION_PLAIN) {
