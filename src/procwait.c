@@ -119,6 +119,11 @@ static int check_comm(pid_t pid, const char *name, int app, char *comm, int same
 	if (c < 0)
 		return -1;
 	cmd[c] = '\0';
+	/* no argv: a kernel thread, or a process in the middle of an exec, whose comm is the new
+	 * program's before its argv is there (load_elf_binary() sets it up after
+	 * begin_new_exec()): the comm alone must not say next time that the name is known */
+	if (!c)
+		comm[0] = '\0';
 	m = procwait_name_matches(name, now, cmd, (size_t)c);
 	if (m != PROCWAIT_YES && app && procwait_app_matches(name, now, cmd, (size_t)c))
 		m = PROCWAIT_YES;

@@ -387,10 +387,12 @@ static struct harness_proc *spawn_named(const char *label, const char *name)
 
 /* `--app NAME` also takes the app's processes that start while it records (issue 19, item
  * 2): with one process of the app running, perch starts; then a second one named NAME, one
- * named "NAME:remote" (an Android app's service process) and one named "NAMEx" (not the
- * app's) start. The two of the app are in the recording under their own pids with their own
- * spin for about as long as they ran by the test's clock, the other is not, the summary says
- * they joined, and every process runs on untraced after perch. Once with the kernel's process
+ * exec'd as "NAME:remote" (an Android app's service process), one that renames itself
+ * "NAME:svc" after it started as zygote names an app's process (waitstart -n: argv[0]'s
+ * memory and comm) and one named "NAMEx" (not the app's) start. The three of the app are in
+ * the recording under their own pids with their own spin for about as long as they ran by the
+ * test's clock, the other is not, the summary says they joined, and every process runs on
+ * untraced after perch. Once with the kernel's process
  * events (when perch may listen to them) and once polling /proc (PERCH_WAIT_POLL=proc). The
  * name is made unique: other tests on the machine run chain-fp too. */
 START_TEST(app_join)
@@ -398,9 +400,9 @@ START_TEST(app_join)
 	const char *out = harness_tmpfile("join.folded");
 	const char *name = harness_fmt("perchjoin%d", (int)getpid());
 	const double duration = 4;
-	struct harness_proc *a, *b, *remote, *other, *perch;
+	struct harness_proc *a, *b, *remote, *renamed, *other, *perch;
 	struct harness_folded f;
-	pid_t pa, pb, pr, po;
+	pid_t pa, pb, pr, pn, po;
 	char states[64];
 
 	a = spawn_named("app a", name);
@@ -422,9 +424,14 @@ START_TEST(app_join)
 				 "PERCH_WAIT_POLL=proc does not poll /proc");
 		b = spawn_named("app b", name);
 		remote = spawn_named("app remote", harness_fmt("%s:remote", name));
+		renamed =
+		    harness_spawn("app renamed", HARNESS_ARGV(harness_target("waitstart"), "-n",
+							      harness_fmt("%s:svc", name), "-s",
+							      "0", "-r", "30000"));
 		other = spawn_named("not the app", harness_fmt("%sx", name));
 		pb = harness_proc_wait_ready(b, 5);
 		pr = harness_proc_wait_ready(remote, 5);
+		pn = harness_proc_wait_ready(renamed, 5);
 		po = harness_proc_wait_ready(other, 5);
 		ready = harness_now();
 		H_ASSERT(ready < started + duration - 1, "the late processes took %.1f s to start",
@@ -440,16 +447,19 @@ START_TEST(app_join)
 			     1.2, "the app's process that started during the recording");
 		assert_about(proc_count(&f, pr, "f3", "chain-fp"), started + duration - ready, 0.4,
 			     1.2, "NAME:remote, started during the recording");
+		assert_about(proc_count(&f, pn, "steady_work", NULL), started + duration - ready,
+			     0.4, 1.2, "NAME:svc, renamed during the recording");
 		H_ASSERT(proc_count(&f, po, NULL, NULL) == 0, "--app %s recorded %sx", name, name);
-		H_ASSERT(proc_count(&f, 0, NULL, NULL) == proc_count(&f, pa, NULL, NULL) +
-							      proc_count(&f, pb, NULL, NULL) +
-							      proc_count(&f, pr, NULL, NULL),
+		H_ASSERT(proc_count(&f, 0, NULL, NULL) ==
+			     proc_count(&f, pa, NULL, NULL) + proc_count(&f, pb, NULL, NULL) +
+				 proc_count(&f, pr, NULL, NULL) + proc_count(&f, pn, NULL, NULL),
 			 "--app recorded a process not of the app");
-		H_ASSERT(strstr(perch->err.buf, "2 processes joined during the recording"),
-			 "the summary does not say 2 processes joined");
+		H_ASSERT(strstr(perch->err.buf, "3 processes joined during the recording"),
+			 "the summary does not say 3 processes joined");
 		harness_folded_release(&f);
 		H_ASSERT(harness_wait_traced(pa, 0, 2) == 0 && harness_wait_traced(pb, 0, 2) == 0 &&
-			     harness_wait_traced(pr, 0, 2) == 0,
+			     harness_wait_traced(pr, 0, 2) == 0 &&
+			     harness_wait_traced(pn, 0, 2) == 0,
 			 "a process is still traced after perch");
 		H_ASSERT(harness_task_states(pb, states, sizeof(states)) > 0 && states[0] == 'R',
 			 "the joined process is not running after perch (%s)", states);
@@ -457,6 +467,7 @@ START_TEST(app_join)
 			 "the joined NAME:remote is not running after perch (%s)", states);
 		harness_proc_kill(b, SIGKILL);
 		harness_proc_kill(remote, SIGKILL);
+		harness_proc_kill(renamed, SIGKILL);
 		harness_proc_kill(other, SIGKILL);
 		harness_context_reset();
 	}
