@@ -741,13 +741,15 @@ static void join_procs(struct tracee *t, const struct sampler_opts *o, struct wo
 
 		if (tracee_proc_find(t, pid))
 			continue;
-		ret = tracee_add_pid(t, pid);
-		p = ret < 0 ? NULL : tracee_proc_find(t, pid);
-		if (ret == -ESRCH) {
+		/* gone already (a short-lived process): not worth tracee's error message */
+		if (kill(pid, 0) < 0 && errno == ESRCH) {
 			log_debug("process %d exited before perch attached", pid);
 			continue;
 		}
-		if (!p) {
+		ret = tracee_add_pid(t, pid);
+		p = tracee_proc_find(t, pid);
+		if (ret < 0 || !p) {
+			/* (tracee said why) */
 			log_info("process %d not joined: %s", pid,
 				 strerror(ret < 0 ? -ret : ESRCH));
 			continue;
