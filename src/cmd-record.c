@@ -86,6 +86,19 @@ static void wait_ready(void *arg, const struct procwait_result *res)
 	fputs("\n", stderr);
 }
 
+/* PERCH_WAIT_POLL=proc[:US]: poll /proc (every US microseconds) even when process events are
+ * available (the benchmark and the tests compare both): sets @no_netlink and @poll_us. */
+static void wait_poll_env(int *no_netlink, unsigned int *poll_us)
+{
+	const char *poll = getenv("PERCH_WAIT_POLL");
+
+	if (poll && !strncmp(poll, "proc", 4)) {
+		*no_netlink = 1;
+		if (poll[4] == ':')
+			*poll_us = (unsigned int)strtoul(poll + 5, NULL, 10);
+	}
+}
+
 /* Wait for the process of --wait, then attach to it. 0, or the exit code. */
 static int wait_and_attach(struct record_core *rc, struct tracee *t, struct procwait_result *res)
 {
@@ -95,16 +108,9 @@ static int wait_and_attach(struct record_core *rc, struct tracee *t, struct proc
 				   .stop = &stop,
 				   .ready = wait_ready,
 				   .arg = &rc->o};
-	const char *poll = getenv("PERCH_WAIT_POLL");
 	int ret;
 
-	/* PERCH_WAIT_POLL=proc[:US]: poll /proc (every US microseconds) even when process
-	 * events are available (the benchmark compares both) */
-	if (poll && !strncmp(poll, "proc", 4)) {
-		po.no_netlink = 1;
-		if (poll[4] == ':')
-			po.poll_us = (unsigned int)strtoul(poll + 5, NULL, 10);
-	}
+	wait_poll_env(&po.no_netlink, &po.poll_us);
 	/* from the process event to the first tick, perch should not wait for a CPU behind a
 	 * busy host: real-time priority when allowed (threads started meanwhile do not inherit
 	 * it; sampler_run() takes its own and ends in SCHED_OTHER) */
@@ -169,6 +175,26 @@ static void print_wait_summary(const struct record_core *rc, const struct procwa
 			ms_between(res->appeared_ns, attached_ns));
 }
 
+/* --app NAME: watch for the app's processes that start from now on (before listing those
+ * running: none is missed in between); sampler_opts.join attaches to them. */
+static struct procwatch *app_watch(const char *name)
+{
+	struct procwatch_opts wo = {.name = name, .app = 1};
+	struct procwatch *w;
+
+	wait_poll_env(&wo.no_netlink, &wo.poll_us);
+	w = procwatch_open(&wo);
+	log_info("watching for new processes of %s (%s)", name,
+		 procwatch_result(w)->how == PROCWAIT_NETLINK ? "kernel process events"
+							      : "polling /proc");
+	return w;
+}
+
+static int app_join(void *arg, uint64_t now, pid_t *pid)
+{
+	return procwatch_next(arg, now, pid);
+}
+
 /* -p PID[,PID...] or --app NAME: every process into one recording. A process of the app
  * that exits before perch reaches it is left out; any other failure detaches from those
  * attached already. */
@@ -211,6 +237,7 @@ static int attach_pids(const struct record_opts *o, struct tracee *t)
 static int record_run(int argc, char **argv)
 {
 	struct procwait_result wres = {0};
+	struct procwatch *watch = NULL;
 	uint64_t attached_ns = 0;
 	struct record_core rc;
 	struct sampler_opts so;
@@ -245,10 +272,13 @@ static int record_run(int argc, char **argv)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		attached_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	} else {
+		if (rc.o.app)
+			watch = app_watch(rc.o.app);
 		ret = rc.o.argv ? tracee_add_program(&t, rc.o.argv) : attach_pids(&rc.o, &t);
 		code = PERCH_EXIT_FATAL;
 	}
 	if (ret < 0) {
+		procwatch_close(watch);
 		sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){0});
 		tracee_release(&t);
 		record_core_discard(&rc);
@@ -267,8 +297,12 @@ static int record_run(int argc, char **argv)
 		goto out;
 	}
 	record_core_sampler_opts(&rc, &so);
+	so.join = watch ? app_join : NULL;
+	so.join_arg = watch;
 	record_core_start(&rc);
 	ret = sampler_run(&t, rc.arch, &so, &record_core_ops, &rc, rc.st);
+	procwatch_close(watch);
+	watch = NULL;
 	record_core_stop(&rc);
 	sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){0});
 	if (ret < 0)
@@ -314,6 +348,7 @@ static int record_run(int argc, char **argv)
 		code = empty && !status ? PERCH_EXIT_FATAL : status;
 	}
 out:
+	procwatch_close(watch);
 	record_core_release(&rc);
 	tracee_release(&t);
 	sigprocmask(SIG_SETMASK, &old, NULL);

@@ -94,11 +94,14 @@ static ssize_t read_pid_file(pid_t pid, const char *what, char *buf, size_t size
 	return n;
 }
 
-/* procwait_check() that keeps the comm it read in @comm (32 bytes); when @same_comm is set
- * and the comm equals what @comm held, PROCWAIT_NO without reading the cmdline (a process
- * that execs or renames itself changes its comm too). -1: gone. */
-static int check_comm(pid_t pid, const char *name, char *comm, int same_comm)
+/* procwait_check() (@app: as an app, procwait_app_matches()) that keeps the comm it read in
+ * @comm (32 bytes); when @same_comm is set and the comm equals what @comm held, PROCWAIT_NO
+ * without reading the cmdline (a process that execs or renames itself changes its comm too).
+ * -1: gone. */
+static int check_comm(pid_t pid, const char *name, int app, char *comm, int same_comm)
 {
+	enum procwait_match m;
+
 	char now[32], cmd[PATH_MAX + 1];
 	ssize_t n = read_pid_file(pid, "comm", now, sizeof(now) - 1), c;
 
@@ -116,13 +119,21 @@ static int check_comm(pid_t pid, const char *name, char *comm, int same_comm)
 	if (c < 0)
 		return -1;
 	cmd[c] = '\0';
-	return procwait_name_matches(name, now, cmd, (size_t)c);
+	/* no argv: a kernel thread, or a process in the middle of an exec, whose comm is the new
+	 * program's before its argv is there (load_elf_binary() sets it up after
+	 * begin_new_exec()): the comm alone must not say next time that the name is known */
+	if (!c)
+		comm[0] = '\0';
+	m = procwait_name_matches(name, now, cmd, (size_t)c);
+	if (m != PROCWAIT_YES && app && procwait_app_matches(name, now, cmd, (size_t)c))
+		m = PROCWAIT_YES;
+	return m;
 }
 
 enum procwait_match procwait_check(pid_t pid, const char *name)
 {
 	char comm[32];
-	int m = check_comm(pid, name, comm, 0);
+	int m = check_comm(pid, name, 0, comm, 0);
 
 	return m < 0 ? PROCWAIT_NO : (enum procwait_match)m;
 }
@@ -145,26 +156,30 @@ int procwait_attachable(pid_t pid)
 /* ---- the processes known, sorted by pid ---- */
 
 enum pw_state {
-	PW_NO,	   /* looked at: another name */
-	PW_OLD,	   /* that name, already running when the wait began: left alone */
-	PW_MAYBE,  /* a truncated comm matches: looked at again */
-	PW_DENIED, /* that name, not attachable yet: looked at again */
+	PW_NO,	     /* looked at: another name */
+	PW_OLD,	     /* that name, already running when the watch began: left alone */
+	PW_MAYBE,    /* a truncated comm matches: looked at again */
+	PW_DENIED,   /* that name, not attachable yet: looked at again */
+	PW_FOUND,    /* that name and attachable: to report */
+	PW_REPORTED, /* reported (procwatch_next()) */
 };
 
 struct pw_proc {
 	pid_t pid;
 	enum pw_state state;
 	uint64_t first_ns, last_ns; /* first and last looked at */
-	uint64_t appeared_ns;	    /* PW_DENIED: when it got the name */
-	uint64_t found_ns;
+	uint64_t appeared_ns;	    /* PW_DENIED, PW_FOUND: when it got the name */
+	uint64_t found_ns, ready_ns;
 	char comm[32]; /* as last read ("" before) */
 };
 
-struct pw {
-	const struct procwait_opts *o;
-	struct procwait_result *res;
+struct procwatch {
+	const char *name;
+	int app;		    /* match as an app (procwait_app_matches()) */
+	struct procwait_result res; /* the statistics, and the last process reported */
 	struct pw_proc *v;
 	size_t n, alloc;
+	size_t nr_found; /* entries in state PW_FOUND */
 	uint64_t poll_ns, last_poll_ns, last_recheck_ns;
 	long last_pid;	    /* the last pid handed out (/proc/loadavg), -1 unknown */
 	struct pw_pending { /* pids handed out, not in /proc yet */
@@ -172,11 +187,11 @@ struct pw {
 		uint64_t since_ns;
 	} pending[PROBE_MAX];
 	size_t nr_pending;
-	uint64_t boot_tick; /* clock ticks since boot when the wait began */
-	int nl, sfd, loadavg;
+	uint64_t boot_tick; /* clock ticks since boot when the watch began */
+	int nl, loadavg;
 };
 
-static struct pw_proc *pw_find(struct pw *w, pid_t pid, size_t *at)
+static struct pw_proc *pw_find(struct procwatch *w, pid_t pid, size_t *at)
 {
 	size_t lo = 0, hi = w->n;
 
@@ -193,7 +208,7 @@ static struct pw_proc *pw_find(struct pw *w, pid_t pid, size_t *at)
 	return lo < w->n && w->v[lo].pid == pid ? &w->v[lo] : NULL;
 }
 
-static struct pw_proc *pw_add(struct pw *w, pid_t pid, uint64_t now)
+static struct pw_proc *pw_add(struct procwatch *w, pid_t pid, uint64_t now)
 {
 	size_t at;
 	struct pw_proc *p = pw_find(w, pid, &at);
@@ -211,18 +226,18 @@ static struct pw_proc *pw_add(struct pw *w, pid_t pid, uint64_t now)
 	return p;
 }
 
-/* Look at @p (now @now); @appeared_ns: when it may have got its name. 1 when it is the one
- * (res filled), 0 otherwise. */
-static int pw_look(struct pw *w, struct pw_proc *p, uint64_t now, uint64_t appeared_ns)
+/* Look at @p (now @now); @appeared_ns: when it may have got its name. 1 when it is one to
+ * report (PW_FOUND), 0 otherwise. */
+static int pw_look(struct procwatch *w, struct pw_proc *p, uint64_t now, uint64_t appeared_ns)
 {
 	int m, ret;
 
-	p->last_ns = now;
-	if (p->state == PW_OLD)
+	if (p->state == PW_OLD || p->state == PW_FOUND || p->state == PW_REPORTED)
 		return 0;
+	p->last_ns = now;
 	if (p->state != PW_DENIED) {
 		/* a process looked at before that kept its comm kept its name */
-		m = check_comm(p->pid, w->o->name, p->comm, p->state == PW_NO && p->comm[0]);
+		m = check_comm(p->pid, w->name, w->app, p->comm, p->state == PW_NO && p->comm[0]);
 		if (m < 0) {
 			p->state = PW_NO;
 			return 0;
@@ -243,32 +258,41 @@ static int pw_look(struct pw *w, struct pw_proc *p, uint64_t now, uint64_t appea
 		if (p->state != PW_DENIED)
 			p->first_ns = now; /* retried from now on */
 		p->state = PW_DENIED;
-		w->res->denied++;
-		if (!w->res->pid)
-			w->res->pid = p->pid;
+		w->res.denied++;
+		if (!w->res.pid)
+			w->res.pid = p->pid;
 		return 0;
 	}
 	if (ret < 0) {
 		p->state = PW_NO;
 		return 0;
 	}
-	w->res->pid = p->pid;
-	w->res->appeared_ns = p->appeared_ns;
-	w->res->found_ns = p->found_ns;
-	w->res->ready_ns = mono_ns();
+	p->state = PW_FOUND;
+	p->ready_ns = mono_ns();
+	w->nr_found++;
 	return 1;
+}
+
+/* Forget what was known of @p: its pid is a new process's. */
+static void pw_reset(struct procwatch *w, struct pw_proc *p, uint64_t now)
+{
+	if (p->state == PW_FOUND)
+		w->nr_found--;
+	*p = (struct pw_proc){.pid = p->pid, .state = PW_NO, .first_ns = now};
 }
 
 /* Is it time to look at @p again? New processes often, then less and less (a pause of a
  * quarter of its age, at least one poll): a process renames itself or execs soon after fork,
  * if ever, and many young processes must not cost a read each per poll. With process events
  * a rename or exec is an event: only a truncated comm waits for its cmdline. */
-static int pw_due(const struct pw *w, const struct pw_proc *p, uint64_t now)
+static int pw_due(const struct procwatch *w, const struct pw_proc *p, uint64_t now)
 {
 	uint64_t age = now - p->first_ns, gap = age / 4;
 
 	switch (p->state) {
 	case PW_OLD:
+	case PW_FOUND:
+	case PW_REPORTED:
 		return 0;
 	case PW_NO:
 		if (w->nl >= 0 || age > YOUNG_NS)
@@ -287,13 +311,11 @@ static int pw_due(const struct pw *w, const struct pw_proc *p, uint64_t now)
 	return now - p->last_ns >= (gap > w->poll_ns ? gap : w->poll_ns) - w->poll_ns / 4;
 }
 
-static int pw_look_due(struct pw *w, uint64_t now)
+static void pw_look_due(struct procwatch *w, uint64_t now)
 {
 	for (size_t i = 0; i < w->n; i++)
-		if (pw_due(w, &w->v[i], now) &&
-		    pw_look(w, &w->v[i], now, w->last_poll_ns ? w->last_poll_ns : now))
-			return 1;
-	return 0;
+		if (pw_due(w, &w->v[i], now))
+			pw_look(w, &w->v[i], now, w->last_poll_ns ? w->last_poll_ns : now);
 }
 
 /* ---- /proc ---- */
@@ -351,18 +373,17 @@ int procwait_list_app(const char *name, pid_t **pids)
 }
 
 /* The pids in /proc, merged into the table: new ones are looked at (@initial: the first
- * scan, whose matches are old unless they started just now). 1 when found. */
-static int pw_scan(struct pw *w, uint64_t now, int initial)
+ * scan, whose matches are old unless they started just now). */
+static void pw_scan(struct procwatch *w, uint64_t now, int initial)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 	pid_t *seen = NULL;
 	size_t nseen = 0, aseen = 0, j = 0, k = 0;
-	int found = 0;
 
 	if (!d)
-		return 0;
-	w->res->scans++;
+		return;
+	w->res.scans++;
 	while ((de = readdir(d))) {
 		char *end;
 		long v = strtol(de->d_name, &end, 10);
@@ -388,9 +409,11 @@ static int pw_scan(struct pw *w, uint64_t now, int initial)
 			j++;
 		if (j < nseen && seen[j] == w->v[i].pid)
 			w->v[k++] = w->v[i];
+		else if (w->v[i].state == PW_FOUND)
+			w->nr_found--; /* gone before it was reported */
 	}
 	w->n = k;
-	for (size_t i = 0; i < nseen && !found; i++) {
+	for (size_t i = 0; i < nseen; i++) {
 		struct pw_proc *p;
 
 		if (pw_find(w, seen[i], NULL))
@@ -398,7 +421,7 @@ static int pw_scan(struct pw *w, uint64_t now, int initial)
 		p = pw_add(w, seen[i], now);
 		if (initial) {
 			struct proc_stat st;
-			int m = check_comm(p->pid, w->o->name, p->comm, 0);
+			int m = check_comm(p->pid, w->name, w->app, p->comm, 0);
 
 			/* running before: not young (renames are caught by the periodic look or
 			 * an event) */
@@ -410,23 +433,22 @@ static int pw_scan(struct pw *w, uint64_t now, int initial)
 				p->state = m == PROCWAIT_MAYBE ? PW_MAYBE : PW_NO;
 				continue;
 			}
-			/* started before the wait began: an old one */
+			/* started before the watch began: an old one */
 			p->first_ns = now;
 			if (proc_stat_read(p->pid, 0, &st) < 0 || st.starttime < w->boot_tick) {
 				p->state = PW_OLD;
-				w->res->ignored++;
-				w->res->ignored_pid = p->pid;
+				w->res.ignored++;
+				w->res.ignored_pid = p->pid;
 				continue;
 			}
 		}
-		found = pw_look(w, p, now, w->last_poll_ns ? w->last_poll_ns : now);
+		pw_look(w, p, now, w->last_poll_ns ? w->last_poll_ns : now);
 	}
 	free(seen);
-	return found;
 }
 
 /* The last pid the kernel handed out in our namespace (/proc/loadavg's last field), or -1. */
-static long pw_last_pid(struct pw *w)
+static long pw_last_pid(struct procwatch *w)
 {
 	char buf[128], *sp;
 	ssize_t n;
@@ -443,9 +465,8 @@ static long pw_last_pid(struct pw *w)
 
 /* Look up the pids handed out since the last poll one by one (threads take pids too, and a
  * pid is handed out a moment before its task shows in /proc: such a pid is looked up again
- * for SETTLE_NS); the whole of /proc is read only when too many came or the counter wrapped.
- * 1 when found. */
-static int pw_poll_new(struct pw *w, uint64_t now)
+ * for SETTLE_NS); the whole of /proc is read only when too many came or the counter wrapped. */
+static void pw_poll_new(struct procwatch *w, uint64_t now)
 {
 	long last = pw_last_pid(w);
 	size_t k = 0;
@@ -453,7 +474,8 @@ static int pw_poll_new(struct pw *w, uint64_t now)
 	if (last < 0 || last < w->last_pid || last - w->last_pid > PROBE_MAX) {
 		w->last_pid = last;
 		w->nr_pending = 0;
-		return pw_scan(w, now, 0);
+		pw_scan(w, now, 0);
+		return;
 	}
 	for (long pid = w->last_pid + 1; pid <= last; pid++) {
 		if (w->nr_pending == PROBE_MAX)
@@ -464,6 +486,7 @@ static int pw_poll_new(struct pw *w, uint64_t now)
 	for (size_t i = 0; i < w->nr_pending; i++) {
 		struct pw_pending *q = &w->pending[i];
 		struct proc_status st;
+		struct pw_proc *p;
 		int ret = proc_status_read(q->pid, 0, &st);
 
 		if (ret < 0) {
@@ -471,15 +494,17 @@ static int pw_poll_new(struct pw *w, uint64_t now)
 				w->pending[k++] = *q;
 			continue;
 		}
-		if (st.tgid != q->pid || pw_find(w, q->pid, NULL))
+		if (st.tgid != q->pid)
 			continue; /* a thread */
-		if (pw_look(w, pw_add(w, q->pid, now), now, w->last_poll_ns)) {
-			w->nr_pending = 0;
-			return 1;
-		}
+		p = pw_find(w, q->pid, NULL);
+		/* a pid handed out again: a process left alone or reported is another one now */
+		if (p && (p->state == PW_OLD || p->state == PW_REPORTED))
+			pw_reset(w, p, now);
+		else if (p)
+			continue;
+		pw_look(w, p ? p : pw_add(w, q->pid, now), now, w->last_poll_ns);
 	}
 	w->nr_pending = k;
-	return 0;
 }
 
 /* ---- kernel process events ---- */
@@ -603,9 +628,11 @@ static void nl_close(int fd)
 
 /* Look at the process an event names, cheaply: most events are of other processes. A forked
  * process has its parent's name: it is new with that name only when the parent had it (a
- * process of that name running before the wait); a comm event carries the new comm. Only
- * processes still to be looked at again stay in the table. 1 when found. */
-static int nl_event(struct pw *w, const struct proc_event *ev, uint64_t now)
+ * process of that name running before the watch, or reported); a comm event carries the new
+ * comm (as an app, an Android app's other processes are renamed "NAME:SUFFIX": any rename of
+ * a main thread is looked at). Only processes still to be looked at again, or reported, stay
+ * in the table. */
+static void nl_event(struct procwatch *w, const struct proc_event *ev, uint64_t now)
 {
 	struct pw_proc tmp, *p;
 	pid_t pid;
@@ -613,11 +640,15 @@ static int nl_event(struct pw *w, const struct proc_event *ev, uint64_t now)
 	switch (ev->what) {
 	case PROC_EVENT_FORK:
 		if (ev->event_data.fork.child_pid != ev->event_data.fork.child_tgid)
-			return 0; /* a thread */
-		p = pw_find(w, ev->event_data.fork.parent_tgid, NULL);
-		if (!p || p->state != PW_OLD)
-			return 0;
+			return; /* a thread */
 		pid = ev->event_data.fork.child_tgid;
+		/* what was known under its pid was of a process gone since */
+		p = pw_find(w, pid, NULL);
+		if (p)
+			pw_reset(w, p, now);
+		p = pw_find(w, ev->event_data.fork.parent_tgid, NULL);
+		if (!p || (p->state != PW_OLD && p->state != PW_FOUND && p->state != PW_REPORTED))
+			return;
 		break;
 	case PROC_EVENT_EXEC:
 		pid = ev->event_data.exec.process_tgid;
@@ -629,28 +660,29 @@ static int nl_event(struct pw *w, const struct proc_event *ev, uint64_t now)
 		comm[sizeof(comm) - 1] = '\0';
 		pid = ev->event_data.comm.process_tgid;
 		p = pw_find(w, pid, NULL);
-		if (strcmp(comm, w->o->name) && !comm_truncates(w->o->name, comm) &&
-		    (!p || p->state == PW_NO))
-			return 0;
+		if (strcmp(comm, w->name) && !comm_truncates(w->name, comm) &&
+		    (!p || p->state == PW_NO) &&
+		    !(w->app && pid == ev->event_data.comm.process_pid))
+			return;
 		break;
 	}
 	default:
-		return 0;
+		return;
 	}
 	p = pw_find(w, pid, NULL);
-	if (p)
-		return pw_look(w, p, now, ev->timestamp_ns);
+	if (p) {
+		pw_look(w, p, now, ev->timestamp_ns);
+		return;
+	}
 	tmp = (struct pw_proc){.pid = pid, .first_ns = now};
-	if (pw_look(w, &tmp, now, ev->timestamp_ns))
-		return 1;
+	pw_look(w, &tmp, now, ev->timestamp_ns);
 	if (tmp.state != PW_NO)
 		*pw_add(w, pid, now) = tmp;
-	return 0;
 }
 
-/* Read the queued events; look at the processes they name. 1 when found, 0, or -ENOBUFS
- * (events were lost: scan /proc). */
-static int nl_read(struct pw *w, uint64_t now)
+/* Read the queued events; look at the processes they name. 0, or -ENOBUFS (events were
+ * lost: scan /proc). */
+static int nl_read(struct procwatch *w, uint64_t now)
 {
 	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
 
@@ -665,9 +697,8 @@ static int nl_read(struct pw *w, uint64_t now)
 
 			if (!nl_event_copy(h, &ev))
 				continue;
-			w->res->events++;
-			if (nl_event(w, &ev, now))
-				return 1;
+			w->res.events++;
+			nl_event(w, &ev, now);
 		}
 	}
 }
@@ -687,36 +718,107 @@ static uint64_t boot_tick_now(void)
 	return (uint64_t)ts.tv_sec * (uint64_t)hz + (uint64_t)ts.tv_nsec / (1000000000ULL / hz);
 }
 
-/* One round after waking up at @now: 1 found, 0 not yet, -errno. */
-static int pw_round(struct pw *w, uint64_t now)
+/* One round after waking up at @now: what it finds is marked PW_FOUND. */
+static void pw_round(struct procwatch *w, uint64_t now)
 {
-	int ret;
-
 	if (w->nl >= 0) {
-		ret = nl_read(w, now);
-		if (ret == -ENOBUFS)
-			ret = pw_scan(w, now, 0);
-		if (ret)
-			return ret;
+		if (nl_read(w, now) == -ENOBUFS)
+			pw_scan(w, now, 0);
 	} else {
-		if (pw_poll_new(w, now))
-			return 1;
+		pw_poll_new(w, now);
 		/* renames and execs of processes seen before (and anything missed) */
 		if (now - w->last_recheck_ns >= RECHECK_NS) {
 			w->last_recheck_ns = now;
-			if (pw_scan(w, now, 0))
-				return 1;
+			pw_scan(w, now, 0);
 			for (size_t i = 0; i < w->n; i++)
-				if (w->v[i].state == PW_NO &&
-				    pw_look(w, &w->v[i], now, w->last_poll_ns))
-					return 1;
+				if (w->v[i].state == PW_NO)
+					pw_look(w, &w->v[i], now, w->last_poll_ns);
 		}
 	}
-	return pw_look_due(w, now);
+	pw_look_due(w, now);
+	w->last_poll_ns = now;
 }
 
+/* Report a process found: 1 with *@pid, 0 when none is left to report. */
+static int pw_report(struct procwatch *w, pid_t *pid)
+{
+	for (size_t i = 0; i < w->n && w->nr_found; i++) {
+		struct pw_proc *p = &w->v[i];
+
+		if (p->state != PW_FOUND)
+			continue;
+		p->state = PW_REPORTED;
+		w->nr_found--;
+		w->res.pid = *pid = p->pid;
+		w->res.appeared_ns = p->appeared_ns;
+		w->res.found_ns = p->found_ns;
+		w->res.ready_ns = p->ready_ns;
+		return 1;
+	}
+	w->nr_found = 0;
+	return 0;
+}
+
+struct procwatch *procwatch_open(const struct procwatch_opts *o)
+{
+	struct procwatch *w = xcalloc(1, sizeof(*w));
+
+	w->name = o->name;
+	w->app = o->app;
+	w->nl = w->loadavg = -1;
+	w->poll_ns = (uint64_t)(o->poll_us ? o->poll_us : PROCWAIT_DEFAULT_POLL_US) * 1000ULL;
+	w->res.start_ns = mono_ns();
+	w->boot_tick = boot_tick_now();
+	/* listen first, then list what runs: a process that starts in between is seen twice,
+	 * never missed */
+	if (!o->no_netlink) {
+		w->nl = nl_open();
+		if (w->nl < 0)
+			log_debug("no process events (%s): polling /proc every %u us",
+				  strerror(-w->nl), (unsigned)(w->poll_ns / 1000));
+	}
+	w->res.how = w->nl >= 0 ? PROCWAIT_NETLINK : PROCWAIT_POLL;
+	if (w->nl < 0) {
+		w->loadavg = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+		w->last_pid = pw_last_pid(w);
+	}
+	w->last_recheck_ns = w->res.start_ns;
+	pw_scan(w, w->res.start_ns, 1);
+	w->last_poll_ns = mono_ns();
+	return w;
+}
+
+int procwatch_next(struct procwatch *w, uint64_t now, pid_t *pid)
+{
+	if (!now)
+		now = mono_ns();
+	/* (a caller that takes every process found calls again at once: no second round) */
+	if (!w->nr_found && now - w->last_poll_ns >= w->poll_ns / 2)
+		pw_round(w, now);
+	return w->nr_found ? pw_report(w, pid) : 0;
+}
+
+const struct procwait_result *procwatch_result(const struct procwatch *w)
+{
+	return &w->res;
+}
+
+void procwatch_close(struct procwatch *w)
+{
+	if (!w)
+		return;
+	if (w->nl >= 0)
+		nl_close(w->nl);
+	if (w->loadavg >= 0)
+		close(w->loadavg);
+	free(w->v);
+	free(w);
+}
+
+/* ---- the wait ---- */
+
 /* How long to sleep (ms) before the next round. */
-static int pw_sleep_ms(const struct pw *w, uint64_t now, uint64_t deadline)
+static int pw_sleep_ms(const struct procwatch *w, uint64_t now, uint64_t deadline)
 {
 	uint64_t ms = w->poll_ns / 1000000ULL ? w->poll_ns / 1000000ULL : 1;
 
@@ -734,14 +836,18 @@ static int pw_sleep_ms(const struct pw *w, uint64_t now, uint64_t deadline)
 	return (int)ms;
 }
 
-static int pw_loop(struct pw *w, uint64_t deadline)
+/* Sleep and look until a process is found (1, *@pid), the deadline (-ETIMEDOUT) or a signal
+ * on @sfd (-EINTR). */
+static int pw_loop(struct procwatch *w, int sfd, uint64_t deadline, pid_t *pid)
 {
 	for (;;) {
-		struct pollfd pfd[2] = {{.fd = w->sfd, .events = POLLIN},
+		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN},
 					{.fd = w->nl, .events = POLLIN}};
 		uint64_t now = mono_ns();
 		int ret;
 
+		if (w->nr_found && pw_report(w, pid))
+			return 1;
 		if (deadline && now >= deadline)
 			return -ETIMEDOUT;
 		if (w->poll_ns >= 1000000ULL || w->nl >= 0) {
@@ -756,65 +862,42 @@ static int pw_loop(struct pw *w, uint64_t deadline)
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
-			if (read(w->sfd, &si, sizeof(si)) == sizeof(si)) {
-				w->res->signal = (int)si.ssi_signo;
+			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				w->res.signal = (int)si.ssi_signo;
 				return -EINTR;
 			}
 		}
-		now = mono_ns();
-		ret = pw_round(w, now);
-		w->last_poll_ns = now;
-		if (ret)
-			return ret;
+		pw_round(w, mono_ns());
 	}
 }
 
 int procwait_run(const struct procwait_opts *o, struct procwait_result *res)
 {
-	struct pw w = {.o = o, .res = res, .nl = -1, .sfd = -1, .loadavg = -1};
+	struct procwatch_opts wo = {
+	    .name = o->name, .poll_us = o->poll_us, .no_netlink = o->no_netlink};
+	struct procwatch *w;
 	uint64_t deadline;
-	int ret;
+	int sfd = -1, ret;
+	pid_t pid;
 
 	memset(res, 0, sizeof(*res));
-	w.poll_ns = (uint64_t)(o->poll_us ? o->poll_us : PROCWAIT_DEFAULT_POLL_US) * 1000ULL;
 	if (o->stop) {
-		w.sfd = signalfd(-1, o->stop, SFD_CLOEXEC | SFD_NONBLOCK);
-		if (w.sfd < 0)
+		sfd = signalfd(-1, o->stop, SFD_CLOEXEC | SFD_NONBLOCK);
+		if (sfd < 0)
 			return -errno;
 	}
-	res->start_ns = mono_ns();
-	w.boot_tick = boot_tick_now();
-	deadline = o->timeout_s > 0 ? res->start_ns + (uint64_t)(o->timeout_s * 1e9) : 0;
-	/* listen first, then list what runs: a process that starts in between is seen twice,
-	 * never missed */
-	if (!o->no_netlink) {
-		w.nl = nl_open();
-		if (w.nl < 0)
-			log_debug("no process events (%s): polling /proc every %u us",
-				  strerror(-w.nl), (unsigned)(w.poll_ns / 1000));
-	}
-	res->how = w.nl >= 0 ? PROCWAIT_NETLINK : PROCWAIT_POLL;
-	if (w.nl < 0) {
-		w.loadavg = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-		w.last_pid = pw_last_pid(&w);
-	}
-	w.last_recheck_ns = res->start_ns;
-	ret = pw_scan(&w, res->start_ns, 1);
-	w.last_poll_ns = mono_ns();
+	w = procwatch_open(&wo);
+	deadline = o->timeout_s > 0 ? w->res.start_ns + (uint64_t)(o->timeout_s * 1e9) : 0;
 	if (o->ready)
-		o->ready(o->arg, res);
-	if (!ret)
-		ret = pw_loop(&w, deadline);
+		o->ready(o->arg, &w->res);
+	ret = pw_loop(w, sfd, deadline, &pid);
+	*res = w->res;
 	if (ret == -ETIMEDOUT && res->denied)
 		ret = -EPERM;
 	else if (ret == -ETIMEDOUT)
 		res->pid = 0;
-	if (w.nl >= 0)
-		nl_close(w.nl);
-	if (w.sfd >= 0)
-		close(w.sfd);
-	if (w.loadavg >= 0)
-		close(w.loadavg);
-	free(w.v);
+	procwatch_close(w);
+	if (sfd >= 0)
+		close(sfd);
 	return ret == 1 ? 0 : ret;
 }

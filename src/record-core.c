@@ -943,7 +943,7 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		print_stop_reasons(rs, stacks, prefix, f);
 	if (ts->procs_seen > 1 || ts->procs_skipped) {
 		uint64_t sampled = ts->procs_seen - ts->procs_skipped;
-		uint64_t first = rc->nr_attached ? rc->nr_attached : 1;
+		uint64_t first = (rc->nr_attached ? rc->nr_attached : 1) + st->joined;
 
 		fprintf(f,
 			"%s  processes: %llu sampled (%llu forked children followed), %llu let "
@@ -952,6 +952,9 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 			(unsigned long long)(sampled > first ? sampled - first : 0),
 			(unsigned long long)ts->procs_skipped);
 	}
+	if (st->joined)
+		fprintf(f, "%s  %llu process%s joined during the recording\n", prefix,
+			(unsigned long long)st->joined, st->joined > 1 ? "es" : "");
 	print_hold(rc, prefix, f);
 	if (rs->java_frames)
 		fprintf(f,

@@ -68,7 +68,8 @@ static const struct opt_spec specs[O_NR] = {
 	       CLI},
     [O_APP] = {"app", LONG_ONLY(O_APP), "NAME",
 	       "attach to every process named NAME or NAME:SUFFIX (an\n"
-	       "Android app and its android:process services) running now",
+	       "Android app and its android:process services) running now,\n"
+	       "and to those that start during the recording",
 	       CLI},
     [O_WAIT] = {"wait", LONG_ONLY(O_WAIT), "NAME",
 		"wait for a new process named NAME (its comm, its argv[0] or\n"

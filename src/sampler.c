@@ -714,6 +714,57 @@ static int handle_events(struct tracee *t, const struct perch_arch *arch, struct
 	return ret;
 }
 
+/* Tell the worker of process @p, just attached: it, then each of its other threads. */
+static void post_proc(struct tracee *t, struct worker *w, struct tracee_proc *p)
+{
+	struct tracee_event ev = {TRACEE_EV_PROC_NEW, tracee_find(t, p->pid), p};
+
+	post_event(w, &ev);
+	ev.kind = TRACEE_EV_THREAD_NEW;
+	for (size_t i = 0; i < t->nr_threads; i++) {
+		ev.thread = t->threads[i];
+		if (ev.thread->proc == p && ev.thread->tid != p->pid)
+			post_event(w, &ev);
+	}
+}
+
+/* Attach to the processes the caller's hook names (sampler_opts.join), each into the set and
+ * the worker's view. A failure is the process's alone: the recording goes on. */
+static void join_procs(struct tracee *t, const struct sampler_opts *o, struct worker *w,
+		       uint64_t now, struct sampler_stats *st)
+{
+	pid_t pid;
+
+	while (o->join(o->join_arg, now, &pid) == 1) {
+		struct tracee_proc *p;
+		int ret;
+
+		if (tracee_proc_find(t, pid))
+			continue;
+		/* gone already (a short-lived process): not worth tracee's error message */
+		if (kill(pid, 0) < 0 && errno == ESRCH) {
+			log_debug("process %d exited before perch attached", pid);
+			continue;
+		}
+		ret = tracee_add_pid(t, pid);
+		p = tracee_proc_find(t, pid);
+		if (ret < 0 || !p) {
+			/* (tracee said why) */
+			log_info("process %d not joined: %s", pid,
+				 strerror(ret < 0 ? -ret : ESRCH));
+			continue;
+		}
+		if (!p->arch) {
+			log_info("process %d not joined: perch cannot profile its program", pid);
+			tracee_detach_proc(t, p);
+			continue;
+		}
+		log_info("process %d joined the recording (%zu threads)", pid, p->nr_threads);
+		st->joined++;
+		post_proc(t, w, p);
+	}
+}
+
 /* Where in its period a tick fires: anywhere, uniformly. A tick at a fixed phase aliases with
  * any target whose own period is a multiple of it (a thread that runs 5 ms of every 20 would
  * be seen running at every other 100 Hz tick, or at none, depending on the phase alone: 50% or
@@ -1377,6 +1428,28 @@ static void job_stop(struct tracee *t, const struct perch_arch *arch, struct wor
 			kill(t->procs[i]->pid, SIGCONT);
 }
 
+/* Sleep until @until (CLOCK_MONOTONIC ns) or a signal of @set: a stop signal ends the
+ * recording (@st), a job-control stop stops perch. 1 after such a stop (the ticks perch was
+ * stopped for are not owed to anyone), else 0. */
+static int sleep_until(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		       const sigset_t *set, uint64_t until, struct sampler_stats *st)
+{
+	uint64_t now = tracee_now_ns(), wait = until > now ? until - now : 0;
+	struct timespec ts = {(time_t)(wait / 1000000000ULL), (long)(wait % 1000000000ULL)};
+	siginfo_t si;
+	int sig = sigtimedwait(set, &si, &ts);
+
+	if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+		st->stop_reason = SAMPLER_STOP_SIGNAL;
+		st->signal = sig;
+		st->signal_code = si.si_code;
+	} else if (is_job_stop(sig)) {
+		job_stop(t, arch, w, &si, st);
+		return 1;
+	}
+	return 0;
+}
+
 /* Raise the calling (ptrace) thread's priority: SCHED_FIFO at SAMPLER_RT_PRIO when allowed,
  * else nice SAMPLER_NICE. A tick is a sample of the moment it fires only if the states are read
  * then: under CFS the ptrace thread woke 0.2-0.9 ms late (p50-p90, 1000 Hz) whenever the
@@ -1409,7 +1482,7 @@ static void restore_priority(int rt)
 int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sampler_opts *o,
 		const struct sampler_ops *ops, void *arg, struct sampler_stats *st)
 {
-	uint64_t period = (uint64_t)(1e9 / o->hz), start, end, base, fire;
+	uint64_t period = (uint64_t)(1e9 / o->hz), start, end, base, fire, join_at, until;
 	struct worker w = {.ops = ops, .arg = arg};
 	struct sampler_hold *hold = NULL;
 	sigset_t set;
@@ -1439,7 +1512,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	if (!o->no_hold && !o->follow_cpu)
 		hold = sampler_hold_new(SAMPLER_RT_PRIO, SAMPLER_NICE / 2, period);
 	/* the clock starts once everything is set up: a short -d still gets its ticks */
-	start = base = fire = tracee_now_ns();
+	start = base = fire = join_at = tracee_now_ns();
 	end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	srandom((unsigned int)start);
 	if (ret) {
@@ -1485,23 +1558,15 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		if (st->stop_reason)
 			break;
 		now = tracee_now_ns();
-		if (now < fire && now < end) {
-			uint64_t wait = (fire < end ? fire : end) - now;
-			struct timespec ts = {(time_t)(wait / 1000000000ULL),
-					      (long)(wait % 1000000000ULL)};
-			siginfo_t si;
-			int sig = sigtimedwait(&set, &si, &ts);
-
-			if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
-				st->stop_reason = SAMPLER_STOP_SIGNAL;
-				st->signal = sig;
-				st->signal_code = si.si_code;
-			} else if (is_job_stop(sig)) {
-				job_stop(t, arch, &w, &si, st);
-				/* the ticks perch was stopped for are not owed to anyone */
-				base = fire = tracee_now_ns();
-			}
+		if (o->join && now >= join_at) {
+			join_procs(t, o, &w, now, st);
+			join_at = now + SAMPLER_JOIN_MS * 1000000ULL;
 		}
+		until = fire < end ? fire : end;
+		if (o->join && join_at < until)
+			until = join_at; /* (a long tick period: the hook is still asked on time) */
+		if (now < until && sleep_until(t, arch, &w, &set, until, st))
+			base = fire = tracee_now_ns();
 	}
 	st->elapsed_s = (double)(tracee_now_ns() - start) / 1e9;
 	restore_priority(rt);

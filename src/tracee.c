@@ -404,6 +404,9 @@ static void proc_abandon(struct tracee *t, struct tracee_proc *p)
 			break;
 		if (ret == 0)
 			usleep(200);
+		/* (added while sampling, sampler_opts.join: another thread's stop goes on) */
+		else if (ev.kind == TRACEE_EV_STOPPED || ev.kind == TRACEE_EV_PROC_EXITING)
+			tracee_resume(t, ev.thread);
 	}
 	for (size_t i = t->nr_threads; i-- > 0;)
 		if (t->threads[i]->proc == p)

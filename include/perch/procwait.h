@@ -1,5 +1,7 @@
-/* Waiting for a process to start (`perch record --wait NAME`): find the first new process
- * whose name matches and that perch may attach to. Names come from /proc (comm, argv[0] of
+/* Watching for processes as they start: every new process whose name matches, once, as soon
+ * as perch may attach to it (`perch record --app NAME` takes the app's processes that start
+ * while it records), and waiting for the first one (`perch record --wait NAME`). Names come
+ * from /proc (comm, argv[0] of
  * cmdline, which is also where Android writes an app's process name); new processes are
  * learnt from the kernel's process events (netlink proc connector: fork, exec and comm
  * changes, with their time) when perch may listen to them (any user since Linux 6.6, else
@@ -80,11 +82,39 @@ enum procwait_match procwait_check(pid_t pid, const char *name);
  * /proc/PID/mem)? 0, -EPERM/-EACCES (not yet, or never), -ESRCH (gone). */
 int procwait_attachable(pid_t pid);
 
+struct procwatch;
+
+struct procwatch_opts {
+	const char *name;     /* what to watch for; borrowed: it must outlive the watcher */
+	int app;	      /* match as an app (procwait_app_matches()), else as
+			       * procwait_name_matches() */
+	unsigned int poll_us; /* /proc polling period (0: PROCWAIT_DEFAULT_POLL_US) */
+	int no_netlink;	      /* poll /proc even when process events are available */
+};
+
+/* Start watching. The processes that match now are old: never reported (except one that
+ * started in the same clock tick), the caller lists them (procwait_list_app()) after this
+ * call, so that none that starts in between is missed (it may be both listed and reported).
+ * Never NULL. */
+struct procwatch *procwatch_open(const struct procwatch_opts *o);
+/* Look for new processes without blocking (@now: CLOCK_MONOTONIC ns, 0 to read the clock):
+ * 1 with *@pid a new matching process perch may attach to now, 0 when there is none now.
+ * Each process is reported once; one that matches but may not be attached to yet (an Android
+ * app before zygote has made it the app's) is reported when it may. Looks at /proc or the
+ * process events at most every half polling period: call it as often as new processes should
+ * be seen, and again at once while it returns 1. */
+int procwatch_next(struct procwatch *w, uint64_t now, pid_t *pid);
+/* How it learns of processes (@how), its statistics, and the last process reported (@pid,
+ * @appeared_ns, @found_ns, @ready_ns). Borrowed: valid until procwatch_close(). */
+const struct procwait_result *procwatch_result(const struct procwatch *w);
+/* procwatch_close(NULL) does nothing. */
+void procwatch_close(struct procwatch *w);
+
 /* Wait for a process named @o->name that was not running when the wait began (or started
- * just then) and that perch may attach to. Processes of that name already running are left
- * alone (counted in @res->ignored). 0 with @res filled; -ETIMEDOUT after @o->timeout_s (a
- * process that matched but stayed not attachable: -EPERM, @res->pid set); -EINTR when a
- * signal of @o->stop came (@res->signal); -errno. No message is printed: the caller says
+ * just then) and that perch may attach to: the first one a watcher reports. Processes of that name
+ * already running are left alone (counted in @res->ignored). 0 with @res filled; -ETIMEDOUT after
+ * @o->timeout_s (a process that matched but stayed not attachable: -EPERM, @res->pid set); -EINTR
+ * when a signal of @o->stop came (@res->signal); -errno. No message is printed: the caller says
  * what happened. */
 int procwait_run(const struct procwait_opts *o, struct procwait_result *res);
 

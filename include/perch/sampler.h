@@ -52,7 +52,15 @@ struct sampler_opts {
 			    * of them (to measure what reuse saves) */
 	int no_hold;	   /* interrupt running threads from perch's CPU, without holding theirs
 			    * first (sampler-hold.h; to measure the syscall bias it removes) */
+	/* Optional: processes that join the recording (`perch record --app`). Called on the
+	 * ptrace thread between ticks, every SAMPLER_JOIN_MS or so, and again at once while it
+	 * returns 1 with *@pid a process to attach to and sample from then on (one already
+	 * traced is skipped); 0 when there is none now. @now: CLOCK_MONOTONIC ns. */
+	int (*join)(void *arg, uint64_t now, pid_t *pid);
+	void *join_arg;
 };
+
+#define SAMPLER_JOIN_MS 5 /* how often sampler_opts.join is asked */
 
 #define SAMPLER_VERIFY_MAX 128 /* frames the --verify reference unwind keeps */
 
@@ -113,6 +121,7 @@ struct sampler_stats {
 	uint64_t job_stops;    /* times perch stopped itself on SIGTSTP/SIGTTIN/SIGTTOU */
 	uint64_t races;	       /* threads that exited under us (expected, not errors) */
 	uint64_t migrations;   /* CPU changes of the ptrace thread (follow_cpu) */
+	uint64_t joined;       /* processes attached during the recording (sampler_opts.join) */
 	uint64_t held;	       /* running threads interrupted while their CPU was held at the
 				* tick (they stop where they were then: sampler-hold.h) */
 	uint64_t unheld;       /* running threads interrupted from another CPU (no holder there

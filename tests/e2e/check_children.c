@@ -364,6 +364,117 @@ START_TEST(pid_list_and_app)
 }
 END_TEST
 
+/* Wait until @p's stderr holds @text. */
+static int wait_err(struct harness_proc *p, const char *text, double timeout)
+{
+	double end = harness_now() + timeout;
+
+	while (!strstr(p->err.len ? p->err.buf : "", text)) {
+		if (p->reaped || harness_now() > end)
+			return -1;
+		harness_proc_pump(p, 0.05);
+	}
+	return 0;
+}
+
+/* chain-fp spinning for 30 s under the process name (argv[0]) @name */
+static struct harness_proc *spawn_named(const char *label, const char *name)
+{
+	return harness_spawn(
+	    label, HARNESS_ARGV("/bin/bash", "-c",
+				harness_fmt("exec -a %s %s 30", name, harness_target("chain-fp"))));
+}
+
+/* `--app NAME` also takes the app's processes that start while it records (issue 19, item
+ * 2): with one process of the app running, perch starts; then a second one named NAME, one
+ * exec'd as "NAME:remote" (an Android app's service process), one that renames itself
+ * "NAME:svc" after it started as zygote names an app's process (waitstart -n: argv[0]'s
+ * memory and comm) and one named "NAMEx" (not the app's) start. The three of the app are in
+ * the recording under their own pids with their own spin for about as long as they ran by the
+ * test's clock, the other is not, the summary says they joined, and every process runs on
+ * untraced after perch. Once with the kernel's process
+ * events (when perch may listen to them) and once polling /proc (PERCH_WAIT_POLL=proc). The
+ * name is made unique: other tests on the machine run chain-fp too. */
+START_TEST(app_join)
+{
+	const char *out = harness_tmpfile("join.folded");
+	const char *name = harness_fmt("perchjoin%d", (int)getpid());
+	const double duration = 4;
+	struct harness_proc *a, *b, *remote, *renamed, *other, *perch;
+	struct harness_folded f;
+	pid_t pa, pb, pr, pn, po;
+	char states[64];
+
+	a = spawn_named("app a", name);
+	pa = harness_proc_wait_ready(a, 5);
+	for (int way = 0; way < 2; way++) {
+		double started, ready;
+
+		if (way)
+			setenv("PERCH_WAIT_POLL", "proc", 1);
+		perch = harness_spawn("perch",
+				      HARNESS_ARGV(harness_perch(), "record", "-v", "--app", name,
+						   "-d", harness_fmt("%g", duration), "-o", out));
+		unsetenv("PERCH_WAIT_POLL");
+		H_ASSERT(wait_err(perch, "perch: sampling ", 20) == 0,
+			 "perch did not start sampling");
+		started = harness_now();
+		if (way)
+			H_ASSERT(strstr(perch->err.buf, "(polling /proc)"),
+				 "PERCH_WAIT_POLL=proc does not poll /proc");
+		b = spawn_named("app b", name);
+		remote = spawn_named("app remote", harness_fmt("%s:remote", name));
+		renamed =
+		    harness_spawn("app renamed", HARNESS_ARGV(harness_target("waitstart"), "-n",
+							      harness_fmt("%s:svc", name), "-s",
+							      "0", "-r", "30000"));
+		other = spawn_named("not the app", harness_fmt("%sx", name));
+		pb = harness_proc_wait_ready(b, 5);
+		pr = harness_proc_wait_ready(remote, 5);
+		pn = harness_proc_wait_ready(renamed, 5);
+		po = harness_proc_wait_ready(other, 5);
+		ready = harness_now();
+		H_ASSERT(ready < started + duration - 1, "the late processes took %.1f s to start",
+			 ready - started);
+		H_ASSERT(harness_proc_wait(perch, 30) == 0, "perch --app did not finish");
+		H_CHECK_RECORD(perch, HARNESS_EXIT_OK, out, &f);
+		harness_folded_context(&f, NULL, 20);
+		harness_context_add("way %d (%s), late processes ready %.2f s into %g s", way,
+				    way ? "polling /proc" : "default", ready - started, duration);
+		/* (the first one's count is held to its bounds in pid_list_and_app) */
+		H_ASSERT(proc_count(&f, pa, "f3", "chain-fp") > 0, "the first process is missing");
+		assert_about(proc_count(&f, pb, "f3", "chain-fp"), started + duration - ready, 0.4,
+			     1.2, "the app's process that started during the recording");
+		assert_about(proc_count(&f, pr, "f3", "chain-fp"), started + duration - ready, 0.4,
+			     1.2, "NAME:remote, started during the recording");
+		assert_about(proc_count(&f, pn, "steady_work", NULL), started + duration - ready,
+			     0.4, 1.2, "NAME:svc, renamed during the recording");
+		H_ASSERT(proc_count(&f, po, NULL, NULL) == 0, "--app %s recorded %sx", name, name);
+		H_ASSERT(proc_count(&f, 0, NULL, NULL) ==
+			     proc_count(&f, pa, NULL, NULL) + proc_count(&f, pb, NULL, NULL) +
+				 proc_count(&f, pr, NULL, NULL) + proc_count(&f, pn, NULL, NULL),
+			 "--app recorded a process not of the app");
+		H_ASSERT(strstr(perch->err.buf, "3 processes joined during the recording"),
+			 "the summary does not say 3 processes joined");
+		harness_folded_release(&f);
+		H_ASSERT(harness_wait_traced(pa, 0, 2) == 0 && harness_wait_traced(pb, 0, 2) == 0 &&
+			     harness_wait_traced(pr, 0, 2) == 0 &&
+			     harness_wait_traced(pn, 0, 2) == 0,
+			 "a process is still traced after perch");
+		H_ASSERT(harness_task_states(pb, states, sizeof(states)) > 0 && states[0] == 'R',
+			 "the joined process is not running after perch (%s)", states);
+		H_ASSERT(harness_task_states(pr, states, sizeof(states)) > 0 && states[0] == 'R',
+			 "the joined NAME:remote is not running after perch (%s)", states);
+		harness_proc_kill(b, SIGKILL);
+		harness_proc_kill(remote, SIGKILL);
+		harness_proc_kill(renamed, SIGKILL);
+		harness_proc_kill(other, SIGKILL);
+		harness_context_reset();
+	}
+	harness_proc_kill(a, SIGKILL);
+}
+END_TEST
+
 /* ---- every way out leaves every child running, untraced ---- */
 
 START_TEST(detach_children)
@@ -564,6 +675,7 @@ Suite *children_suite(void)
 	tcase_add_test(tc, xz_child);
 	tcase_add_test(tc, follow_pid);
 	tcase_add_test(tc, pid_list_and_app);
+	tcase_add_test(tc, app_join);
 	tcase_add_test(tc, detach_children);
 	tcase_add_test(tc, exec_32bit);
 	tcase_add_test(tc, outputs);
