@@ -79,6 +79,45 @@ def run(perch, gen, out, runs=3, seconds=600, threads=50, hz=100):
     return res
 
 
+def load(b, page):
+    """One load of @page in browser @b: (wall s from navigation to the ready mark, renderer CPU
+    s, the page's own timing)."""
+    def cpu():
+        info = b.send("SystemInfo.getProcessInfo", _browser=True)["processInfo"]
+        return sum(p["cpuTime"] for p in info if p["type"] == "renderer")
+    c0, t = cpu(), time.monotonic()
+    b.navigate("file://" + os.path.abspath(page))
+    wait_ready(b)
+    wall = time.monotonic() - t
+    err = b.eval("perchReport.error")
+    if err:
+        raise RuntimeError("the page failed: " + err)
+    return wall, cpu() - c0, b.eval("perchReport.timing")
+
+
+def compare(pages, runs=8):
+    """Load @pages in turn in one browser, @runs rounds (the first round is a warm-up, not
+    counted): per page the medians of wall time, renderer CPU and the page's own
+    navigation-to-ready time (performance.now() at its ready mark)."""
+    b = cdp.Browser(timeout=180)
+    got = {p: [] for p in pages}
+    try:
+        for r in range(runs + 1):
+            for p in (pages if r % 2 else pages[::-1]):
+                wall, cpu, timing = load(b, p)
+                if r:
+                    got[p].append((wall, cpu, timing["sinceStart"] / 1000.0))
+    finally:
+        b.close()
+    out = {}
+    for p, v in got.items():
+        out[p] = {"wall_s": statistics.median(x[0] for x in v),
+                  "renderer_cpu_s": statistics.median(x[1] for x in v),
+                  "ready_s": statistics.median(x[2] for x in v),
+                  "ready_all": [round(x[2], 3) for x in v]}
+    return out
+
+
 def render(res):
     if not res:
         return []
@@ -101,3 +140,21 @@ def render(res):
             ", ".join("%s %.0f" % kv for kv in t["steps"].items()),
             "" if not res["problems"] else "; PROBLEMS: " + "; ".join(res["problems"])),
     ]
+
+
+if __name__ == "__main__":
+    # python3 scripts/bench/report_page.py --compare OLD.html NEW.html [RUNS]: the same
+    # recording's page before and after a change, loads interleaved in one browser
+    if len(sys.argv) >= 4 and sys.argv[1] == "--compare":
+        with open("/proc/loadavg") as f:
+            print("load average before: " + f.read().strip())
+        res = compare(sys.argv[2:4], int(sys.argv[4]) if len(sys.argv) > 4 else 8)
+        for page, r in res.items():
+            print("%s: ready %.3f s (page's own navigation to ready), wall %.3f s, renderer CPU "
+                  "%.3f s, median of %d; loads %s" % (page, r["ready_s"], r["wall_s"],
+                                                      r["renderer_cpu_s"], len(r["ready_all"]),
+                                                      r["ready_all"]))
+        with open("/proc/loadavg") as f:
+            print("load average after: " + f.read().strip())
+    else:
+        sys.exit("usage: report_page.py --compare OLD.html NEW.html [RUNS]")

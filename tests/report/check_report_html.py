@@ -89,6 +89,8 @@ def record(perch, targets, tmp):
 
 
 def state(b):
+    # a time range waits for the samples block when it comes before the page inflated it
+    b.wait_for("!perchReport.state().pending", 30)
     return json.loads(b.eval("JSON.stringify(perchReport.state())"))
 
 
