@@ -406,8 +406,13 @@
   function warmSamples() {
     var k = 0;
     function next(deadline) {
-      while (k < D.threads.length && deadline.timeRemaining() > 3)
-        samplesOf(D.threads[k++]);
+      try {
+        while (k < D.threads.length && deadline.timeRemaining() > 3)
+          samplesOf(D.threads[k++]);
+      } catch (e) {
+        fail(e);
+        return;
+      }
       if (k < D.threads.length)
         idle(next);
     }
