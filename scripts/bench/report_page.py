@@ -6,8 +6,12 @@ The recording is written by build/bench/bin/report-gen (tests/bench/report_gen.c
 perch's own recording writer, with app-like content (2000 functions, hot stacks 8-40 deep that
 change every 30 s, wait frames, counters, stalls): recording 10 minutes for real would take 10
 minutes. Render time = from Page.navigate to the page's ready mark (every view drawn, after two
-animation frames; awaited through a promise the page resolves, not by polling), median of RUNS loads in one browser; the renderer's CPU seconds
-(SystemInfo.getProcessInfo) are given too, since other load on the machine stretches wall time.
+animation frames; awaited through a promise the page resolves, not by polling), median of RUNS
+loads in one browser (the samples block, which the first view does not need, may still be
+being parsed then: the page reads it when idle or when a range is first selected); the
+renderer's CPU seconds (SystemInfo.getProcessInfo) are given too, since other load on the
+machine stretches wall time. `report_page.py --compare OLD.html NEW.html [ROUNDS]` loads two
+pages interleaved in one browser (medians; the first round not counted).
 Python 3 standard library only (tests/report/cdp.py)."""
 import os
 import statistics
@@ -38,6 +42,22 @@ def wait_ready(b):
         b.wait_for(READY, 180)
 
 
+def load(b, page):
+    """One load of @page in browser @b: (wall s from navigation to the ready mark, renderer CPU
+    s, the page's own timing)."""
+    def cpu():
+        info = b.send("SystemInfo.getProcessInfo", _browser=True)["processInfo"]
+        return sum(p["cpuTime"] for p in info if p["type"] == "renderer")
+    c0, t = cpu(), time.monotonic()
+    b.navigate("file://" + os.path.abspath(page))
+    wait_ready(b)
+    wall = time.monotonic() - t
+    err = b.eval("perchReport.error")
+    if err:
+        raise RuntimeError("the page failed: " + err)
+    return wall, cpu() - c0, b.eval("perchReport.timing")
+
+
 def run(perch, gen, out, runs=3, seconds=600, threads=50, hz=100):
     rec = os.path.join(out, "report-%ds-%dt-%dhz.perch" % (seconds, threads, hz))
     page = os.path.join(out, "report-page.html")
@@ -53,19 +73,9 @@ def run(perch, gen, out, runs=3, seconds=600, threads=50, hz=100):
     b = cdp.Browser(timeout=180)
     loads = []
     try:
-        def cpu():
-            info = b.send("SystemInfo.getProcessInfo", _browser=True)["processInfo"]
-            return sum(p["cpuTime"] for p in info if p["type"] == "renderer")
         for _ in range(runs):
-            c0, t = cpu(), time.monotonic()
-            b.navigate("file://" + os.path.abspath(page))
-            wait_ready(b)
-            wall = time.monotonic() - t
-            err = b.eval("perchReport.error")
-            if err:
-                raise RuntimeError("the page failed: " + err)
-            loads.append({"wall_s": wall, "renderer_cpu_s": cpu() - c0,
-                          "timing": b.eval("perchReport.timing")})
+            wall, cpu, timing = load(b, page)
+            loads.append({"wall_s": wall, "renderer_cpu_s": cpu, "timing": timing})
         b.pump(0.2)
         res["problems"] = b.problems()
     finally:
@@ -77,22 +87,6 @@ def run(perch, gen, out, runs=3, seconds=600, threads=50, hz=100):
     with open("/proc/loadavg") as f:
         res["loadavg"] = f.read().split()[0]
     return res
-
-
-def load(b, page):
-    """One load of @page in browser @b: (wall s from navigation to the ready mark, renderer CPU
-    s, the page's own timing)."""
-    def cpu():
-        info = b.send("SystemInfo.getProcessInfo", _browser=True)["processInfo"]
-        return sum(p["cpuTime"] for p in info if p["type"] == "renderer")
-    c0, t = cpu(), time.monotonic()
-    b.navigate("file://" + os.path.abspath(page))
-    wait_ready(b)
-    wall = time.monotonic() - t
-    err = b.eval("perchReport.error")
-    if err:
-        raise RuntimeError("the page failed: " + err)
-    return wall, cpu() - c0, b.eval("perchReport.timing")
 
 
 def compare(pages, runs=8):
@@ -134,8 +128,9 @@ def render(res):
         "average %s)   goal < %.0f s: %s" % (
             res["render_s"], len(res["loads"]), res["renderer_cpu_s"], res["loadavg"], TIME_GOAL,
             "ok" if res["render_s"] < TIME_GOAL else "MISS"),
-        "  in the page: inflate %.0f ms, decode %.0f ms (%s), draw %.0f ms (%s)%s" % (
-            t["inflate"], t["decode"],
+        "  in the page: its script starts %.0f ms after navigation (the browser reads and parses "
+        "the page before it), inflate %.0f ms, decode %.0f ms (%s), draw %.0f ms (%s)%s" % (
+            t.get("scriptStart", 0), t["inflate"], t["decode"],
             ", ".join("%s %.0f" % kv for kv in t.get("decodeSteps", {}).items()), t["draw"],
             ", ".join("%s %.0f" % kv for kv in t["steps"].items()),
             "" if not res["problems"] else "; PROBLEMS: " + "; ".join(res["problems"])),
