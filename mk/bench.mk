@@ -55,13 +55,16 @@ bench: deps
 # `make bench-long` (issue 18): perch's memory over a real 10-minute recording of bench-long (50
 # threads at 1000 Hz, streamed to a .perch): peak RSS, RSS at each minute and the growth per
 # minute over the last 5 minutes. Not part of `make check` or CI. BENCH_LONG_SECS=120 gives a
-# shorter run for development (the growth is then over its second half).
+# shorter run for development (the growth is then over its second half). BENCH_LONG_RING=10
+# records with the flight recorder instead (--ring 10, a window saved every 30 s).
 BENCH_LONG_SECS ?= 600
+BENCH_LONG_RING ?= 0
 
 bench-long: deps
 	$(Q)$(MAKE) --no-print-directory $(O)/perch $(BENCH_BIN)/bench-long
 	$(Q)python3 scripts/bench/bench.py --perch $(O)/perch --bin $(BENCH_BIN) \
 		--out $(BENCH_DIR)/long --only memory --mem-seconds $(BENCH_LONG_SECS) \
+		--mem-ring $(BENCH_LONG_RING) \
 		--budget $$(($(BENCH_LONG_SECS) + 60)) $(BENCH_ARGS)
 
 .PHONY: bench-build bench-long

@@ -689,6 +689,109 @@ void profile_drop_samples(struct profile *p)
 	p->samples_nr = 0;
 }
 
+size_t profile_drop_samples_before(struct profile *p, uint64_t time_ns)
+{
+	size_t k = 0, n = p->samples_nr;
+
+	for (size_t i = 0; i < n; i++)
+		if (p->samples[i].time_ns >= time_ns)
+			p->samples[k++] = p->samples[i];
+	p->samples_nr = k;
+	return n - k;
+}
+
+uint32_t profile_copy_stack(const struct profile *src, uint32_t stack, struct profile *dst)
+{
+	size_t k;
+	const uint32_t *sl = profile_stack(src, stack, &k);
+	uint32_t *locs = xmalloc((k ? k : 1) * sizeof(*locs)), id;
+
+	for (size_t j = 0; j < k; j++)
+		locs[j] = profile_copy_location(src, sl[j], dst);
+	id = profile_intern_stack(dst, locs, k);
+	free(locs);
+	return id;
+}
+
+uint32_t profile_copy_location(const struct profile *src, uint32_t loc, struct profile *dst)
+{
+	const struct profile_location *l = profile_location(src, loc);
+	size_t n;
+	const uint32_t *fr = profile_location_frames(src, loc, &n);
+	struct profile_frame *pf = xcalloc(n ? n : 1, sizeof(*pf));
+	uint32_t id;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_frame *f = profile_frame(src, fr[i]);
+
+		pf[i] = *f;
+		pf[i].name = profile_intern_str(dst, profile_str(src, f->name));
+		pf[i].file = profile_intern_str(dst, profile_str(src, f->file));
+		pf[i].module = profile_intern_str(dst, profile_str(src, f->module));
+		pf[i].detail = f->detail ? profile_intern_str(dst, profile_str(src, f->detail)) : 0;
+	}
+	id = profile_intern_location(dst, profile_intern_str(dst, profile_str(src, l->module)),
+				     l->addr, pf, n);
+	free(pf);
+	return id;
+}
+
+/* The stack @stack of @src in @dst, its locations copied through @loc_map (id + 1, 0 not yet). */
+static uint32_t copy_stack(const struct profile *src, uint32_t stack, struct profile *dst,
+			   const struct profile_copy_opts *o, uint32_t *loc_map, uint32_t **locs,
+			   size_t *alloc_locs)
+{
+	size_t k;
+	const uint32_t *sl = profile_stack(src, stack, &k);
+
+	ALLOC_GROW(*locs, k, *alloc_locs);
+	for (size_t j = 0; j < k; j++) {
+		if (!loc_map[sl[j]])
+			loc_map[sl[j]] =
+			    (o->copy_location ? o->copy_location(src, sl[j], dst, o->arg)
+					      : profile_copy_location(src, sl[j], dst)) +
+			    1;
+		(*locs)[j] = loc_map[sl[j]] - 1;
+	}
+	return profile_intern_stack(dst, *locs, k);
+}
+
+struct profile *profile_copy(const struct profile *src, const struct profile_copy_opts *o)
+{
+	struct profile *dst = profile_new();
+	size_t n, nt = profile_nr_threads(src), nstk = profile_nr_stacks(src);
+	const struct profile_sample *s = profile_samples(src, &n);
+	uint32_t *stack_map = xcalloc(nstk ? nstk : 1, sizeof(*stack_map)); /* id + 1 */
+	uint32_t *loc_map = xcalloc(profile_nr_locations(src) + 1, sizeof(*loc_map));
+	uint32_t *thread_map = xcalloc(nt ? nt : 1, sizeof(*thread_map)); /* idx + 1 */
+	uint32_t *locs = NULL;
+	size_t alloc_locs = 0;
+	const char *key, *value;
+
+	profile_keep_samples(dst, 1);
+	for (size_t i = 0; (key = profile_meta_at(src, i, &value)); i++)
+		profile_set_meta(dst, key, value);
+	/* every thread kept keeps its place and name, even without samples left */
+	for (uint32_t t = 0; t < nt; t++)
+		if (!o->keep_thread || o->keep_thread(src, t, o->arg))
+			thread_map[t] = profile_thread_copy(dst, src, t) + 1;
+	for (size_t i = 0; i < n; i++) {
+		if (!thread_map[s[i].thread] || s[i].time_ns < o->lo_ns ||
+		    s[i].time_ns >= o->hi_ns || (o->cpu_only && s[i].state != 'R'))
+			continue;
+		if (!stack_map[s[i].stack])
+			stack_map[s[i].stack] =
+			    copy_stack(src, s[i].stack, dst, o, loc_map, &locs, &alloc_locs) + 1;
+		profile_add_weighted(dst, thread_map[s[i].thread] - 1, stack_map[s[i].stack] - 1,
+				     s[i].time_ns, s[i].state, s[i].weight);
+	}
+	free(stack_map);
+	free(loc_map);
+	free(thread_map);
+	free(locs);
+	return dst;
+}
+
 /* meta */
 
 size_t profile_nr_meta(const struct profile *p)

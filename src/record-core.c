@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include "perch/profile.h"
 #include "perch/record-core.h"
 #include "perch/record-opts.h"
+#include "perch/record-ring.h"
 #include "perch/recording.h"
 #include "perch/resolve.h"
 #include "perch/stall.h"
@@ -245,10 +248,114 @@ static void stalls_to_recording(void *arg, const char *text)
 	recording_meta_add(arg, "stalls", text);
 }
 
+/* ---- --ring and --chunk ---- */
+
+/* --trigger signal:SIG: counted by the handler (any thread), turned into a save by the worker
+ * at its next sample */
+static volatile sig_atomic_t ring_signals;
+static struct sigaction ring_old_action;
+
+static void on_ring_signal(int sig)
+{
+	(void)sig;
+	ring_signals++;
+}
+
+static void ring_stalls(void *arg, const char *text)
+{
+	record_ring_add_stalls(arg, text);
+}
+
+/* A sample of the watched thread: the stall it is in passed --trigger stall:MS (save the
+ * window, up to the end of the stall), or the stall that triggered is over (the window ends
+ * a second later). */
+static void ring_watch(struct record_core *rc, const struct sampler_info *info)
+{
+	uint64_t start = 0, t = info->time_ns, want = (uint64_t)(rc->o.trigger_stall_ms * 1e6);
+	enum stall_kind kind = STALL_OFF_CPU;
+	int on;
+
+	if (!(rc->o.trigger_stall_ms > 0) || info->tid != stall_watched(rc->stall))
+		return;
+	on = stall_ongoing(rc->stall, &start, &kind);
+	if (rc->stall_save >= 0 && (!on || start != rc->stall_fired)) {
+		record_ring_until(rc->ring, rc->stall_save, t + 1000000000ULL);
+		rc->stall_save = -1;
+	}
+	if (on && t - start >= want && start != rc->stall_fired) {
+		char note[160];
+
+		snprintf(note, sizeof(note),
+			 "thread %d (%s) had been %s for %.0f ms (--trigger stall:%g)",
+			 (int)info->tid, info->comm ? info->comm : "",
+			 kind == STALL_OFF_CPU ? "off-cpu" : "running in one stack",
+			 (double)(t - start) / 1e6, rc->o.trigger_stall_ms);
+		rc->stall_fired = start;
+		rc->stall_save = record_ring_trigger(rc->ring, "stall", t, UINT64_MAX, note);
+	}
+}
+
+/* After each sample: a signal asked for a save, stalls found go to the ring, windows due. */
+static void ring_step(struct record_core *rc, uint64_t now_ns)
+{
+	unsigned int n = (unsigned int)ring_signals;
+
+	if (n != rc->signals_seen) {
+		char note[96];
+
+		rc->signals_seen = n;
+		snprintf(note, sizeof(note), "SIG%s came (--trigger signal:%s)",
+			 rc->o.trigger_signal == SIGUSR1 ? "USR1" : "USR2",
+			 rc->o.trigger_signal == SIGUSR1 ? "USR1" : "USR2");
+		record_ring_trigger(rc->ring, "signal", now_ns, now_ns, note);
+	}
+	if (rc->stall)
+		stall_drain(rc->stall, ring_stalls, rc->ring);
+	record_ring_sample(rc->ring, now_ns);
+}
+
+static void ring_start(struct record_core *rc)
+{
+	struct record_ring_opts ro = {.ring_s = rc->o.ring_s,
+				      .chunk_s = rc->o.chunk_s,
+				      .trigger_max = rc->o.trigger_max,
+				      .outputs = rc->o.outputs,
+				      .nr_outputs = rc->o.nr_outputs,
+				      .lines = rc->o.lines,
+				      .period_ns = (uint64_t)(1e9 / rc->o.hz),
+				      .start_realtime_ns = rc->start_realtime_ns,
+				      .msgs = rc->o.quiet ? NULL : stderr};
+
+	rc->ring = record_ring_new(&ro, rc->p);
+	rc->stall_save = -1;
+	if (rc->o.chunk_s > 0) {
+		/* the chunks of one recording are one Sentry profiler session */
+		char id[33];
+		uint64_t a = rc->start_realtime_ns * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid(),
+			 b = a * 0xbf58476d1ce4e5b9ULL ^ (uint64_t)rc->pid;
+
+		snprintf(id, sizeof(id), "%016" PRIx64 "%016" PRIx64, a, b);
+		profile_set_meta(rc->p, "profiler_id", id);
+	}
+	if (rc->o.trigger_signal) {
+		struct sigaction sa = {.sa_handler = on_ring_signal};
+
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_RESTART;
+		ring_signals = 0;
+		rc->signals_seen = 0;
+		sigaction(rc->o.trigger_signal, &sa, &ring_old_action);
+	}
+}
+
 /* Write the recording's next chunk when one is due (a write error is reported at the end),
  * with the timeline's new points: memory stays flat however long the recording runs. */
 static void record_stream(struct record_core *rc, uint64_t now_ns)
 {
+	if (rc->ring) {
+		ring_step(rc, now_ns);
+		return;
+	}
 	if (!rc->rw)
 		return;
 	if (now_ns - rc->drained_ns >= RECORDING_FLUSH_NS) {
@@ -272,8 +379,10 @@ static void watch_sample(struct record_core *rc, const struct sampler_info *info
 	if (rc->stall) {
 		stall_feed_stack(rc->stall, rc->p, info->tid, info->comm, info->time_ns,
 				 info->state, stack);
+		if (rc->ring)
+			ring_watch(rc, info);
 		/* no output draws the list: the summary has the longest and the counts */
-		if (rc->no_points)
+		else if (rc->no_points)
 			stall_drain(rc->stall, NULL, NULL);
 	}
 }
@@ -423,6 +532,9 @@ void record_core_release(struct record_core *rc)
 		recording_close(rc->rw, rc->p);
 	timeline_free(rc->tl);
 	stall_free(rc->stall);
+	if (rc->ring && rc->o.trigger_signal)
+		sigaction(rc->o.trigger_signal, &ring_old_action, NULL);
+	record_ring_free(rc->ring);
 	for (size_t i = 0; i < rc->nr_procs; i++)
 		resolver_free(rc->procs[i].r);
 	free(rc->procs);
@@ -444,6 +556,12 @@ void record_core_release(struct record_core *rc)
 static int is_recording(const struct record_output *ro)
 {
 	return ro->fmt->write == out_recording_write;
+}
+
+/* --ring or --chunk: windows written while sampling */
+static int is_windowed(const struct record_core *rc)
+{
+	return rc->o.ring_s > 0 || rc->o.chunk_s > 0;
 }
 
 /* Does an output need every sample in time order (and the timelines and stalls)? */
@@ -500,7 +618,8 @@ int record_core_open(struct record_core *rc)
 			return ret == -EINVAL ? -EIO : ret; /* -EINVAL means a usage error */
 		}
 	}
-	for (int i = 0; i < rc->o.nr_outputs; i++) {
+	/* windows (--ring, --chunk) write every -o, a .perch too, as they go */
+	for (int i = 0; i < rc->o.nr_outputs && !is_windowed(rc); i++) {
 		const struct record_output *ro = &rc->o.outputs[i];
 
 		if (!is_recording(ro))
@@ -513,7 +632,7 @@ int record_core_open(struct record_core *rc)
 	}
 	if (rc->rw_path && !(rc->rw = recording_create(rc->rw_path)))
 		return log_errno(-errno, "cannot create %s", rc->rw_path);
-	if (!rc->rw && wants_samples(rc) && !rc->keep_samples)
+	if (!rc->rw && wants_samples(rc) && !rc->keep_samples && !is_windowed(rc))
 		open_temp_recording(rc);
 	return 0;
 }
@@ -614,7 +733,8 @@ static uint64_t mono_ns(void)
 void record_core_start(struct record_core *rc)
 {
 	rc->mono_start = mono_ns();
-	rc->no_points = !rc->rw && !wants_samples(rc);
+	/* windows hold samples and stalls; timelines would grow with the run (not kept) */
+	rc->no_points = is_windowed(rc) || (!rc->rw && !wants_samples(rc));
 	if (rc->o.cpu_ms || rc->o.mem_ms) {
 		/* the points go to the recording as they come; with none, they are kept only
 		 * when an output draws them (the summary has its figures either way) */
@@ -634,8 +754,9 @@ void record_core_start(struct record_core *rc)
 			rc->tl = NULL;
 		}
 	}
-	if (rc->o.stall_ms > 0) {
-		struct stall_opts so = {.threshold_ns = (uint64_t)(rc->o.stall_ms * 1e6),
+	if (rc->o.stall_ms > 0 || rc->o.trigger_stall_ms > 0) {
+		double ms = rc->o.stall_ms > 0 ? rc->o.stall_ms : rc->o.trigger_stall_ms;
+		struct stall_opts so = {.threshold_ns = (uint64_t)(ms * 1e6),
 					.period_ns = (uint64_t)(1e9 / rc->o.hz),
 					.cpu_mode = rc->o.cpu_mode,
 					.tid = rc->pid};
@@ -649,6 +770,8 @@ void record_core_start(struct record_core *rc)
 		}
 		rc->stall = stall_new(&so);
 	}
+	if (is_windowed(rc))
+		ring_start(rc);
 }
 
 void record_core_stop(struct record_core *rc)
@@ -686,6 +809,22 @@ static void print_stalls(const struct record_core *rc, const char *prefix, FILE 
 	sprintf(deeper, "%s    ", prefix);
 	stall_print_longest(v, nv, 5, rc->p, rc->mono_start, deeper, f);
 	free(deeper);
+}
+
+static void print_ring(const struct record_core *rc, const char *prefix, FILE *f)
+{
+	const struct record_ring_stats *st = record_ring_stats(rc->ring);
+
+	if (rc->o.chunk_s > 0)
+		fprintf(f, "%s  chunks of %g s: %llu written, the last one follows", prefix,
+			rc->o.chunk_s, (unsigned long long)st->chunks);
+	else
+		fprintf(f,
+			"%s  flight recorder: the last %g s kept, %llu windows saved on "
+			"triggers (%llu more after --trigger-max)",
+			prefix, rc->o.ring_s, (unsigned long long)st->triggered,
+			(unsigned long long)st->ignored);
+	fprintf(f, "; at most %llu samples held at once\n", (unsigned long long)st->held_max);
 }
 
 /* "stopped early: return address not in code 1.2%, no unwind info 0.3%" (of @stacks). */
@@ -821,6 +960,8 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		timeline_print_summary(rc->tl, prefix, 20, f);
 	if (rc->stall)
 		print_stalls(rc, prefix, f);
+	if (rc->ring)
+		print_ring(rc, prefix, f);
 }
 
 /* Unwind quality and per-sample errors as meta "unwind" and "errors" (one line of text each,
@@ -998,6 +1139,12 @@ int record_core_write_outputs(struct record_core *rc, FILE *msgs)
 {
 	int ret = 0;
 
+	if (rc->ring) {
+		/* the stall list's tail, then what is still owed */
+		if (rc->stall)
+			stall_drain(rc->stall, ring_stalls, rc->ring);
+		return record_ring_finish(rc->ring, mono_ns());
+	}
 	if (rc->rw && finish_recording(rc, msgs, rc->keep_samples) < 0)
 		ret = -1;
 	for (int i = 0; i < rc->o.nr_outputs; i++) {

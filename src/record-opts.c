@@ -2,6 +2,7 @@
  * documents and completes `perch record`, the prompt's `record`, `top` and `set`. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,10 @@ enum opt_id {
 	O_MEM_INTERVAL,
 	O_STALL,
 	O_STALL_THREAD,
+	O_RING,
+	O_TRIGGER,
+	O_TRIGGER_MAX,
+	O_CHUNK,
 	O_TOP,
 	O_ROWS,
 	O_VERIFY,
@@ -126,6 +131,27 @@ static const struct opt_spec specs[O_NR] = {
 		 NOT_TOP},
     [O_STALL_THREAD] = {"stall-thread", LONG_ONLY(O_STALL_THREAD), "TID|NAME",
 			"the thread to watch (default: the main thread)", NOT_TOP},
+    [O_RING] = {"ring", LONG_ONLY(O_RING), "SEC",
+		"flight recorder: keep only the last SEC seconds of samples\n"
+		"(memory follows SEC, not the length of the run); at the end\n"
+		"(-d, Ctrl-C, the target's exit) the -o files get those seconds",
+		CLI},
+    [O_TRIGGER] = {"trigger", LONG_ONLY(O_TRIGGER), "WHAT",
+		   "with --ring, also save the window at once when WHAT happens,\n"
+		   "to files named after each -o with the time: stall:MS (the\n"
+		   "--stall-thread stalled MS ms: the SEC seconds before, until\n"
+		   "the stall ends (at most SEC more), and a dump of every thread\n"
+		   "at that moment, FILE-TIME-threads.txt); signal:USR1|USR2\n"
+		   "(kill -USR2 PERCH_PID saves the last SEC seconds); repeatable",
+		   CLI},
+    [O_TRIGGER_MAX] = {"trigger-max", LONG_ONLY(O_TRIGGER_MAX), "N",
+		       "save at most N triggered windows (default: no limit)", CLI},
+    [O_CHUNK] = {"chunk", LONG_ONLY(O_CHUNK), "SEC",
+		 "write the recording as consecutive chunks of SEC seconds,\n"
+		 "each -o FILE.EXT as FILE.0000.EXT, FILE.0001.EXT, ... (each a\n"
+		 "whole file of its format, written atomically when its time\n"
+		 "is over; memory follows SEC)",
+		 CLI},
     [O_TOP] = {"top", LONG_ONLY(O_TOP), "N", "print the N hottest functions at the end", NOT_TOP},
     [O_ROWS] = {"rows", 'n', "ROWS", "show the ROWS hottest functions (default 20)",
 		RECORD_PARSE_TOP},
@@ -492,6 +518,36 @@ void record_opts_complete(unsigned int flags, void (*add)(void *arg, const char 
 	opts_complete(specs, O_NR, flags, add, arg);
 }
 
+/* --trigger stall:MS or signal:USR1|USR2 (the signals perch does not use itself). */
+static int parse_trigger(struct record_opts *o, const char *arg)
+{
+	char *end;
+
+	if (!strncmp(arg, "stall:", 6)) {
+		double ms = strtod(arg + 6, &end);
+
+		if (*end || end == arg + 6 || !(ms >= 1 && ms <= 3.6e6))
+			return log_err(
+			    -EINVAL, "--trigger stall:MS wants 1 to 3600000 ms, not '%s'", arg + 6);
+		o->trigger_stall_ms = ms;
+		return 0;
+	}
+	if (!strncmp(arg, "signal:", 7)) {
+		const char *name = arg + 7;
+
+		if (!strncmp(name, "SIG", 3))
+			name += 3;
+		if (strcmp(name, "USR1") && strcmp(name, "USR2"))
+			return log_err(-EINVAL,
+				       "--trigger signal: takes USR1 or USR2, not '%s' (perch "
+				       "uses INT, TERM, HUP and the job-control signals itself)",
+				       arg + 7);
+		o->trigger_signal = !strcmp(name, "USR1") ? SIGUSR1 : SIGUSR2;
+		return 0;
+	}
+	return log_err(-EINVAL, "--trigger is stall:MS or signal:USR1|USR2, not '%s'", arg);
+}
+
 /* The options only the command line has (-p, --wait, -q, ...): 0, RECORD_PARSE_HELP, or
  * -EINVAL (message printed). */
 static int apply_cli(struct record_opts *o, enum opt_id id, const char *arg)
@@ -522,6 +578,27 @@ static int apply_cli(struct record_opts *o, enum opt_id id, const char *arg)
 	case O_NO_FOLLOW:
 		o->follow = id == O_FOLLOW_CHILDREN;
 		return 0;
+	case O_RING:
+	case O_CHUNK: {
+		double v = strtod(arg, &end);
+
+		if (*end || end == arg || !(v >= 0.1 && v <= 86400))
+			return log_err(-EINVAL, "--%s wants 0.1 to 86400 seconds, not '%s'",
+				       specs[id].name, arg);
+		*(id == O_RING ? &o->ring_s : &o->chunk_s) = v;
+		return 0;
+	}
+	case O_TRIGGER:
+		return parse_trigger(o, arg);
+	case O_TRIGGER_MAX: {
+		long v = strtol(arg, &end, 10);
+
+		if (*end || end == arg || v < 1 || v > 1000000)
+			return log_err(-EINVAL, "--trigger-max wants a count from 1, not '%s'",
+				       arg);
+		o->trigger_max = (int)v;
+		return 0;
+	}
 	case O_QUIET:
 		o->quiet = 1;
 		return 0;
@@ -535,6 +612,25 @@ static int apply_cli(struct record_opts *o, enum opt_id id, const char *arg)
 	}
 }
 
+/* --ring and --chunk write files of their own, and --trigger goes with --ring. */
+static int check_windows(const struct record_opts *o)
+{
+	if ((o->trigger_stall_ms > 0 || o->trigger_signal || o->trigger_max) && !(o->ring_s > 0))
+		return log_err(-EINVAL, "--trigger and --trigger-max go with --ring SEC");
+	if (o->ring_s > 0 && o->chunk_s > 0)
+		return log_err(-EINVAL, "--ring and --chunk do not go together");
+	if (!(o->ring_s > 0 || o->chunk_s > 0))
+		return 0;
+	if (!o->nr_outputs)
+		return log_err(-EINVAL, "--%s writes files: give -o FILE",
+			       o->ring_s > 0 ? "ring" : "chunk");
+	for (int i = 0; i < o->nr_outputs; i++)
+		if (!strcmp(o->outputs[i].path, "-"))
+			return log_err(-EINVAL, "--%s writes files, not stdout: -o FILE",
+				       o->ring_s > 0 ? "ring" : "chunk");
+	return 0;
+}
+
 /* One of -p, --app, --wait and PROGRAM, and --wait-timeout only with --wait. */
 static int check_cli(const struct record_opts *o)
 {
@@ -546,7 +642,7 @@ static int check_cli(const struct record_opts *o)
 					      "NAME or -- PROGRAM");
 	if (o->wait_timeout > 0 && !o->wait_name)
 		return log_err(-EINVAL, "--wait-timeout goes with --wait NAME");
-	return 0;
+	return check_windows(o);
 }
 
 int record_opts_parse(struct record_opts *o, int argc, char **argv, unsigned int flags)

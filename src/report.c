@@ -245,18 +245,13 @@ static uint32_t copy_location(const struct profile *src, uint32_t loc, struct pr
 	}
 	if (ns > 0)
 		return profile_intern_location(dst, dmod, l->addr, pf, (size_t)ns);
-	if (n > SYM_MAX_INLINE)
-		n = SYM_MAX_INLINE;
-	for (size_t i = 0; i < n; i++) {
-		const struct profile_frame *f = profile_frame(src, fr[i]);
-
-		pf[i] = *f;
-		pf[i].name = profile_intern_str(dst, profile_str(src, f->name));
-		pf[i].file = profile_intern_str(dst, profile_str(src, f->file));
-		pf[i].module = profile_intern_str(dst, profile_str(src, f->module));
-	}
-	return profile_intern_location(dst, dmod, l->addr, pf, n);
+	return profile_copy_location(src, loc, dst);
 }
+
+struct apply_ctx {
+	const struct report_filter *f;
+	struct report_symfs *rs;
+};
 
 static int keep_thread(const struct report_filter *f, const struct profile *src, uint32_t t)
 {
@@ -272,60 +267,33 @@ static int keep_thread(const struct report_filter *f, const struct profile *src,
 	return !f->have_re || !regexec(&f->thread_re, profile_str(src, th->name), 0, NULL, 0);
 }
 
+static uint32_t copy_location_cb(const struct profile *src, uint32_t loc, struct profile *dst,
+				 void *arg)
+{
+	return copy_location(src, loc, dst, ((const struct apply_ctx *)arg)->rs);
+}
+
+static int keep_thread_cb(const struct profile *src, uint32_t t, void *arg)
+{
+	return keep_thread(((const struct apply_ctx *)arg)->f, src, t);
+}
+
 struct profile *report_apply(const struct profile *src, const struct report_filter *f,
 			     struct report_symfs *rs)
 {
-	struct profile *dst = profile_new();
-	size_t n, nt = profile_nr_threads(src), nstk = profile_nr_stacks(src);
+	struct apply_ctx ctx = {f, rs};
+	struct profile_copy_opts o = {.cpu_only = f->cpu_only,
+				      .keep_thread = keep_thread_cb,
+				      .copy_location = copy_location_cb,
+				      .arg = &ctx};
+	size_t n;
 	const struct profile_sample *s = profile_samples(src, &n);
-	uint32_t *stack_map = xcalloc(nstk ? nstk : 1, sizeof(*stack_map)); /* id + 1 */
-	uint32_t *loc_map = xcalloc(profile_nr_locations(src) + 1, sizeof(*loc_map));
-	uint32_t *locs = NULL;
-	size_t alloc_locs = 0;
-	signed char *keep = xcalloc(nt ? nt : 1, 1);
-	uint64_t t0 = UINT64_MAX, lo, hi;
-	const char *key, *value;
+	uint64_t t0 = UINT64_MAX;
 
-	profile_keep_samples(dst, 1);
-	for (size_t i = 0; (key = profile_meta_at(src, i, &value)); i++)
-		profile_set_meta(dst, key, value);
 	for (size_t i = 0; i < n; i++)
 		if (s[i].time_ns < t0)
 			t0 = s[i].time_ns;
-	lo = t0 + (uint64_t)(f->start_s * 1e9);
-	hi = f->end_s < 0 ? UINT64_MAX : t0 + (uint64_t)(f->end_s * 1e9);
-	for (uint32_t t = 0; t < nt; t++) {
-		keep[t] = (signed char)keep_thread(f, src, t);
-		/* every thread keeps its place and name, even without samples left */
-		if (keep[t])
-			profile_thread_copy(dst, src, t);
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct profile_thread *th = profile_thread_get(src, s[i].thread);
-		uint32_t dt;
-
-		if (!keep[s[i].thread] || s[i].time_ns < lo || s[i].time_ns >= hi ||
-		    (f->cpu_only && s[i].state != 'R'))
-			continue;
-		if (!stack_map[s[i].stack]) {
-			size_t k;
-			const uint32_t *sl = profile_stack(src, s[i].stack, &k);
-
-			ALLOC_GROW(locs, k, alloc_locs);
-			for (size_t j = 0; j < k; j++) {
-				if (!loc_map[sl[j]])
-					loc_map[sl[j]] = copy_location(src, sl[j], dst, rs) + 1;
-				locs[j] = loc_map[sl[j]] - 1;
-			}
-			stack_map[s[i].stack] = profile_intern_stack(dst, locs, k) + 1;
-		}
-		dt = profile_thread_in(dst, th->pid, th->tid, NULL);
-		profile_add_weighted(dst, dt, stack_map[s[i].stack] - 1, s[i].time_ns, s[i].state,
-				     s[i].weight);
-	}
-	free(stack_map);
-	free(loc_map);
-	free(locs);
-	free(keep);
-	return dst;
+	o.lo_ns = t0 + (uint64_t)(f->start_s * 1e9);
+	o.hi_ns = f->end_s < 0 ? UINT64_MAX : t0 + (uint64_t)(f->end_s * 1e9);
+	return profile_copy(src, &o);
 }

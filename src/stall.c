@@ -244,6 +244,24 @@ void stall_feed(struct stall_detector *d, pid_t tid, const char *comm, const str
 	d->last_t = t;
 }
 
+int stall_ongoing(const struct stall_detector *d, uint64_t *start_ns, enum stall_kind *kind)
+{
+	int off = d->off.active, same = d->same.active && 2 * d->same.running > d->same.n;
+
+	if (!off && !same)
+		return 0;
+	if (off && (!same || d->off.start <= d->same.start)) {
+		*start_ns = d->off.start;
+		if (kind)
+			*kind = STALL_OFF_CPU;
+	} else {
+		*start_ns = d->same.start;
+		if (kind)
+			*kind = STALL_RUNNING;
+	}
+	return 1;
+}
+
 void stall_finish(struct stall_detector *d, uint64_t end_ns)
 {
 	uint64_t end;

@@ -144,6 +144,31 @@ const struct profile_sample *profile_samples(const struct profile *p, size_t *n)
  * disk drops what it has written, so memory stays bounded on long runs. Samples kept later
  * start again at index 0. */
 void profile_drop_samples(struct profile *p);
+/* Forget the kept samples taken before @time_ns (the others keep their order); how many
+ * were dropped. A flight recorder keeps its last seconds so. */
+size_t profile_drop_samples_before(struct profile *p, uint64_t time_ns);
+
+/* What profile_copy() takes of its source. */
+struct profile_copy_opts {
+	uint64_t lo_ns, hi_ns; /* samples with lo_ns <= time_ns < hi_ns */
+	int cpu_only;	       /* only samples whose thread state was 'R' */
+	/* Optional: keep thread @idx of @src (its samples; a kept thread keeps its place and
+	 * name even without samples in the window)? NULL: every thread. */
+	int (*keep_thread)(const struct profile *src, uint32_t idx, void *arg);
+	/* Optional: the copy of location @loc of @src in @dst (re-symbolized, say). NULL:
+	 * profile_copy_location(). */
+	uint32_t (*copy_location)(const struct profile *src, uint32_t loc, struct profile *dst,
+				  void *arg);
+	void *arg;
+};
+/* A new profile with the samples of @src that @o keeps (with their weights and states, in
+ * @src's order, kept as samples too), their stacks and locations, and every meta key of @src. */
+struct profile *profile_copy(const struct profile *src, const struct profile_copy_opts *o);
+/* Stack @stack of @src interned in @dst (its locations through profile_copy_location()).
+ * Copying the same stack again gives the same id. */
+uint32_t profile_copy_stack(const struct profile *src, uint32_t stack, struct profile *dst);
+/* Location @loc of @src interned in @dst as it is (module, address, frames). Its id in @dst. */
+uint32_t profile_copy_location(const struct profile *src, uint32_t loc, struct profile *dst);
 
 /* Meta entries in the order they were first set: the key of entry @i (its value in *@value),
  * or NULL when @i >= profile_nr_meta(). Borrowed until the next profile_set_meta(). */

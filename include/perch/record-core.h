@@ -25,6 +25,7 @@
 struct output_format;
 struct perch_arch;
 struct profile;
+struct record_ring;
 struct recording_writer;
 struct resolver;
 struct stall_detector;
@@ -103,6 +104,11 @@ struct record_core {
 	int no_points;	     /* no rw and no output draws timelines or stalls: not kept */
 	int keep_samples;    /* set before record_core_setup(): keep every sample (the REPL, whose
 			      * recording can be saved in any format later) */
+	/* --ring / --chunk: the windows written while sampling (record-ring.h), or NULL */
+	struct record_ring *ring;
+	int stall_save;		   /* the ring save of the stall still going (-1: none) */
+	uint64_t stall_fired;	   /* the start of the last stall that triggered a save */
+	unsigned int signals_seen; /* --trigger signal: the signals already turned into saves */
 };
 
 /* The sampler callbacks; their argument is the struct record_core. */

@@ -44,6 +44,12 @@ struct record_opts {
 	int art_frames; /* --show-art-frames: keep ART's runtime frames between Java frames */
 	unsigned int cpu_ms, mem_ms; /* timeline intervals, 0: off */
 	double stall_ms;	     /* 0: no stall detection */
+	/* windows written while sampling (RECORD_PARSE_CLI only; record-ring.h) */
+	double ring_s;		 /* --ring SEC: keep the last SEC seconds only (0: off) */
+	double chunk_s;		 /* --chunk SEC: consecutive chunks (0: off) */
+	double trigger_stall_ms; /* --trigger stall:MS (0: none) */
+	int trigger_signal;	 /* --trigger signal:USR1|USR2 (0: none) */
+	int trigger_max;	 /* --trigger-max N (0: no limit) */
 };
 
 /* Defaults of `perch record`. */

@@ -77,6 +77,11 @@ void stall_feed(struct stall_detector *d, pid_t tid, const char *comm,
  * reason from its leaf pseudo-frame ("[lock futex]"). */
 void stall_feed_stack(struct stall_detector *d, const struct profile *p, pid_t tid,
 		      const char *comm, uint64_t time_ns, char state, uint32_t stack);
+/* Is the watched thread in a run that would be a stall if it ended now (off-CPU, or running
+ * in one stack)? 1 with its start in *@start_ns and its kind in *@kind (may be NULL; the
+ * earlier run when both are open), 0 when not. Its length so far is the last sample's time
+ * less the start: a flight recorder fires on it while the stall lasts. */
+int stall_ongoing(const struct stall_detector *d, uint64_t *start_ns, enum stall_kind *kind);
 /* Close the runs still open; @end_ns is when sampling stopped. Feeding after this starts
  * over (the stalls found so far are kept). */
 void stall_finish(struct stall_detector *d, uint64_t end_ns);

@@ -223,6 +223,10 @@ def parse_perch_summary(text):
     m = re.search(r"idle gate: (\d+) of .*\((\d+) rescans\)", text)
     if m:
         s["gated"], s["rescans"] = map(int, m.groups())
+    m = re.search(r"flight recorder: .*?(\d+) windows saved on triggers.*at most (\d+) samples "
+                  r"held", text)
+    if m:
+        s["ring_saves"], s["ring_held_max"] = map(int, m.groups())
     return s
 
 
@@ -652,10 +656,19 @@ class Bench:
         streamed = b".perch" in subprocess.run([self.perch, "record", "--help"],
                                                stdout=subprocess.PIPE).stdout
         out = rec if streamed else folded
-        pp = Proc([self.perch, "record", "-p", str(tgt.pid), "-F", str(hz), "-d", str(secs),
-                   "-o", out], stdout=subprocess.DEVNULL)
+        ring = self.a.mem_ring
+        args = [self.perch, "record", "-p", str(tgt.pid), "-F", str(hz), "-d", str(secs)]
+        if ring:
+            # the flight recorder: the last `ring` seconds only, a window saved every 30 s
+            out = os.path.join(self.tmp, "ring.folded")
+            args += ["--ring", str(ring), "--trigger", "signal:USR2"]
+        pp = Proc(args + ["-o", out], stdout=subprocess.DEVNULL)
         series = []
+        next_save = 30.0
         while pp.alive():
+            if ring and time.monotonic() - pp.t_start >= next_save:
+                os.kill(pp.pid, signal.SIGUSR2)
+                next_save += 30.0
             rss = read_status(pp.pid, "VmRSS")
             hwm = read_status(pp.pid, "VmHWM")
             if rss is not None:
@@ -666,6 +679,9 @@ class Bench:
         tgt.kill()
         tgt.wait()
         rec_kb = None
+        if ring:
+            folded = out
+            streamed = False
         if streamed and os.path.exists(rec):
             rec_kb = os.path.getsize(rec) // 1024
             subprocess.run([self.perch, "report", rec, "-o", folded],
@@ -688,7 +704,10 @@ class Bench:
                else None, "folded_kb": out_kb, "distinct_stacks": nstacks, "perch": summ,
                "perch_cpu_s": rusage_s(pru),
                "output": ("streamed recording %s KiB, folded rendered by perch report" % rec_kb
-                          if streamed else "folded, profile kept in memory")}
+                          if streamed else
+                          "--ring %g with a window saved every 30 s (%s saved; the -o file "
+                          "holds the last %g s)" % (ring, summ.get("ring_saves"), ring)
+                          if ring else "folded, profile kept in memory")}
         if slope is not None:
             last = series[-1][1] / 1024 if series else peak_mb
             res["extrapolated_10min_mb"] = max(peak_mb, last + slope / 1024 * (600 - secs))
@@ -1276,6 +1295,9 @@ def main():
     ap.add_argument("--first-n", type=int, default=3)
     ap.add_argument("--nlibs", type=int, default=120)
     ap.add_argument("--mem-seconds", type=int, default=45)
+    ap.add_argument("--mem-ring", type=float, default=0,
+                    help="memory section: record with --ring SEC --trigger signal:USR2, a "
+                         "save asked for every 30 s (the flight recorder's memory)")
     ap.add_argument("--idle-threads", type=int, default=200)
     ap.add_argument("--idle-units", type=int, default=50000)
     ap.add_argument("--idle-rounds", type=int, default=2)

@@ -73,20 +73,6 @@ static struct harness_proc *start_target(const char *seconds, pid_t *pid)
 	return t;
 }
 
-/* perch -v prints this as its sampling starts (its first tick follows at once): a test that
- * signals perch or lets the target exit waits for it, so that a slow start (a sanitizer build
- * on a loaded machine) is not a recording without samples, which fails. */
-static void wait_sampling(struct harness_proc *perch)
-{
-	double end = harness_now() + 20;
-
-	while (!strstr(perch->err.buf ? perch->err.buf : "", "perch: sampling ")) {
-		H_ASSERT(harness_now() < end && perch->err_fd >= 0,
-			 "perch -v did not say it started sampling");
-		harness_proc_pump(perch, 0.01);
-	}
-}
-
 static struct harness_proc *start_perch(const char *out, pid_t pid, const char *duration)
 {
 	struct harness_proc *perch;
@@ -100,7 +86,7 @@ static struct harness_proc *start_perch(const char *out, pid_t pid, const char *
 				      HARNESS_ARGV(harness_perch(), "record", "-v", "-F", "500",
 						   "-o", out, "-p", harness_fmt("%d", pid)));
 	H_ASSERT(harness_wait_traced(pid, 1, 5) == 0, "perch did not attach within 5 s");
-	wait_sampling(perch);
+	harness_wait_sampling(perch);
 	return perch;
 }
 

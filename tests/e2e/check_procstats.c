@@ -1,9 +1,11 @@
 /* e2e: CPU and memory timelines and stalls during `perch record` (read back from the Chrome
- * trace's counters and slices, and from the summary), `perch stat` and `perch mem`, on the
- * procstats target whose behaviour is known: a 50% duty-cycle thread, a 200 MB allocation, a
- * main thread that blocks 500 ms every 2 s. */
+ * trace's counters and slices, and from the summary), the flight recorder and chunks (--ring
+ * with its triggers, --chunk), `perch stat` and `perch mem`, on the procstats target whose
+ * behaviour is known: a 50% duty-cycle thread, a 200 MB allocation, a main thread that blocks
+ * 500 ms every 2 s. */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +99,11 @@ static size_t chrome_stalls(const char *text, struct e2e_stall *v, size_t max)
 		s = eol;
 	}
 	return n;
+}
+
+static int strcmp_ptr(const char **a, const char **b)
+{
+	return strcmp(*a, *b);
 }
 
 static double mean(const double *v, size_t n)
@@ -321,6 +328,254 @@ START_TEST(main_thread_stalls)
 }
 END_TEST
 
+/* ---- windows: --ring with triggers, --chunk ---- */
+
+/* The files of directory @dir whose names contain @part and end in @end, sorted; how many
+ * (names harness-owned). */
+static size_t files_like(const char *dir, const char *part, const char *end, const char **v,
+			 size_t max)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t n = 0, le = strlen(end);
+
+	H_ASSERT(d, "opendir %s", dir);
+	while ((de = readdir(d)) && n < max) {
+		size_t l = strlen(de->d_name);
+
+		if (strstr(de->d_name, part) && l > le && !strcmp(de->d_name + l - le, end))
+			v[n++] = harness_fmt("%s/%s", dir, de->d_name);
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), (int (*)(const void *, const void *))strcmp_ptr);
+	return n;
+}
+
+/* Seconds from the first Chrome slice of the samples to the end of the last. */
+static double chrome_span_s(const char *text)
+{
+	const char *s = text;
+	double lo = 1e300, hi = -1e300;
+
+	while ((s = strstr(s, "{\"ph\": \"X\", \"name\": "))) {
+		const char *eol = strchr(s, '\n'), *ts = strstr(s, "\"ts\": "),
+			   *dur = strstr(s, "\"dur\": "), *stall = strstr(s, "\"cat\": \"stall\"");
+
+		if (!eol)
+			break;
+		if (ts && dur && dur < eol && !(stall && stall < eol)) {
+			double t = strtod(ts + 6, NULL), d = strtod(dur + 7, NULL);
+
+			lo = t < lo ? t : lo;
+			hi = t + d > hi ? t + d : hi;
+		}
+		s = eol;
+	}
+	return hi > lo ? (hi - lo) / 1e6 : 0;
+}
+
+static char *window_dir(void)
+{
+	char *dir = strdup(harness_tmpfile("windows-XXXXXX"));
+
+	H_ASSERT(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	return dir;
+}
+
+/* The target runs on after perch, neither traced nor stopped. */
+static void assert_untouched(pid_t pid)
+{
+	char states[64];
+
+	H_ASSERT(harness_wait_traced(pid, 0, 5) == 0, "target %d still traced", (int)pid);
+	H_ASSERT(harness_task_states(pid, states, sizeof(states)) > 0 && !strpbrk(states, "tT"),
+		 "target %d left stopped (%s)", (int)pid, states);
+}
+
+/* --ring 3 --trigger stall:300 --trigger-max 2 on a main thread that blocks 500 ms every 2 s
+ * (the target's own nanosleep): two windows saved, each holding one whole 500 ms stall and
+ * at most the 3 s before it plus the stall and a second after, each with a dump of every
+ * thread at the trigger showing the block; the later stalls counted, not saved; at the end
+ * the -o files hold the last 3 s. */
+START_TEST(ring_stall_trigger)
+{
+	pid_t pid;
+	char *dir = window_dir();
+	const char *files[16], *dumps[16], *folded[16];
+	struct harness_proc *perch;
+	size_t n, nd, nf;
+
+	start_target("stall", "30", &pid);
+	perch = harness_spawn(
+	    "perch", HARNESS_ARGV(harness_perch(), "record", "-p", harness_fmt("%d", (int)pid),
+				  "-d", "8", "--ring", "3", "--trigger", "stall:300",
+				  "--trigger-max", "2", "-o", harness_fmt("%s/r.trace.json", dir),
+				  "-o", harness_fmt("%s/r.folded", dir)));
+	H_ASSERT(harness_proc_wait(perch, 40) == 0, "perch did not finish");
+	H_ASSERT(harness_proc_exit_code(perch) == 0, "perch exited %d",
+		 harness_proc_exit_code(perch));
+	assert_untouched(pid);
+	n = files_like(dir, "-stall", ".trace.json", files, 16);
+	nd = files_like(dir, "-stall", "-threads.txt", dumps, 16);
+	nf = files_like(dir, "-stall", ".folded", folded, 16);
+	H_ASSERT(n == 2 && nd == 2 && nf == 2,
+		 "%zu stall windows, %zu dumps, %zu folded (want 2 each: --trigger-max 2)", n, nd,
+		 nf);
+	H_ASSERT(strstr(perch->err.buf, "2 windows saved on triggers") &&
+		     !strstr(perch->err.buf, "(0 more after --trigger-max)"),
+		 "the summary does not say 2 saved and more ignored");
+	for (size_t i = 0; i < n; i++) {
+		char *text = read_text(files[i]), *dump = read_text(dumps[i]);
+		struct e2e_stall v[16];
+		size_t ns = chrome_stalls(text, v, 16), whole = 0;
+		double span = chrome_span_s(text);
+		struct harness_folded f;
+
+		harness_context_add("window %s: span %.2f s, %zu stalls\n%s\n", files[i], span, ns,
+				    dump);
+		/* a block under way when perch attached is cut: shorter, never longer */
+		for (size_t k = 0; k < ns; k++)
+			whole += !strcmp(v[k].kind, "off-cpu") && v[k].dur_ms <= 575 &&
+				 (v[k].cut || v[k].dur_ms >= 425) &&
+				 !strncmp(v[k].reason, "[sleep ", 7);
+		H_ASSERT(whole >= 1, "no 500 ms sleep stall in the window %s", files[i]);
+		/* 3 s before the trigger (300 ms into the stall), the rest of the stall, 1 s */
+		H_ASSERT(span > 0.3 && span <= 3 + 0.3 + 1.5, "window of %.2f s", span);
+		H_ASSERT(strstr(dump, harness_fmt("thread %d (procstats)", (int)pid)) &&
+			     strstr(dump, "state S") && strstr(dump, "block_500ms") &&
+			     strstr(dump, "[sleep "),
+			 "the dump does not show the main thread blocked in block_500ms");
+		H_ASSERT(harness_folded_load(&f, folded[i]) == 0 && f.total > 0 && !f.nr_bad,
+			 "%s: not a valid folded file", folded[i]);
+		H_ASSERT(harness_folded_count(&f, NULL, harness_pred_has, "block_500ms") > 0,
+			 "no sample in block_500ms in %s", folded[i]);
+		harness_folded_release(&f);
+		free(text);
+		free(dump);
+	}
+	{
+		char *text = read_text(harness_fmt("%s/r.trace.json", dir));
+		double span = chrome_span_s(text);
+
+		H_ASSERT(span > 2 && span <= 3.3, "the last window spans %.2f s (want 3)", span);
+		free(text);
+	}
+	free(dir);
+}
+END_TEST
+
+/* --trigger signal:USR2 saves the last 2 s at once; Ctrl-C ends the run with the last 2 s in
+ * -o; the target runs on. */
+START_TEST(ring_signal_trigger)
+{
+	pid_t pid;
+	char *dir = window_dir();
+	const char *files[8];
+	struct harness_proc *perch;
+	struct harness_folded f;
+	double t0;
+	size_t n = 0;
+
+	start_target("stall", "30", &pid);
+	perch = harness_spawn("perch",
+			      HARNESS_ARGV(harness_perch(), "record", "-v", "-p",
+					   harness_fmt("%d", (int)pid), "--ring", "2", "--trigger",
+					   "signal:USR2", "-o", harness_fmt("%s/s.folded", dir)));
+	harness_wait_sampling(perch);
+	harness_sleep(2.5);
+	harness_proc_kill(perch, SIGUSR2);
+	for (t0 = harness_now(); harness_now() - t0 < 10 && !n; harness_sleep(0.1))
+		n = files_like(dir, "-signal", ".folded", files, 8);
+	H_ASSERT(n == 1, "%zu windows after SIGUSR2 (want 1)", n);
+	H_ASSERT(files_like(dir, "-signal", "-threads.txt", files + 1, 7) == 1,
+		 "no dump of every thread with the signal's window");
+	H_ASSERT(harness_folded_load(&f, files[0]) == 0 && !f.nr_bad, "bad %s", files[0]);
+	/* one thread at 100 Hz: 2 s of samples, not the whole run */
+	H_ASSERT(f.total >= 150 && f.total <= 230, "%lu samples in a 2 s window", f.total);
+	harness_folded_release(&f);
+	harness_proc_kill(perch, SIGINT);
+	H_ASSERT(harness_proc_wait(perch, 20) == 0 && harness_proc_exit_code(perch) == 0,
+		 "perch after Ctrl-C: exit %d", harness_proc_exit_code(perch));
+	H_ASSERT(harness_folded_load(&f, harness_fmt("%s/s.folded", dir)) == 0 && !f.nr_bad &&
+		     f.total >= 150 && f.total <= 230,
+		 "Ctrl-C: the last 2 s hold %lu samples", f.total);
+	harness_folded_release(&f);
+	assert_untouched(pid);
+	free(dir);
+}
+END_TEST
+
+/* --chunk 1: consecutive files whose samples add up to the summary's exactly (each sample in
+ * one chunk), every .perch chunk a recording perch reads whole; a run killed with SIGKILL
+ * leaves only whole chunks and no temporary file. */
+START_TEST(chunks)
+{
+	pid_t pid;
+	char *dir = window_dir();
+	const char *files[32];
+	struct harness_proc *perch;
+	unsigned long sum = 0;
+	size_t n;
+
+	start_target("stall", "30", &pid);
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
+						harness_fmt("%d", (int)pid), "-d", "3.5", "--chunk",
+						"1", "-o", harness_fmt("%s/c.folded", dir), "-o",
+						harness_fmt("%s/c.perch", dir)));
+	H_ASSERT(harness_proc_wait(perch, 30) == 0 && harness_proc_exit_code(perch) == 0,
+		 "perch --chunk: exit %d", harness_proc_exit_code(perch));
+	n = files_like(dir, "c.0", ".folded", files, 32);
+	H_ASSERT(n >= 3 && n <= 5, "%zu chunks of 1 s in 3.5 s", n);
+	for (size_t i = 0; i < n; i++) {
+		struct harness_folded f;
+		struct harness_proc *rep;
+
+		H_ASSERT(!strcmp(files[i], harness_fmt("%s/c.%04zu.folded", dir, i)),
+			 "chunk %zu is %s", i, files[i]);
+		H_ASSERT(harness_folded_load(&f, files[i]) == 0 && !f.nr_bad && f.total,
+			 "bad chunk %s", files[i]);
+		sum += f.total;
+		harness_folded_release(&f);
+		rep = harness_spawn("report", HARNESS_ARGV(harness_perch(), "report",
+							   harness_fmt("%s/c.%04zu.perch", dir, i),
+							   "-o", "-"));
+		H_ASSERT(harness_proc_wait(rep, 20) == 0 && harness_proc_exit_code(rep) == 0 &&
+			     !strstr(rep->err.buf, "cut short"),
+			 "perch report of chunk %zu: exit %d %s", i, harness_proc_exit_code(rep),
+			 rep->err.buf);
+	}
+	H_ASSERT((long)sum == harness_summary_samples(perch->err.buf),
+		 "the chunks hold %lu samples, the summary says %ld", sum,
+		 harness_summary_samples(perch->err.buf));
+
+	/* killed between chunks: what is there is whole */
+	free(dir);
+	dir = window_dir();
+	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
+						    harness_fmt("%d", (int)pid), "--chunk", "0.5",
+						    "-o", harness_fmt("%s/k.perch", dir)));
+	harness_sleep(2.5);
+	harness_proc_kill(perch, SIGKILL);
+	harness_proc_wait(perch, 10);
+	n = files_like(dir, "k.", "", files, 32);
+	H_ASSERT(n >= 2, "%zu files after 2.5 s of 0.5 s chunks", n);
+	for (size_t i = 0; i < n; i++) {
+		struct harness_proc *rep;
+
+		H_ASSERT(!strstr(files[i], ".tmp."), "a temporary file was left: %s", files[i]);
+		rep = harness_spawn("report",
+				    HARNESS_ARGV(harness_perch(), "report", files[i], "-o", "-"));
+		H_ASSERT(harness_proc_wait(rep, 20) == 0 && harness_proc_exit_code(rep) == 0 &&
+			     !strstr(rep->err.buf, "cut short"),
+			 "chunk %s of a killed run: exit %d %s", files[i],
+			 harness_proc_exit_code(rep), rep->err.buf);
+	}
+	assert_untouched(pid);
+	free(dir);
+}
+END_TEST
+
 START_TEST(stat_table)
 {
 	pid_t pid;
@@ -425,6 +680,12 @@ Suite *procstats_suite(void)
 	tcase_add_test(tc, duty_cycle_cpu);
 	tcase_add_test(tc, allocation_shows_in_memory);
 	tcase_add_test(tc, main_thread_stalls);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("windows");
+	harness_tcase_init(tc, 60);
+	tcase_add_test(tc, ring_stall_trigger);
+	tcase_add_test(tc, ring_signal_trigger);
+	tcase_add_test(tc, chunks);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("commands");
 	harness_tcase_init(tc, 30);

@@ -549,6 +549,17 @@ void harness_proc_write(struct harness_proc *p, const char *s)
 	}
 }
 
+void harness_wait_sampling(struct harness_proc *perch)
+{
+	double end = harness_now() + 20;
+
+	while (!strstr(perch->err.buf ? perch->err.buf : "", "perch: sampling ")) {
+		H_ASSERT(harness_now() < end && perch->err_fd >= 0,
+			 "perch -v did not say it started sampling");
+		harness_proc_pump(perch, 0.01);
+	}
+}
+
 void harness_proc_kill(struct harness_proc *p, int sig)
 {
 	try_reap(p);

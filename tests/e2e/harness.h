@@ -84,6 +84,10 @@ int harness_proc_wait(struct harness_proc *p, double timeout);
 int harness_proc_exit_code(const struct harness_proc *p);
 /* Write @s to the child's stdin. */
 void harness_proc_write(struct harness_proc *p, const char *s);
+/* perch -v prints "perch: sampling ..." as its sampling starts (its first tick follows at
+ * once): a test that signals perch or lets the target exit waits for it, so that a slow start
+ * (a sanitizer build on a loaded machine) is not a recording without samples. */
+void harness_wait_sampling(struct harness_proc *perch);
 /* Send @sig to the child (only if it is not reaped yet). */
 void harness_proc_kill(struct harness_proc *p, int sig);
 /* Also kill @pid in teardown (a grandchild such as perch's `-- PROG` target). */

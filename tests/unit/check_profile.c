@@ -409,6 +409,99 @@ START_TEST(test_meta)
 }
 END_TEST
 
+/* A profile of two threads with samples every 10 ms on stacks of two locations, one frame
+ * carrying a detail string. */
+static void fill_windowed(struct profile *q)
+{
+	uint32_t mod = profile_intern_str(q, "/bin/x");
+	struct profile_frame f[2] = {{.name = profile_intern_str(q, "leaf"),
+				      .module = mod,
+				      .detail = profile_intern_str(q, " [dex 7]")},
+				     {.name = profile_intern_str(q, "root"), .module = mod}};
+	uint32_t l0 = profile_intern_location(q, mod, 0x10, &f[0], 1);
+	uint32_t l1 = profile_intern_location(q, mod, 0x20, &f[1], 1);
+	uint32_t locs[2] = {l0, l1};
+	uint32_t s0 = profile_intern_stack(q, locs, 2), s1 = profile_intern_stack(q, &l1, 1);
+	uint32_t a = profile_thread_in(q, 7, 7, "main"), b = profile_thread_in(q, 7, 8, "worker");
+
+	profile_keep_samples(q, 1);
+	for (uint64_t t = 0; t < 100; t++)
+		profile_add_weighted(q, t % 2 ? a : b, t % 3 ? s0 : s1, t * 10000000ULL,
+				     t % 2 ? 'R' : 'S', 1 + (uint32_t)(t % 2));
+	profile_set_meta(q, "pid", "7");
+}
+
+static int keep_main(const struct profile *src, uint32_t idx, void *arg)
+{
+	(void)arg;
+	return profile_thread_get(src, idx)->tid == 7;
+}
+
+/* profile_copy(): the samples of the window, with weights, states, stacks and names; a
+ * thread filter keeps the thread without others; the meta comes along. */
+START_TEST(test_copy_window)
+{
+	struct profile *w;
+	struct profile_copy_opts o = {.lo_ns = 200000000ULL, .hi_ns = 500000000ULL};
+	const struct profile_sample *s;
+	size_t n, nl;
+	uint64_t total = 0;
+	const uint32_t *locs;
+
+	fill_windowed(p);
+	w = profile_copy(p, &o);
+	s = profile_samples(w, &n);
+	ck_assert_uint_eq(n, 30); /* samples 20..49 */
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_ge(s[i].time_ns, o.lo_ns);
+		ck_assert_uint_lt(s[i].time_ns, o.hi_ns);
+		total += s[i].weight;
+	}
+	ck_assert_uint_eq(profile_total_samples(w), total);
+	ck_assert_uint_eq(total, 15 * 2 + 15 * 1);
+	ck_assert_str_eq(profile_meta(w, "pid"), "7");
+	ck_assert_uint_eq(profile_nr_threads(w), 2);
+	locs = profile_stack(w, s[2].stack, &nl); /* sample 22: 22 % 3 != 0: leaf, root */
+	ck_assert_uint_eq(nl, 2);
+	ck_assert_str_eq(
+	    profile_str(w, profile_frame(w, profile_location_frames(w, locs[0], &n)[0])->name),
+	    "leaf");
+	ck_assert_str_eq(
+	    profile_str(w, profile_frame(w, profile_location_frames(w, locs[0], &n)[0])->detail),
+	    " [dex 7]");
+	/* copying the stack again names the same one */
+	ck_assert_uint_eq(profile_copy_stack(p, profile_samples(p, &n)[22].stack, w), s[2].stack);
+	profile_free(w);
+
+	o = (struct profile_copy_opts){
+	    .lo_ns = 0, .hi_ns = UINT64_MAX, .cpu_only = 1, .keep_thread = keep_main};
+	w = profile_copy(p, &o);
+	ck_assert_uint_eq(profile_nr_threads(w), 1);
+	ck_assert_uint_eq(profile_total_samples(w), 50 * 2);
+	profile_free(w);
+}
+END_TEST
+
+/* profile_drop_samples_before(): every older sample goes, out-of-order ones too; counts stay. */
+START_TEST(test_drop_before)
+{
+	const struct profile_sample *s;
+	uint32_t t, st;
+	size_t n;
+
+	fill_windowed(p);
+	t = profile_thread_in(p, 7, 7, NULL);
+	st = profile_samples(p, &n)[0].stack;
+	profile_add_sample(p, t, st, 5, 'R'); /* late: older than everything kept */
+	ck_assert_uint_eq(profile_drop_samples_before(p, 300000000ULL), 31);
+	s = profile_samples(p, &n);
+	ck_assert_uint_eq(n, 70);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(s[i].time_ns, (30 + i) * 10000000ULL);
+	ck_assert_uint_eq(profile_total_samples(p), 150 + 1);
+}
+END_TEST
+
 Suite *profile_suite(void)
 {
 	Suite *s = suite_create("profile");
@@ -421,6 +514,8 @@ Suite *profile_suite(void)
 	tcase_add_test(tc, test_stacks);
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_meta);
+	tcase_add_test(tc, test_copy_window);
+	tcase_add_test(tc, test_drop_before);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 

@@ -2,6 +2,7 @@
  * defaults, the command line with -p or a program, the REPL's `set` names, errors that leave
  * the value as it was, deep copies. */
 #include <check.h>
+#include <signal.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,41 @@ START_TEST(cli_program_and_usage_errors)
 }
 END_TEST
 
+/* One fresh parse per case: --ring / --chunk / --trigger and what they need. */
+#define PARSE_FRESH(...)                                                                           \
+	({                                                                                         \
+		record_opts_release(&o);                                                           \
+		record_opts_init(&o);                                                              \
+		PARSE(RECORD_PARSE_CLI, __VA_ARGS__);                                              \
+	})
+
+START_TEST(cli_windows)
+{
+	ck_assert_int_eq(PARSE_FRESH("-p", "1", "--ring", "5", "--trigger", "stall:250",
+				     "--trigger", "signal:SIGUSR2", "--trigger-max", "3", "-o",
+				     "x.folded"),
+			 0);
+	ck_assert(o.ring_s == 5 && o.trigger_stall_ms == 250 && o.trigger_signal == SIGUSR2);
+	ck_assert_int_eq(o.trigger_max, 3);
+	ck_assert_int_eq(PARSE_FRESH("-p", "1", "--chunk", "60", "-o", "x.sentry.json"), 0);
+	ck_assert(o.chunk_s == 60);
+	/* a trigger without a ring; both windows; no file; stdout; bad values */
+	ck_assert_int_eq(PARSE_FRESH("-p", "1", "--trigger", "stall:9", "-o", "x"), -EINVAL);
+	ck_assert_int_eq(PARSE_FRESH("-p", "1", "--ring", "5", "--chunk", "1", "-o", "x"), -EINVAL);
+	ck_assert_int_eq(PARSE_FRESH("-p", "1", "--ring", "5"), -EINVAL);
+	ck_assert_int_eq(PARSE_FRESH("-p", "1", "--chunk", "5", "-o", "-"), -EINVAL);
+	ck_assert_int_eq(PARSE_FRESH("-p", "1", "--ring", "0", "-o", "x"), -EINVAL);
+	ck_assert_int_eq(
+	    PARSE_FRESH("-p", "1", "--ring", "1", "--trigger", "signal:INT", "-o", "x"), -EINVAL);
+	ck_assert_int_eq(PARSE_FRESH("-p", "1", "--ring", "1", "--trigger", "stall:", "-o", "x"),
+			 -EINVAL);
+	ck_assert_int_eq(PARSE_FRESH("-p", "1", "--ring", "1", "--trigger", "exit", "-o", "x"),
+			 -EINVAL);
+	ck_assert_int_eq(PARSE_FRESH("-p", "1", "--ring", "1", "--trigger-max", "0", "-o", "x"),
+			 -EINVAL);
+}
+END_TEST
+
 START_TEST(top_rows_and_no_output)
 {
 	ck_assert_int_eq(PARSE(RECORD_PARSE_TOP, "-n", "5", "-F", "50"), 0);
@@ -181,6 +217,7 @@ Suite *record_core_suite(void)
 	tcase_add_test(tc, defaults);
 	tcase_add_test(tc, cli_pid_and_outputs);
 	tcase_add_test(tc, cli_program_and_usage_errors);
+	tcase_add_test(tc, cli_windows);
 	tcase_add_test(tc, top_rows_and_no_output);
 	tcase_add_test(tc, set_by_name);
 	tcase_add_test(tc, copy_is_deep);

@@ -387,6 +387,32 @@ START_TEST(test_meta_hostile)
 }
 END_TEST
 
+/* stall_ongoing(): an off-CPU run from its first sample while it lasts, a run in one stack
+ * while more than half of it ran (a thread changing stacks is always in a run just begun). */
+START_TEST(test_ongoing)
+{
+	struct stall_detector *d = new_detector(0);
+	uint64_t start = 0;
+	enum stall_kind kind = STALL_RUNNING;
+
+	feed(d, 0, 100, 'R', 1, 3, 1, NULL);
+	ck_assert_int_eq(stall_ongoing(d, &start, NULL), 1);
+	ck_assert_uint_eq(start, 90 * MS);
+	feed(d, 100, 400, 'S', 50, 1, 7, "[sleep nanosleep]");
+	ck_assert_int_eq(stall_ongoing(d, &start, &kind), 1);
+	ck_assert_uint_eq(start, 100 * MS);
+	ck_assert_int_eq(kind, STALL_OFF_CPU);
+	feed(d, 400, 700, 'R', 60, 1, 8, NULL); /* one stack, running */
+	ck_assert_int_eq(stall_ongoing(d, &start, &kind), 1);
+	ck_assert_uint_eq(start, 400 * MS);
+	ck_assert_int_eq(kind, STALL_RUNNING);
+	feed(d, 700, 800, 'S', 70, 1, 9, "[lock futex]");
+	feed(d, 800, 850, 'R', 70, 1, 9, NULL); /* the same stack, ran in 5 of 15 */
+	ck_assert_int_eq(stall_ongoing(d, &start, &kind), 0);
+	stall_free(d);
+}
+END_TEST
+
 Suite *stall_suite(void)
 {
 	Suite *s = suite_create("stall");
@@ -400,6 +426,7 @@ Suite *stall_suite(void)
 	tcase_add_test(tc, test_drain_same_as_kept);
 	tcase_add_test(tc, test_watch_by_name);
 	tcase_add_test(tc, test_stack_key);
+	tcase_add_test(tc, test_ongoing);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("meta");
 	tcase_add_test(tc, test_meta_round_trip);
