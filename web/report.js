@@ -219,7 +219,7 @@
       throw new Error("data block version " + dv.getUint32(4, true) + " is not 2");
     var jlen = dv.getUint32(8, true);
     var d = JSON.parse(new TextDecoder().decode(buf.subarray(12, 12 + jlen)));
-    var area = buf.subarray(12 + jlen), i, j;
+    var area = buf.subarray(12 + jlen), i;
     var nf = d.funcs.name.length, nn = d.nodes.n;
 
     /* the time each part takes (perchReport.timing.decodeSteps, printed by make bench) */
