@@ -2334,7 +2334,14 @@ static void sec_add(struct debuginfo *di, const GElf_Shdr *shdr, const char *nam
 	} else {
 		/* a DWARF section: libdwarf reads it through sec_load() only, so check it here */
 		s.name = name[1] == 'z' ? xasprintf(".%s", name + 2) : xstrdup(name);
-		if (shdr->sh_type == SHT_NOBITS || shdr->sh_offset > file_size ||
+		if (!strcmp(s.name, ".debug_loclists") || !strcmp(s.name, ".debug_loc") ||
+		    !strcmp(s.name, ".debug_loclists.dwo") || !strcmp(s.name, ".debug_loc.dwo")) {
+			/* perch reads no location list, and libdwarf 20210528 would inflate and
+			 * parse every header of .debug_loclists (glibc's: 3 MB) as soon as it
+			 * loads .debug_info */
+			free(s.name);
+			s.name = xstrdup(DI_HIDDEN);
+		} else if (shdr->sh_type == SHT_NOBITS || shdr->sh_offset > file_size ||
 		    shdr->sh_size > file_size - shdr->sh_offset || shdr->sh_size > SIZE_MAX - 1 ||
 		    sec_find(di, s.name) >= 0 ||
 		    pread(di->fd, hdr, want, (off_t)shdr->sh_offset) != (ssize_t)want ||

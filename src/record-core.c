@@ -266,6 +266,11 @@ static void ring_stalls(void *arg, const char *text)
 	record_ring_add_stalls(arg, text);
 }
 
+static void ring_points(void *arg, const char *key, const char *text)
+{
+	record_ring_add_points(arg, key, text);
+}
+
 /* A sample of the watched thread: the stall it is in passed --trigger stall:MS (save the
  * window, up to the end of the stall), or the stall that triggered is over (the window ends
  * a second later). */
@@ -311,6 +316,10 @@ static void ring_step(struct record_core *rc, uint64_t now_ns)
 	}
 	if (rc->stall)
 		stall_drain(rc->stall, ring_stalls, rc->ring);
+	if (rc->tl && now_ns - rc->drained_ns >= RECORDING_FLUSH_NS / 4) {
+		timeline_drain(rc->tl, ring_points, rc->ring);
+		rc->drained_ns = now_ns;
+	}
 	record_ring_sample(rc->ring, now_ns);
 }
 
@@ -733,15 +742,15 @@ static uint64_t mono_ns(void)
 void record_core_start(struct record_core *rc)
 {
 	rc->mono_start = mono_ns();
-	/* windows hold samples and stalls; timelines would grow with the run (not kept) */
-	rc->no_points = is_windowed(rc) || (!rc->rw && !wants_samples(rc));
+	rc->no_points = !rc->rw && !wants_samples(rc) && !is_windowed(rc);
 	if (rc->o.cpu_ms || rc->o.mem_ms) {
 		/* the points go to the recording as they come; with none, they are kept only
 		 * when an output draws them (the summary has its figures either way) */
 		struct timeline_opts o = {.pid = rc->pid,
 					  .cpu_interval_ms = rc->o.cpu_ms,
 					  .mem_interval_ms = rc->o.mem_ms,
-					  .points = rc->rw	    ? TIMELINE_POINTS_DRAIN
+					  .points = rc->rw || is_windowed(rc)
+							? TIMELINE_POINTS_DRAIN
 						    : rc->no_points ? TIMELINE_POINTS_NONE
 								    : TIMELINE_POINTS_KEEP};
 		int ret;
@@ -1039,6 +1048,8 @@ void record_core_finish(struct record_core *rc)
 	set_quality_meta(rc);
 	if (rc->tl && rc->rw)
 		timeline_drain(rc->tl, drain_to_recording, rc->rw);
+	if (rc->tl && rc->ring)
+		timeline_drain(rc->tl, ring_points, rc->ring);
 	if (rc->tl)
 		timeline_store(rc->tl, rc->p);
 	if (rc->stall) {

@@ -41,6 +41,15 @@ struct record_ring {
 	int asked;	      /* saves asked for (the next one's id) */
 	struct stall *stalls; /* found and still in the ring, in time order */
 	size_t nr_stalls, alloc_stalls;
+	struct series {	   /* a counter's points still in the ring, in time order */
+		char *key; /* "counter:NAME" */
+		struct point {
+			uint64_t t;
+			double v;
+		} * v;
+		size_t n, alloc;
+	} * series;
+	size_t nr_series, alloc_series;
 };
 
 struct record_ring *record_ring_new(const struct record_ring_opts *o, struct profile *p)
@@ -63,6 +72,11 @@ void record_ring_free(struct record_ring *r)
 		free(r->saves[i].note);
 	free(r->saves);
 	free(r->stalls);
+	for (size_t i = 0; i < r->nr_series; i++) {
+		free(r->series[i].key);
+		free(r->series[i].v);
+	}
+	free(r->series);
 	free(r);
 }
 
@@ -172,6 +186,29 @@ static void window_stalls(const struct record_ring *r, struct profile *w, uint64
 	free(v);
 }
 
+/* The counter points of [@lo, @hi): meta "counters" names the series that have some. */
+static void window_points(const struct record_ring *r, struct profile *w, uint64_t lo, uint64_t hi)
+{
+	struct strbuf names = STRBUF_INIT, pts = STRBUF_INIT;
+
+	for (size_t i = 0; i < r->nr_series; i++) {
+		const struct series *se = &r->series[i];
+
+		strbuf_reset(&pts);
+		for (size_t k = 0; k < se->n; k++)
+			if (se->v[k].t >= lo && se->v[k].t < hi)
+				strbuf_addf(&pts, "%s%" PRIu64 "=%.17g", pts.len ? " " : "",
+					    se->v[k].t, se->v[k].v);
+		if (!pts.len)
+			continue;
+		profile_set_meta(w, se->key, pts.buf);
+		strbuf_addf(&names, "%s%s", names.len ? " " : "", se->key + strlen("counter:"));
+	}
+	profile_set_meta(w, "counters", names.len ? names.buf : "");
+	strbuf_release(&names);
+	strbuf_release(&pts);
+}
+
 /* The samples of [@lo, @hi) as a profile of their own, with the meta of the window. */
 static struct profile *window(const struct record_ring *r, uint64_t lo, uint64_t hi)
 {
@@ -195,6 +232,7 @@ static struct profile *window(const struct record_ring *r, uint64_t lo, uint64_t
 	snprintf(buf, sizeof(buf), "%" PRIu64, last - first + r->o.period_ns);
 	profile_set_meta(w, "duration_ns", buf);
 	window_stalls(r, w, lo, hi);
+	window_points(r, w, lo, hi);
 	return w;
 }
 
@@ -374,6 +412,41 @@ void record_ring_add_stalls(struct record_ring *r, const char *text)
 	free(v);
 }
 
+void record_ring_add_points(struct record_ring *r, const char *key, const char *text)
+{
+	struct series *se = NULL;
+	const char *s = text;
+
+	if (strncmp(key, "counter:", 8))
+		return;
+	for (size_t i = 0; i < r->nr_series && !se; i++)
+		if (!strcmp(r->series[i].key, key))
+			se = &r->series[i];
+	if (!se) {
+		ALLOC_GROW(r->series, r->nr_series + 1, r->alloc_series);
+		se = &r->series[r->nr_series++];
+		memset(se, 0, sizeof(*se));
+		se->key = xstrdup(key);
+	}
+	while (*s) {
+		char *end;
+		unsigned long long t;
+		double v;
+
+		s += strspn(s, " ");
+		t = strtoull(s, &end, 10);
+		if (end == s || *end != '=')
+			break;
+		s = end + 1;
+		v = strtod(s, &end);
+		if (end == s)
+			break;
+		s = end;
+		ALLOC_GROW(se->v, se->n + 1, se->alloc);
+		se->v[se->n++] = (struct point){(uint64_t)t, v};
+	}
+}
+
 /* The chunk that ended at r->chunk_end: every sample before it not written yet. */
 static void write_chunk(struct record_ring *r, uint64_t end)
 {
@@ -418,6 +491,15 @@ static void prune(struct record_ring *r, uint64_t now)
 		if (r->stalls[i].start_ns + r->stalls[i].duration_ns > keep)
 			r->stalls[k++] = r->stalls[i];
 	r->nr_stalls = k;
+	for (size_t i = 0; i < r->nr_series; i++) {
+		struct series *se = &r->series[i];
+		size_t old = 0;
+
+		while (old < se->n && se->v[old].t < keep)
+			old++;
+		memmove(se->v, se->v + old, (se->n - old) * sizeof(*se->v));
+		se->n -= old;
+	}
 	r->pruned_ns = now;
 }
 

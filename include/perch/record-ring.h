@@ -10,6 +10,7 @@
  *    lasts), as FILE-YYYYmmdd-HHMMSS.mmm-WHY.EXT for each -o FILE.EXT, with a text dump of
  *    every thread's stack at the trigger (FILE-...-WHY-threads.txt, from the samples nearest
  *    to it). At the end the -o files themselves get the last ring_s seconds.
+ *    A window holds its samples, the stalls and counter points (CPU, memory) of its time.
  *  - chunks: every chunk_s seconds of sample time, the samples taken before the boundary and
  *    not written yet go to FILE.NNNN.EXT (NNNN from 0000), atomically: every sample is in
  *    exactly one chunk (one that arrives late goes to the next), and a chunk written is
@@ -72,6 +73,10 @@ void record_ring_until(struct record_ring *r, int handle, uint64_t until_ns);
 /* Stalls found meanwhile, as stall_meta_format() text (stall_drain() hands it so): each
  * window gets those it overlaps as its meta "stalls". */
 void record_ring_add_stalls(struct record_ring *r, const char *text);
+
+/* Counter points gathered meanwhile (timeline_drain(): @key "counter:NAME", @text "T=V T=V
+ * ..."): each window gets the points of its time as meta "counters" and "counter:NAME". */
+void record_ring_add_points(struct record_ring *r, const char *key, const char *text);
 
 /* Sampling ended at @end_ns: pending saves are written (cut there), then the last chunk, or
  * for a ring the last ring_s seconds to the -o files. 0, or -1 when a file failed. */
