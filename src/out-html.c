@@ -4,22 +4,33 @@
  * (web/report.html, .css, .js and uPlot) is compiled in from $(O)/gen/report-page.inc, which
  * web/embed.py generates at build time (mk/report.mk).
  *
- * The data block (decoded by web/report.js, function decodeData) is base64 of a zlib stream
- * (the page inflates it with the browser's DecompressionStream("deflate")) of:
+ * The page holds two data blocks (decoded by web/report.js, functions decode and
+ * decodeSamples), each base64 of a zlib stream (the page inflates them with the browser's
+ * DecompressionStream("deflate")). The first, before the page's script, holds what the first
+ * view (the whole recording) needs:
  *
- *   "PRPT" u32 version (1) u32 json_len  json[json_len]  area[...]      (little endian)
+ *   "PRPT" u32 version (2) u32 json_len  json[json_len]  area[...]      (little endian)
+ *
+ * The second, after the script (the browser parses it while the first view is drawn; the page
+ * inflates it when idle or when a time range is first selected), is an area alone: the
+ * per-sample columns.
  *
  * json is the header (thread list, function table, counter series, stalls, slow frames, meta; see
- * html_header()); every column it names is [offset, length] into area, a run of unsigned
+ * html_encode()); every column it names is [offset, length] into an area, a run of unsigned
  * LEB128 varints:
  *   nodes    the call tree of every stack (a trie, root first, merged by function): node 0 is
  *            the root; node i >= 1 has "parent" i - varint and "func" varint
- *   threads  per thread, its samples in time order: "time" one entry per sample, the distance
- *            in time units (header "unit_ns") from the previous sample (the first: from
- *            "t0_ns"); "node" one entry per sample: 0 = the same node as the previous sample,
- *            k in 1..D = the k-th distinct node this thread used, D + 1 = a node new to the
- *            thread, whose id is the next entry of "newnode"; "state" runs of (count, /proc
- *            state letter, 0 unknown); "weight_col" runs of (count, weight - 1)
+ *   threads  per thread, in the first area: "newnode" the nodes the thread's samples use, in
+ *            the order of first use (its node dictionary); "dict_weight" the weight of the
+ *            samples of each; "spans" the timeline, "nr_spans" triples (start - the end of
+ *            the span before, length, state class; state_class()) in time units, a sample
+ *            lasting up to the next one unless the gap is longer than that one's weight
+ *            accounts for; "classes" the weight per state class. In the samples area, one
+ *            entry per sample in time order: "time" the distance in time units (header
+ *            "unit_ns") from the previous sample (the first: from "t0_ns"); "node" 0 = the
+ *            same node as the previous sample, k = the k-th node of the dictionary; "state"
+ *            runs of (count, /proc state letter, 0 unknown); "weight_col" runs of (count,
+ *            weight - 1)
  *   series   per counter, one entry per point: "time" as for samples; "value" the zigzag
  *            delta of round(value * scale) from the previous point
  * Times are relative to t0_ns (the earliest sample, counter point or stall), so they fit a
@@ -45,14 +56,32 @@
 /* out_html_page[]: the page with HTML_DATA_MARK where the data block goes */
 #include "report-page.inc"
 
-#define HTML_DATA_MARK "@PERCH_DATA@"
-#define HTML_VERSION   1
-#define HTML_NO_NODE   UINT32_MAX
+#define HTML_DATA_MARK	  "@PERCH_DATA@"
+#define HTML_VERSION	  2
+#define HTML_NO_NODE	  UINT32_MAX
+#define HTML_SAMPLES_MARK "@PERCH_SAMPLES@"
+
+/* The state classes of the timeline (the page's STATES, in this order) and the waits a stack
+ * can end in (a wait frame's name, see stateclass_of()). */
+enum {
+	HTML_RUNNING,
+	HTML_RUNNABLE,
+	HTML_SLEEPING,
+	HTML_IO,
+	HTML_LOCK,
+	HTML_BINDER,
+	HTML_STOPPED,
+	HTML_UNKNOWN,
+	HTML_NR_CLASSES
+};
+#define HTML_W_NONE (-1)
+#define HTML_W_RUN  0
 
 struct html_func {
 	uint32_t name;	 /* profile string id; 0: @label */
 	uint32_t module; /* profile string id */
 	uint8_t kind;
+	int8_t wait; /* HTML_W_*: the wait a stack ending in it means */
 	char *label; /* "libfoo.so+0x1a2b" for a nameless frame */
 };
 
@@ -64,20 +93,35 @@ struct html_run {
 	uint64_t count, value;
 };
 
+/* A stretch of a thread's timeline in one state class: [start, end) in time units. */
+struct html_span {
+	uint64_t start, end;
+	int cls; /* -1: none yet */
+};
+
 struct html_thread {
 	size_t n;	 /* samples */
 	uint64_t weight; /* their weight */
 	uint64_t last_t; /* for the delta of the time column */
 	uint32_t last_node;
-	struct u64map dict; /* node: its index among the nodes this thread used */
-	uint32_t nr_dict;
+	struct u64map dict;	  /* node: its index among the nodes this thread used */
+	uint32_t nr_dict, last_k; /* last_k: the entry of the last sample's node */
+	uint64_t *dict_w;	  /* per dictionary entry: the weight of its samples */
+	size_t alloc_dict_w;
+	uint64_t cls_w[HTML_NR_CLASSES]; /* weight per state class */
+	uint64_t pend_t;		 /* the last sample, whose span ends at the next one */
+	int pend_cls;			 /* -1: no sample yet */
+	struct html_span span;		 /* the span being extended */
+	uint64_t span_end;		 /* the end of the last span written */
+	size_t nr_spans;
 	struct html_run state_run, weight_run;
-	struct strbuf t, node, newnode, state, weight_col;
+	struct strbuf t, node, newnode, state, weight_col, spans;
 };
 
 struct html {
 	const struct profile *p;
 	uint64_t t0, unit;
+	double period_u; /* the sampling period in time units */
 	struct html_func *funcs;
 	size_t nr_funcs, alloc_funcs;
 	struct u64map func_map; /* name * 8 + kind, or bit 62 + location: func index */
@@ -86,7 +130,8 @@ struct html {
 	struct u64map node_map; /* parent << 32 | func: node */
 	uint32_t *stack_node;	/* per profile stack: its node, HTML_NO_NODE when not yet made */
 	struct html_thread *threads;
-	struct strbuf area; /* the varint columns */
+	struct strbuf area;  /* the varint columns of the first block */
+	struct strbuf sarea; /* the per-sample columns: the second block */
 	struct strbuf json;
 };
 
@@ -100,6 +145,51 @@ static void put_varint(struct strbuf *sb, uint64_t v)
 		v >>= 7;
 	} while (v);
 	strbuf_add(sb, b, n);
+}
+
+/* The wait a stack ending in a frame named @name means: HTML_W_NONE, HTML_W_RUN ("[running]")
+ * or the class of the wait frame ("[io read]", "[lock futex]", "[sleep nanosleep]"...; see
+ * src/procwait.c for the names perch gives). */
+static int wait_class(const struct profile *p, uint32_t name, uint8_t kind)
+{
+	static const struct {
+		const char *prefix;
+		int cls;
+	} waits[] = {
+	    {"[io ", HTML_IO},	       {"[pagefault", HTML_IO},	   {"[lock ", HTML_LOCK},
+	    {"[binder ", HTML_BINDER}, {"[sleep ", HTML_SLEEPING}, {"[poll ", HTML_SLEEPING},
+	    {"[wait ", HTML_SLEEPING}, {"[stopped", HTML_STOPPED}, {"[running]", HTML_W_RUN},
+	};
+	const char *s = name ? profile_str(p, name) : "";
+
+	if (kind != PROFILE_FRAME_PSEUDO || !s || s[0] != '[')
+		return HTML_W_NONE;
+	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
+		if (!strncmp(s, waits[i].prefix, strlen(waits[i].prefix)))
+			return waits[i].cls;
+	return HTML_W_NONE;
+}
+
+/* The state class of a sample: its /proc state letter and the wait its stack ends in. A
+ * thread in R whose stack still ends in a wait frame was woken and had not run yet. */
+static int state_class(int letter, int w)
+{
+	switch (letter) {
+	case 'R':
+		return w > HTML_W_RUN ? HTML_RUNNABLE : HTML_RUNNING;
+	case 'T':
+	case 't':
+		return HTML_STOPPED;
+	case 'D':
+		return w == HTML_LOCK || w == HTML_BINDER ? w : HTML_IO;
+	case 0: /* no state recorded: the stack tells */
+		return w > HTML_W_RUN ? w : HTML_RUNNING;
+	case 'S':
+	case 'I':
+		return w > HTML_W_RUN ? w : HTML_SLEEPING;
+	default:
+		return HTML_UNKNOWN;
+	}
 }
 
 static uint32_t func_of(struct html *h, uint32_t loc, const struct profile_frame *f)
@@ -116,7 +206,8 @@ static uint32_t func_of(struct html *h, uint32_t loc, const struct profile_frame
 	if (idx != UINT32_MAX)
 		return idx;
 	ALLOC_GROW(h->funcs, h->nr_funcs + 1, h->alloc_funcs);
-	h->funcs[h->nr_funcs] = (struct html_func){.name = name, .kind = kind};
+	h->funcs[h->nr_funcs] =
+	    (struct html_func){.name = name, .kind = kind, .wait = wait_class(p, name, kind)};
 	if (f)
 		h->funcs[h->nr_funcs].module = f->module;
 	if (!name) {
@@ -200,13 +291,50 @@ static void end_run(struct html_run *r, struct strbuf *sb)
 	r->count = 0;
 }
 
+/* Add [@a, @b) in class @cls to the thread's timeline: the span grows while the class stays
+ * and the time is contiguous; else it is written as (start - the last span's end, length,
+ * class). @cls -1: only write the span. */
+static void add_span(struct html_thread *t, uint64_t a, uint64_t b, int cls)
+{
+	struct html_span *sp = &t->span;
+
+	if (cls >= 0 && sp->cls == cls && sp->end == a) {
+		sp->end = b;
+		return;
+	}
+	if (sp->cls >= 0) {
+		put_varint(&t->spans, sp->start - t->span_end);
+		put_varint(&t->spans, sp->end - sp->start);
+		put_varint(&t->spans, (uint64_t)sp->cls);
+		t->span_end = sp->end;
+		t->nr_spans++;
+	}
+	*sp = (struct html_span){a, b, cls};
+}
+
+/* The span of the thread's last sample, now that the next one (at @u, of weight @w; @w 0: none)
+ * is known: up to the next sample, unless the thread was not seen for longer than that one's
+ * weight (ticks missed and credited to it) accounts for. */
+static void end_sample_span(const struct html *h, struct html_thread *t, uint64_t u, uint32_t w)
+{
+	uint64_t period = (uint64_t)(h->period_u + 0.5), end = t->pend_t + period;
+
+	if (t->pend_cls < 0)
+		return;
+	if (w && (double)(u - t->pend_t) <= h->period_u * (w + 1.5))
+		end = u;
+	add_span(t, t->pend_t, end, t->pend_cls);
+}
+
 static void add_sample(struct html *h, uint32_t thread, uint32_t stack, uint64_t time_ns,
 		       char state, uint32_t weight)
 {
 	struct html_thread *t = &h->threads[thread];
 	uint64_t u = to_units(h, time_ns);
 	uint32_t node = node_of(h, stack);
+	int letter = (unsigned char)state & 0x7f, cls;
 
+	weight = weight ? weight : 1;
 	put_varint(&t->t, u >= t->last_t ? u - t->last_t : 0);
 	if (u > t->last_t)
 		t->last_t = u;
@@ -215,19 +343,27 @@ static void add_sample(struct html *h, uint32_t thread, uint32_t stack, uint64_t
 	} else {
 		size_t slot;
 		uint32_t k = u64map_find(&t->dict, node, &slot);
-
 		if (k == UINT32_MAX) {
 			u64map_set(&t->dict, slot, node, t->nr_dict);
 			k = t->nr_dict++;
 			put_varint(&t->newnode, node);
+			ALLOC_GROW(t->dict_w, t->nr_dict, t->alloc_dict_w);
+			t->dict_w[k] = 0;
 		}
 		put_varint(&t->node, (uint64_t)k + 1);
+		t->last_k = k;
 	}
+	t->dict_w[t->last_k] += weight;
 	t->last_node = node;
-	add_run(&t->state_run, &t->state, (unsigned char)state & 0x7f);
-	add_run(&t->weight_run, &t->weight_col, weight ? weight - 1 : 0);
+	add_run(&t->state_run, &t->state, (uint64_t)letter);
+	add_run(&t->weight_run, &t->weight_col, weight - 1);
+	cls = state_class(letter, node ? h->funcs[h->node_func[node]].wait : HTML_W_NONE);
+	t->cls_w[cls] += weight;
+	end_sample_span(h, t, t->last_t, weight);
+	t->pend_t = t->last_t;
+	t->pend_cls = cls;
 	t->n++;
-	t->weight += weight ? weight : 1;
+	t->weight += weight;
 }
 
 static void add_count(uint32_t thread, uint32_t stack, uint64_t count, void *arg)
@@ -237,11 +373,12 @@ static void add_count(uint32_t thread, uint32_t stack, uint64_t count, void *arg
 	add_sample(h, thread, stack, h->t0, 0, count > UINT32_MAX ? UINT32_MAX : (uint32_t)count);
 }
 
-static struct html_col col_add(struct html *h, const struct strbuf *sb)
+/* Append column @sb to @area (the first block's or the samples'). */
+static struct html_col col_add(struct strbuf *area, const struct strbuf *sb)
 {
-	struct html_col c = {h->area.len, sb->len};
+	struct html_col c = {area->len, sb->len};
 
-	strbuf_add(&h->area, sb->buf, sb->len);
+	strbuf_add(area, sb->buf, sb->len);
 	return c;
 }
 
@@ -260,7 +397,7 @@ static long thread_pid(const struct profile *p, const struct profile_thread *t)
 static void json_threads(struct html *h)
 {
 	const struct profile *p = h->p;
-	struct strbuf *js = &h->json;
+	struct strbuf *js = &h->json, dict_w = STRBUF_INIT;
 
 	strbuf_addstr(js, ",\"threads\":[");
 	for (size_t i = 0; i < profile_nr_threads(p); i++) {
@@ -272,16 +409,28 @@ static void json_threads(struct html *h)
 		json_add_str(js, profile_str(p, pt->name));
 		end_run(&t->state_run, &t->state);
 		end_run(&t->weight_run, &t->weight_col);
+		end_sample_span(h, t, 0, 0);
+		add_span(t, 0, 0, -1);
+		for (uint32_t k = 0; k < t->nr_dict; k++)
+			put_varint(&dict_w, t->dict_w[k]);
 		strbuf_addf(js, ",\"n\":%zu,\"weight\":%" PRIu64 ",\"nodes\":%" PRIu32, t->n,
 			    t->weight, t->nr_dict);
-		json_col(js, "time", col_add(h, &t->t));
-		json_col(js, "node", col_add(h, &t->node));
-		json_col(js, "newnode", col_add(h, &t->newnode));
-		json_col(js, "state", col_add(h, &t->state));
-		json_col(js, "weight_col", col_add(h, &t->weight_col));
+		json_col(js, "newnode", col_add(&h->area, &t->newnode));
+		json_col(js, "dict_weight", col_add(&h->area, &dict_w));
+		strbuf_addf(js, ",\"classes\":[");
+		for (int c = 0; c < HTML_NR_CLASSES; c++)
+			strbuf_addf(js, "%s%" PRIu64, c ? "," : "", t->cls_w[c]);
+		strbuf_addf(js, "],\"nr_spans\":%zu", t->nr_spans);
+		json_col(js, "spans", col_add(&h->area, &t->spans));
+		json_col(js, "time", col_add(&h->sarea, &t->t));
+		json_col(js, "node", col_add(&h->sarea, &t->node));
+		json_col(js, "state", col_add(&h->sarea, &t->state));
+		json_col(js, "weight_col", col_add(&h->sarea, &t->weight_col));
 		strbuf_addch(js, '}');
+		strbuf_reset(&dict_w);
 	}
 	strbuf_addch(js, ']');
+	strbuf_release(&dict_w);
 }
 
 static void json_funcs(struct html *h)
@@ -311,11 +460,11 @@ static void json_funcs(struct html *h)
 	strbuf_addf(js, "]},\"nodes\":{\"n\":%zu", h->nr_nodes);
 	for (size_t i = 1; i < h->nr_nodes; i++)
 		put_varint(&nodes, i - h->node_parent[i]);
-	json_col(js, "parent", col_add(h, &nodes));
+	json_col(js, "parent", col_add(&h->area, &nodes));
 	strbuf_reset(&nodes);
 	for (size_t i = 1; i < h->nr_nodes; i++)
 		put_varint(&nodes, h->node_func[i]);
-	json_col(js, "func", col_add(h, &nodes));
+	json_col(js, "func", col_add(&h->area, &nodes));
 	strbuf_addch(js, '}');
 	strbuf_release(&nodes);
 }
@@ -438,8 +587,8 @@ static void json_series_one(void *arg, const char *name, const char *text)
 		strbuf_addstr(js, "{\"name\":");
 		json_add_str(js, name);
 		strbuf_addf(js, ",\"group\":\"%s\",\"scale\":%.17g,\"n\":%zu", group, s.scale, s.n);
-		json_col(js, "time", col_add(h, &s.t));
-		json_col(js, "value", col_add(h, &s.v));
+		json_col(js, "time", col_add(&h->area, &s.t));
+		json_col(js, "value", col_add(&h->area, &s.v));
 		strbuf_addch(js, '}');
 	}
 	strbuf_release(&s.t);
@@ -543,6 +692,7 @@ static void html_encode(struct html *h)
 
 	h->unit = period / 10 > 1000 ? period / 10 / 1000 * 1000 : 1000;
 	h->t0 = first_time(p);
+	h->period_u = (double)period / (double)h->unit;
 	h->stack_node = xmalloc((profile_nr_stacks(p) + 1) * sizeof(*h->stack_node));
 	memset(h->stack_node, 0xff, (profile_nr_stacks(p) + 1) * sizeof(*h->stack_node));
 	h->threads = xcalloc(nth + 1, sizeof(*h->threads));
@@ -555,6 +705,8 @@ static void html_encode(struct html *h)
 		t->dict = (struct u64map)U64MAP_INIT;
 		strbuf_init(&t->state, 0);
 		strbuf_init(&t->weight_col, 0);
+		strbuf_init(&t->spans, 0);
+		t->pend_cls = t->span.cls = -1;
 	}
 	/* node 0, the root: not in node_map (its func is never read) */
 	ALLOC_GROW(h->node_parent, 1, h->alloc_nodes);
@@ -607,9 +759,12 @@ static void html_release(struct html *h)
 		u64map_release(&h->threads[i].dict);
 		strbuf_release(&h->threads[i].state);
 		strbuf_release(&h->threads[i].weight_col);
+		strbuf_release(&h->threads[i].spans);
+		free(h->threads[i].dict_w);
 	}
 	free(h->threads);
 	strbuf_release(&h->area);
+	strbuf_release(&h->sarea);
 	strbuf_release(&h->json);
 }
 
@@ -620,30 +775,18 @@ static void put_u32(struct strbuf *sb, uint32_t v)
 	strbuf_add(sb, b, 4);
 }
 
-/* The data block: "PRPT" header, json and area, zlib-compressed, base64. -EIO when zlib
- * fails, -EFBIG when the header is over 4 GiB. */
-static int html_block(struct html *h, struct strbuf *out)
+/* @len bytes of @buf, zlib-compressed and base64, appended to @out. -EIO when zlib fails. */
+static int html_zbase64(const void *buf, size_t len, struct strbuf *out)
 {
 	static const char b64[] =
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	struct strbuf raw = STRBUF_INIT;
-	unsigned char *z;
-	uLongf zlen;
+	uLongf zlen = compressBound(len);
+	unsigned char *z = xmalloc(zlen);
 	size_t i;
-	int ret = 0;
 
-	if (h->json.len > UINT32_MAX)
-		return -EFBIG;
-	strbuf_add(&raw, "PRPT", 4);
-	put_u32(&raw, HTML_VERSION);
-	put_u32(&raw, (uint32_t)h->json.len);
-	strbuf_add(&raw, h->json.buf, h->json.len);
-	strbuf_add(&raw, h->area.buf, h->area.len);
-	zlen = compressBound(raw.len);
-	z = xmalloc(zlen);
-	if (compress2(z, &zlen, (const Bytef *)raw.buf, raw.len, 6) != Z_OK) {
-		ret = -EIO;
-		goto out;
+	if (compress2(z, &zlen, buf, len, 6) != Z_OK) {
+		free(z);
+		return -EIO;
 	}
 	strbuf_grow(out, (zlen + 2) / 3 * 4 + 1);
 	for (i = 0; i + 2 < zlen; i += 3) {
@@ -659,8 +802,28 @@ static int html_block(struct html *h, struct strbuf *out)
 
 		strbuf_add(out, q, 4);
 	}
-out:
 	free(z);
+	return 0;
+}
+
+/* The two data blocks: @out the first ("PRPT" header, json and area), @samples the area of the
+ * per-sample columns; each zlib-compressed, base64. -EIO when zlib fails, -EFBIG when the
+ * header is over 4 GiB. */
+static int html_blocks(struct html *h, struct strbuf *out, struct strbuf *samples)
+{
+	struct strbuf raw = STRBUF_INIT;
+	int ret;
+
+	if (h->json.len > UINT32_MAX)
+		return -EFBIG;
+	strbuf_add(&raw, "PRPT", 4);
+	put_u32(&raw, HTML_VERSION);
+	put_u32(&raw, (uint32_t)h->json.len);
+	strbuf_add(&raw, h->json.buf, h->json.len);
+	strbuf_add(&raw, h->area.buf, h->area.len);
+	ret = html_zbase64(raw.buf, raw.len, out);
+	if (!ret)
+		ret = html_zbase64(h->sarea.buf, h->sarea.len, samples);
 	strbuf_release(&raw);
 	return ret;
 }
@@ -671,27 +834,34 @@ int out_report_html_write(const struct profile *p, const struct output_opts *o, 
 			 .func_map = U64MAP_INIT,
 			 .node_map = U64MAP_INIT,
 			 .area = STRBUF_INIT,
+			 .sarea = STRBUF_INIT,
 			 .json = STRBUF_INIT};
-	struct strbuf block = STRBUF_INIT;
+	struct strbuf block = STRBUF_INIT, samples = STRBUF_INIT;
 	const char *mark = strstr(out_html_page, HTML_DATA_MARK);
+	const char *smark = strstr(out_html_page, HTML_SAMPLES_MARK);
 	int ret;
 
 	(void)o;
-	if (!mark)
-		return -EINVAL; /* the build put no page in: web/embed.py checks for the mark */
+	if (!mark || !smark || smark < mark)
+		return -EINVAL; /* the build put no page in: web/embed.py checks for the marks */
 	html_encode(&h);
-	ret = html_block(&h, &block);
+	ret = html_blocks(&h, &block, &samples);
 	if (!ret) {
 		size_t head = (size_t)(mark - out_html_page);
-		const char *tail = mark + strlen(HTML_DATA_MARK);
+		const char *mid = mark + strlen(HTML_DATA_MARK);
+		size_t nmid = (size_t)(smark - mid);
+		const char *tail = smark + strlen(HTML_SAMPLES_MARK);
 
 		errno = 0;
 		if (fwrite(out_html_page, 1, head, f) != head ||
-		    fwrite(block.buf, 1, block.len, f) != block.len || fputs(tail, f) == EOF ||
-		    fflush(f) || ferror(f))
+		    fwrite(block.buf, 1, block.len, f) != block.len ||
+		    fwrite(mid, 1, nmid, f) != nmid ||
+		    fwrite(samples.buf, 1, samples.len, f) != samples.len ||
+		    fputs(tail, f) == EOF || fflush(f) || ferror(f))
 			ret = errno ? -errno : -EIO;
 	}
 	strbuf_release(&block);
+	strbuf_release(&samples);
 	html_release(&h);
 	return ret;
 }

@@ -5,6 +5,7 @@
  * every view. window.perchReport.state() tells what is shown (perch's tests read it). */
 "use strict";
 (function () {
+  var scriptStart = performance.now(); /* since navigation: the browser's parse of what is above */
   var FH = 16;                 /* flame graph row height, px */
   var LABEL_W = 170;           /* thread names left of the timeline (and the charts' y axis) */
   var ROW_H = 14, ROW_GAP = 3, AXIS_H = 18;
@@ -12,7 +13,6 @@
   var STATES = ["running", "runnable", "sleeping", "I/O", "lock", "binder", "stopped", "unknown"];
   var STATE_COLOURS = ["#2e9e3a", "#b8d432", "#c9d6ea", "#f08c1e", "#d83a34", "#8e44c8", "#555555",
                        "#bbbbbb"];
-  var W_NONE = -1, W_RUN = 0, W_SLEEP = 2, W_IO = 3, W_LOCK = 4, W_BINDER = 5, W_STOP = 6;
   var HIT = "rgb(230,0,230)";
 
   var D = null;                /* the decoded recording */
@@ -141,92 +141,85 @@
     return "rgb(" + r + "," + g + "," + bl + ")";
   }
 
-  function waitClass(name, kind) {
-    if (kind !== 1 || name.charAt(0) !== "[")
-      return W_NONE;
-    if (/^\[(io |pagefault)/.test(name)) return W_IO;
-    if (/^\[lock /.test(name)) return W_LOCK;
-    if (/^\[binder /.test(name)) return W_BINDER;
-    if (/^\[(sleep |poll |wait )/.test(name)) return W_SLEEP;
-    if (/^\[stopped/.test(name)) return W_STOP;
-    if (/^\[running\]/.test(name)) return W_RUN;
-    return W_NONE;
-  }
-
-  /* The state class of a sample: its /proc letter and the wait frame its stack ends in. A
-   * thread in R whose stack still ends in a wait frame was woken and had not run yet. */
-  function stateClass(letter, w) {
-    switch (letter) {
-    case 82: /* R */ return w > W_RUN ? 1 : 0;
-    case 84: case 116: /* T t */ return 6;
-    case 68: /* D */ return w === W_LOCK || w === W_BINDER ? w : 3;
-    case 0: return w === W_NONE ? 0 : w === W_RUN ? 0 : w;
-    case 83: case 73: /* S I */ return w > W_RUN ? w : 2;
-    default: return 7;
-    }
-  }
-
-  /* The sample columns of @threads (the data block's thread entries) in @area: per thread
-   * {times, nodes, states, weights, cls, dict, dictWeight, rootWeight, totalWeight}. @lw: the
-   * wait class of each node's leaf; @clsOf: the state class of (letter, leaf wait class). */
-  function decodeThreads(area, threads, lw, clsOf) {
-    var nn = lw.length;
+  /* What the first view needs of each thread (the data block's thread entries; the first
+   * block @area): {dict, dictWeight, spanStart, spanEnd, spanCls}. The node dictionary with
+   * the weight of each entry over the whole recording (aggregate() adds these up when no range
+   * is selected) and the timeline's spans of one state class each (perch classifies the
+   * samples: src/out-html.c state_class). The per-sample columns are decoded on demand
+   * (samplesOf). */
+  function decodeThreads(area, threads, nn) {
     return threads.map(function (t) {
-      /* the time and node columns are read in the one loop that expands them */
-      var i, n = t.n, dict = varints(area, t.newnode, t.nodes), nd = dict.length;
-      var st = runs(area, t.state, n, new Uint8Array(n), 0);
-      var w = runs(area, t.weight_col, n, new Uint32Array(n), 1);
-      var tm = new Float64Array(n), codes = new Uint32Array(n), cls = new Uint8Array(n);
-      var a = area, to = t.time[0], tend = to + t.time[1];
-      var no = t.node[0], nend = no + t.node[1], acc = 0, last = 0, b, v, mul;
-      /* the weight of each dictionary entry over the whole recording (and of the root, for
-       * samples before the first entry): aggregate() adds these up when no range is selected */
-      var dw = new Float64Array(nd), dk = -1, rootW = 0, allW = 0;
-      for (i = 0; i < n; i++) {
-        b = a[to++];
-        v = b & 0x7f;
-        for (mul = 128; b & 0x80; mul *= 128) {
-          b = a[to++];
-          v += (b & 0x7f) * mul;
-        }
-        acc += v;
-        tm[i] = acc;
-        b = a[no++];
-        if (b !== 0) { /* 0: the node of the sample before; k: the dictionary's k-th */
+      var dict = varints(area, t.newnode, t.nodes), dw = varints64(area, t.dict_weight, t.nodes);
+      for (var k = 0; k < dict.length; k++)
+        if (dict[k] >= nn)
+          throw new Error("thread " + t.tid + ": its node " + dict[k] + " is not in the call tree");
+      var n = t.nr_spans, a = area, o = t.spans[0], end = o + t.spans[1], at = 0, b, v, mul, j;
+      var s0 = new Float64Array(n), s1 = new Float64Array(n), cls = new Uint8Array(n), f = [0, 0, 0];
+      for (var i = 0; i < n; i++) {
+        for (j = 0; j < 3; j++) { /* (start - the last end, length, class) */
+          b = a[o++];
           v = b & 0x7f;
           for (mul = 128; b & 0x80; mul *= 128) {
-            b = a[no++];
+            b = a[o++];
             v += (b & 0x7f) * mul;
           }
-          if (v > nd || dict[v - 1] >= nn)
-            throw new Error("thread " + t.tid + ": sample " + i + " names no node");
-          dk = v - 1;
-          last = dict[dk];
+          f[j] = v;
         }
-        codes[i] = last;
-        if (dk >= 0)
-          dw[dk] += w[i];
-        else
-          rootW += w[i];
-        allW += w[i];
-        cls[i] = clsOf[(st[i] & 0x7f) * 8 + lw[last] + 1];
+        s0[i] = at + f[0];
+        s1[i] = at = s0[i] + f[1];
+        cls[i] = f[2] < STATES.length ? f[2] : STATES.length - 1;
       }
-      if (to > tend || no > nend)
-        throw new Error("thread " + t.tid + ": a sample column is short");
-      return {times: tm, nodes: codes, states: st, weights: w, cls: cls, dict: dict,
-              dictWeight: dw, rootWeight: rootW, totalWeight: allW};
+      if (o > end)
+        throw new Error("thread " + t.tid + ": the span column is short");
+      return {dict: dict, dictWeight: dw, spanStart: s0, spanEnd: s1, spanCls: cls};
     });
+  }
+
+  /* The per-sample columns of thread @t from the samples block @area (decoded once, when a
+   * time range or a sample is first asked for): {times, nodes, states, weights}. */
+  function decodeSamples(area, t, nn) {
+    var i, n = t.n, dict = t.dict, nd = dict.length;
+    var st = runs(area, t.state, n, new Uint8Array(n), 0);
+    var w = runs(area, t.weight_col, n, new Uint32Array(n), 1);
+    var tm = new Float64Array(n), codes = new Uint32Array(n);
+    var a = area, to = t.time[0], tend = to + t.time[1];
+    var no = t.node[0], nend = no + t.node[1], acc = 0, last = 0, b, v, mul;
+    for (i = 0; i < n; i++) { /* the time and node columns, read in the loop that expands them */
+      b = a[to++];
+      v = b & 0x7f;
+      for (mul = 128; b & 0x80; mul *= 128) {
+        b = a[to++];
+        v += (b & 0x7f) * mul;
+      }
+      acc += v;
+      tm[i] = acc;
+      b = a[no++];
+      if (b !== 0) { /* 0: the node of the sample before; k: the dictionary's k-th */
+        v = b & 0x7f;
+        for (mul = 128; b & 0x80; mul *= 128) {
+          b = a[no++];
+          v += (b & 0x7f) * mul;
+        }
+        if (v > nd || dict[v - 1] >= nn)
+          throw new Error("thread " + t.tid + ": sample " + i + " names no node");
+        last = dict[v - 1];
+      }
+      codes[i] = last;
+    }
+    if (to > tend || no > nend)
+      throw new Error("thread " + t.tid + ": a sample column is short");
+    return {times: tm, nodes: codes, states: st, weights: w};
   }
 
   function decode(buf) {
     var dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     if (buf.length < 12 || String.fromCharCode(buf[0], buf[1], buf[2], buf[3]) !== "PRPT")
       throw new Error("not a perch report data block");
-    if (dv.getUint32(4, true) !== 1)
-      throw new Error("data block version " + dv.getUint32(4, true) + " is not 1");
+    if (dv.getUint32(4, true) !== 2)
+      throw new Error("data block version " + dv.getUint32(4, true) + " is not 2");
     var jlen = dv.getUint32(8, true);
     var d = JSON.parse(new TextDecoder().decode(buf.subarray(12, 12 + jlen)));
-    var area = buf.subarray(12 + jlen), i, j;
+    var area = buf.subarray(12 + jlen), i;
     var nf = d.funcs.name.length, nn = d.nodes.n;
 
     /* the time each part takes (perchReport.timing.decodeSteps, printed by make bench) */
@@ -240,12 +233,9 @@
     d.fname = d.funcs.name;
     d.fmod = d.funcs.module;
     d.fkind = Uint8Array.from(d.funcs.kind);
-    d.fwait = new Int8Array(nf);
     d.fcolour = new Array(nf);
-    for (i = 0; i < nf; i++) {
-      d.fwait[i] = waitClass(d.fname[i], d.fkind[i]);
+    for (i = 0; i < nf; i++)
       d.fcolour[i] = fnvColour(d.fname[i], d.fkind[i]);
-    }
     /* the name order of functions, for the flame graph's children */
     var order = Array.from({length: nf}, function (_, k) { return k; });
     order.sort(function (x, y) {
@@ -257,11 +247,6 @@
       d.frank[order[i]] = i;
 
     step("funcs");
-    /* the state class of each (letter, wait class of the leaf) pair */
-    var clsOf = new Uint8Array(128 * 8);
-    for (i = 0; i < 128; i++)
-      for (j = -1; j < 7; j++)
-        clsOf[i * 8 + j + 1] = stateClass(i, j);
 
     /* the call tree: parents come before their children (locals, not d's fields, in the
      * loops over every node and sample: this page spends most of its time here) */
@@ -316,19 +301,15 @@
         n = parent[n];
       }
     }
-    var leafWait = d.leafWait = new Int8Array(nn), fwait = d.fwait;
-    leafWait[0] = W_NONE;
-    for (i = 1; i < nn; i++)
-      leafWait[i] = fwait[func[i]];
-
     step("nodes");
-    decodeThreads(area, d.threads, d.leafWait, clsOf).forEach(function (c, k) {
+    decodeThreads(area, d.threads, nn).forEach(function (c, k) {
       var t = Object.assign(d.threads[k], c);
       t.index = k;
       t.stalls = [];
       t.frames = [];
+      t.samples = null; /* samplesOf(t) */
     });
-    step("samples");
+    step("threads");
     d.series.forEach(function (s) {
       var tm = varints64(area, s.time, s.n), v = varints64(area, s.value, s.n);
       var i, acc = 0, val = 0;
@@ -380,6 +361,73 @@
     return d;
   }
 
+  /* The per-sample columns of thread @t, decoded on first use (a time range, a sample under
+   * the pointer); the samples block must be in (loadSamples). */
+  function samplesOf(t) {
+    if (!t.samples) {
+      if (!D.sarea)
+        throw new Error("the samples block is not in yet");
+      t.samples = decodeSamples(D.sarea, t, D.nodes.n);
+    }
+    return t.samples;
+  }
+
+  /* The samples block, inflated once: the first view (the whole recording) does not need it,
+   * so it is read after that is drawn, when the browser is idle or a range is first asked for. */
+  function loadSamples() {
+    if (!D.sareaP)
+      D.sareaP = parsed().then(function () {
+        return inflate($("perch-samples").textContent.trim());
+      }).then(function (b) {
+        D.sarea = b;
+      });
+    return D.sareaP;
+  }
+
+  /* The samples block comes after this script in the page: the browser parses it while the
+   * first view is drawn (parsing the page takes about 60 ms a megabyte). */
+  function parsed() {
+    return new Promise(function (res) {
+      if (document.readyState !== "loading")
+        res();
+      else
+        document.addEventListener("DOMContentLoaded", function () { res(); });
+    });
+  }
+
+  var idle = window.requestIdleCallback || function (fn) {
+    return setTimeout(function () {
+      var end = performance.now() + 10;
+      fn({timeRemaining: function () { return end - performance.now(); }});
+    }, 1);
+  };
+
+  /* In idle time after the first view: the samples block, then each thread's samples. */
+  function warmSamples() {
+    var k = 0;
+    function next(deadline) {
+      try {
+        while (k < D.threads.length && deadline.timeRemaining() > 3)
+          samplesOf(D.threads[k++]);
+      } catch (e) {
+        fail(e);
+        return;
+      }
+      if (k < D.threads.length)
+        idle(next);
+    }
+    idle(function () {
+      loadSamples().then(function () { idle(next); }, fail);
+    });
+  }
+
+  function fail(e) {
+    if (window.perchReport)
+      perchReport.error = String(e && e.stack || e);
+    $("status").textContent = "cannot show this report: " + e;
+    $("status").className = "error";
+  }
+
   /* ------------------------------------------------------------------ formatting */
 
   function esc(s) {
@@ -421,18 +469,15 @@
   function aggregate(threads) {
     var self = new Float64Array(D.nodes.n), total = 0;
     threads.forEach(function (t) {
-      var lo = 0, hi = t.n;
       if (!S.range) { /* the whole recording: per node of the thread's dictionary */
         var dict = t.dict, dw = t.dictWeight;
         for (var k = 0; k < dict.length; k++)
           self[dict[k]] += dw[k];
-        self[0] += t.rootWeight;
-        total += t.totalWeight;
+        total += t.weight;
         return;
       }
-      lo = lowerBound(t.times, S.range[0]);
-      hi = lowerBound(t.times, S.range[1]);
-      var nd = t.nodes, w = t.weights;
+      var sm = samplesOf(t), lo = lowerBound(sm.times, S.range[0]), hi = lowerBound(sm.times, S.range[1]);
+      var nd = sm.nodes, w = sm.weights;
       for (var i = lo; i < hi; i++) {
         self[nd[i]] += w[i];
         total += w[i];
@@ -610,24 +655,20 @@
     V.zoomed = z;
 
     function hitOf(n) { return !!match && n.f >= 0 && match[n.f] === 1; }
-    /* the canvas state is set only when it changes (21,000 boxes of a large recording) */
-    var alpha = 1, fill = null;
-    function style(a, f) {
-      if (a !== alpha)
-        ctx.globalAlpha = alpha = a;
-      if (f !== fill)
-        ctx.fillStyle = fill = f;
-    }
+    /* boxes of one colour filled together and the labels after them: the canvas state changes
+     * once per colour, not per box (21,000 boxes of a large recording, 2,000 colours) */
+    var byFill = new Map(), labels = [];
     function box(n, x, w, faded, hit) {
       var y = inverted ? n.d * FH : (rows - 1 - n.d) * FH;
-      style(faded ? 0.45 : 1, hit ? HIT : n.f >= 0 ? D.fcolour[n.f] : fnvColour(n.name, n.kind));
-      ctx.fillRect(x, y, Math.max(w - 0.5, 0.5), FH - 1);
+      var fill = (faded ? "f" : "") + (hit ? HIT : n.f >= 0 ? D.fcolour[n.f] : fnvColour(n.name, n.kind));
+      var list = byFill.get(fill);
+      if (!list)
+        byFill.set(fill, list = []);
+      list.push(x, y, Math.max(w - 0.5, 0.5));
       var chars = Math.floor((w - 6) / charW);
-      if (chars >= 3) {
-        style(alpha, "#000");
-        var label = n.name.length > chars ? n.name.slice(0, chars - 2) + ".." : n.name;
-        ctx.fillText(label, x + 3, y + FH / 2);
-      }
+      if (chars >= 3)
+        labels.push(faded, n.name.length > chars ? n.name.slice(0, chars - 2) + ".." : n.name, x + 3,
+                    y + FH / 2);
       V.drawn.push({n: n, x: x, y: y, w: w, faded: faded, hit: hit});
     }
     /* ancestors of the zoomed frame: full width, faded */
@@ -641,7 +682,19 @@
       box(n, x, w, false, hitOf(n));
       (n.c || []).forEach(draw);
     })(z);
-    style(1, fill);
+    byFill.forEach(function (list, fill) {
+      var faded = fill.charAt(0) === "f";
+      ctx.globalAlpha = faded ? 0.45 : 1;
+      ctx.fillStyle = faded ? fill.slice(1) : fill;
+      for (var i = 0; i < list.length; i += 3)
+        ctx.fillRect(list[i], list[i + 1], list[i + 2], FH - 1);
+    });
+    ctx.fillStyle = "#000";
+    for (var i = 0; i < labels.length; i += 4) {
+      ctx.globalAlpha = labels[i] ? 0.45 : 1;
+      ctx.fillText(labels[i + 1], labels[i + 2], labels[i + 3]);
+    }
+    ctx.globalAlpha = 1;
     var matched = match ? searchCount(match) : 0;
     V.matched = re ? matched : null;
     $("matched").textContent = re ? "Matched: " + pct(matched, V.total) + "% (" + matched +
@@ -841,16 +894,13 @@
       ctx.fillStyle = "#111";
       ctx.fillText(fitText(ctx, t.name + " " + t.tid, pb.left - 8), D.processes.length > 1 ? 14 : 4,
         r.y + ROW_H / 2);
-      /* per pixel column, the state that took most of its time */
-      var acc = new Float32Array(px * 8), n = t.n, tm = t.times, cls = t.cls, w = t.weights;
-      var period = D.periodU;
+      /* per pixel column, the state that took most of its time (from the thread's spans: perch
+       * made them from the samples, each up to the next unless the thread was not seen for
+       * longer than that one's weight accounts for) */
+      var acc = new Float32Array(px * 8), n = t.nr_spans, s0 = t.spanStart, s1 = t.spanEnd;
+      var cls = t.spanCls;
       for (var i = 0; i < n; i++) {
-        /* up to the next sample, unless the thread was not seen for longer than that one's
-         * weight (ticks missed and credited to it) accounts for */
-        var t0 = tm[i], t1 = i + 1 < n ? tm[i + 1] : t0 + period;
-        if (t1 - t0 > period * ((i + 1 < n ? w[i + 1] : 1) + 1.5))
-          t1 = t0 + period;
-        var x0 = t0 * scale, x1 = t1 * scale, p = Math.floor(x0);
+        var x0 = s0[i] * scale, x1 = s1[i] * scale, p = Math.floor(x0);
         if (x1 <= p + 1) { /* within one pixel: the common case */
           if (p < px)
             acc[p * 8 + cls[i]] += x1 - x0;
@@ -944,11 +994,15 @@
       return {text: t.name + " (tid " + t.tid + ", pid " + t.pid + "): " + t.n +
         " samples\nclick: only this thread", thread: t};
     var st = t.stalls.filter(function (s) { return u >= s.start - 2 / b.scale && u <= s.start + s.dur + 2 / b.scale; })[0];
-    var i = Math.max(0, lowerBound(t.times, u + 1e-9) - 1);
+    var k = Math.max(0, lowerBound(t.spanStart, u + 1e-9) - 1);
     var text = t.name + " " + t.tid + " at " + secs(u);
-    if (t.n && Math.abs(t.times[i] - u) < 2 * D.periodU)
-      text += ": " + STATES[t.cls[i]] + (t.states[i] ? " (" + String.fromCharCode(t.states[i]) + ")" : "") +
-        "\n" + leafName(t.nodes[i]);
+    if (t.nr_spans && u >= t.spanStart[k] - 2 * D.periodU && u < t.spanEnd[k] + 2 * D.periodU) {
+      text += ": " + STATES[t.spanCls[k]];
+      var sm = D.sarea ? samplesOf(t) : null, i = sm ? Math.max(0, lowerBound(sm.times, u + 1e-9) - 1) : 0;
+      if (sm && t.n && Math.abs(sm.times[i] - u) < 2 * D.periodU)
+        text += (sm.states[i] ? " (" + String.fromCharCode(sm.states[i]) + ")" : "") + "\n" +
+          leafName(sm.nodes[i]);
+    }
     if (st)
       text += "\nstall: " + (st.dur * D.unitS * 1000).toFixed(1) + " ms " + st.kind + " " + st.reason;
     return {text: text};
@@ -1121,7 +1175,18 @@
 
   /* ------------------------------------------------------------------ updates */
 
+  var waiting = 0; /* refreshes waiting for the samples block */
+
   function refresh() {
+    if (S.range && !D.sarea) { /* a range needs the samples: once they are in */
+      waiting++;
+      $("range").textContent = "loading the samples...";
+      loadSamples().then(function () {
+        waiting--;
+        refresh();
+      }, fail);
+      return;
+    }
     var t = performance.now();
     buildView();
     V.timing = {aggregate: performance.now() - t};
@@ -1274,8 +1339,10 @@
 
   function stateShares(t) {
     var out = {};
-    for (var i = 0; i < t.n; i++)
-      out[STATES[t.cls[i]]] = (out[STATES[t.cls[i]]] || 0) + t.weights[i];
+    t.classes.forEach(function (w, i) {
+      if (w)
+        out[STATES[i]] = w;
+    });
     return out;
   }
 
@@ -1291,6 +1358,7 @@
     return {
       range: S.range ? [S.range[0] * D.unitS, S.range[1] * D.unitS] : null,
       filter: S.filter, view: S.view, search: S.search, samples: V.total, matched: V.matched,
+      pending: waiting > 0,
       zoomed: V.zoomed === V.root ? null : V.zoomed.name, zoomedSamples: V.zoomed.v,
       func: S.func >= 0 ? D.fname[S.func] : null,
       frames: V.drawn.map(function (b) {
@@ -1347,10 +1415,11 @@
       $("status").textContent = "";
       await new Promise(function (res) { requestAnimationFrame(function () { requestAnimationFrame(res); }); });
       api.timing = {inflate: t1 - t0, decode: t2 - t1, decodeSteps: D.steps, draw: performance.now() - t2,
-                    sinceStart: performance.now(), steps: steps, refresh: V.timing, nodes: D.nodes.n,
+                    sinceStart: performance.now(), scriptStart: scriptStart, steps: steps, refresh: V.timing, nodes: D.nodes.n,
                     funcs: D.fname.length};
       api.ready = true;
       document.body.dataset.ready = "1";
+      warmSamples();
     } catch (e) {
       api.error = String(e && e.stack || e);
       $("status").textContent = "cannot show this report: " + e;

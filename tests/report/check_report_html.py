@@ -89,6 +89,8 @@ def record(perch, targets, tmp):
 
 
 def state(b):
+    # a time range waits for the samples block when it comes before the page inflated it
+    b.wait_for("!perchReport.state().pending", 30)
     return json.loads(b.eval("JSON.stringify(perchReport.state())"))
 
 
@@ -173,7 +175,7 @@ def check_colours(b, st, perch, rec, tmp):
 
 
 def check_hostile(b, html, tmp):
-    """A page whose data block was damaged (cut short; a call-tree node that is its own
+    """A page whose data blocks were damaged (cut short; a call-tree node that is its own
     parent, which would send the tree walk round in circles) says it cannot show the report,
     in time, and does not hang: the page must survive what it is given."""
     m = re.search(r'(<script id="perch-data"[^>]*>)([^<]*)(</script>)', html)
@@ -197,6 +199,21 @@ def check_hostile(b, html, tmp):
             err, shown = None, str(e)
         check(err and "cannot show this report" in shown,
               "a data block %s: the page says it cannot show it" % what, (err, shown))
+    # the samples block (read after the first view is drawn) cut short: the first view is
+    # shown, then the page says it cannot show the report
+    m = re.search(r'(<script id="perch-samples"[^>]*>)([^<]*)(</script>)', html)
+    page = os.path.join(tmp, "hostile.html")
+    with open(page, "w", encoding="utf-8") as f:
+        f.write(html[:m.start(2)] + m.group(2).strip()[:len(m.group(2)) // 2] + html[m.end(2):])
+    b.navigate("file://" + page)
+    try:
+        b.wait_for("window.perchReport && perchReport.error", 30)
+        err = b.eval("perchReport.error")
+        shown = b.eval("document.getElementById('status').textContent")
+    except cdp.CdpError as e:
+        err, shown = None, str(e)
+    check(err and "cannot show this report" in shown,
+          "the samples block cut short: the page says it cannot show it", (err, shown))
 
 
 def main():
@@ -274,6 +291,7 @@ def main():
               (st["samples"], lo, total(part), hi))
         psel = self_counts(part)
         top = st["topSelf"][0]
+        range_samples, range_top = st["samples"], top["name"]
         check(abs(int(top["cells"][1]) - max(psel.values())) <= tol and
               abs(psel.get(top["name"], 0) - max(psel.values())) <= tol,
               "top function by self in the range matches", (top, sorted(psel.items())[:8]))
@@ -356,6 +374,25 @@ def main():
         st = state(b)
         check(st["range"] is None and st["samples"] == all_total,
               "double-click: the whole recording again", (st["range"], st["samples"]))
+
+        # the same range asked for as soon as the first view is shown (most likely before the
+        # page has read its samples block: it then waits for it)
+        b.eval("window.perchLeft = true")
+        b.navigate("file://" + page)
+        for _ in range(50):  # evaluated in the page being left: again in the new one
+            try:
+                early = b.eval("new Promise(function (res) { (function c() { if (!window.perchLeft "
+                               "&& window.perchReport && perchReport.ready) { perchReport.setRange("
+                               "%r, %r); res(perchReport.state().pending); } else setTimeout(c, 1);"
+                               " })(); })" % (rng[0], rng[1]), await_promise=True)
+                break
+            except cdp.CdpError:
+                time.sleep(0.05)
+        st = state(b)
+        check(st["samples"] == range_samples and st["topSelf"][0]["name"] == range_top,
+              "a range selected at once (before the samples were read: %s) gives the same "
+              "samples and top function" % early,
+              (st["samples"], range_samples, st["topSelf"][0]["name"], range_top))
 
         b.pump(0.3)
         problems = b.problems()

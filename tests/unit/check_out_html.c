@@ -61,10 +61,11 @@ static struct profile *build(int keep)
 	return p;
 }
 
-/* The data block of @page, base64-decoded and inflated; its size in *@len. */
-static unsigned char *block(const char *page, size_t *len)
+/* Data block @id ("perch-data" or "perch-samples") of @page, base64-decoded and inflated;
+ * its size in *@len. */
+static unsigned char *block(const char *page, const char *id, size_t *len)
 {
-	static const char mark[] = "id=\"perch-data\" type=\"application/octet-stream\">";
+	char *mark = xasprintf("id=\"%s\" type=\"application/octet-stream\">", id);
 	const char *a = strstr(page, mark), *b;
 	unsigned char *raw, *out;
 	size_t n = 0, bits = 0;
@@ -73,6 +74,7 @@ static unsigned char *block(const char *page, size_t *len)
 
 	ck_assert_ptr_nonnull(a);
 	a += strlen(mark);
+	free(mark);
 	b = strstr(a, "</script>");
 	ck_assert_ptr_nonnull(b);
 	raw = xmalloc((size_t)(b - a));
@@ -108,28 +110,51 @@ static uint64_t varint(const unsigned char **p)
 	return v;
 }
 
+/* Column @key of the JSON object at @obj ([offset, length] into @area): its @n varints must be
+ * @want. */
+static void check_col(const char *obj, const char *key, const unsigned char *area,
+		      const uint64_t *want, size_t n)
+{
+	char *name = xasprintf("\"%s\":[", key);
+	const char *col = strstr(obj, name);
+	const unsigned char *v, *end;
+	size_t off, len;
+
+	ck_assert_msg(col, "no column %s", key);
+	ck_assert_int_eq(sscanf(col + strlen(name), "%zu,%zu]", &off, &len), 2);
+	v = area + off;
+	end = v + len;
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(varint(&v), want[i]);
+	ck_assert_msg(v == end, "column %s holds more than %zu values", key, n);
+	free(name);
+}
+
 START_TEST(test_page)
 {
 	struct profile *p = build(1);
 	size_t len, blen, jlen;
 	char *page = testutil_render(out_report_html_write, p, NULL, &len);
-	unsigned char *blk;
+	unsigned char *blk, *sblk;
+	const unsigned char *area;
 	char *json;
-	const char *t, *col;
-	size_t off, n;
+	const char *t;
+	size_t slen;
 
 	ck_assert_msg(!strncmp(page, "<!DOCTYPE html>", 15), "%.40s", page);
 	ck_assert_ptr_null(strstr(page, "@PERCH_DATA@"));
+	ck_assert_ptr_null(strstr(page, "@PERCH_SAMPLES@"));
 	ck_assert_ptr_nonnull(strstr(page, "Content-Security-Policy"));
 	ck_assert_ptr_nonnull(strstr(page, "uPlot"));
 	ck_assert_ptr_nonnull(strstr(page, "The MIT License")); /* uPlot's licence kept */
 	ck_assert_ptr_nonnull(strstr(page, "</html>\n"));
-	blk = block(page, &blen);
+	blk = block(page, "perch-data", &blen);
 	ck_assert_int_ge(blen, 12);
-	ck_assert(!memcmp(blk, "PRPT\1\0\0\0", 8));
+	ck_assert(!memcmp(blk, "PRPT\2\0\0\0", 8));
 	jlen = blk[8] | blk[9] << 8 | blk[10] << 16 | (size_t)blk[11] << 24;
 	ck_assert_uint_le(12 + jlen, blen);
 	json = xstrndup((const char *)blk + 12, jlen);
+	area = blk + 12 + jlen;
 	/* what the header says, against the profile built above */
 	ck_assert_ptr_nonnull(strstr(json, "\"total\":14,"));
 	ck_assert_ptr_nonnull(strstr(json, "\"period_ns\":10000000,\"unit_ns\":1000000,"));
@@ -147,29 +172,30 @@ START_TEST(test_page)
 	ck_assert_ptr_nonnull(strstr(json, "{\"name\":\"rss_bytes\",\"group\":\"mem\""));
 	ck_assert_ptr_null(strstr(json, "\"other\""));
 	ck_assert_ptr_null(strstr(json, "counter:"));
-	/* thread 11's columns: times 61 and 95 ms (in 1 ms units), node dictionary, weights */
+	/* thread 11's columns: times 61 and 95 ms (in 1 ms units), node dictionary, weights;
+	 * the per-sample ones in the samples block */
 	t = strstr(json, "{\"tid\":11,");
 	ck_assert_ptr_nonnull(t);
 	ck_assert_ptr_nonnull(strstr(t, "\"n\":2,\"weight\":4,\"nodes\":1"));
-	col = strstr(t, "\"time\":[");
-	ck_assert(col && sscanf(col, "\"time\":[%zu,%zu]", &off, &n) == 2);
-	{
-		const unsigned char *v = blk + 12 + jlen + off;
-
-		ck_assert_uint_eq(varint(&v), 61);
-		ck_assert_uint_eq(varint(&v), 34);
-	}
-	col = strstr(t, "\"weight_col\":[");
-	ck_assert(col && sscanf(col, "\"weight_col\":[%zu,%zu]", &off, &n) == 2);
-	{
-		const unsigned char *v = blk + 12 + jlen + off;
-
-		ck_assert_uint_eq(n, 4); /* runs (1, 0) (1, 2) */
-		ck_assert_uint_eq(varint(&v), 1);
-		ck_assert_uint_eq(varint(&v), 0);
-		ck_assert_uint_eq(varint(&v), 1);
-		ck_assert_uint_eq(varint(&v), 2);
-	}
+	sblk = block(page, "perch-samples", &slen);
+	check_col(t, "time", sblk, (uint64_t[]){61, 34}, 2);
+	check_col(t, "weight_col", sblk, (uint64_t[]){1, 0, 1, 2}, 4); /* runs (1, 0) (1, 2) */
+	check_col(t, "state", sblk, (uint64_t[]){2, 'R'}, 2);
+	check_col(t, "node", sblk, (uint64_t[]){1, 0}, 2);
+	check_col(t, "dict_weight", area, (uint64_t[]){4}, 1);
+	/* one span, running: 61 ms up to the next sample at 95 (34 ms: within the 4.5 periods
+	 * that sample's weight 3 allows) and one period after it */
+	ck_assert_ptr_nonnull(strstr(t, "\"classes\":[4,0,0,0,0,0,0,0],\"nr_spans\":1,"));
+	check_col(t, "spans", area, (uint64_t[]){61, 44, 0}, 3);
+	/* thread 10: running in hot() but at 20, 50 and 80 ms sleeping in nanosleep (S) */
+	t = strstr(json, "{\"tid\":10,");
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_nonnull(strstr(t, "\"classes\":[7,0,3,0,0,0,0,0],\"nr_spans\":7,"));
+	check_col(
+	    t, "spans", area,
+	    (uint64_t[]){0, 20, 0, 0, 10, 2, 0, 20, 0, 0, 10, 2, 0, 20, 0, 0, 10, 2, 0, 10, 0}, 21);
+	check_col(t, "dict_weight", area, (uint64_t[]){7, 3}, 2);
+	free(sblk);
 	free(json);
 	free(blk);
 	free(page);
@@ -183,7 +209,7 @@ START_TEST(test_untimed)
 	struct profile *p = build(0);
 	size_t len, blen;
 	char *page = testutil_render(out_report_html_write, p, NULL, &len);
-	unsigned char *blk = block(page, &blen);
+	unsigned char *blk = block(page, "perch-data", &blen);
 	char *json = xstrndup((const char *)blk + 12, blen - 12);
 
 	ck_assert_ptr_nonnull(strstr(json, "\"timed\":0,\"total\":14"));
