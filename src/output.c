@@ -1,5 +1,8 @@
-/* Atomic output files: write to "<path>.tmp.<pid>", then fsync and rename over <path>, so a
- * reader never sees a half-written profile. The writers themselves only see a FILE *. */
+/* Atomic output files: write to an unnamed file in <path>'s directory (O_TMPFILE), give it
+ * the name "<path>.tmp.<pid>" once complete and fsynced, then rename that over <path>: a
+ * reader never sees a half-written profile, and a perch killed while writing leaves nothing
+ * behind. Where the file system has no O_TMPFILE, the temporary is named from the start. The
+ * writers themselves only see a FILE *. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -62,6 +65,40 @@ static void output_reset(struct output_file *of)
 	of->path = NULL;
 	of->tmp = NULL;
 	of->direct = 0;
+	of->anon = 0;
+}
+
+/* An unnamed file in @path's directory, or -1 (no O_TMPFILE there: errno set). Only where
+ * /proc/self/fd can name it later (linkat() through it needs no privilege). */
+static int open_anon(const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	int fd = -1;
+
+	if (slash)
+		slash[slash == dir] = 0; /* "/x" keeps "/" */
+	if (access("/proc/self/fd", X_OK) == 0)
+		fd = open(slash ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	free(dir);
+	return fd;
+}
+
+/* Give the unnamed file @fd the name @of->tmp, or the first free "@of->tmp.N" (a file
+ * already there is never followed or replaced). 0 or -1 with errno set. */
+static int name_anon(struct output_file *of, int fd)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	for (int i = 1; i <= 100; i++) {
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, of->tmp, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -1;
+		free(of->tmp);
+		of->tmp = xasprintf("%s.tmp.%d.%d", of->path, (int)getpid(), i);
+	}
+	return -1;
 }
 
 int output_open(struct output_file *of, const char *path)
@@ -95,8 +132,12 @@ int output_open(struct output_file *of, const char *path)
 	}
 	of->path = xstrdup(path);
 	of->tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
-	/* O_EXCL: never follow a planted symlink or reuse a stale file; 0644 minus umask */
-	fd = open(of->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = open_anon(path);
+	of->anon = fd >= 0;
+	/* (any failure there: the named open says why, when it fails too) O_EXCL: never follow
+	 * a planted symlink or reuse a stale file; 0644 minus umask */
+	if (fd < 0)
+		fd = open(of->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		err = errno;
 		output_reset(of);
@@ -106,7 +147,8 @@ int output_open(struct output_file *of, const char *path)
 	if (!of->f) {
 		err = errno;
 		close(fd);
-		unlink(of->tmp);
+		if (!of->anon)
+			unlink(of->tmp);
 		output_reset(of);
 		return -err;
 	}
@@ -178,12 +220,16 @@ int output_commit(struct output_file *of)
 		err = errno;
 	else if (output_chown_sudo(fileno(of->f)))
 		err = errno;
+	else if (of->anon && name_anon(of, fileno(of->f)))
+		err = errno;
+	else
+		of->anon = 0; /* named now: removed below on failure */
 	if (fclose(of->f) && !err)
 		err = errno ? errno : EIO;
 	of->f = NULL;
 	if (!err && rename(of->tmp, of->path))
 		err = errno;
-	if (err)
+	if (err && !of->anon)
 		unlink(of->tmp);
 	output_reset(of);
 	return -err;
@@ -195,7 +241,8 @@ void output_abort(struct output_file *of)
 		return;
 	if (of->tmp) {
 		fclose(of->f);
-		unlink(of->tmp);
+		if (!of->anon)
+			unlink(of->tmp);
 	} else if (of->direct) {
 		fclose(of->f);
 	} else {

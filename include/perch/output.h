@@ -41,8 +41,10 @@ const struct output_format *output_format_by_name(const char *name);
 /* The format whose ending @path has (longest match), or NULL. */
 const struct output_format *output_format_for_path(const char *path);
 
-/* Atomic output: open "<path>.tmp.<pid>" for writing; output_commit() flushes, fsyncs, closes
- * and renames it over @path (returns 0 or -errno and removes the temporary on failure);
+/* Atomic output: open an unnamed file in @path's directory (O_TMPFILE; where the file system
+ * has none, "<path>.tmp.<pid>") for writing; output_commit() flushes and fsyncs it, names it
+ * "<path>.tmp.<pid>" (or "....<pid>.N" when that exists), closes it and renames it over @path
+ * (returns 0 or -errno and removes the temporary on failure);
  * output_abort() closes and removes it. "-" means stdout (commit only flushes); an existing
  * path that is not a regular file (/dev/null, a FIFO) is written in place, a directory is
  * -EISDIR. Run as root
@@ -51,6 +53,7 @@ struct output_file {
 	FILE *f;
 	char *path;
 	char *tmp;  /* NULL: written in place (stdout, or @path is a device or FIFO) */
+	int anon;   /* the file has no name yet (O_TMPFILE): nothing to remove on failure */
 	int direct; /* @path is a device or FIFO opened as it is (closed on commit) */
 };
 int output_open(struct output_file *of, const char *path);

@@ -324,8 +324,11 @@ START_TEST(test_atomic_commit)
 	ck_assert_int_eq(output_open(&of, path), 0);
 	tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
 	ck_assert_str_eq(of.tmp, tmp);
-	ck_assert(exists(tmp));
-	ck_assert(!exists(path)); /* nothing visible before the commit */
+	/* nothing visible before the commit: an unnamed file (O_TMPFILE), or the named
+	 * temporary where the file system has no O_TMPFILE */
+	ck_assert_int_eq(exists(tmp), !of.anon);
+	ck_assert_int_eq(nr_entries(testutil_tmp), !of.anon);
+	ck_assert(!exists(path));
 	fputs("a;b 1\n", of.f);
 	ck_assert_int_eq(output_commit(&of), 0);
 	ck_assert_ptr_null(of.f);
@@ -468,21 +471,37 @@ END_TEST
 
 START_TEST(test_atomic_open_fails)
 {
-	char *path = testutil_tmp_path("no/such/dir/out"), *stale;
+	char *path = testutil_tmp_path("no/such/dir/out"), *stale, link[32];
 	struct output_file of;
+	int ret;
 
 	ck_assert_int_eq(output_open(&of, path), -ENOENT);
 	ck_assert_ptr_null(of.f);
 	ck_assert_ptr_null(of.tmp);
 	free(path);
 
-	/* a file already at the temporary name is never reused (O_EXCL) */
+	/* a file already at the temporary name is never followed or reused: the unnamed file
+	 * gets the next free name; a named temporary is refused (O_EXCL) */
 	path = testutil_tmp_path("out");
 	stale = xasprintf("%s.tmp.%d", path, (int)getpid());
 	ck_assert_int_eq(symlink("/dev/null", stale), 0);
-	ck_assert_int_eq(output_open(&of, path), -EEXIST);
-	ck_assert(!exists(path));
+	ret = output_open(&of, path);
+	if (ret == 0) {
+		char *text;
+
+		ck_assert(of.anon);
+		fputs("fresh\n", of.f);
+		ck_assert_int_eq(output_commit(&of), 0);
+		text = proc_read_file(path, NULL);
+		ck_assert_str_eq(text, "fresh\n");
+		free(text);
+		ck_assert_int_eq(nr_entries(testutil_tmp), 2); /* out and the stale link */
+	} else {
+		ck_assert_int_eq(ret, -EEXIST);
+		ck_assert(!exists(path));
+	}
 	ck_assert(exists(stale));
+	ck_assert_int_eq(readlink(stale, link, sizeof(link) - 1), 9);
 	free(stale);
 	free(path);
 }
