@@ -22,6 +22,7 @@
 #include "perch/record-ring.h"
 #include "perch/recording.h"
 #include "perch/resolve.h"
+#include "perch/sampler-hold.h"
 #include "perch/stall.h"
 #include "perch/symbolize.h"
 #include "perch/timeline.h"
@@ -858,7 +859,8 @@ static void print_stop_reasons(const struct resolve_stats *rs, double stacks, co
 static void print_hold(const struct record_core *rc, const char *prefix, FILE *f)
 {
 	const struct sampler_stats *st = rc->st;
-	unsigned long long held = st->held, unheld = st->unheld, all = held + unheld;
+	unsigned long long held = st->held, unheld = st->unheld, quiet = st->quiet;
+	unsigned long long all = held + unheld + quiet;
 
 	if (rc->o.no_cpu_hold || rc->o.follow_cpu) {
 		fprintf(f,
@@ -874,8 +876,11 @@ static void print_hold(const struct record_core *rc, const char *prefix, FILE *f
 		"%s  system-call bias: %llu of %llu running-thread samples (%.1f%%) taken with "
 		"the thread's CPU held at the tick, so they show where it was then; %llu "
 		"interrupted from another CPU (no holder there in time: such a stop may land "
-		"at a later system call's exit)\n",
-		prefix, held, all, 100.0 * (double)held / (double)all, unheld);
+		"at a later system call's exit); %llu of threads whose last %d stops all came "
+		"in user code, without a hold (the next one at a system call's exit brings the "
+		"holds back)\n",
+		prefix, held, all, 100.0 * (double)held / (double)all, unheld, quiet,
+		SAMPLER_HOLD_QUIET);
 }
 
 void record_core_print_summary(const struct record_core *rc, const struct tracee_stats *ts,

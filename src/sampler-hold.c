@@ -27,7 +27,8 @@ struct holder {
 
 struct sampler_hold {
 	pthread_mutex_t lock;
-	pthread_cond_t wake;
+	pthread_cond_t wake;   /* armed holders wait here for the next tick */
+	pthread_cond_t arm;    /* unarmed ones wait here, not woken by every tick */
 	int waiters;	       /* holders blocked on @wake (under @lock) */
 	pthread_mutex_t qlock; /* @qwake: holders sleeping until a tick, woken early to quit */
 	pthread_cond_t qwake;
@@ -116,11 +117,18 @@ static void *holder_main(void *p)
 	while (!atomic_load(&h->quit)) {
 		uint64_t fire = atomic_load(&h->fire);
 
-		if (!atomic_load(&c->armed) || fire <= done) {
+		if (!atomic_load(&c->armed)) {
+			pthread_mutex_lock(&h->lock);
+			while (!atomic_load(&h->quit) && !atomic_load(&c->armed))
+				pthread_cond_wait(&h->arm, &h->lock);
+			pthread_mutex_unlock(&h->lock);
+			continue;
+		}
+		if (fire <= done) {
 			pthread_mutex_lock(&h->lock);
 			h->waiters++;
-			while (!atomic_load(&h->quit) &&
-			       (!atomic_load(&c->armed) || atomic_load(&h->fire) <= done))
+			while (!atomic_load(&h->quit) && atomic_load(&c->armed) &&
+			       atomic_load(&h->fire) <= done)
 				pthread_cond_wait(&h->wake, &h->lock);
 			h->waiters--;
 			pthread_mutex_unlock(&h->lock);
@@ -141,6 +149,7 @@ struct sampler_hold *sampler_hold_new(int rt_prio, int nice, uint64_t period_ns)
 
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->wake, NULL);
+	pthread_cond_init(&h->arm, NULL);
 	pthread_mutex_init(&h->qlock, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -158,6 +167,7 @@ static void wake_all(struct sampler_hold *h)
 {
 	pthread_mutex_lock(&h->lock);
 	pthread_cond_broadcast(&h->wake);
+	pthread_cond_broadcast(&h->arm);
 	pthread_mutex_unlock(&h->lock);
 }
 
@@ -178,6 +188,7 @@ void sampler_hold_free(struct sampler_hold *h)
 	}
 	pthread_mutex_destroy(&h->lock);
 	pthread_cond_destroy(&h->wake);
+	pthread_cond_destroy(&h->arm);
 	pthread_mutex_destroy(&h->qlock);
 	pthread_cond_destroy(&h->qwake);
 	free(h);

@@ -321,6 +321,8 @@ struct sthread {
 	 * stop; the same count at a later tick means it has not run since (runnable_unmoved()) */
 	int ran_known;
 	uint64_t ran_sp, ran_pc, ran_slices;
+	/* its running stops in a row that came in user code (SAMPLER_HOLD_QUIET) */
+	uint32_t user_stops;
 };
 
 static struct sthread *sthread_of(struct tracee_thread *th)
@@ -618,6 +620,12 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 		 * samples would only push those places out) */
 		if (it->state && it->state != 'R')
 			remember_site(s, sp, pc);
+		if (it->state == 'R' && !group_stop) {
+			if (it->snap.regs.from_kernel < 0)
+				s->user_stops += s->user_stops < UINT32_MAX;
+			else
+				s->user_stops = 0;
+		}
 		if (ran && ret == 0) {
 			s->ran_known = 1;
 			s->ran_sp = sp;
@@ -984,13 +992,16 @@ struct tick_hold {
 	unsigned char running[SAMPLER_HOLD_MAX_CPUS]; /* CPUs with running threads */
 };
 
-/* Interrupt @th; a running thread only once its CPU is held (or the wait for that ran out). */
+/* Interrupt @th; a running thread only once its CPU is held (or the wait for that ran out),
+ * unless it has been quiet (SAMPLER_HOLD_QUIET). */
 static void interrupt(struct tracee *t, struct tracee_thread *th, struct tick_hold *hd,
 		      struct sampler_stats *st)
 {
 	const struct sthread *s = th->user;
 
-	if (hd->h && s->state == 'R' && !s->woken) {
+	if (hd->h && s->state == 'R' && !s->woken && s->user_stops >= SAMPLER_HOLD_QUIET) {
+		st->quiet++;
+	} else if (hd->h && s->state == 'R' && !s->woken) {
 		if (s->cpu >= 0 && s->cpu < SAMPLER_HOLD_MAX_CPUS)
 			hd->running[s->cpu] = 1;
 		if (hd->released

@@ -67,6 +67,9 @@ static int x86_64_regs_read(pid_t tid, struct perch_regs *out)
 	out->r[DW_R15] = u.r15;
 	out->r[DW_RIP] = u.rip;
 	out->valid = (1ULL << DW_NR) - 1;
+	/* orig_rax: the call's number after a system call, a fault's error code, ~vector (< 0)
+	 * after an interrupt in user mode */
+	out->from_kernel = (int64_t)u.orig_rax >= 0 ? 1 : -1;
 	return 0;
 #else
 	(void)tid;

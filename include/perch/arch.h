@@ -15,6 +15,9 @@
 struct perch_regs {
 	uint64_t r[PERCH_MAX_DWREGS];
 	uint64_t valid;
+	/* how a stopped thread came to its stop (regs_read): 1 on its way out of the kernel
+	 * (the end of a system call or of a fault), -1 interrupted in user code, 0 unknown */
+	int8_t from_kernel;
 };
 
 /* Memory access for frame walkers: 0 or -errno (-EFAULT for unreadable addresses). */

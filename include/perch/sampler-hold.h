@@ -22,11 +22,12 @@
  * that is not running: no IPI, no window), and the thread stops where it was preempted.
  * The ptrace thread's own CPU needs no holder: while it runs, no target thread does there.
  *
- * Holders exist only for CPUs on which target threads were running at the previous tick, so
- * idle threads cost nothing here. A hold lasts until the interrupts are sent or at most
- * SAMPLER_HOLD_MAX_NS or a quarter of the sampling period, whichever is shorter (a real-time
- * holder must never starve its CPU). The ptrace thread publishes each tick's time before it
- * fires. */
+ * Holders exist only for CPUs on which target threads that needed a hold were running at the
+ * previous tick (see SAMPLER_HOLD_QUIET), so idle and CPU-bound threads cost nothing here;
+ * an unarmed holder sleeps until it is armed, not woken by each tick. A hold lasts until the
+ * interrupts are sent or at most SAMPLER_HOLD_MAX_NS or a quarter of the sampling period, whichever
+ * is shorter (a real-time holder must never starve its CPU). The ptrace thread publishes each
+ * tick's time before it fires. */
 #ifndef PERCH_SAMPLER_HOLD_H
 #define PERCH_SAMPLER_HOLD_H
 
@@ -34,6 +35,14 @@
 
 #define SAMPLER_HOLD_MAX_CPUS 256
 #define SAMPLER_HOLD_MAX_NS   1000000ULL /* a holder never spins longer than this */
+/* A running thread whose last SAMPLER_HOLD_QUIET stops all came in user code (perch_regs
+ * from_kernel -1: no system call or fault crossed its stop window) is interrupted without a
+ * hold: a CPU-bound thread gains nothing from one and a hold costs it two context switches a
+ * tick (1 busy thread at 1000 Hz: +27% slowdown with holds, +15% without, 2026-11-26). Its
+ * first stop at a kernel exit brings the holds back for the next SAMPLER_HOLD_QUIET stops, so
+ * at most one sample in SAMPLER_HOLD_QUIET + 1 of such a thread can carry the bias. Not where
+ * the architecture does not say how a thread came to its stop (aarch64): always held. */
+#define SAMPLER_HOLD_QUIET 200
 /* the ptrace thread waits for holders at most this long per tick (and at most 1/8 of the period) */
 #define SAMPLER_HOLD_WAIT_NS 300000ULL
 

@@ -126,6 +126,8 @@ struct sampler_stats {
 				* tick (they stop where they were then: sampler-hold.h) */
 	uint64_t unheld;       /* running threads interrupted from another CPU (no holder there
 				* in time): such a stop may land at a later system call's exit */
+	uint64_t quiet;	       /* running threads interrupted without a hold: their last
+				* SAMPLER_HOLD_QUIET stops all came in user code */
 	uint64_t stop_hist[SAMPLER_HIST_US + 1];
 	double elapsed_s;
 	enum sampler_stop stop_reason;

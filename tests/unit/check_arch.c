@@ -521,6 +521,63 @@ START_TEST(test_i386_regs_native_tracee)
 }
 END_TEST
 
+/* The first field of /proc/PID/syscall of a stopped thread: the call it is in, or -1. */
+static long proc_syscall_nr(pid_t pid)
+{
+	char *path = xasprintf("/proc/%d/syscall", (int)pid);
+	FILE *f = fopen(path, "r");
+	long nr = -2;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%ld", &nr), 1);
+	fclose(f);
+	free(path);
+	return nr;
+}
+
+/* A child that spins in user code (@block 0) or waits in pause() (@block 1), interrupted by
+ * PTRACE_INTERRUPT: its registers say how it came to the stop, and the kernel's own account
+ * (/proc/PID/syscall: the call's number, or -1 outside a call) agrees. */
+static void regs_from_kernel(int block)
+{
+	const struct perch_arch *a = perch_arch_host();
+	struct perch_regs r;
+	int status;
+	long nr;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		volatile unsigned long x = 0;
+
+		if (block)
+			for (;;)
+				pause();
+		for (;;)
+			x++;
+	}
+	usleep(50 * 1000); /* the child is spinning, or in pause() */
+	ck_assert_int_eq(ptrace(PTRACE_SEIZE, pid, NULL, NULL), 0);
+	ck_assert_int_eq(ptrace(PTRACE_INTERRUPT, pid, NULL, NULL), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSTOPPED(status));
+	ck_assert_int_eq(a->regs_read(pid, &r), 0);
+	nr = proc_syscall_nr(pid);
+	ck_assert_int_eq(nr >= 0, block);
+	if (a->e_machine == EM_X86_64)
+		ck_assert_int_eq(r.from_kernel, block ? 1 : -1);
+	else
+		ck_assert_int_eq(r.from_kernel, 0); /* aarch64: not said by these registers */
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+}
+
+START_TEST(test_regs_from_kernel)
+{
+	regs_from_kernel(_i);
+}
+END_TEST
+
 Suite *arch_suite(void)
 {
 	Suite *s = suite_create("arch");
@@ -549,6 +606,12 @@ Suite *arch_suite(void)
 	 * user mode, the aarch64 unit runner, cannot */
 	if (perch_arch_host()->e_machine == EM_X86_64)
 		tcase_add_test(tc, test_i386_regs_native_tracee);
+	suite_add_tcase(s, tc);
+
+	/* a live child under ptrace: not under qemu-aarch64's user mode (as above) */
+	tc = tcase_create("stops");
+	if (perch_arch_host()->e_machine == EM_X86_64)
+		tcase_add_loop_test(tc, test_regs_from_kernel, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
