@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "perch/output.h"
+#include "perch/path.h"
 #include "perch/recording.h"
 #include "perch/writers.h"
 #include "perch/xalloc.h"
@@ -72,13 +73,13 @@ static void output_reset(struct output_file *of)
  * /proc/self/fd can name it later (linkat() through it needs no privilege). */
 static int open_anon(const char *path)
 {
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	int fd = -1;
+	char *dir;
+	int fd;
 
-	if (slash)
-		slash[slash == dir] = 0; /* "/x" keeps "/" */
-	if (access("/proc/self/fd", X_OK) == 0)
-		fd = open(slash ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	if (access("/proc/self/fd", X_OK) < 0)
+		return -1;
+	dir = path_dir(path);
+	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
 	free(dir);
 	return fd;
 }
@@ -157,19 +158,16 @@ int output_open(struct output_file *of, const char *path)
 
 int output_check(const char *path)
 {
-	char *dir, *slash;
 	struct stat st;
+	char *dir;
 	int ret = 0;
 
 	if (!strcmp(path, "-"))
 		return 0;
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return S_ISDIR(st.st_mode) ? -EISDIR : 0; /* devices and FIFOs: written in place */
-	dir = xstrdup(path);
-	slash = strrchr(dir, '/');
-	if (slash)
-		slash[slash == dir] = 0; /* "/x" keeps "/" */
-	if (access(slash ? dir : ".", W_OK | X_OK) < 0)
+	dir = path_dir(path);
+	if (access(dir, W_OK | X_OK) < 0)
 		ret = -errno;
 	free(dir);
 	return ret;

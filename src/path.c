@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "perch/path.h"
+#include "perch/xalloc.h"
 
 const char *path_base(const char *path)
 {
@@ -11,4 +12,13 @@ const char *path_base(const char *path)
 		return "";
 	slash = strrchr(path, '/');
 	return slash && slash[1] ? slash + 1 : path;
+}
+
+char *path_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return xstrdup(".");
+	return xstrndup(path, slash == path ? 1 : (size_t)(slash - path));
 }

@@ -999,9 +999,11 @@ static void interrupt(struct tracee *t, struct tracee_thread *th, struct tick_ho
 {
 	const struct sthread *s = th->user;
 
-	if (hd->h && s->state == 'R' && !s->woken && s->user_stops >= SAMPLER_HOLD_QUIET) {
+	if (!hd->h || s->state != 'R' || s->woken) {
+		/* not running: no hold */
+	} else if (s->user_stops >= SAMPLER_HOLD_QUIET) {
 		st->quiet++;
-	} else if (hd->h && s->state == 'R' && !s->woken) {
+	} else {
 		if (s->cpu >= 0 && s->cpu < SAMPLER_HOLD_MAX_CPUS)
 			hd->running[s->cpu] = 1;
 		if (hd->released

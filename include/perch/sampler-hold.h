@@ -38,7 +38,8 @@
 /* A running thread whose last SAMPLER_HOLD_QUIET stops all came in user code (perch_regs
  * from_kernel -1: no system call or fault crossed its stop window) is interrupted without a
  * hold: a CPU-bound thread gains nothing from one and a hold costs it two context switches a
- * tick (1 busy thread at 1000 Hz: +27% slowdown with holds, +15% without, 2026-11-26). Its
+ * tick (1 busy thread at 1000 Hz, six interleaved runs: +26.2% slowdown with a hold at every
+ * tick, +17.5% with this rule; perf --call-graph dwarf +4.0%; 2026-11-26). Its
  * first stop at a kernel exit brings the holds back for the next SAMPLER_HOLD_QUIET stops, so
  * at most one sample in SAMPLER_HOLD_QUIET + 1 of such a thread can carry the bias. Not where
  * the architecture does not say how a thread came to its stop (aarch64): always held. */
