@@ -7,6 +7,7 @@
 #include "perch/arch.h"
 #include "perch/dump.h"
 #include "perch/path.h"
+#include "perch/proc-maps.h"
 #include "perch/proc-task.h"
 #include "perch/profile.h"
 #include "perch/resolve.h"
@@ -143,7 +144,11 @@ void dump_collect(struct tracee *t, const struct perch_arch *arch, struct dump_t
 	uint64_t deadline = start + DUMP_STOP_TIMEOUT_MS * 1000000ULL;
 	struct tracee_event ev;
 	size_t waiting = 0;
+	/* where each stack ends: a copy of the whole stack stops there */
+	struct proc_maps *maps = proc_maps_load(t->pid);
 
+	for (size_t i = 0; i < nr; i++)
+		dts[i].snap.maps = maps;
 	for (size_t i = 0; i < t->nr_threads; i++) {
 		struct tracee_thread *th = t->threads[i];
 		struct dump_thread *dt = dump_find(dts, nr, th->tid);
@@ -189,6 +194,10 @@ void dump_collect(struct tracee *t, const struct perch_arch *arch, struct dump_t
 		if (dt->taken)
 			unwind_snapshot_grow(ev.thread->tid, &dt->snap, DUMP_STACK_MAX);
 	}
+	for (size_t i = 0; i < nr; i++)
+		dts[i].snap.maps = NULL;
+	if (maps)
+		proc_maps_free(maps);
 }
 
 void dump_resume(struct tracee *t)

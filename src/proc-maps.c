@@ -175,6 +175,26 @@ const struct proc_map *proc_maps_find(const struct proc_maps *m, uint64_t addr)
 	return &m->maps[lo - 1];
 }
 
+/* Memory a stack can be in: private, writable, without a file behind it */
+static int stack_memory(const struct proc_map *pm)
+{
+	return (pm->prot & (PROC_MAPS_PROT_WRITE | PROC_MAPS_PROT_SHARED)) ==
+		   PROC_MAPS_PROT_WRITE &&
+	       !pm->inode && (!pm->path[0] || pm->path[0] == '[');
+}
+
+uint64_t proc_maps_stack_end(const struct proc_maps *m, uint64_t sp)
+{
+	const struct proc_map *pm = proc_maps_find(m, sp);
+	const struct proc_map *last = m->maps + m->nr;
+
+	if (!pm || !stack_memory(pm))
+		return 0;
+	while (pm + 1 < last && pm[1].start == pm->end && stack_memory(pm + 1))
+		pm++;
+	return pm->end;
+}
+
 const char *proc_map_basename(const struct proc_map *map)
 {
 	const char *slash;

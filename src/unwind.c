@@ -107,11 +107,16 @@ int unwind_snapshot_read_stack(pid_t tid, uint64_t sp, struct unwind_snapshot *s
 {
 	ssize_t got;
 
+	uint64_t end = sp + snap->stack_cap;
+
 	snap->stack_addr = sp;
 	snap->stack_len = 0;
+	snap->stack_end = snap->maps ? proc_maps_stack_end(snap->maps, sp) : 0;
+	if (snap->stack_end && snap->stack_end < end)
+		end = snap->stack_end;
 	if (!snap->stack_cap)
 		return 0;
-	got = copy_stack(tid, sp, sp + snap->stack_cap, snap->stack);
+	got = copy_stack(tid, sp, end, snap->stack);
 	if (got < 0)
 		return (int)got;
 	snap->stack_len = (size_t)got;
@@ -120,6 +125,8 @@ int unwind_snapshot_read_stack(pid_t tid, uint64_t sp, struct unwind_snapshot *s
 
 int unwind_snapshot_grow(pid_t tid, struct unwind_snapshot *snap, size_t max)
 {
+	if (snap->stack_end && snap->stack_end - snap->stack_addr < max)
+		max = snap->stack_end - snap->stack_addr;
 	while (snap->stack_len == snap->stack_cap && snap->stack_cap < max) {
 		size_t cap = snap->stack_cap ? snap->stack_cap * 2 : PAGE;
 		ssize_t got;

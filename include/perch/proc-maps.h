@@ -53,6 +53,11 @@ struct proc_maps *proc_maps_load_file(const char *path);
 void proc_maps_free(struct proc_maps *m);
 /* The mapping holding @addr, or NULL. Borrowed; valid until proc_maps_free(). */
 const struct proc_map *proc_maps_find(const struct proc_maps *m, uint64_t addr);
+/* Where the stack holding @sp ends: the end of the run of adjacent private, writable, anonymous
+ * mappings (no path, or a bracketed name: "[stack]", "[anon:stack_and_tls:12]") around @sp. A
+ * copy of the stack from @sp stops there instead of reading on into whatever is mapped above it
+ * (a library's pages, faulted in for nothing). 0 when @sp is in no such mapping. */
+uint64_t proc_maps_stack_end(const struct proc_maps *m, uint64_t sp);
 /* Basename of a map's path ("libc.so.6"), or the path itself for "[vdso]" etc. */
 const char *proc_map_basename(const struct proc_map *map);
 

@@ -12,6 +12,7 @@
 #include "perch/arch.h"
 
 struct modules;
+struct proc_maps;
 
 struct unwind_snapshot {
 	pid_t tid;
@@ -22,6 +23,11 @@ struct unwind_snapshot {
 	size_t stack_cap;
 	uint8_t *stack;
 	uint64_t pac_mask; /* pointer-authentication bits to clear from return addresses */
+	/* Set by the caller, or NULL: the process's mappings. Copies then stop at the end of the
+	 * stack that holds SP (proc_maps_stack_end()) instead of reading on into the mapping above
+	 * it, a library whose pages the read would fault into the target for nothing. */
+	const struct proc_maps *maps;
+	uint64_t stack_end; /* that end, or 0 (no maps, or SP not in stack memory) */
 };
 
 /* Copy up to @snap->stack_cap bytes of stack from SP of the stopped thread @tid (page by page,

@@ -175,6 +175,36 @@ START_TEST(test_android)
 }
 END_TEST
 
+/* Where a copy of the stack from SP stops: the end of the anonymous writable run around it */
+START_TEST(test_stack_end)
+{
+	char *text = testutil_fixture_text("proc/threaded/maps", NULL);
+	struct proc_maps *m = proc_maps_parse(text, NULL);
+
+	/* a thread stack followed by its neighbour's guard page (---p) */
+	ck_assert_uint_eq(proc_maps_stack_end(m, 0x7f9464000000), 0x7f9464082000);
+	/* a thread stack followed by another anonymous rw mapping, then libc: the run ends at
+	 * libc, whose pages a copy must not read */
+	ck_assert_uint_eq(proc_maps_stack_end(m, 0x7f9465000000), 0x7f9465087000);
+	ck_assert_uint_eq(proc_maps_stack_end(m, 0x7f9465086ff8), 0x7f9465087000);
+	ck_assert_uint_eq(proc_maps_stack_end(m, 0x7ffe9ae1d000), 0x7ffe9ae1e000); /* [stack] */
+	/* not stack memory: a library's data, a guard page, a hole */
+	ck_assert_uint_eq(proc_maps_stack_end(m, 0x7f946525b000), 0);
+	ck_assert_uint_eq(proc_maps_stack_end(m, 0x7f9464082800), 0);
+	ck_assert_uint_eq(proc_maps_stack_end(m, 0x7f946526a000), 0);
+	proc_maps_free(m);
+	free(text);
+
+	/* Android: [anon:stack_and_tls:TID] */
+	text = testutil_fixture_text("proc/android-memorylab/maps", NULL);
+	m = proc_maps_parse(text, NULL);
+	ck_assert_uint_eq(proc_maps_stack_end(m, 0x6c16000000), 0x6c16005000);
+	ck_assert_uint_eq(proc_maps_stack_end(m, 0x6c15efd800), 0); /* its guard page */
+	proc_maps_free(m);
+	free(text);
+}
+END_TEST
+
 START_TEST(test_basename)
 {
 	struct proc_map pm = {0};
@@ -321,6 +351,7 @@ Suite *proc_maps_suite(void)
 	tcase_add_test(tc, test_threaded);
 	tcase_add_test(tc, test_find_every_map);
 	tcase_add_test(tc, test_android);
+	tcase_add_test(tc, test_stack_end);
 	tcase_add_test(tc, test_basename);
 	tcase_add_test(tc, test_load_file);
 	suite_add_tcase(s, tc);
