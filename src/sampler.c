@@ -74,8 +74,13 @@ struct queue {
 	int done;
 };
 
+/* How long the ptrace thread polls for the stops of the running threads it interrupted on
+ * other CPUs (await_stops()). */
+#define SAMPLER_AWAIT_NS (200 * 1000ULL)
+
 struct worker {
 	struct queue q;
+	uint64_t awaited_stops;	      /* stops of threads that await_stops() waited for */
 	struct unwind_ptrace *verify; /* --verify: the reference unwinder, else NULL */
 	pthread_t thread;
 	const struct sampler_ops *ops;
@@ -323,6 +328,7 @@ struct sthread {
 	uint64_t ran_sp, ran_pc, ran_slices;
 	/* its running stops in a row that came in user code (SAMPLER_HOLD_QUIET) */
 	uint32_t user_stops;
+	int awaited; /* interrupted while running on another CPU than the ptrace thread's */
 };
 
 static struct sthread *sthread_of(struct tracee_thread *th)
@@ -591,6 +597,8 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	/* a running thread: its switch-in count while it is still stopped (read after the
 	 * resume it could already include its next run) */
 	ran = s->state == 'R' && !group_stop && peek_schedstat(t, th, s, &ss) == 0;
+	w->awaited_stops += s->awaited;
+	s->awaited = 0;
 	s->ran_known = 0;
 	tracee_resume(t, th);
 	us = (tracee_now_ns() - th->interrupt_ns) / 1000;
@@ -990,6 +998,7 @@ struct tick_hold {
 	int self;	   /* the ptrace thread's CPU */
 	int released;	   /* the holders were let go: no more waiting for them */
 	unsigned char running[SAMPLER_HOLD_MAX_CPUS]; /* CPUs with running threads */
+	size_t awaited; /* running threads interrupted on other CPUs (await_stops()) */
 };
 
 /* Interrupt @th; a running thread only once its CPU is held (or the wait for that ran out),
@@ -997,7 +1006,7 @@ struct tick_hold {
 static void interrupt(struct tracee *t, struct tracee_thread *th, struct tick_hold *hd,
 		      struct sampler_stats *st)
 {
-	const struct sthread *s = th->user;
+	struct sthread *s = sthread_of(th);
 
 	if (!hd->h || s->state != 'R' || s->woken) {
 		/* not running: no hold */
@@ -1013,8 +1022,12 @@ static void interrupt(struct tracee *t, struct tracee_thread *th, struct tick_ho
 		else
 			st->unheld++;
 	}
-	if (tracee_interrupt(t, th, tracee_now_ns()) == -ESRCH)
+	if (tracee_interrupt(t, th, tracee_now_ns()) == -ESRCH) {
 		st->races++;
+	} else if (s->state == 'R' && s->cpu >= 0 && s->cpu != hd->self) {
+		s->awaited = 1;
+		hd->awaited++;
+	}
 }
 
 /* Visit the threads that ran at the last tick (@running 1) or the others (0), and add the
@@ -1322,11 +1335,11 @@ static int is_running(const struct tracee_thread *th)
  * to sleep. The threads that were running go first, then the others; the running ones are
  * interrupted next, so that the CPU holders, which keep them where they were at @fire, are
  * released soon, then the others. @next: the following tick. */
-static void tick(struct tracee *t, const struct perch_arch *arch, struct worker *w,
-		 const struct sampler_opts *o, struct sampler_hold *h, uint64_t fire, uint64_t next,
-		 uint64_t missed, struct sampler_stats *st)
+static size_t tick(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		   const struct sampler_opts *o, struct sampler_hold *h, uint64_t fire,
+		   uint64_t next, uint64_t missed, struct sampler_stats *st)
 {
-	struct tick_hold hd = {.h = h, .fire = fire};
+	struct tick_hold hd = {.h = h, .fire = fire, .self = sched_getcpu()};
 	struct tracee_thread *stop[SAMPLER_MAX_BATCH];
 	size_t nr_stop = 0;
 	struct gate_ctx g = {.t = t,
@@ -1345,7 +1358,6 @@ static void tick(struct tracee *t, const struct perch_arch *arch, struct worker 
 		    (uint64_t)(1e9 / o->hz); /* ticks themselves are 0-2 periods apart */
 
 		sampler_hold_publish(h, next);
-		hd.self = sched_getcpu();
 		hd.deadline =
 		    tracee_now_ns() +
 		    (period / 8 < SAMPLER_HOLD_WAIT_NS ? period / 8 : SAMPLER_HOLD_WAIT_NS);
@@ -1370,6 +1382,20 @@ static void tick(struct tracee *t, const struct perch_arch *arch, struct worker 
 	if (h)
 		sampler_hold_arm(h, hd.running, SAMPLER_HOLD_MAX_CPUS);
 	queue_wake(&w->q); /* for the reused stacks */
+	return hd.awaited;
+}
+
+/* Wait for the stops of the @n running threads the tick just interrupted, all on other CPUs
+ * than this thread's, by polling for up to SAMPLER_AWAIT_NS instead of sleeping. */
+static int await_stops(struct tracee *t, const struct perch_arch *arch, struct worker *w, size_t n,
+		       struct sampler_stats *st)
+{
+	uint64_t want = w->awaited_stops + n, end = tracee_now_ns() + SAMPLER_AWAIT_NS;
+
+	while (w->awaited_stops < want && !st->stop_reason && tracee_now_ns() < end)
+		if (handle_events(t, arch, w, st) < 0)
+			return -1;
+	return 0;
 }
 
 /* Is @th going to stop by itself because of a stop signal of perch's process group (a thread
@@ -1561,9 +1587,12 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			st->missed_ticks += missed;
 			base += (behind ? behind : 1) * period;
 			fire = base + jitter_ns(period);
-			tick(t, arch, &w, o, hold, this_fire, fire, missed, st);
+			ret = await_stops(t, arch, &w,
+					  tick(t, arch, &w, o, hold, this_fire, fire, missed, st),
+					  st);
 		}
-		ret = handle_events(t, arch, &w, st);
+		if (ret >= 0)
+			ret = handle_events(t, arch, &w, st);
 		if (ret < 0) {
 			st->stop_reason = SAMPLER_STOP_ERROR;
 			break;
