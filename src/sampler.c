@@ -328,7 +328,9 @@ struct sthread {
 	uint64_t ran_sp, ran_pc, ran_slices;
 	/* its running stops in a row that came in user code (SAMPLER_HOLD_QUIET) */
 	uint32_t user_stops;
-	int awaited; /* interrupted while running on another CPU than the ptrace thread's */
+	/* interrupted while running on another CPU than the ptrace thread's (a thread that never
+	 * stops keeps it: its late stop may end a later await_stops() early, no more) */
+	int awaited;
 };
 
 static struct sthread *sthread_of(struct tracee_thread *th)
@@ -597,10 +599,10 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	/* a running thread: its switch-in count while it is still stopped (read after the
 	 * resume it could already include its next run) */
 	ran = s->state == 'R' && !group_stop && peek_schedstat(t, th, s, &ss) == 0;
-	w->awaited_stops += s->awaited;
-	s->awaited = 0;
 	s->ran_known = 0;
 	tracee_resume(t, th);
+	w->awaited_stops += s->awaited;
+	s->awaited = 0;
 	us = (tracee_now_ns() - th->interrupt_ns) / 1000;
 	st->stop_hist[us < SAMPLER_HIST_US ? us : SAMPLER_HIST_US]++;
 	if (!it) {

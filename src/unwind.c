@@ -79,6 +79,12 @@ static ssize_t copy_stack(pid_t tid, uint64_t addr, uint64_t end, uint8_t *buf)
 	return got < 0 ? -errno : got;
 }
 
+/* The end of the stack holding @sp when the caller gave the process's maps, else 0 */
+static uint64_t stack_limit(const struct unwind_snapshot *snap, uint64_t sp)
+{
+	return snap->maps ? proc_maps_stack_end(snap->maps, sp) : 0;
+}
+
 int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
 			 struct unwind_snapshot *snap)
 {
@@ -105,15 +111,13 @@ int unwind_snapshot_take(pid_t pid, pid_t tid, const struct perch_arch *arch,
 
 int unwind_snapshot_read_stack(pid_t tid, uint64_t sp, struct unwind_snapshot *snap)
 {
+	uint64_t end = sp + snap->stack_cap, stack_end = stack_limit(snap, sp);
 	ssize_t got;
-
-	uint64_t end = sp + snap->stack_cap;
 
 	snap->stack_addr = sp;
 	snap->stack_len = 0;
-	snap->stack_end = snap->maps ? proc_maps_stack_end(snap->maps, sp) : 0;
-	if (snap->stack_end && snap->stack_end < end)
-		end = snap->stack_end;
+	if (stack_end && stack_end < end)
+		end = stack_end;
 	if (!snap->stack_cap)
 		return 0;
 	got = copy_stack(tid, sp, end, snap->stack);
@@ -125,8 +129,10 @@ int unwind_snapshot_read_stack(pid_t tid, uint64_t sp, struct unwind_snapshot *s
 
 int unwind_snapshot_grow(pid_t tid, struct unwind_snapshot *snap, size_t max)
 {
-	if (snap->stack_end && snap->stack_end - snap->stack_addr < max)
-		max = snap->stack_end - snap->stack_addr;
+	uint64_t stack_end = stack_limit(snap, snap->stack_addr);
+
+	if (stack_end && stack_end - snap->stack_addr < max)
+		max = stack_end - snap->stack_addr;
 	while (snap->stack_len == snap->stack_cap && snap->stack_cap < max) {
 		size_t cap = snap->stack_cap ? snap->stack_cap * 2 : PAGE;
 		ssize_t got;

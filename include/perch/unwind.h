@@ -27,7 +27,6 @@ struct unwind_snapshot {
 	 * stack that holds SP (proc_maps_stack_end()) instead of reading on into the mapping above
 	 * it, a library whose pages the read would fault into the target for nothing. */
 	const struct proc_maps *maps;
-	uint64_t stack_end; /* that end, or 0 (no maps, or SP not in stack memory) */
 };
 
 /* Copy up to @snap->stack_cap bytes of stack from SP of the stopped thread @tid (page by page,
