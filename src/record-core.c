@@ -192,16 +192,12 @@ static void name_thread(struct record_core *rc, pid_t pid, pid_t tid)
 
 /* The stack to count: @stack, ending in why the thread waits ("[lock futex]") when it was
  * not running. Added per sample, not stored with a site: the same SP and PC are also seen
- * just after the thread woke up. @site (may be NULL) remembers the last reason seen there:
- * a sleeper that perch interrupted once resumes in restart_syscall at the same place, and the
- * reason is still the call it restarts. */
-static uint32_t with_wait_frame(struct record_core *rc, struct record_proc *rp,
-				const struct sampler_info *info, uint32_t stack,
-				struct record_site *site)
+ * just after the thread woke up. */
+static uint32_t with_wait_frame(struct record_proc *rp, const struct sampler_info *info,
+				uint32_t stack)
 {
 	pid_t pid = rp->task;
 	struct waitreason wr;
-	const char *frame;
 
 	if (!info->state || info->state == 'R')
 		return stack;
@@ -210,14 +206,7 @@ static uint32_t with_wait_frame(struct record_core *rc, struct record_proc *rp,
 	/* woke up between the two reads: it runs */
 	if (wr.kind == WAITREASON_RUNNING || !wr.frame[0])
 		return stack;
-	frame = wr.frame;
-	if (wr.syscall && !strcmp(wr.syscall, "restart_syscall")) {
-		if (site && site->wait)
-			frame = profile_str(rc->p, site->wait - 1);
-	} else if (site) {
-		site->wait = profile_intern_str(rc->p, frame) + 1;
-	}
-	return resolver_add_leaf(rp->r, stack, frame);
+	return resolver_add_leaf(rp->r, stack, wr.frame);
 }
 
 static struct record_sites *sites_of(struct record_core *rc, uint32_t thread)
@@ -443,15 +432,14 @@ static void on_sample(void *arg, const struct sampler_info *info,
 			site = &rs->s[rs->next++ % ARRAY_SIZE(rs->s)];
 			site->sp = sp;
 			site->pc = pc;
-			site->wait = 0;
 		}
 		site->stack = stack + 1;
 	} else if (info->state == 'R') {
-		rs->ran = (struct record_site){sp, pc, stack + 1, 0};
+		rs->ran = (struct record_site){sp, pc, stack + 1};
 	}
 	if (rc->o.verify)
 		verify_sample(rc, rp, info);
-	stack = with_wait_frame(rc, rp, info, stack, site);
+	stack = with_wait_frame(rp, info, stack);
 	profile_add_weighted(rc->p, thread, stack, info->time_ns, info->state, info->weight);
 	if (!rc->first_sample_ns)
 		rc->first_sample_ns = info->time_ns;
@@ -474,7 +462,7 @@ static void on_reuse(void *arg, const struct sampler_info *info, uint64_t sp, ui
 		watch_sample(rc, info, rs->ran.stack - 1);
 	} else if (site) {
 		/* the sampler names only sites of snapshots it queued before this item */
-		uint32_t stack = with_wait_frame(rc, rp, info, site->stack - 1, site);
+		uint32_t stack = with_wait_frame(rp, info, site->stack - 1);
 
 		profile_add_weighted(rc->p, thread, stack, info->time_ns, info->state,
 				     info->weight);

@@ -115,8 +115,18 @@ void sampler_block_signals(sigset_t *old)
 int sampler_snapshot(struct tracee *t, const struct perch_arch *arch, struct tracee_thread *th,
 		     struct unwind_snapshot *snap)
 {
+	int ret;
+
 	snap->time_ns = tracee_now_ns();
-	return unwind_snapshot_take(t->pid, th->tid, arch, snap);
+	ret = unwind_snapshot_take(t->pid, th->tid, arch, snap);
+	/* the call this stop broke off, for the thread's syscall file to name it again */
+	if (snap->regs.broken_call &&
+	    !waitreason_is_restart(arch->e_machine, snap->regs.broken_call - 1)) {
+		th->broken_call = snap->regs.broken_call;
+		th->broken_sp = perch_regs_sp(arch, &snap->regs);
+		th->broken_pc = perch_regs_pc(arch, &snap->regs);
+	}
+	return ret;
 }
 
 int sampler_snapshot_blocked(const struct perch_arch *arch, pid_t tid, const char *syscall,
@@ -974,6 +984,9 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 	s->has_syscall =
 	    s->state && s->state != 'R' &&
 	    read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall, sizeof(s->syscall)) > 0;
+	if (s->has_syscall && th->broken_call)
+		waitreason_unrestart(arch_of(th, arch)->e_machine, s->syscall, sizeof(s->syscall),
+				     (long)th->broken_call - 1, th->broken_sp, th->broken_pc);
 	site = o->no_idle_reuse ? -1 : blocked_site(s);
 	if (site >= 0 && reuse(w, th, s, s->sites[site].sp, s->sites[site].pc, &st->reused) < 0) {
 		s->late_ticks++; /* as above */

@@ -110,6 +110,33 @@ const char *waitreason_syscall_name(unsigned int e_machine, long nr)
 	return a->syscalls->names[nr];
 }
 
+int waitreason_is_restart(unsigned int e_machine, long nr)
+{
+	const char *name = waitreason_syscall_name(e_machine, nr);
+
+	return name && !strcmp(name, "restart_syscall");
+}
+
+int waitreason_unrestart(unsigned int e_machine, char *text, size_t len, long nr, uint64_t sp,
+			 uint64_t pc)
+{
+	struct waitreason_syscall sc;
+	char num[24];
+	size_t digits, n, rest;
+
+	if (nr < 0 || waitreason_syscall_parse(text, &sc) < 0 || sc.what != WAITREASON_SC_SYSCALL ||
+	    !waitreason_is_restart(e_machine, sc.nr) || sc.sp != sp || sc.pc != pc)
+		return 0;
+	digits = strcspn(text, " ");
+	n = (size_t)snprintf(num, sizeof(num), "%ld", nr);
+	rest = strlen(text + digits);
+	if (n + rest + 1 > len)
+		return 0;
+	memmove(text + n, text + digits, rest + 1);
+	memcpy(text, num, n);
+	return 1;
+}
+
 /* " 0x" and 1..16 hex digits: one argument, sp or pc. 0 or -EINVAL. */
 static int parse_arg(const char **s, const char *end, uint64_t *out)
 {

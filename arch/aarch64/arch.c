@@ -33,6 +33,10 @@ static int aarch64_regs_read(pid_t tid, struct perch_regs *out)
 	out->r[DW_SP] = u.sp;
 	out->r[DW_PC] = u.pc;
 	out->valid = (1ULL << DW_NR) - 1;
+	/* the call's number stays in x8 (the kernel rewrites it to restart_syscall only when
+	 * the thread goes on); x0 holds its -ERESTART* result */
+	if (perch_is_erestart((int64_t)u.regs[0]))
+		out->broken_call = (uint32_t)u.regs[8] + 1;
 	return 0;
 #else
 	(void)tid;

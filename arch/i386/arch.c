@@ -60,6 +60,8 @@ static int i386_regs_read(pid_t tid, struct perch_regs *out)
 	out->r[DW_EIP] = u.r.eip;
 	out->valid = (1ULL << DW_NR) - 1;
 	out->from_kernel = (int32_t)u.r.orig_eax >= 0 ? 1 : -1; /* as on x86_64 */
+	if ((int32_t)u.r.orig_eax >= 0 && perch_is_erestart((int32_t)u.r.eax))
+		out->broken_call = (uint32_t)u.r.orig_eax + 1;
 	return 0;
 }
 

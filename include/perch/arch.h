@@ -18,7 +18,18 @@ struct perch_regs {
 	/* how a stopped thread came to its stop (regs_read): 1 on its way out of the kernel
 	 * (the end of a system call or of a fault), -1 interrupted in user code, 0 unknown */
 	int8_t from_kernel;
+	/* 1 + the number of the system call this stop broke off (it returned -ERESTART*, so
+	 * it runs again, as restart_syscall for a sleep with a timeout, once the thread goes
+	 * on), 0 when none or not known */
+	uint32_t broken_call;
 };
+
+/* The kernel's -ERESTARTSYS .. -ERESTART_RESTARTBLOCK (never seen by user code): the value a
+ * system call broken off by a stop leaves in the return register. */
+static inline int perch_is_erestart(int64_t ret)
+{
+	return ret <= -512 && ret >= -516;
+}
 
 /* Memory access for frame walkers: 0 or -errno (-EFAULT for unreadable addresses). */
 struct perch_mem {

@@ -40,7 +40,6 @@ struct record_sites {
 	struct record_site {
 		uint64_t sp, pc;
 		uint32_t stack; /* stack id + 1, without a wait frame */
-		uint32_t wait;	/* string id + 1 of the last wait frame seen there, 0 none */
 	} s[2 * SAMPLER_SITES];
 	unsigned int next;	/* round robin */
 	struct record_site ran; /* the last sample taken while running, for a runnable thread

@@ -55,6 +55,11 @@ struct tracee_thread {
 	int exit_stop;	       /* TRACEE_STOPPED at its exit (TRACEE_EV_PROC_EXITING) */
 	uint64_t interrupt_ns; /* CLOCK_MONOTONIC when PTRACE_INTERRUPT was sent */
 	void *user;	       /* the caller's per-thread data */
+	/* the blocking call a stop of ours last broke off (sampler_snapshot()): the thread
+	 * goes on in restart_syscall at this SP and PC, which /proc names instead of it.
+	 * 1 + its number, 0 none */
+	uint32_t broken_call;
+	uint64_t broken_sp, broken_pc;
 };
 
 struct tracee_stats {

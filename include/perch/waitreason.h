@@ -74,6 +74,14 @@ int waitreason_classify(unsigned int e_machine, char state, const char *syscall_
 
 /* Name of syscall @nr on @e_machine ("futex"), or NULL when unknown. */
 const char *waitreason_syscall_name(unsigned int e_machine, long nr);
+/* Is @nr restart_syscall on @e_machine? A sleep with a timeout (nanosleep, a timed futex
+ * wait, poll) that any ptrace stop broke off goes on in it. */
+int waitreason_is_restart(unsigned int e_machine, long nr);
+/* Put back into syscall text @text (a buffer of @len bytes) the call @nr that a thread
+ * blocked at @sp and @pc continues when @text names restart_syscall there. Returns 1 when
+ * @text was rewritten, 0 when it was left alone (another call or place, or too long). */
+int waitreason_unrestart(unsigned int e_machine, char *text, size_t len, long nr, uint64_t sp,
+			 uint64_t pc);
 /* "running", "lock", "io", "sleep", "poll", "binder", "pagefault", "stopped", "other",
  * "unknown". */
 const char *waitreason_kind_name(enum waitreason_kind kind);

@@ -218,8 +218,9 @@ static int frame_contains(const struct harness_folded_line *l, const void *arg)
 }
 
 /* A session recording is a `perch record` recording (the same core): wait frames (with the
- * reason a sleeper perch interrupted resumes under, not restart_syscall), the CPU/memory
- * timeline and stall summary, a .perch written while sampling that `report FILE.perch`
+ * reason a sleeper perch interrupted resumes under, not restart_syscall: the dump before it
+ * breaks off the sleeper's 5 s nanosleep, which the recording then finds restarted), the
+ * CPU/memory timeline and stall summary, a .perch written while sampling that `report FILE.perch`
  * renders through perch report; stat runs during a background recording, target attached. */
 START_TEST(session_record_is_perch_record)
 {
@@ -230,12 +231,13 @@ START_TEST(session_record_is_perch_record)
 	pid_t pid;
 
 	H_ASSERT(mkfifo(fifo, 0600) == 0, "cannot make a FIFO at %s", fifo);
-	target = harness_spawn("target", HARNESS_ARGV(harness_target("waits"), "8", fifo));
+	target = harness_spawn("target", HARNESS_ARGV(harness_target("waits"), "8", fifo, "5000"));
 	pid = harness_proc_wait_ready(target, 10);
 	script = write_script(
 	    "core.perch",
 	    harness_fmt("attach %d\n"
 			"set stall 100\n"
+			"dump\n"
 			"record -F 200 -d 1.5 --cpu-interval 50 -o %s/w.folded -o %s/w.perch\n"
 			"record start -d 20\n"
 			"stat -d 0.3\n"

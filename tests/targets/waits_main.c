@@ -1,6 +1,7 @@
-/* waits target: `waits SECONDS FIFO`. Threads that wait in known ways for SECONDS:
+/* waits target: `waits SECONDS FIFO [SLEEP_MS]`. Threads that wait in known ways for SECONDS:
  * "reader" blocks in read() on FIFO (opened by main for writing), "locker" waits for a mutex
- * main holds, "sleeper" loops in nanosleep, "spinner" burns CPU. Then main releases them. */
+ * main holds, "sleeper" loops in nanosleep (SLEEP_MS at a time, 50 by default), "spinner"
+ * burns CPU. Then main releases them. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -30,9 +31,11 @@ static void *locker(void *arg)
 	return arg;
 }
 
+static long sleep_ms = 50;
+
 static void *sleeper(void *arg)
 {
-	struct timespec ts = {0, 50000000};
+	struct timespec ts = {sleep_ms / 1000, sleep_ms % 1000 * 1000000};
 
 	while (!done)
 		nanosleep(&ts, NULL);
@@ -61,6 +64,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fifo = argv[2];
+	sleep_ms = (long)target_arg(argc, argv, 3, 50);
 	target_allow_ptrace();
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < 4; i++) {

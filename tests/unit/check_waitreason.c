@@ -165,6 +165,53 @@ START_TEST(test_parse_real)
 }
 END_TEST
 
+/* A sleep that a ptrace stop broke off goes on in restart_syscall: the text captured on this
+ * machine (sleep 100, stopped and continued) before and after, same SP and PC */
+START_TEST(test_unrestart)
+{
+	static const char before[] = "230 0x0 0x0 0x7ffd39068650 0x7ffd39068690 0x0 0x0 "
+				     "0x7ffd39068638 0x7fc725609503\n";
+	char text[128] = "219 0x0 0x0 0x7ffd39068650 0x7ffd39068690 0x0 0x0 0x7ffd39068638 "
+			 "0x7fc725609503\n";
+	char arm[128] = "128 0x0 0x0 0x7fe0 0x0 0x0 0x0 0x7fe0 0x4a0";
+	char small[sizeof("219 0x0 0x0 0x0 0x0 0x0 0x0 0x10 0x20")] =
+	    "219 0x0 0x0 0x0 0x0 0x0 0x0 0x10 0x20";
+	struct waitreason w;
+
+	ck_assert(waitreason_is_restart(EM_X86_64, 219));
+	ck_assert(waitreason_is_restart(EM_AARCH64, 128));
+	ck_assert(waitreason_is_restart(EM_386, 0));
+	ck_assert(!waitreason_is_restart(EM_X86_64, 230));
+	ck_assert(!waitreason_is_restart(EM_X86_64, -1));
+	/* another place: left alone */
+	ck_assert_int_eq(waitreason_unrestart(EM_X86_64, text, sizeof(text), 230, 0x7ffd39068638,
+					      0x7fc725609504),
+			 0);
+	ck_assert_int_eq(waitreason_unrestart(EM_X86_64, text, sizeof(text), 230, 0x7ffd39068630,
+					      0x7fc725609503),
+			 0);
+	ck_assert_int_eq(waitreason_unrestart(EM_X86_64, text, sizeof(text), 230, 0x7ffd39068638,
+					      0x7fc725609503),
+			 1);
+	ck_assert_str_eq(text, before);
+	/* not restart_syscall (any more): left alone */
+	ck_assert_int_eq(
+	    waitreason_unrestart(EM_X86_64, text, sizeof(text), 35, 0x7ffd39068638, 0x7fc725609503),
+	    0);
+	ck_assert_int_eq(waitreason_classify(EM_X86_64, 'S', text, NULL, NULL, NULL, &w), 0);
+	ck_assert_str_eq(w.frame, "[sleep clock_nanosleep]");
+	/* a shorter number on aarch64 (clock_nanosleep is 115) */
+	ck_assert_int_eq(waitreason_unrestart(EM_AARCH64, arm, sizeof(arm), 115, 0x7fe0, 0x4a0), 1);
+	ck_assert_str_eq(arm, "115 0x0 0x0 0x7fe0 0x0 0x0 0x0 0x7fe0 0x4a0");
+	/* no room for a longer number: left alone */
+	ck_assert_int_eq(waitreason_unrestart(EM_X86_64, small, sizeof(small), 1000, 0x10, 0x20),
+			 0);
+	ck_assert_str_eq(small, "219 0x0 0x0 0x0 0x0 0x0 0x0 0x10 0x20");
+	ck_assert_int_eq(waitreason_unrestart(EM_X86_64, small, sizeof(small), 35, 0x10, 0x20), 1);
+	ck_assert_str_eq(small, "35 0x0 0x0 0x0 0x0 0x0 0x0 0x10 0x20");
+}
+END_TEST
+
 START_TEST(test_parse_malformed)
 {
 	static const char *const bad[] = {
@@ -442,6 +489,7 @@ Suite *waitreason_suite(void)
 	tcase_add_test(tc, test_state_fallback);
 	tcase_add_test(tc, test_fd_edge_cases);
 	tcase_add_test(tc, test_tables);
+	tcase_add_test(tc, test_unrestart);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("hostile");
