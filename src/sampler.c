@@ -658,6 +658,16 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	queue_push_free(&w->q, it);
 }
 
+/* Wait (@q locked) until the worker gives an item back. Items pushed without a wakeup
+ * (queue_push_nowake()) may fill the whole queue before tick() wakes the worker: it is woken
+ * here, or both threads would wait for each other for ever. */
+static void wait_freed(struct queue *q)
+{
+	if (q->len)
+		pthread_cond_signal(&q->wake);
+	pthread_cond_wait(&q->freed, &q->lock);
+}
+
 /* A free item for an event: unlike a sample, an event is never dropped (the worker's view of
  * the processes, their programs and architectures depends on every one): when the worker is
  * a whole queue behind, wait for it to give one back (it does, one sample at a time). */
@@ -667,7 +677,7 @@ static struct item *queue_get_free_wait(struct queue *q)
 
 	pthread_mutex_lock(&q->lock);
 	while (!q->nr_free)
-		pthread_cond_wait(&q->freed, &q->lock);
+		wait_freed(q);
 	it = q->free[--q->nr_free];
 	pthread_mutex_unlock(&q->lock);
 	return it;
@@ -678,7 +688,7 @@ static void queue_wait_free(struct queue *q)
 {
 	pthread_mutex_lock(&q->lock);
 	while (!q->nr_free)
-		pthread_cond_wait(&q->freed, &q->lock);
+		wait_freed(q);
 	pthread_mutex_unlock(&q->lock);
 }
 

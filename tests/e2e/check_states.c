@@ -27,7 +27,8 @@
  *                     (its leaf vfork and its caller), record samples it; the vfork()ed
  *                     child, waiting to exec, dumps like any process; then it execs
  *   pid_namespace     `unshare -p --fork`: perch in the root namespace on the host pid
- *   many_threads      2000 idle threads: dump completes, every stack shown (time in the log) */
+ *   many_threads      2000 idle threads: dump completes, every stack shown; a 1000 Hz
+ *                     recording ends on time with every thread sampled (times in the log) */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -812,11 +813,37 @@ END_TEST
 
 /* ---- 2000 threads ---- */
 
+static int cmp_tid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* How many threads have samples in states_idle_wait. */
+static size_t idle_tids(const struct harness_folded *f)
+{
+	pid_t *tids = calloc(f->nr + 1, sizeof(*tids));
+	size_t n = 0, distinct = 0;
+
+	H_ASSERT(tids, "out of memory");
+	for (size_t i = 0; i < f->nr; i++)
+		if (harness_line_find(&f->lines[i], "states_idle_wait") >= 0)
+			tids[n++] = f->lines[i].tid;
+	qsort(tids, n, sizeof(*tids), cmp_tid);
+	for (size_t i = 0; i < n; i++)
+		distinct += !i || tids[i] != tids[i - 1];
+	free(tids);
+	return distinct;
+}
+
 START_TEST(many_threads)
 {
+	const char *out = harness_tmpfile("many.folded");
 	struct harness_proc *t, *perch;
+	struct harness_folded f;
 	struct harness_bt bt;
-	size_t idle = 0;
+	size_t idle = 0, sampled = 0;
 	double start, took;
 	int notes;
 	pid_t pid;
@@ -835,6 +862,23 @@ START_TEST(many_threads)
 	H_ASSERT(idle == 2000 && notes == 0, "%zu of 2000 threads in states_idle_wait, %d notes",
 		 idle, notes);
 	harness_bt_release(&bt);
+	assert_untraced(pid);
+	wait_states(pid, "S", 2001, 5);
+
+	/* a recording: more blocked threads than the sampler's queue holds, at every tick */
+	start = harness_now();
+	perch = perch_run(HARNESS_ARGV(harness_perch(), "record", "-p", harness_fmt("%d", pid),
+				       "-F", "1000", "-d", "2", "-o", out),
+			  60);
+	fprintf(stderr,
+		"e2e-states many_threads: perch record -F 1000 -d 2 of 2001 threads "
+		"took %.2f s\n",
+		harness_now() - start);
+	H_CHECK_RECORD(perch, HARNESS_EXIT_OK, out, &f);
+	sampled = idle_tids(&f);
+	H_ASSERT(sampled == 2000, "%zu of the 2000 idle threads sampled in states_idle_wait",
+		 sampled);
+	harness_folded_release(&f);
 	assert_untraced(pid);
 	wait_states(pid, "S", 2001, 5);
 }
