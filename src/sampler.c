@@ -722,6 +722,31 @@ static void on_exiting(struct tracee *t, struct worker *w, const struct tracee_e
 static int gate_flush(struct worker *w, struct tracee_thread *th, struct sthread *s,
 		      struct sampler_stats *st, int wait);
 
+/* Act on one event of the tracee. */
+static void on_event(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		     struct tracee_event *ev, struct sampler_stats *st)
+{
+	switch (ev->kind) {
+	case TRACEE_EV_STOPPED:
+		on_stopped(t, arch, w, ev->thread, st);
+		break;
+	case TRACEE_EV_EXIT:
+		st->stop_reason = SAMPLER_STOP_EXIT;
+		break;
+	case TRACEE_EV_PROC_EXITING:
+		on_exiting(t, w, ev);
+		break;
+	default:
+		/* the process's set of threads changed: its gate's reference is stale */
+		if (ev->proc)
+			sproc_of(ev->proc)->ref_valid = 0;
+		if (ev->kind == TRACEE_EV_THREAD_GONE && ev->thread && ev->thread->user)
+			gate_flush(w, ev->thread, ev->thread->user, st, 0);
+		post_event(w, ev);
+		break;
+	}
+}
+
 static int handle_events(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 			 struct sampler_stats *st)
 {
@@ -729,25 +754,9 @@ static int handle_events(struct tracee *t, const struct perch_arch *arch, struct
 	int ret;
 
 	while ((ret = tracee_poll(t, &ev)) > 0) {
-		switch (ev.kind) {
-		case TRACEE_EV_STOPPED:
-			on_stopped(t, arch, w, ev.thread, st);
-			break;
-		case TRACEE_EV_EXIT:
-			st->stop_reason = SAMPLER_STOP_EXIT;
+		on_event(t, arch, w, &ev, st);
+		if (ev.kind == TRACEE_EV_EXIT)
 			return 0;
-		case TRACEE_EV_PROC_EXITING:
-			on_exiting(t, w, &ev);
-			break;
-		default:
-			/* the process's set of threads changed: its gate's reference is stale */
-			if (ev.proc)
-				sproc_of(ev.proc)->ref_valid = 0;
-			if (ev.kind == TRACEE_EV_THREAD_GONE && ev.thread && ev.thread->user)
-				gate_flush(w, ev.thread, ev.thread->user, st, 0);
-			post_event(w, &ev);
-			break;
-		}
 	}
 	return ret;
 }
@@ -1023,7 +1032,8 @@ struct tick_hold {
 	int self;	   /* the ptrace thread's CPU */
 	int released;	   /* the holders were let go: no more waiting for them */
 	unsigned char running[SAMPLER_HOLD_MAX_CPUS]; /* CPUs with running threads */
-	size_t awaited; /* running threads interrupted on other CPUs (await_stops()) */
+	size_t awaited;	    /* running threads interrupted on other CPUs (await_stops()) */
+	pid_t *awaited_tid; /* their first SAMPLER_MAX_BATCH thread ids */
 };
 
 /* Interrupt @th; a running thread only once its CPU is held (or the wait for that ran out),
@@ -1051,6 +1061,8 @@ static void interrupt(struct tracee *t, struct tracee_thread *th, struct tick_ho
 		st->races++;
 	} else if (s->state == 'R' && s->cpu >= 0 && s->cpu != hd->self) {
 		s->awaited = 1;
+		if (hd->awaited < SAMPLER_MAX_BATCH)
+			hd->awaited_tid[hd->awaited] = th->tid;
 		hd->awaited++;
 	}
 }
@@ -1362,9 +1374,10 @@ static int is_running(const struct tracee_thread *th)
  * released soon, then the others. @next: the following tick. */
 static size_t tick(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		   const struct sampler_opts *o, struct sampler_hold *h, uint64_t fire,
-		   uint64_t next, uint64_t missed, struct sampler_stats *st)
+		   uint64_t next, uint64_t missed, pid_t *awaited, struct sampler_stats *st)
 {
-	struct tick_hold hd = {.h = h, .fire = fire, .self = sched_getcpu()};
+	struct tick_hold hd = {
+	    .h = h, .fire = fire, .self = sched_getcpu(), .awaited_tid = awaited};
 	struct tracee_thread *stop[SAMPLER_MAX_BATCH];
 	size_t nr_stop = 0;
 	struct gate_ctx g = {.t = t,
@@ -1411,15 +1424,30 @@ static size_t tick(struct tracee *t, const struct perch_arch *arch, struct worke
 }
 
 /* Wait for the stops of the @n running threads the tick just interrupted, all on other CPUs
- * than this thread's, by polling for up to SAMPLER_AWAIT_NS instead of sleeping. */
-static int await_stops(struct tracee *t, const struct perch_arch *arch, struct worker *w, size_t n,
-		       struct sampler_stats *st)
+ * than this thread's, by polling for up to SAMPLER_AWAIT_NS instead of sleeping. Each thread
+ * is asked for alone: a wait for any child would look at every traced thread each time. */
+static int await_stops(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		       const pid_t *awaited, size_t n, struct sampler_stats *st)
 {
 	uint64_t want = w->awaited_stops + n, end = tracee_now_ns() + SAMPLER_AWAIT_NS;
+	struct tracee_event ev;
 
-	while (w->awaited_stops < want && !st->stop_reason && tracee_now_ns() < end)
-		if (handle_events(t, arch, w, st) < 0)
-			return -1;
+	if (n > SAMPLER_MAX_BATCH)
+		n = SAMPLER_MAX_BATCH;
+	while (w->awaited_stops < want && !st->stop_reason && tracee_now_ns() < end) {
+		for (size_t i = 0; i < n && !st->stop_reason; i++) {
+			const struct tracee_thread *th = tracee_find(t, awaited[i]);
+			int ret;
+
+			if (!th || th->state != TRACEE_INTERRUPTING)
+				continue; /* its stop came (or it is gone) */
+			ret = tracee_poll_thread(t, awaited[i], &ev);
+			if (ret < 0)
+				return -1;
+			if (ret > 0)
+				on_event(t, arch, w, &ev, st);
+		}
+	}
 	return 0;
 }
 
@@ -1549,6 +1577,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	uint64_t period = (uint64_t)(1e9 / o->hz), start, end, base, fire, join_at, until;
 	struct worker w = {.ops = ops, .arg = arg};
 	struct sampler_hold *hold = NULL;
+	pid_t awaited[SAMPLER_MAX_BATCH]; /* the running threads a tick interrupted afar */
 	sigset_t set;
 	int ret = 0, rt;
 
@@ -1612,9 +1641,9 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			st->missed_ticks += missed;
 			base += (behind ? behind : 1) * period;
 			fire = base + jitter_ns(period);
-			ret = await_stops(t, arch, &w,
-					  tick(t, arch, &w, o, hold, this_fire, fire, missed, st),
-					  st);
+			size_t n = tick(t, arch, &w, o, hold, this_fire, fire, missed, awaited, st);
+
+			ret = await_stops(t, arch, &w, awaited, n, st);
 		}
 		if (ret >= 0)
 			ret = handle_events(t, arch, &w, st);

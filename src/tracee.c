@@ -917,6 +917,24 @@ int tracee_poll(struct tracee *t, struct tracee_event *ev)
 /* ---- detach ---- */
 
 /* Ask thread @th to stop so it can be detached (tracee_poll() detaches it then). */
+int tracee_poll_thread(struct tracee *t, pid_t tid, struct tracee_event *ev)
+{
+	for (;;) {
+		int status;
+		pid_t got = waitpid(tid, &status, __WALL | __WNOTHREAD | WNOHANG);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		/* ECHILD: reaped already (its exit is tracee_poll()'s to report) */
+		if (got < 0)
+			return errno == ECHILD ? 0 : -errno;
+		if (got == 0)
+			return 0;
+		if (handle_status(t, got, status, ev))
+			return 1;
+	}
+}
+
 static void detach_thread(struct tracee *t, struct tracee_thread *th)
 {
 	th->detaching = 1;

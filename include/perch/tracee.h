@@ -143,6 +143,9 @@ int tracee_resume(struct tracee *t, struct tracee_thread *th);
 /* Take the next event without blocking: 1 with @ev filled, 0 when there is none now,
  * -errno on error. Stops that need no caller action are handled inside. */
 int tracee_poll(struct tracee *t, struct tracee_event *ev);
+/* The same for thread @tid alone: its next event, if any. Costs the same however many threads
+ * are traced (waiting for any child looks at every one of them). */
+int tracee_poll_thread(struct tracee *t, pid_t tid, struct tracee_event *ev);
 
 /* Let one process go (not followed after all, or a program perch cannot profile): its
  * threads are detached as their stops arrive (tracee_poll). */
