@@ -324,26 +324,32 @@ static unsigned long seize_options(const struct tracee *t)
 static int seize(struct tracee *t, struct tracee_proc *p, pid_t tid)
 {
 	struct proc_status st;
+	int err, ret;
 
 	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)seize_options(t)) == 0) {
 		thread_add(t, p, tid);
 		return 0;
 	}
-	if (errno == ESRCH)
+	err = errno;
+	if (err != EPERM)
+		return -err; /* ESRCH: the thread exited meanwhile */
+	ret = proc_status_read(p->pid, tid, &st);
+	/* a thread on its way out cannot be traced, and is gone by now */
+	if (ret == -ENOENT || ret == -ESRCH)
 		return -ESRCH;
+	if (ret < 0)
+		return -EPERM;
 	/* already ours through PTRACE_O_TRACECLONE? */
-	if (errno == EPERM && proc_status_read(p->pid, tid, &st) == 0 &&
-	    st.tracer_pid == getpid()) {
+	if (st.tracer_pid == getpid()) {
 		thread_add(t, p, tid)->new_stop_pending = 1;
 		return 0;
 	}
-	if (errno == EPERM && proc_status_read(p->pid, tid, &st) == 0 && st.tracer_pid)
+	if (st.tracer_pid)
 		return explain_busy(p->pid, st.tracer_pid);
 	/* an exited thread (the zombie main thread of a live process) cannot be traced */
-	if (errno == EPERM && proc_status_read(p->pid, tid, &st) == 0 &&
-	    (st.state == 'Z' || st.state == 'X'))
+	if (st.state == 'Z' || st.state == 'X')
 		return -ESRCH;
-	return -errno;
+	return -EPERM;
 }
 
 /* Seize every thread of @p, re-scanning its task list until no new one shows up. 0 or -errno
