@@ -112,20 +112,34 @@ void sampler_block_signals(sigset_t *old)
 	sigprocmask(SIG_BLOCK, &set, old);
 }
 
+/* Registers and stack of @th, stopped: 0 or -errno. */
+static int take_snapshot(struct tracee *t, const struct perch_arch *arch,
+			 const struct tracee_thread *th, struct unwind_snapshot *snap)
+{
+	snap->time_ns = tracee_now_ns();
+	snap->regs.valid = 0; /* (a reused item's, if the read fails) */
+	snap->regs.broken_call = 0;
+	return unwind_snapshot_take(t->pid, th->tid, arch, snap);
+}
+
+/* Note the blocking call a stop of @th broke off (@regs, read in that stop), for the thread's
+ * syscall file to name it again (it names restart_syscall until the call returns). */
+static void note_broken_call(struct tracee_thread *th, const struct perch_arch *arch,
+			     const struct perch_regs *regs)
+{
+	if (regs->broken_call && !waitreason_is_restart(arch->e_machine, regs->broken_call - 1)) {
+		th->broken_call = regs->broken_call;
+		th->broken_sp = perch_regs_sp(arch, regs);
+		th->broken_pc = perch_regs_pc(arch, regs);
+	}
+}
+
 int sampler_snapshot(struct tracee *t, const struct perch_arch *arch, struct tracee_thread *th,
 		     struct unwind_snapshot *snap)
 {
-	int ret;
+	int ret = take_snapshot(t, arch, th, snap);
 
-	snap->time_ns = tracee_now_ns();
-	ret = unwind_snapshot_take(t->pid, th->tid, arch, snap);
-	/* the call this stop broke off, for the thread's syscall file to name it again */
-	if (snap->regs.broken_call &&
-	    !waitreason_is_restart(arch->e_machine, snap->regs.broken_call - 1)) {
-		th->broken_call = snap->regs.broken_call;
-		th->broken_sp = perch_regs_sp(arch, &snap->regs);
-		th->broken_pc = perch_regs_pc(arch, &snap->regs);
-	}
+	note_broken_call(th, arch, &snap->regs);
 	return ret;
 }
 
@@ -602,7 +616,7 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 
 	arch = arch_of(th, arch);
 	if (it)
-		ret = sampler_snapshot(t, arch, th, &it->snap);
+		ret = take_snapshot(t, arch, th, &it->snap);
 	if (it && w->verify && ret == 0)
 		it->nr_verify = unwind_ptrace_pcs(w->verify, th->tid, it->snap.pac_mask, it->verify,
 						  SAMPLER_VERIFY_MAX);
@@ -611,6 +625,8 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	ran = s->state == 'R' && !group_stop && peek_schedstat(t, th, s, &ss) == 0;
 	s->ran_known = 0;
 	tracee_resume(t, th);
+	if (it)
+		note_broken_call(th, arch, &it->snap.regs); /* (out of the stop window) */
 	w->awaited_stops += s->awaited;
 	s->awaited = 0;
 	us = (tracee_now_ns() - th->interrupt_ns) / 1000;
@@ -1661,7 +1677,8 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		until = fire < end ? fire : end;
 		if (o->join && join_at < until)
 			until = join_at; /* (a long tick period: the hook is still asked on time) */
-		if (now < until && sleep_until(t, arch, &w, &set, until, st))
+		/* (behind, too: the signals are read if not waited for) */
+		if (sleep_until(t, arch, &w, &set, until, st))
 			base = fire = tracee_now_ns();
 	}
 	st->elapsed_s = (double)(tracee_now_ns() - start) / 1e9;
