@@ -78,6 +78,9 @@ struct queue {
  * other CPUs (await_stops()). */
 #define SAMPLER_AWAIT_NS (200 * 1000ULL)
 
+/* Items the worker takes from the queue at once (worker_main()). */
+#define SAMPLER_WORKER_BATCH 16
+
 struct worker {
 	struct queue q;
 	uint64_t awaited_stops;	      /* stops of threads that await_stops() waited for */
@@ -230,8 +233,10 @@ static void queue_push(struct queue *q, struct item *it)
 	pthread_mutex_unlock(&q->lock);
 }
 
-/* The same without waking the worker: reused stacks are many per tick (one per blocked
- * thread) and each wakeup is two system calls and a switch; queue_wake() once per tick. */
+/* The same without waking the worker: reused stacks (one per blocked thread) and snapshots
+ * come many per tick, and each wakeup costs the ptrace thread two system calls and a switch
+ * (with every thread stopped at every tick, --no-idle-reuse, a wakeup per snapshot doubled
+ * the target's slowdown); queue_wake() once per tick and once per pass of the main loop. */
 static void queue_push_nowake(struct queue *q, struct item *it)
 {
 	pthread_mutex_lock(&q->lock);
@@ -248,49 +253,62 @@ static void queue_wake(struct queue *q)
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* Hand one item to the caller's ops. */
+static void worker_do(struct worker *w, struct item *it)
+{
+	if (it->kind == ITEM_SAMPLE || it->kind == ITEM_REUSE) {
+		struct sampler_info info = {
+		    .pid = it->pid,
+		    .arch = it->arch,
+		    .tid = it->tid,
+		    .weight = it->weight,
+		    .state = it->state,
+		    .syscall = it->has_syscall ? it->syscall : NULL,
+		    .comm = it->comm,
+		    .time_ns = it->snap.time_ns,
+		    .verify_pcs = it->verify,
+		    .nr_verify = it->verify ? it->nr_verify : -1,
+		};
+
+		if (it->kind == ITEM_SAMPLE)
+			w->ops->sample(w->arg, &info, &it->snap);
+		else
+			w->ops->reuse(w->arg, &info, it->site_sp, it->site_pc);
+	} else if (w->ops->event) {
+		struct sampler_event ev = {
+		    .kind = it->kind, .pid = it->pid, .tid = it->tid, .arch = it->arch};
+
+		w->ops->event(w->arg, &ev);
+	}
+}
+
+/* The worker: takes the queued items a few at a time (each lock the ptrace thread finds
+ * taken costs it a sleep), hands them on in order, gives them back together. */
 static void *worker_main(void *p)
 {
 	struct worker *w = p;
 	struct queue *q = &w->q;
+	struct item *batch[SAMPLER_WORKER_BATCH];
 
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
-		struct item *it;
+		size_t n = 0;
 
 		while (!q->len && !q->done)
 			pthread_cond_wait(&q->wake, &q->lock);
 		if (!q->len)
 			break;
-		it = q->ring[q->head];
-		q->head = (q->head + 1) % q->cap;
-		q->len--;
-		pthread_mutex_unlock(&q->lock);
-		if (it->kind == ITEM_SAMPLE || it->kind == ITEM_REUSE) {
-			struct sampler_info info = {
-			    .pid = it->pid,
-			    .arch = it->arch,
-			    .tid = it->tid,
-			    .weight = it->weight,
-			    .state = it->state,
-			    .syscall = it->has_syscall ? it->syscall : NULL,
-			    .comm = it->comm,
-			    .time_ns = it->snap.time_ns,
-			    .verify_pcs = it->verify,
-			    .nr_verify = it->verify ? it->nr_verify : -1,
-			};
-
-			if (it->kind == ITEM_SAMPLE)
-				w->ops->sample(w->arg, &info, &it->snap);
-			else
-				w->ops->reuse(w->arg, &info, it->site_sp, it->site_pc);
-		} else if (w->ops->event) {
-			struct sampler_event ev = {
-			    .kind = it->kind, .pid = it->pid, .tid = it->tid, .arch = it->arch};
-
-			w->ops->event(w->arg, &ev);
+		while (q->len && n < SAMPLER_WORKER_BATCH) {
+			batch[n++] = q->ring[q->head];
+			q->head = (q->head + 1) % q->cap;
+			q->len--;
 		}
+		pthread_mutex_unlock(&q->lock);
+		for (size_t i = 0; i < n; i++)
+			worker_do(w, batch[i]);
 		pthread_mutex_lock(&q->lock);
-		q->free[q->nr_free++] = it;
+		for (size_t i = 0; i < n; i++)
+			q->free[q->nr_free++] = batch[i];
 		pthread_cond_signal(&q->freed);
 	}
 	pthread_mutex_unlock(&q->lock);
@@ -668,14 +686,14 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 			s->ran_pc = pc;
 			s->ran_slices = ss.slices;
 		}
-		queue_push(&w->q, it);
+		queue_push_nowake(&w->q, it); /* the main loop wakes the worker */
 		return;
 	}
 	queue_push_free(&w->q, it);
 }
 
 /* Wait (@q locked) until the worker gives an item back. Items pushed without a wakeup
- * (queue_push_nowake()) may fill the whole queue before tick() wakes the worker: it is woken
+ * (queue_push_nowake()) may fill the whole queue before the worker is woken: it is woken
  * here, or both threads would wait for each other for ever. */
 static void wait_freed(struct queue *q)
 {
@@ -854,7 +872,7 @@ static int reuse(struct worker *w, struct tracee_thread *th, struct sthread *s, 
 	it->site_sp = sp;
 	it->site_pc = pc;
 	(*count)++;
-	queue_push_nowake(&w->q, it); /* tick() wakes the worker */
+	queue_push_nowake(&w->q, it); /* (tick() wakes the worker) */
 	return 0;
 }
 
@@ -1663,6 +1681,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		}
 		if (ret >= 0)
 			ret = handle_events(t, arch, &w, st);
+		queue_wake(&w.q); /* once for the tick's and the events' snapshots */
 		if (ret < 0) {
 			st->stop_reason = SAMPLER_STOP_ERROR;
 			break;
