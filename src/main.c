@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "perch/cmd.h"
+#include "perch/fdlimit.h"
 #include "perch/log.h"
 #include "perch/repl.h"
 #include "perch/version.h"
@@ -90,6 +91,7 @@ int main(int argc, char **argv)
 #ifdef PERCH_FAULT_INJECTION
 	fault_arm();
 #endif
+	fdlimit_raise();
 
 	/* no command, or session options (-p, -x, --json, ...): the prompt or scripted mode */
 	if (argc < 2 || (argv[1][0] == '-' && strcmp(argv[1], "--help") && strcmp(argv[1], "-h") &&

@@ -903,18 +903,21 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 	    f,
 	    "%s  samples: %llu  (%llu stops, %llu of blocked threads left alone, %llu credited "
 	    "for late stops and missed ticks; %llu of threads waiting for a CPU left alone)\n"
-	    "%s  threads seen: %llu  ticks: %llu  missed ticks: %llu\n"
+	    "%s  threads seen: %llu  ticks: %llu  missed ticks: %llu (%llu ticks put off: each "
+	    "took more than the time to the next)\n"
 	    "%s  stop window per sample: p50 %llu us, p99 %llu us\n"
 	    "%s  unwound to root: %.1f%%  (frame-pointer fallback %.1f%% of frames, stopped early "
 	    "%.1f%%, cut at %d frames %.1f%%, %.1f frames, unwind %.1f us, symbolize %.1f us per "
 	    "sample without loading; loading modules and maps %.1f ms in %llu calls; maps read "
 	    "%llu times)\n"
-	    "%s  errors: registers %llu, stack copy %llu, dropped (perch behind) %llu; "
+	    "%s  errors: registers %llu, stack copy %llu, dropped (perch behind) %llu (and %llu "
+	    "stops of blocked threads held until the worker had room); "
 	    "threads exited under perch %llu; signals passed through %llu\n",
 	    prefix, (unsigned long long)total, (unsigned long long)st->samples,
 	    (unsigned long long)st->reused, (unsigned long long)credited,
 	    (unsigned long long)st->unmoved, prefix, (unsigned long long)ts->threads_seen,
-	    (unsigned long long)st->ticks, (unsigned long long)st->missed_ticks, prefix,
+	    (unsigned long long)st->ticks, (unsigned long long)st->missed_ticks,
+	    (unsigned long long)st->capped, prefix,
 	    (unsigned long long)sampler_stop_percentile(st, 50),
 	    (unsigned long long)sampler_stop_percentile(st, 99), prefix,
 	    100.0 * (double)rs->to_root / stacks,
@@ -925,8 +928,8 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 	    (double)(rs->unwind_load_ns + rs->symbolize_load_ns) / 1e6,
 	    (unsigned long long)rs->loads, (unsigned long long)rs->reloads, prefix,
 	    (unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
-	    (unsigned long long)st->dropped, (unsigned long long)(st->races + ts->thread_races),
-	    (unsigned long long)ts->signals);
+	    (unsigned long long)st->dropped, (unsigned long long)st->waited,
+	    (unsigned long long)(st->races + ts->thread_races), (unsigned long long)ts->signals);
 	if (st->gated || st->rescans)
 		fprintf(f,
 			"%s  idle gate: %llu of the blocked threads' samples counted on their "

@@ -23,6 +23,7 @@
 #include <readline/readline.h>
 
 #include "perch/cmd.h"
+#include "perch/fdlimit.h"
 #include "perch/json.h"
 #include "perch/log.h"
 #include "perch/options.h"
@@ -340,8 +341,9 @@ static int exit_code_of(int status)
 }
 
 /* In the child of run_foreign(): only async-signal-safe calls until exec. Ignored signals
- * and the mask survive exec, so both are reset. The output goes to @capture when set.
- * Should exec fail, the code goes through @status_fd (see child_code()). */
+ * and the mask survive exec, so both are reset, and the descriptor limit perch began with. The
+ * output goes to @capture when set. Should exec fail, the code goes through @status_fd (see
+ * child_code()). */
 static void exec_self(char **av, int capture, int status_fd, const sigset_t *none)
 {
 	static const char failed[] = "perch: cannot run perch again from /proc/self/exe\n";
@@ -351,6 +353,7 @@ static void exec_self(char **av, int capture, int status_fd, const sigset_t *non
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
 	sigprocmask(SIG_SETMASK, none, NULL);
+	fdlimit_restore(); /* (the child raises it again, and knows the original) */
 	if (capture >= 0)
 		dup2(capture, STDOUT_FILENO);
 	execv("/proc/self/exe", av);

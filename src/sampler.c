@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "perch/arch.h"
+#include "perch/fdlimit.h"
 #include "perch/log.h"
 #include "perch/proc-task.h"
 #include "perch/sampler.h"
@@ -34,7 +35,10 @@
 #define SAMPLER_MAX_BATCH 1024 /* threads interrupted after the CPU move; more: at once */
 #define SAMPLER_MAX_CPUS  256  /* CPUs follow_cpu() counts threads on */
 #define SAMPLER_COMM	  64   /* thread names are at most 15 bytes; room for longer kernels */
-#define SAMPLER_WAIT_PPM  2000 /* idle_check(): 0.2% of the time waiting for a CPU */
+/* descriptors kept open per thread (stat, syscall, schedstat), and room for the others */
+#define SAMPLER_FDS_PER_THREAD 3
+#define SAMPLER_FDS_SPARE      256
+#define SAMPLER_WAIT_PPM       2000 /* idle_check(): 0.2% of the time waiting for a CPU */
 /* gate_tick(): a thread blocked at one site for this long goes behind its process's run-time
  * gate, and gated threads are read one by one at least this often */
 #define SAMPLER_QUIET_NS  (200 * 1000000ULL)
@@ -322,6 +326,40 @@ static void queue_push_free(struct queue *q, struct item *it)
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* Wait (@q locked) until the worker gives an item back. Items pushed without a wakeup
+ * (queue_push_nowake()) may fill the whole queue before the worker is woken: it is woken
+ * here, or both threads would wait for each other for ever. */
+static void wait_freed(struct queue *q)
+{
+	if (q->len)
+		pthread_cond_signal(&q->wake);
+	pthread_cond_wait(&q->freed, &q->lock);
+}
+
+/* A free item for an event: unlike a sample, an event is never dropped (the worker's view of
+ * the processes, their programs and architectures depends on every one): when the worker is
+ * a whole queue behind, wait for it to give one back (it does, one sample at a time). */
+static struct item *queue_get_free_wait(struct queue *q)
+{
+	struct item *it;
+
+	pthread_mutex_lock(&q->lock);
+	while (!q->nr_free)
+		wait_freed(q);
+	it = q->free[--q->nr_free];
+	pthread_mutex_unlock(&q->lock);
+	return it;
+}
+
+/* Wait until the worker gave an item back (only the ptrace thread takes free ones). */
+static void queue_wait_free(struct queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	while (!q->nr_free)
+		wait_freed(q);
+	pthread_mutex_unlock(&q->lock);
+}
+
 /* ---- the ptrace thread ---- */
 
 /* /proc/PID/task/TID/schedstat: "RUN_NS WAIT_NS SLICES": time on a CPU, time waiting on a
@@ -359,7 +397,8 @@ struct sthread {
 	uint64_t run_ns;   /* its schedstat run time, read at tick @run_tick */
 	uint64_t run_tick;
 	int gated;	    /* behind its process's run-time gate (gate_tick()) */
-	uint32_t credit;    /* ticks it was found there by the gate, not queued yet */
+	uint32_t credit;    /* ticks it was found at its site without a stop, not queued yet */
+	char credit_state;  /* its state then */
 	uint64_t credit_ns; /* CLOCK_MONOTONIC of the first of them */
 	/* group-stopped and sampled once: where (its stack is counted again until SIGCONT) */
 	int stopped_known;
@@ -440,8 +479,8 @@ static ssize_t read_task_file(struct tracee *t, struct tracee_thread *th, int *f
 
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", th->proc->pid, th->tid, name);
 		*fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (*fd < 0)
-			*fd = -2;
+		if (*fd < 0 && errno != EMFILE && errno != ENFILE)
+			*fd = -2; /* (out of descriptors: tried again at the next read) */
 	}
 	if (*fd < 0)
 		return -1;
@@ -626,12 +665,21 @@ static const struct perch_arch *arch_of(const struct tracee_thread *th,
 static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		       struct tracee_thread *th, struct sampler_stats *st)
 {
+	struct sthread *s = sthread_of(th);
 	struct item *it = queue_get_free(&w->q);
 	int ret = 0, group_stop = th->in_group_stop, ran;
-	struct sthread *s = sthread_of(th);
 	struct schedstat ss;
 	uint64_t us;
 
+	if (!it && s->state != 'R') {
+		/* a blocked thread waits in its stop for the worker to make room: resumed
+		 * without a snapshot, it would be interrupted again at the next tick, and the
+		 * wakeups of thousands of such threads kept the worker off the CPU for seconds
+		 * (2000 threads beside two busy processes on 2 CPUs: a whole queue dropped at
+		 * every tick, and three quarters of the threads never sampled) */
+		it = queue_get_free_wait(&w->q);
+		st->waited++;
+	}
 	arch = arch_of(th, arch);
 	if (it)
 		ret = take_snapshot(t, arch, th, &it->snap);
@@ -692,40 +740,6 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	queue_push_free(&w->q, it);
 }
 
-/* Wait (@q locked) until the worker gives an item back. Items pushed without a wakeup
- * (queue_push_nowake()) may fill the whole queue before the worker is woken: it is woken
- * here, or both threads would wait for each other for ever. */
-static void wait_freed(struct queue *q)
-{
-	if (q->len)
-		pthread_cond_signal(&q->wake);
-	pthread_cond_wait(&q->freed, &q->lock);
-}
-
-/* A free item for an event: unlike a sample, an event is never dropped (the worker's view of
- * the processes, their programs and architectures depends on every one): when the worker is
- * a whole queue behind, wait for it to give one back (it does, one sample at a time). */
-static struct item *queue_get_free_wait(struct queue *q)
-{
-	struct item *it;
-
-	pthread_mutex_lock(&q->lock);
-	while (!q->nr_free)
-		wait_freed(q);
-	it = q->free[--q->nr_free];
-	pthread_mutex_unlock(&q->lock);
-	return it;
-}
-
-/* Wait until the worker gave an item back (only the ptrace thread takes free ones). */
-static void queue_wait_free(struct queue *q)
-{
-	pthread_mutex_lock(&q->lock);
-	while (!q->nr_free)
-		wait_freed(q);
-	pthread_mutex_unlock(&q->lock);
-}
-
 static void post_event(struct worker *w, const struct tracee_event *ev)
 {
 	struct item *it = queue_get_free_wait(&w->q);
@@ -753,8 +767,8 @@ static void on_exiting(struct tracee *t, struct worker *w, const struct tracee_e
 	tracee_resume(t, ev->thread);
 }
 
-static int gate_flush(struct worker *w, struct tracee_thread *th, struct sthread *s,
-		      struct sampler_stats *st, int wait);
+static int credit_flush(struct worker *w, struct tracee_thread *th, struct sthread *s,
+			struct sampler_stats *st, int wait);
 
 /* Act on one event of the tracee. */
 static void on_event(struct tracee *t, const struct perch_arch *arch, struct worker *w,
@@ -775,7 +789,7 @@ static void on_event(struct tracee *t, const struct perch_arch *arch, struct wor
 		if (ev->proc)
 			sproc_of(ev->proc)->ref_valid = 0;
 		if (ev->kind == TRACEE_EV_THREAD_GONE && ev->thread && ev->thread->user)
-			gate_flush(w, ev->thread, ev->thread->user, st, 0);
+			credit_flush(w, ev->thread, ev->thread->user, st, 0);
 		post_event(w, ev);
 		break;
 	}
@@ -857,23 +871,65 @@ static uint64_t jitter_ns(uint64_t period)
 	return period > 1 ? ((uint64_t)random() << 31 ^ (uint64_t)random()) % period : 0;
 }
 
-/* Count a thread again at site (@sp, @pc) without stopping it, adding one to @count (the
- * statistic of the rule that chose it). 0, or -ENOSPC when the worker is a whole queue
- * behind. */
-static int reuse(struct worker *w, struct tracee_thread *th, struct sthread *s, uint64_t sp,
-		 uint64_t pc, uint64_t *count)
+/* Count a thread again in @state at site (@sp, @pc) without stopping it, adding one to
+ * @count (the statistic of the rule that chose it): the worker looks the site up among the
+ * thread's blocked ones, or, for 'R', its last running one. 0, or -ENOSPC when the worker is
+ * a whole queue behind. */
+static int reuse(struct worker *w, struct tracee_thread *th, struct sthread *s, char state,
+		 uint64_t sp, uint64_t pc, uint64_t *count)
 {
 	struct item *it = queue_get_free(&w->q);
 
 	if (!it)
 		return -ENOSPC;
 	fill_item(it, ITEM_REUSE, th, s);
+	it->state = state;
 	it->snap.time_ns = tracee_now_ns();
 	it->site_sp = sp;
 	it->site_pc = pc;
 	(*count)++;
 	queue_push_nowake(&w->q, it); /* (tick() wakes the worker) */
 	return 0;
+}
+
+/* Queue the ticks a thread was found blocked at its site (@s->idle_sp, @s->idle_pc) without a
+ * stop as one reused sample (with its late ticks, as any sample): one queue item per thread
+ * every SAMPLER_GATE_FLUSH_NS, not one per tick (with 2000 blocked threads, items per tick
+ * filled the queue and the snapshots of the stops that followed were dropped). When the
+ * worker is a whole queue behind they stay credited to that site for a later try (to the next
+ * sample, wherever it is, they would be misplaced), or with @wait (the thread leaves its
+ * site) wait for room. 0 or -ENOSPC. */
+static int credit_flush(struct worker *w, struct tracee_thread *th, struct sthread *s,
+			struct sampler_stats *st, int wait)
+{
+	uint32_t n = s->credit, late = s->late_ticks;
+
+	if (!n)
+		return 0;
+	if (wait)
+		queue_wait_free(&w->q);
+	s->late_ticks += n - 1;
+	if (reuse(w, th, s, s->credit_state, s->idle_sp, s->idle_pc, &st->reused) < 0) {
+		s->late_ticks = late;
+		return -ENOSPC;
+	}
+	s->credit = 0;
+	st->reused += n - 1;
+	return 0;
+}
+
+/* @n more ticks where the thread was found blocked at its site (queued when the oldest of
+ * them is SAMPLER_GATE_FLUSH_NS old). */
+static void credit(struct worker *w, struct tracee_thread *th, struct sthread *s, uint32_t n,
+		   uint64_t now, struct sampler_stats *st)
+{
+	if (!s->credit) {
+		s->credit_ns = now;
+		s->credit_state = s->state; /* (a later read may find it woken: 'R') */
+	}
+	s->credit += n;
+	if (now - s->credit_ns >= SAMPLER_GATE_FLUSH_NS)
+		credit_flush(w, th, s, st, 0);
 }
 
 /* A group-stopped thread at a tick (wall mode): counted again where its first sample in this
@@ -883,12 +939,13 @@ static int reuse(struct worker *w, struct tracee_thread *th, struct sthread *s, 
 static int tick_stopped(struct worker *w, struct tracee_thread *th, struct sthread *s,
 			uint64_t missed, struct sampler_stats *st)
 {
+	credit_flush(w, th, s, st, 1); /* (its ticks where it was blocked come first) */
 	s->state = 'T';
 	s->has_syscall = 0;
 	s->late_ticks += (uint32_t)missed;
 	if (!s->stopped_known)
 		return 1;
-	if (reuse(w, th, s, s->stopped_sp, s->stopped_pc, &st->reused) < 0) {
+	if (reuse(w, th, s, 'T', s->stopped_sp, s->stopped_pc, &st->reused) < 0) {
 		s->late_ticks++; /* the worker is a whole queue behind (as in tick_thread()) */
 		st->dropped++;
 	}
@@ -1006,15 +1063,10 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 	if (s->idle_known && !o->cpu_mode && !o->no_idle_reuse) {
 		idle = idle_check(t, th, s, now);
 		if (idle == IDLE_STILL) {
-			s->late_ticks += (uint32_t)missed;
-			if (reuse(w, th, s, s->idle_sp, s->idle_pc, &st->reused) == 0)
-				return 0;
-			/* the worker is a whole queue behind: the next sample stands for
-			 * this tick (stopping the thread would not keep it) */
-			s->late_ticks++;
-			st->dropped++;
+			credit(w, th, s, 1 + (uint32_t)missed, now, st);
 			return 0;
 		}
+		credit_flush(w, th, s, st, 1); /* (its ticks where it was come first) */
 		s->idle_known = 0;
 		s->woken = idle == IDLE_WOKEN;
 	}
@@ -1028,7 +1080,7 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 	if (!o->cpu_mode)
 		s->late_ticks += (uint32_t)missed;
 	if (s->state == 'R' && !s->woken && runnable_unmoved(t, th, s, o)) {
-		if (reuse(w, th, s, s->ran_sp, s->ran_pc, &st->unmoved) < 0) {
+		if (reuse(w, th, s, 'R', s->ran_sp, s->ran_pc, &st->unmoved) < 0) {
 			s->late_ticks++; /* the worker is a whole queue behind (as above) */
 			st->dropped++;
 		}
@@ -1041,7 +1093,8 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 		waitreason_unrestart(arch_of(th, arch)->e_machine, s->syscall, sizeof(s->syscall),
 				     (long)th->broken_call - 1, th->broken_sp, th->broken_pc);
 	site = o->no_idle_reuse ? -1 : blocked_site(s);
-	if (site >= 0 && reuse(w, th, s, s->sites[site].sp, s->sites[site].pc, &st->reused) < 0) {
+	if (site >= 0 &&
+	    reuse(w, th, s, s->state, s->sites[site].sp, s->sites[site].pc, &st->reused) < 0) {
 		s->late_ticks++; /* as above */
 		st->dropped++;
 		return 0;
@@ -1182,46 +1235,19 @@ struct gate_ctx {
 	struct sampler_stats *st;
 };
 
-/* Queue the ticks a gated thread was found at its site as one reused sample (with its late
- * ticks, as any sample). When the worker is a whole queue behind they stay credited to that
- * site for a later try (to the next sample, wherever it is, they would be misplaced), or
- * with @wait (the thread leaves its site) wait for room. 0 or -ENOSPC. */
-static int gate_flush(struct worker *w, struct tracee_thread *th, struct sthread *s,
-		      struct sampler_stats *st, int wait)
-{
-	uint32_t n = s->credit, late = s->late_ticks;
-
-	if (!n)
-		return 0;
-	if (wait)
-		queue_wait_free(&w->q);
-	s->late_ticks += n - 1;
-	if (reuse(w, th, s, s->idle_sp, s->idle_pc, &st->reused) < 0) {
-		s->late_ticks = late;
-		return -ENOSPC;
-	}
-	s->credit = 0;
-	st->reused += n - 1;
-	st->gated += n;
-	return 0;
-}
-
 /* A gated thread at this tick: counted again where it was found blocked (queued every
  * SAMPLER_GATE_FLUSH_NS, or when it leaves the gate). */
 static void gate_reuse(struct gate_ctx *g, struct tracee_thread *th, struct sthread *s)
 {
 	s->tick = g->st->ticks;
-	if (!s->credit)
-		s->credit_ns = g->now;
-	s->credit += 1 + (uint32_t)g->missed;
-	if (g->now - s->credit_ns >= SAMPLER_GATE_FLUSH_NS)
-		gate_flush(g->w, th, s, g->st, 0);
+	g->st->gated += 1 + g->missed;
+	credit(g->w, th, s, 1 + (uint32_t)g->missed, g->now, g->st);
 }
 
 /* A thread that leaves the gate at this tick, not visited yet: as any other thread. */
 static void gate_visit(struct gate_ctx *g, struct tracee_thread *th, struct sthread *s)
 {
-	gate_flush(g->w, th, s, g->st, 1);
+	credit_flush(g->w, th, s, g->st, 1);
 	s->gated = 0;
 	s->tick = g->st->ticks;
 	if (!tick_thread(g->t, g->arch, g->w, g->o, th, g->missed, g->now, g->st))
@@ -1287,6 +1313,7 @@ static void gate_rescan(struct gate_ctx *g, struct tracee_proc *p, struct sproc 
 			sum += s->run_ns;
 		else
 			ok = 0;
+		credit_flush(g->w, th, s, g->st, 1); /* (before its site is forgotten) */
 		s->idle_known = 0;
 		if (was)
 			gate_visit(g, th, s);
@@ -1576,6 +1603,25 @@ static int sleep_until(struct tracee *t, const struct perch_arch *arch, struct w
 	return 0;
 }
 
+/* The time of the next tick after one that began at @began (now over): no sooner than the
+ * tick took, so that the real-time ptrace thread leaves at least half of its CPU to the
+ * others when a tick costs more than half a period (thousands of threads; a loaded
+ * machine). Spinning from tick to tick, it left the target's threads, interrupted and
+ * runnable, and the worker the other CPU shared with the busy ones: stops came late,
+ * snapshots were dropped for want of room, and 1 to 900 of 2000 blocked threads had no
+ * sample in 2 s. The ticks skipped are owed as any missed tick (their threads' next samples
+ * stand for them), like perf's own cap on the CPU time its sampling may take
+ * (kernel.perf_cpu_time_max_percent). */
+static uint64_t duty_cap(uint64_t fire, uint64_t began, struct sampler_stats *st)
+{
+	uint64_t now = tracee_now_ns(), earliest = now + (now - began);
+
+	if (fire >= earliest)
+		return fire;
+	st->capped++;
+	return earliest;
+}
+
 /* Raise the calling (ptrace) thread's priority: SCHED_FIFO at SAMPLER_RT_PRIO when allowed,
  * else nice SAMPLER_NICE. A tick is a sample of the moment it fires only if the states are read
  * then: under CFS the ptrace thread woke 0.2-0.9 ms late (p50-p90, 1000 Hz) whenever the
@@ -1629,6 +1675,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	}
 	t->on_free = sthread_free;
 	t->on_proc_free = sproc_free;
+	fdlimit_reserve(SAMPLER_FDS_PER_THREAD * t->nr_threads + SAMPLER_FDS_SPARE);
 	queue_init(&w.q, SAMPLER_QUEUE, o->stack_size, o->verify);
 	if (o->verify)
 		w.verify = unwind_ptrace_new();
@@ -1678,9 +1725,12 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			size_t n = tick(t, arch, &w, o, hold, this_fire, fire, missed, awaited, st);
 
 			ret = await_stops(t, arch, &w, awaited, n, st);
-		}
-		if (ret >= 0)
+			if (ret >= 0)
+				ret = handle_events(t, arch, &w, st);
+			fire = duty_cap(fire, now, st);
+		} else if (ret >= 0) {
 			ret = handle_events(t, arch, &w, st);
+		}
 		queue_wake(&w.q); /* once for the tick's and the events' snapshots */
 		if (ret < 0) {
 			st->stop_reason = SAMPLER_STOP_ERROR;
@@ -1708,9 +1758,9 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	for (size_t i = 0; i < t->nr_threads; i++) {
 		struct sthread *s = t->threads[i]->user;
 
-		/* the gated ticks not queued yet (waiting for room: the worker still runs) */
+		/* the ticks found blocked not queued yet (waiting for room: the worker runs) */
 		if (s && s->credit)
-			gate_flush(&w, t->threads[i], s, st, 1);
+			credit_flush(&w, t->threads[i], s, st, 1);
 		sthread_free(t->threads[i]);
 	}
 	for (size_t i = 0; i < t->nr_procs; i++)

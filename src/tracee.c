@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "perch/arch.h"
+#include "perch/fdlimit.h"
 #include "perch/log.h"
 #include "perch/proc-task.h"
 #include "perch/tracee.h"
@@ -489,6 +490,7 @@ int tracee_add_program(struct tracee *t, char *const argv[])
 		close(err[0]);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		fdlimit_restore();
 		/* wait until the parent has seized us, so the program runs traced from exec on */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);

@@ -100,6 +100,8 @@ struct sampler_stats {
 	uint64_t ticks;
 	uint64_t missed_ticks; /* ticks skipped because perch fell behind (credited to the
 				* next sample of each thread as extra weight) */
+	uint64_t capped;       /* ticks put off because the previous one took longer than
+				* the time to the next (perch gave its CPU back as long) */
 	uint64_t samples;      /* snapshots taken */
 	uint64_t late;	       /* a thread's previous interrupt was still pending at a tick
 				* (credited to its next sample as extra weight) */
@@ -107,6 +109,8 @@ struct sampler_stats {
 	uint64_t err_stack;    /* stack could not be copied */
 	uint64_t dropped;      /* snapshots dropped: the worker was SAMPLER_QUEUE items behind
 				* (the tick is credited to the thread's next sample) */
+	uint64_t waited;       /* stops of blocked threads kept until the worker had room for
+				* their snapshot (instead of dropped) */
 	uint64_t reused;       /* samples of blocked threads that were not interrupted */
 	uint64_t unmoved;      /* samples of runnable threads that had not run since their
 				* last stop (not interrupted: runnable_unmoved()) */

@@ -80,6 +80,12 @@ static void shares(int one_cpu)
 			harness_folded_context(&f, NULL, 40);
 		H_ASSERT(all >= 300, "thread %s has %lu samples, want >= 300 (500 Hz for 4 s)",
 			 s->thread, all);
+		/* wall mode: one sample's weight for every tick of the thread's life, whether it
+		 * was stopped, left alone blocked or waiting for a CPU, or its tick was missed
+		 * (credited ticks once lost on the way to the worker: 11% of wC's) */
+		H_ASSERT(diff((double)all, 500 * s->window) <= 0.05 * 500 * s->window,
+			 "thread %s has %lu samples, want 500 Hz x its %.3f s (within 5%%)",
+			 s->thread, all, s->window);
 		got = (double)busy / (double)all;
 		want = s->burn_wall / s->window;
 		if (diff(got, want) > tol)

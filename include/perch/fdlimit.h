@@ -1,0 +1,24 @@
+/* perch's file descriptor budget. The sampler keeps three /proc files open per thread it
+ * samples (stat, syscall, schedstat: a pread instead of open+read+close at every tick), so a
+ * target with thousands of threads needs more descriptors than a login shell's usual soft
+ * limit (1024) allows, and a descriptor table that grows as they are opened: in a threaded
+ * process each growth waits for an RCU grace period (expand_fdtable()), measured at up to
+ * 1.2 s on a loaded 2-CPU VM in the middle of a recording. So: the soft limit is raised to
+ * the hard one at start (as Go's runtime does), the programs perch launches get the original
+ * back, and the table is grown once, before sampling starts. */
+#ifndef PERCH_FDLIMIT_H
+#define PERCH_FDLIMIT_H
+
+#include <stddef.h>
+
+/* Raise RLIMIT_NOFILE's soft limit to its hard limit (remembering the original). */
+void fdlimit_raise(void);
+
+/* In a child between fork and exec (async-signal-safe): the soft limit perch started with. */
+void fdlimit_restore(void);
+
+/* Grow the descriptor table now to hold @n descriptors (capped at the soft limit), so that
+ * opening them later never waits for the table to grow. */
+void fdlimit_reserve(size_t n);
+
+#endif

@@ -1,0 +1,53 @@
+/* The file descriptor budget: see include/perch/fdlimit.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "perch/fdlimit.h"
+#include "perch/log.h"
+
+static struct rlimit original;
+static int raised;
+
+void fdlimit_raise(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	original = rl;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		raised = 1;
+}
+
+void fdlimit_restore(void)
+{
+	if (raised)
+		setrlimit(RLIMIT_NOFILE, &original);
+}
+
+void fdlimit_reserve(size_t n)
+{
+	struct rlimit rl;
+	int any, fd;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (rl.rlim_cur != RLIM_INFINITY && n >= rl.rlim_cur)
+		n = (size_t)rl.rlim_cur - 1;
+	if (n < 64 || n > (size_t)INT32_MAX)
+		return; /* (the table starts with 64) */
+	/* the lowest free descriptor >= n - 1: the table grows to hold it, and stays grown */
+	any = open("/", O_PATH | O_CLOEXEC);
+	fd = any < 0 ? -1 : fcntl(any, F_DUPFD_CLOEXEC, (int)(n - 1));
+	if (fd < 0)
+		log_debug("cannot grow the descriptor table to %zu: %s", n, strerror(errno));
+	else
+		close(fd);
+	if (any >= 0)
+		close(any);
+}
