@@ -2,7 +2,7 @@
 # is linked with perch's library sources, all built with clang and ASan + UBSan in their own
 # directory ($(O)-fuzz). Seed corpora are fixtures/fuzz/NAME/ (read only: new inputs go to
 # $(O)-fuzz/corpus/NAME). Not part of `make check`:
-#   make fuzz-smoke                 each harness for FUZZ_SMOKE_TIME (15) seconds, fails on a find
+#   make fuzz-smoke                 each harness for FUZZ_SMOKE_TIME (10) seconds, fails on a find
 #   make fuzz FUZZ_TIME=300         each harness for FUZZ_TIME seconds, FUZZ_JOBS (nproc) at a time
 #   make fuzz-NAME FUZZ_TIME=300    one harness
 #   make fuzz FUZZ_NOBUILD=1        run the harnesses already built (no rebuild)
@@ -10,7 +10,7 @@
 FUZZ_CC ?= clang-14
 FUZZ_O := $(O)-fuzz
 FUZZ_TIME ?= 300
-FUZZ_SMOKE_TIME ?= 15
+FUZZ_SMOKE_TIME ?= 10
 FUZZ_ARGS ?=
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The library objects get fuzzer coverage instrumentation only; the harness links the runtime.
