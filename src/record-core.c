@@ -904,7 +904,7 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 	    "%s  samples: %llu  (%llu stops, %llu of blocked threads left alone, %llu credited "
 	    "for late stops and missed ticks; %llu of threads waiting for a CPU left alone)\n"
 	    "%s  threads seen: %llu  ticks: %llu  missed ticks: %llu (%llu ticks put off: each "
-	    "took more than the time to the next)\n"
+	    "took more than half a period and the time to the next)\n"
 	    "%s  stop window per sample: p50 %llu us, p99 %llu us\n"
 	    "%s  unwound to root: %.1f%%  (frame-pointer fallback %.1f%% of frames, stopped early "
 	    "%.1f%%, cut at %d frames %.1f%%, %.1f frames, unwind %.1f us, symbolize %.1f us per "

@@ -1603,20 +1603,20 @@ static int sleep_until(struct tracee *t, const struct perch_arch *arch, struct w
 	return 0;
 }
 
-/* The time of the next tick after one that began at @began (now over): no sooner than the
- * tick took, so that the real-time ptrace thread leaves at least half of its CPU to the
- * others when a tick costs more than half a period (thousands of threads; a loaded
- * machine). Spinning from tick to tick, it left the target's threads, interrupted and
- * runnable, and the worker the other CPU shared with the busy ones: stops came late,
- * snapshots were dropped for want of room, and 1 to 900 of 2000 blocked threads had no
- * sample in 2 s. The ticks skipped are owed as any missed tick (their threads' next samples
- * stand for them), like perf's own cap on the CPU time its sampling may take
- * (kernel.perf_cpu_time_max_percent). */
-static uint64_t duty_cap(uint64_t fire, uint64_t began, struct sampler_stats *st)
+/* The time of the next tick after one that began at @began (now over), with the sampling
+ * @period: when the tick cost more than half a period (thousands of threads; a loaded
+ * machine), no sooner than it took, so that the real-time ptrace thread leaves at least half
+ * of its CPU to the others; cheaper ticks keep their random phase untouched. Spinning from
+ * tick to tick, it left the target's threads, interrupted and runnable, and the worker the
+ * other CPU shared with the busy ones: stops came late, snapshots were dropped for want of
+ * room, and up to 1100 of 2000 blocked threads had no sample in 2 s. The ticks skipped are
+ * owed as any missed tick (their threads' next samples stand for them), like perf's own cap
+ * on the CPU time its sampling may take (kernel.perf_cpu_time_max_percent). */
+static uint64_t duty_cap(uint64_t fire, uint64_t began, uint64_t period, struct sampler_stats *st)
 {
-	uint64_t now = tracee_now_ns(), earliest = now + (now - began);
+	uint64_t now = tracee_now_ns(), took = now - began, earliest = now + took;
 
-	if (fire >= earliest)
+	if (took <= period / 2 || fire >= earliest)
 		return fire;
 	st->capped++;
 	return earliest;
@@ -1727,7 +1727,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			ret = await_stops(t, arch, &w, awaited, n, st);
 			if (ret >= 0)
 				ret = handle_events(t, arch, &w, st);
-			fire = duty_cap(fire, now, st);
+			fire = duty_cap(fire, now, period, st);
 		} else if (ret >= 0) {
 			ret = handle_events(t, arch, &w, st);
 		}
