@@ -47,6 +47,7 @@ END_TEST
 START_TEST(test_fdlimit_reserve)
 {
 	struct rlimit start, rl;
+	long before;
 
 	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &start), 0);
 	if (start.rlim_max != RLIM_INFINITY && start.rlim_max < 4096)
@@ -55,10 +56,12 @@ START_TEST(test_fdlimit_reserve)
 	rl.rlim_max = start.rlim_max;
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
 	fdlimit_reserve(3000);
-	ck_assert_int_ge(fd_table_size(), 3000);
-	/* capped at the soft limit, without an error */
+	before = fd_table_size();
+	ck_assert_int_ge(before, 3000);
+	/* capped at the soft limit, without an error (the table never shrinks: under valgrind,
+	 * every suite in one process, it may be larger already) */
 	fdlimit_reserve(1000000);
-	ck_assert_int_le(fd_table_size(), 4096);
+	ck_assert_int_le(fd_table_size(), before > 4096 ? before : 4096);
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &start), 0);
 }
 END_TEST
