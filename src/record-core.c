@@ -899,10 +899,25 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 		fprintf(f, "%srecorded process %d for %.2f s at %g Hz (%s mode), stopped by %s\n",
 			prefix, rc->pid, st->elapsed_s, rc->o.hz, rc->o.cpu_mode ? "cpu" : "wall",
 			why);
+	if (rc->o.cpu_mode)
+		fprintf(
+		    f,
+		    "%s  samples: %llu  (%llu stops, each weighed by its thread's run time since "
+		    "its previous stop; %llu more stops with no run time due, not counted; %llu "
+		    "of threads waiting for a CPU left alone)\n",
+		    prefix, (unsigned long long)total,
+		    (unsigned long long)(st->samples - st->unrun), (unsigned long long)st->unrun,
+		    (unsigned long long)st->waiting);
+	else
+		fprintf(f,
+			"%s  samples: %llu  (%llu stops, %llu of blocked threads left alone, %llu "
+			"credited for late stops and missed ticks; %llu of threads waiting for a "
+			"CPU left alone)\n",
+			prefix, (unsigned long long)total, (unsigned long long)st->samples,
+			(unsigned long long)st->reused, (unsigned long long)credited,
+			(unsigned long long)st->unmoved);
 	fprintf(
 	    f,
-	    "%s  samples: %llu  (%llu stops, %llu of blocked threads left alone, %llu credited "
-	    "for late stops and missed ticks; %llu of threads waiting for a CPU left alone)\n"
 	    "%s  threads seen: %llu  ticks: %llu  missed ticks: %llu (%llu ticks put off: each "
 	    "took more than half a period and the time to the next)\n"
 	    "%s  stop window per sample: p50 %llu us, p99 %llu us\n"
@@ -913,11 +928,8 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 	    "%s  errors: registers %llu, stack copy %llu, dropped (perch behind) %llu (and %llu "
 	    "stops of blocked threads held until the worker had room); "
 	    "threads exited under perch %llu; signals passed through %llu\n",
-	    prefix, (unsigned long long)total, (unsigned long long)st->samples,
-	    (unsigned long long)st->reused, (unsigned long long)credited,
-	    (unsigned long long)st->unmoved, prefix, (unsigned long long)ts->threads_seen,
-	    (unsigned long long)st->ticks, (unsigned long long)st->missed_ticks,
-	    (unsigned long long)st->capped, prefix,
+	    prefix, (unsigned long long)ts->threads_seen, (unsigned long long)st->ticks,
+	    (unsigned long long)st->missed_ticks, (unsigned long long)st->capped, prefix,
 	    (unsigned long long)sampler_stop_percentile(st, 50),
 	    (unsigned long long)sampler_stop_percentile(st, 99), prefix,
 	    100.0 * (double)rs->to_root / stacks,

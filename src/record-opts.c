@@ -106,8 +106,8 @@ static const struct opt_spec specs[O_NR] = {
     [O_MODE] = {"mode", LONG_ONLY(O_MODE), "wall|cpu",
 		"wall (default): every thread at every tick, a waiting thread's\n"
 		"stack ending in why it waits ([io read PATH], [lock futex],\n"
-		"[sleep nanosleep], [poll epoll_wait], ...); cpu: only threads\n"
-		"that are running",
+		"[sleep nanosleep], [poll epoll_wait], ...); cpu: threads that are\n"
+		"running, weighed by their time on a CPU (as perf's cpu-clock)",
 		0},
     [O_STACK] = {"stack-size", LONG_ONLY(O_STACK), "BYTES",
 		 "bytes of stack copied per sample (default 32768)", 0},

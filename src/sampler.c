@@ -38,6 +38,7 @@
 /* descriptors kept open per thread (stat, syscall, schedstat), and room for the others */
 #define SAMPLER_FDS_PER_THREAD 3
 #define SAMPLER_FDS_SPARE      256
+#define SAMPLER_PPM	       1000000
 #define SAMPLER_WAIT_PPM       2000 /* idle_check(): 0.2% of the time waiting for a CPU */
 /* gate_tick(): a thread blocked at one site for this long goes behind its process's run-time
  * gate, and gated threads are read one by one at least this often */
@@ -92,6 +93,8 @@ struct worker {
 	pthread_t thread;
 	const struct sampler_ops *ops;
 	void *arg;
+	int cpu_mode;	    /* samples of running threads weigh their run time (cpu_weight()) */
+	uint64_t period_ns; /* the sampling period */
 };
 
 static void wait_set(sigset_t *set)
@@ -407,6 +410,11 @@ struct sthread {
 	 * stop; the same count at a later tick means it has not run since (runnable_unmoved()) */
 	int ran_known;
 	uint64_t ran_sp, ran_pc, ran_slices;
+	/* cpu mode: schedstat's run time at its last stop, and the samples due to it not
+	 * counted yet, in millionths (cpu_weight()) */
+	int cpu_known;
+	uint64_t cpu_run;
+	int64_t cpu_due;
 	/* its running stops in a row that came in user code (SAMPLER_HOLD_QUIET) */
 	uint32_t user_stops;
 	/* interrupted while running on another CPU than the ptrace thread's (a thread that never
@@ -661,6 +669,38 @@ static const struct perch_arch *arch_of(const struct tracee_thread *th,
 	return th->proc->arch ? th->proc->arch : arch;
 }
 
+/* cpu mode: what a stop of a running thread counts for. Found runnable ('R') at a tick, a
+ * thread that shares its CPU may be running or waiting for it, and perf's cpu-clock counts only
+ * its time on a CPU. So each stop counts the thread's run time since its previous stop
+ * (schedstat, read in the stop: exact, the stop switched it out), in periods, summed over its
+ * stops and counted in whole samples: rounded, at least 1 whenever anything is due, the rest
+ * (either way) carried to its next stop. Its samples then add up to its CPU time. A thread
+ * that has its CPU to itself counts about 1 per tick, as before (ticks are 0-2 periods apart);
+ * four threads sharing a CPU a quarter each. Counting 1 per tick found runnable gave node's
+ * main thread 13% more samples than its CPU time and its short-lived helper threads twice
+ * theirs; four threads of 100/70/40/10% duty pinned to one CPU 2.2-4.1x theirs. (Weighing
+ * each tick by the thread's share of runnable time on a CPU, a ratio, still gave them 4-18%
+ * too many.) 0: nothing is due, this stop is not counted; a thread's first stop counts 1. */
+static uint32_t cpu_weight(struct sthread *s, uint64_t run_ns, uint64_t period_ns)
+{
+	uint64_t n;
+
+	if (s->cpu_known && run_ns >= s->cpu_run)
+		s->cpu_due +=
+		    (int64_t)((double)(run_ns - s->cpu_run) / (double)period_ns * SAMPLER_PPM);
+	else
+		s->cpu_due += SAMPLER_PPM;
+	s->cpu_known = 1;
+	s->cpu_run = run_ns;
+	if (s->cpu_due <= 0)
+		return 0;
+	n = ((uint64_t)s->cpu_due + SAMPLER_PPM / 2) / SAMPLER_PPM;
+	if (!n)
+		n = 1;
+	s->cpu_due -= (int64_t)(n * SAMPLER_PPM);
+	return n < UINT32_MAX ? (uint32_t)n : UINT32_MAX;
+}
+
 /* Our interrupt-stop: copy, resume, queue. */
 static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		       struct tracee_thread *th, struct sampler_stats *st)
@@ -733,6 +773,11 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 			s->ran_sp = sp;
 			s->ran_pc = pc;
 			s->ran_slices = ss.slices;
+		}
+		if (ran && w->cpu_mode && !(it->weight = cpu_weight(s, ss.run_ns, w->period_ns))) {
+			st->unrun++;
+			queue_push_free(&w->q, it);
+			return;
 		}
 		queue_push_nowake(&w->q, it); /* the main loop wakes the worker */
 		return;
@@ -1014,14 +1059,14 @@ static void follow_cpu(struct tracee_thread *const *stop, size_t n, struct sampl
 
 /* A runnable thread ('R') stopped while running at an earlier tick and not switched in since
  * (schedstat's count unchanged): it has waited for a CPU ever since, where it was stopped, so
- * that sample is its sample now, without a stop (which would only take effect once it gets a
- * CPU, and cost it one more switch). Wall mode only, like the blocked threads' reuse. */
+ * in wall mode that sample is its sample now, without a stop (which would only take effect
+ * once it gets a CPU, and cost it one more switch); in cpu mode it has no run time to count. */
 static int runnable_unmoved(struct tracee *t, struct tracee_thread *th, struct sthread *s,
 			    const struct sampler_opts *o)
 {
 	struct schedstat ss;
 
-	if (!s->ran_known || o->cpu_mode || o->no_idle_reuse)
+	if (!s->ran_known || o->no_idle_reuse)
 		return 0;
 	return peek_schedstat(t, th, s, &ss) == 0 && ss.slices == s->ran_slices;
 }
@@ -1080,6 +1125,10 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 	if (!o->cpu_mode)
 		s->late_ticks += (uint32_t)missed;
 	if (s->state == 'R' && !s->woken && runnable_unmoved(t, th, s, o)) {
+		if (o->cpu_mode) { /* no run time since its last stop: nothing is due */
+			st->waiting++;
+			return 0;
+		}
 		if (reuse(w, th, s, 'R', s->ran_sp, s->ran_pc, &st->unmoved) < 0) {
 			s->late_ticks++; /* the worker is a whole queue behind (as above) */
 			st->dropped++;
@@ -1655,7 +1704,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		const struct sampler_ops *ops, void *arg, struct sampler_stats *st)
 {
 	uint64_t period = (uint64_t)(1e9 / o->hz), start, end, base, fire, join_at, until;
-	struct worker w = {.ops = ops, .arg = arg};
+	struct worker w = {.ops = ops, .arg = arg, .cpu_mode = o->cpu_mode, .period_ns = period};
 	struct sampler_hold *hold = NULL;
 	pid_t awaited[SAMPLER_MAX_BATCH]; /* the running threads a tick interrupted afar */
 	sigset_t set;

@@ -180,6 +180,9 @@ SUMMARY_RES = {
     "head": re.compile(r"recorded process \d+ for ([\d.]+) s at ([\d.]+) Hz"),
     "samples": re.compile(r"samples: (\d+)\s+\((\d+) stops, (\d+) of blocked threads left alone, "
                           r"(\d+) credited[^;\n]*(?:; (\d+) of threads waiting for a CPU)?"),
+    # --mode cpu: samples are periods of run time
+    "cpu_samples": re.compile(r"samples: (\d+)\s+\((\d+) stops, each weighed[^;]*; (\d+) more stops "
+                              r"[^;]*; (\d+) of threads waiting"),
     "ticks": re.compile(r"threads seen: (\d+)\s+ticks: (\d+)\s+missed ticks: (\d+)"),
     "stop": re.compile(r"stop window per sample: p50 (\d+) us, p99 (\d+) us"),
     "unwind": re.compile(r"unwound to root: ([\d.]+)%.*?fallback ([\d.]+)%.*?stopped early "
@@ -201,6 +204,9 @@ def parse_perch_summary(text):
     if m:
         s["samples"], s["stops"], s["left_alone"], s["credited"] = map(int, m.groups()[:4])
         s["unmoved"] = int(m[5] or 0)  # runnable threads that had not run: no stop
+    m = SUMMARY_RES["cpu_samples"].search(text)
+    if m:
+        s["samples"], s["stops"], s["not_counted"], s["waiting"] = map(int, m.groups())
     m = SUMMARY_RES["ticks"].search(text)
     if m:
         s["threads_seen"], s["ticks"], s["missed_ticks"] = map(int, m.groups())

@@ -35,18 +35,12 @@
 #include "perch/strbuf.h"
 #include "perch/xalloc.h"
 
-#define SHARES_HZ	 "500"
-#define SHARES_RUNS	 2
-#define SHARES_TOP_PERF	 5
-#define SHARES_TOP_PERCH 10
-#define SHARES_POINTS	 3.0 /* the goal, in percentage points */
-#define SHARES_Z	 2.0 /* standard errors of sampling noise allowed on top */
-/* Known gap, open in issue 15 (docs/testing.md): at 500 Hz perch puts 3-7 points less than
- * perf in node's hot JIT function (its JIT frames are slow to unwind). node is held to this
- * bound; the report still marks each function that misses SHARES_POINTS. (python3 and sqlite3
- * had 4-11-point gaps while the CPU holders ran at nice -5 and missed their CPUs; with
- * SCHED_FIFO holders they are held to the goal.) */
-#define SHARES_GAP_POINTS  10.0
+#define SHARES_HZ	   "500"
+#define SHARES_RUNS	   2
+#define SHARES_TOP_PERF	   5
+#define SHARES_TOP_PERCH   10
+#define SHARES_POINTS	   3.0	/* the goal, in percentage points */
+#define SHARES_Z	   2.0	/* standard errors of sampling noise allowed on top */
 #define SHARES_DEPTH	   0.10 /* mean stack depth: relative difference allowed */
 #define SHARES_MIN_SAMPLES 1000 /* per tool, pooled: fewer means the machine starved the run */
 #define SHARES_RANK_MIN	   1.0	/* percent: rank condition only above this share */
@@ -331,9 +325,6 @@ struct workload {
 	const char *name;
 	const char *const *argv;
 	int perf_fp; /* perf -g (frame pointers: JIT code has no CFI) instead of dwarf */
-	/* A known gap (docs/testing.md): the points allowed instead of SHARES_POINTS, which is
-	 * still reported as the goal; 0 for none. */
-	double gap_points;
 };
 
 static void run_perch(const struct workload *w, int run, struct tally *t)
@@ -431,17 +422,15 @@ static void compare(const struct workload *w)
 		double a = tally_share(&perf, name), b = tally_share(&perch, name);
 		double se = 100.0 * sqrt(a / 100 * (1 - a / 100) / perf.samples +
 					 b / 100 * (1 - b / 100) / perch.samples);
-		double goal = SHARES_POINTS + SHARES_Z * se;
-		double allowed = (w->gap_points ? w->gap_points : SHARES_POINTS) + SHARES_Z * se;
+		double allowed = SHARES_POINTS + SHARES_Z * se;
 		int in_top = a < SHARES_RANK_MIN || tally_in_top(&perch, name, SHARES_TOP_PERCH);
 		int ok = in_top && fabs(a - b) <= allowed;
 
 		bad += !ok;
 		strbuf_addf(&report,
-			    "  %-60.60s perf %5.1f%%  perch %5.1f%%  (allowed +-%.1f)%s%s%s\n",
-			    name, a, b, allowed, in_top ? "" : "  NOT IN PERCH'S TOP 10",
-			    ok ? "" : "  <-- FAILS",
-			    ok && fabs(a - b) > goal ? "  (known gap: misses the goal)" : "");
+			    "  %-60.60s perf %5.1f%%  perch %5.1f%%  (allowed +-%.1f)%s%s\n", name,
+			    a, b, allowed, in_top ? "" : "  NOT IN PERCH'S TOP 10",
+			    ok ? "" : "  <-- FAILS");
 	}
 	strbuf_addstr(&report, "  perch's top:");
 	for (i = 0; i < perch.nr && i < SHARES_TOP_PERCH; i++)
@@ -494,7 +483,7 @@ START_TEST(shares_python)
 {
 	const char *script = harness_tmpfile("work.py");
 	FILE *f = fopen(script, "w");
-	struct workload w = {"python3", HARNESS_ARGV("/usr/bin/python3", "-B", script), 0, 0};
+	struct workload w = {"python3", HARNESS_ARGV("/usr/bin/python3", "-B", script), 0};
 
 	H_ASSERT(f && fputs(python_code, f) >= 0 && fclose(f) == 0, "cannot write %s", script);
 	setenv("PYTHONHASHSEED", "0", 1);
@@ -526,8 +515,7 @@ static void write_words(const char *path, size_t bytes)
 START_TEST(shares_xz)
 {
 	const char *data = harness_tmpfile("words.txt");
-	struct workload w = {"xz", HARNESS_ARGV("/usr/bin/xz", "-9", "-T1", "-k", "-f", data), 0,
-			     0};
+	struct workload w = {"xz", HARNESS_ARGV("/usr/bin/xz", "-9", "-T1", "-k", "-f", data), 0};
 
 	write_words(data, 2 << 20);
 	compare(&w);
@@ -553,8 +541,8 @@ START_TEST(shares_sqlite)
 {
 	const char *db = harness_tmpfile("big.db"), *mk = harness_tmpfile("make.sql");
 	const char *q = harness_tmpfile("queries.sql");
-	struct workload w = {
-	    "sqlite3", HARNESS_ARGV("/usr/bin/sqlite3", db, harness_fmt(".read %s", q)), 0, 0};
+	struct workload w = {"sqlite3",
+			     HARNESS_ARGV("/usr/bin/sqlite3", db, harness_fmt(".read %s", q)), 0};
 	struct harness_proc *p;
 	FILE *f = fopen(mk, "w");
 
@@ -589,7 +577,7 @@ START_TEST(shares_node)
 	    "node",
 	    HARNESS_ARGV("/usr/bin/node", "--perf-basic-prof", "--no-logfile-per-isolate",
 			 harness_fmt("--logfile=%s", harness_tmpfile("v8.log")), script),
-	    1, SHARES_GAP_POINTS};
+	    1};
 
 	H_ASSERT(f && fputs(node_code, f) >= 0 && fclose(f) == 0, "cannot write %s", script);
 	compare(&w);
@@ -598,7 +586,7 @@ END_TEST
 
 START_TEST(shares_cpp)
 {
-	struct workload w = {"cppwork", HARNESS_ARGV(harness_target("cppwork"), "40"), 0, 0};
+	struct workload w = {"cppwork", HARNESS_ARGV(harness_target("cppwork"), "40"), 0};
 
 	compare(&w);
 }

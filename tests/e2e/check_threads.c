@@ -125,6 +125,44 @@ static void shares(int one_cpu)
 	harness_folded_release(&f);
 }
 
+/* --mode cpu (2026-11-27): a thread's samples add up to its CPU time, whether or not it had
+ * its CPU to itself. Pinned to one CPU, the four threads want 2.2 CPUs: each is runnable far
+ * longer than it runs, and counting a sample per tick that found it runnable gave each 2.2-4.1x
+ * its CPU time. The truth is the thread's own CLOCK_THREAD_CPUTIME_ID over its window. */
+START_TEST(threads_cpu_mode_one_cpu)
+{
+	const char *names[] = {"wA", "wB", "wC", "wD"};
+	const char *out = harness_tmpfile("threads4-cpu.folded");
+	struct harness_proc *perch;
+	struct harness_folded f;
+
+	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "500",
+						    "--mode", "cpu", "-o", out, "--", "taskset",
+						    "-c", "0", harness_target("threads4"), "4"));
+	H_ASSERT(harness_proc_wait(perch, 15) == 0, "perch did not finish with threads4");
+	H_CHECK_RECORD(perch, 0, out, &f);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *line =
+		    harness_proc_wait_line(perch, harness_fmt("share %s ", names[i]), 0);
+		unsigned long all = harness_folded_count(&f, names[i], harness_pred_any, NULL);
+		double cpu, burn_wall, window, want;
+
+		H_ASSERT(line && sscanf(line, "%lf %lf %lf", &cpu, &burn_wall, &window) == 3,
+			 "no \"share %s\" line from threads4", names[i]);
+		want = 500 * cpu;
+		harness_context_add("%s: %lu samples; target: cpu %.3f s (%.0f periods), in its "
+				    "work %.3f s, window %.3f s",
+				    names[i], all, cpu, want, burn_wall, window);
+		/* 5%, and a few samples: the run before a thread's first stop is not counted */
+		H_ASSERT(diff((double)all, want) <= 0.05 * want + 3,
+			 "thread %s has %lu samples in --mode cpu, its CPU time is %.0f periods of "
+			 "2 ms (want within 5%%)",
+			 names[i], all, want);
+	}
+	harness_folded_release(&f);
+}
+END_TEST
+
 START_TEST(threads_shares)
 {
 	shares(0);
@@ -146,6 +184,7 @@ Suite *threads_suite(void)
 	harness_tcase_init(tc, 25);
 	tcase_add_test(tc, threads_shares);
 	tcase_add_test(tc, threads_shares_one_cpu);
+	tcase_add_test(tc, threads_cpu_mode_one_cpu);
 	suite_add_tcase(s, tc);
 	return s;
 }
