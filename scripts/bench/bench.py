@@ -485,14 +485,12 @@ class Bench:
         if competitor:
             comp = Proc([self.b("bench-duty"), str(secs + 3), "busy"],
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        tgt = start_target([self.b("bench-duty"), str(secs), *specs])
-        pp = Proc([self.perch, "record", "-p", str(tgt.pid), "-F", str(hz), "-d",
-                   str(secs - 0.5), "-o", os.path.join(self.tmp, "duty.folded")],
-                  stdout=subprocess.DEVNULL)
-        tgt.wait(timeout=secs + 60)
-        out = tgt.out()[0]
-        pp.wait(timeout=60)
-        err = pp.out()[1]
+        # perch launches it, so that the recording covers the window of the threads' truth
+        # (their whole run; attached for part of it, the two differed by chance alone)
+        pp = Proc([self.perch, "record", "-F", str(hz), "-o", os.path.join(self.tmp, "duty.folded"),
+                   "--", self.b("bench-duty"), str(secs), *specs])
+        pp.wait(timeout=secs + 60)
+        out, err = pp.out()
         if comp:
             comp.kill()
             comp.wait()
@@ -970,7 +968,7 @@ def render(R):
     if "states" in R:
         L.append("")
         L.append("Wall-mode R share: bench-duty threads (pON/OFF ms periodic, rMIN-MAX/DUTY% "
-                 "random bursts) measure their running+runnable time; perch -p, default rules")
+                 "random bursts) measure their running+runnable time; perch launches them, default rules")
         for a in R["states"]:
             errs = [abs(t["diff_points"]) for t in a["threads"]]
             L.append("  %4d Hz %-6s %s  (max error %s points)" % (
