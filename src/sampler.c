@@ -39,7 +39,8 @@
 #define SAMPLER_FDS_PER_THREAD 3
 #define SAMPLER_FDS_SPARE      256
 #define SAMPLER_PPM	       1000000
-#define SAMPLER_WAIT_PPM       2000 /* idle_check(): 0.2% of the time waiting for a CPU */
+#define SAMPLER_OWN_CPU_PPM    20000 /* cpu_weight(): waited under 2% of its runnable time */
+#define SAMPLER_WAIT_PPM       2000  /* idle_check(): 0.2% of the time waiting for a CPU */
 /* gate_tick(): a thread blocked at one site for this long goes behind its process's run-time
  * gate, and gated threads are read one by one at least this often */
 #define SAMPLER_QUIET_NS  (200 * 1000000ULL)
@@ -410,10 +411,12 @@ struct sthread {
 	 * stop; the same count at a later tick means it has not run since (runnable_unmoved()) */
 	int ran_known;
 	uint64_t ran_sp, ran_pc, ran_slices;
-	/* cpu mode: schedstat's run time at its last stop, and the samples due to it not
-	 * counted yet, in millionths (cpu_weight()) */
+	/* cpu mode: schedstat's run and run-queue wait times at its last stop, the ticks that
+	 * found it runnable since (this one's included), and the samples due to it not counted
+	 * yet, in millionths (cpu_weight()) */
 	int cpu_known;
-	uint64_t cpu_run;
+	uint64_t cpu_run, cpu_wait;
+	uint32_t cpu_ticks;
 	int64_t cpu_due;
 	/* its running stops in a row that came in user code (SAMPLER_HOLD_QUIET) */
 	uint32_t user_stops;
@@ -675,23 +678,34 @@ static const struct perch_arch *arch_of(const struct tracee_thread *th,
  * (schedstat, read in the stop: exact, the stop switched it out), in periods, summed over its
  * stops and counted in whole samples: rounded, at least 1 whenever anything is due, the rest
  * (either way) carried to its next stop. Its samples then add up to its CPU time. A thread
- * that has its CPU to itself counts about 1 per tick, as before (ticks are 0-2 periods apart);
- * four threads sharing a CPU a quarter each. Counting 1 per tick found runnable gave node's
- * main thread 13% more samples than its CPU time and its short-lived helper threads twice
- * theirs; four threads of 100/70/40/10% duty pinned to one CPU 2.2-4.1x theirs. (Weighing
- * each tick by the thread's share of runnable time on a CPU, a ratio, still gave them 4-18%
- * too many.) 0: nothing is due, this stop is not counted; a thread's first stop counts 1. */
-static uint32_t cpu_weight(struct sthread *s, uint64_t run_ns, uint64_t period_ns)
+ * that waited for a CPU less than SAMPLER_OWN_CPU_PPM of its runnable time since its previous
+ * stop had its CPU to itself: it counts the ticks that found it runnable since then, as in
+ * wall mode (the same in expectation, without the noise of run times between ticks 0-2
+ * periods apart: a busy thread alone got weights 0, 1 and 2, an eighth of its stops not
+ * counted). Counting 1 per tick found runnable whatever the waits gave node's main thread 13%
+ * more samples than its CPU time and its short-lived helper threads twice theirs; four threads
+ * of 100/70/40/10% duty pinned to one CPU 2.2-4.1x theirs. (Weighing each tick by the thread's
+ * share of runnable time on a CPU, a ratio, still gave them 4-18% too many.) 0: nothing is
+ * due, this stop is not counted; a thread's first stop counts 1. */
+static uint32_t cpu_weight(struct sthread *s, const struct schedstat *ss, uint64_t period_ns)
 {
-	uint64_t n;
+	uint64_t run, wait, n;
+	uint32_t ticks = s->cpu_ticks ? s->cpu_ticks : 1;
 
-	if (s->cpu_known && run_ns >= s->cpu_run)
-		s->cpu_due +=
-		    (int64_t)((double)(run_ns - s->cpu_run) / (double)period_ns * SAMPLER_PPM);
-	else
+	s->cpu_ticks = 0;
+	if (!s->cpu_known || ss->run_ns < s->cpu_run || ss->wait_ns < s->cpu_wait) {
 		s->cpu_due += SAMPLER_PPM;
+	} else {
+		run = ss->run_ns - s->cpu_run;
+		wait = ss->wait_ns - s->cpu_wait;
+		if (wait * SAMPLER_PPM < (run + wait) * SAMPLER_OWN_CPU_PPM)
+			s->cpu_due += (int64_t)ticks * SAMPLER_PPM;
+		else
+			s->cpu_due += (int64_t)((double)run / (double)period_ns * SAMPLER_PPM);
+	}
 	s->cpu_known = 1;
-	s->cpu_run = run_ns;
+	s->cpu_run = ss->run_ns;
+	s->cpu_wait = ss->wait_ns;
 	if (s->cpu_due <= 0)
 		return 0;
 	n = ((uint64_t)s->cpu_due + SAMPLER_PPM / 2) / SAMPLER_PPM;
@@ -774,7 +788,7 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 			s->ran_pc = pc;
 			s->ran_slices = ss.slices;
 		}
-		if (ran && w->cpu_mode && !(it->weight = cpu_weight(s, ss.run_ns, w->period_ns))) {
+		if (ran && w->cpu_mode && !(it->weight = cpu_weight(s, &ss, w->period_ns))) {
 			st->unrun++;
 			queue_push_free(&w->q, it);
 			return;
@@ -1090,6 +1104,8 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 		st->late++;
 		if (!o->cpu_mode)
 			s->late_ticks += 1 + (uint32_t)missed;
+		else if (s->state == 'R')
+			s->cpu_ticks += 1 + (uint32_t)missed; /* counted at its stop */
 		return 0;
 	}
 	if (!th->proc->arch || th->detaching || th->new_stop_pending)
@@ -1126,6 +1142,7 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 		s->late_ticks += (uint32_t)missed;
 	if (s->state == 'R' && !s->woken && runnable_unmoved(t, th, s, o)) {
 		if (o->cpu_mode) { /* no run time since its last stop: nothing is due */
+			s->cpu_ticks += 1 + (uint32_t)missed;
 			st->waiting++;
 			return 0;
 		}
@@ -1157,6 +1174,8 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 	}
 	if (s->state == 'D' && tick_blocked(w, th, s, arch_of(th, arch), st) == 0)
 		return 0;
+	if (o->cpu_mode)
+		s->cpu_ticks += 1 + (uint32_t)missed;
 	return 1;
 }
 
