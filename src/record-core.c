@@ -902,8 +902,8 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 	if (rc->o.cpu_mode)
 		fprintf(
 		    f,
-		    "%s  samples: %llu  (%llu stops, each weighed by its thread's run time since "
-		    "its previous stop; %llu more stops with no run time due, not counted; %llu "
+		    "%s  samples: %llu  (%llu stops, each weighed by its thread's time on a CPU "
+		    "since its previous stop; %llu more stops with nothing due, not counted; %llu "
 		    "of threads waiting for a CPU left alone)\n",
 		    prefix, (unsigned long long)total,
 		    (unsigned long long)(st->samples - st->unrun), (unsigned long long)st->unrun,

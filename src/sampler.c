@@ -94,7 +94,7 @@ struct worker {
 	pthread_t thread;
 	const struct sampler_ops *ops;
 	void *arg;
-	int cpu_mode;	    /* samples of running threads weigh their run time (cpu_weight()) */
+	int cpu_mode; /* samples of running threads weigh their time on a CPU (cpu_weight()) */
 	uint64_t period_ns; /* the sampling period */
 };
 

@@ -121,9 +121,9 @@ struct sampler_stats {
 	uint64_t skipped_idle; /* cpu mode: threads not sampled because they were not running */
 	uint64_t waiting;      /* cpu mode: runnable threads not interrupted because they had not
 				* run since their last stop (waiting for a CPU) */
-	uint64_t unrun;	       /* cpu mode: stops not counted: samples weigh the thread's run time
-				* since its previous stop, and none was due (see cpu_weight() in
-				* sampler.c) */
+	uint64_t unrun;	       /* cpu mode: stops not counted: samples weigh the thread's time on
+				* a CPU since its previous stop, and none was due (see
+				* cpu_weight() in sampler.c) */
 	uint64_t stopped;      /* samples of group-stopped threads (SIGSTOP & co), state 'T' */
 	uint64_t blocked;      /* samples of threads in uninterruptible sleep read from /proc
 				* without a stop (sampler_snapshot_blocked()) */
