@@ -918,7 +918,8 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 			(unsigned long long)st->unmoved);
 	fprintf(
 	    f,
-	    "%s  threads seen: %llu  ticks: %llu  missed ticks: %llu (%llu ticks put off: each "
+	    "%s  threads seen: %llu  ticks: %llu (states read p50 %llu us, p99 %llu us after the "
+	    "tick; timer set %llu us early)  missed ticks: %llu (%llu ticks put off: each "
 	    "took more than half a period and the time to the next)\n"
 	    "%s  stop window per sample: p50 %llu us, p99 %llu us\n"
 	    "%s  unwound to root: %.1f%%  (frame-pointer fallback %.1f%% of frames, stopped early "
@@ -929,7 +930,10 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 	    "stops of blocked threads held until the worker had room); "
 	    "threads exited under perch %llu; signals passed through %llu\n",
 	    prefix, (unsigned long long)ts->threads_seen, (unsigned long long)st->ticks,
-	    (unsigned long long)st->missed_ticks, (unsigned long long)st->capped, prefix,
+	    (unsigned long long)sampler_tick_percentile(st, 50),
+	    (unsigned long long)sampler_tick_percentile(st, 99),
+	    (unsigned long long)(st->lead_ns / 1000), (unsigned long long)st->missed_ticks,
+	    (unsigned long long)st->capped, prefix,
 	    (unsigned long long)sampler_stop_percentile(st, 50),
 	    (unsigned long long)sampler_stop_percentile(st, 99), prefix,
 	    100.0 * (double)rs->to_root / stacks,

@@ -33,6 +33,7 @@ struct sampler_hold {
 	pthread_mutex_t qlock; /* @qwake: holders sleeping until a tick, woken early to quit */
 	pthread_cond_t qwake;
 	atomic_uint_fast64_t fire;     /* the next tick */
+	atomic_uint_fast64_t lead;     /* wake this long before it */
 	atomic_uint_fast64_t released; /* the last tick whose interrupts were sent */
 	atomic_int tracer_cpu;	       /* the ptrace thread's CPU at its last tick */
 	atomic_int quit;
@@ -134,7 +135,7 @@ static void *holder_main(void *p)
 			pthread_mutex_unlock(&h->lock);
 			continue;
 		}
-		sleep_until(h, fire);
+		sleep_until(h, fire - atomic_load(&h->lead));
 		if (atomic_load(&c->armed))
 			hold(c, fire);
 		done = fire;
@@ -194,10 +195,11 @@ void sampler_hold_free(struct sampler_hold *h)
 	free(h);
 }
 
-void sampler_hold_publish(struct sampler_hold *h, uint64_t fire_ns)
+void sampler_hold_publish(struct sampler_hold *h, uint64_t fire_ns, uint64_t lead_ns)
 {
 	int waiters;
 
+	atomic_store(&h->lead, lead_ns < fire_ns ? lead_ns : 0);
 	atomic_store(&h->fire, fire_ns);
 	pthread_mutex_lock(&h->lock);
 	waiters = h->waiters;
@@ -265,4 +267,10 @@ int sampler_hold_wait(struct sampler_hold *h, int cpu, int self, uint64_t fire_n
 void sampler_hold_release(struct sampler_hold *h, uint64_t fire_ns)
 {
 	atomic_store(&h->released, fire_ns);
+}
+
+void sampler_spin_until(uint64_t ns)
+{
+	while (tracee_now_ns() < ns)
+		cpu_relax();
 }

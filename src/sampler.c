@@ -1500,10 +1500,12 @@ static int is_running(const struct tracee_thread *th)
  * (holders spinning, the ptrace thread running) keeps threads runnable that would have gone
  * to sleep. The threads that were running go first, then the others; the running ones are
  * interrupted next, so that the CPU holders, which keep them where they were at @fire, are
- * released soon, then the others. @next: the following tick. */
+ * released soon, then the others. @next: the following tick, for which the holders are to
+ * wake @lead early. */
 static size_t tick(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		   const struct sampler_opts *o, struct sampler_hold *h, uint64_t fire,
-		   uint64_t next, uint64_t missed, pid_t *awaited, struct sampler_stats *st)
+		   uint64_t next, uint64_t lead, uint64_t missed, pid_t *awaited,
+		   struct sampler_stats *st)
 {
 	struct tick_hold hd = {
 	    .h = h, .fire = fire, .self = sched_getcpu(), .awaited_tid = awaited};
@@ -1519,12 +1521,15 @@ static size_t tick(struct tracee *t, const struct perch_arch *arch, struct worke
 			     .nr_stop = &nr_stop,
 			     .st = st};
 
+	uint64_t late_us = (tracee_now_ns() - fire) / 1000;
+
+	st->tick_hist[late_us < SAMPLER_TICK_HIST_US ? late_us : SAMPLER_TICK_HIST_US]++;
 	st->ticks++;
 	if (h) {
 		uint64_t period =
 		    (uint64_t)(1e9 / o->hz); /* ticks themselves are 0-2 periods apart */
 
-		sampler_hold_publish(h, next);
+		sampler_hold_publish(h, next, lead);
 		hd.deadline =
 		    tracee_now_ns() +
 		    (period / 8 < SAMPLER_HOLD_WAIT_NS ? period / 8 : SAMPLER_HOLD_WAIT_NS);
@@ -1652,14 +1657,54 @@ static void job_stop(struct tracee *t, const struct perch_arch *arch, struct wor
 /* Sleep until @until (CLOCK_MONOTONIC ns) or a signal of @set: a stop signal ends the
  * recording (@st), a job-control stop stops perch. 1 after such a stop (the ticks perch was
  * stopped for are not owed to anyone), else 0. */
-static int sleep_until(struct tracee *t, const struct perch_arch *arch, struct worker *w,
-		       const sigset_t *set, uint64_t until, struct sampler_stats *st)
+/* ---- waking on time for a tick ----
+ *
+ * The ptrace thread's timer wakes it tens of microseconds late even as SCHED_FIFO with no
+ * timer slack (p10 46, p50 50, p90 76 us on this project's 2-vCPU VM; a few on bare metal),
+ * and the states a tick reads describe the moment they are read: a thread that woke in between
+ * reads R although it slept at the tick, while the threads running then are kept R by the CPU
+ * holders (sampler-hold.h), so wall-mode R shares came out high (issue 15). The timer is set
+ * @lead before the tick instead and the thread spins the rest of the way; @lead starts at the
+ * first wake latency measured and follows their median (one SAMPLER_LEAD_STEP_NS step towards
+ * each), so about
+ * half the ticks are served on time after a spin of a few microseconds and the others a few
+ * microseconds late. The holders are woken as early (sampler_hold_publish()). */
+struct early {
+	uint64_t lead; /* set the timer this long before the tick */
+	uint64_t cap;  /* never more than this (a quarter of the period, SAMPLER_LEAD_MAX_NS) */
+	int known;     /* a latency was measured (the first one sets @lead) */
+};
+
+static void early_learn(struct early *e, uint64_t alarm, uint64_t woke)
 {
-	uint64_t now = tracee_now_ns(), wait = until > now ? until - now : 0;
+	uint64_t late = woke > alarm ? woke - alarm : 0;
+
+	if (!e->known) {
+		e->known = 1;
+		e->lead = late < e->cap ? late : e->cap;
+	} else if (late > e->lead)
+		e->lead = e->lead + SAMPLER_LEAD_STEP_NS < e->cap ? e->lead + SAMPLER_LEAD_STEP_NS
+								  : e->cap;
+	else
+		e->lead = e->lead > SAMPLER_LEAD_STEP_NS ? e->lead - SAMPLER_LEAD_STEP_NS : 0;
+}
+
+/* Sleep until @until, taking the signals of @set meanwhile; @e: @until is a tick, to be woken
+ * for early and spun to (above). 1 when perch was stopped and resumed (job control). */
+static int sleep_until(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		       const sigset_t *set, uint64_t until, struct early *e,
+		       struct sampler_stats *st)
+{
+	uint64_t alarm = e && until > e->lead ? until - e->lead : until;
+	uint64_t now = tracee_now_ns(), wait = alarm > now ? alarm - now : 0;
 	struct timespec ts = {(time_t)(wait / 1000000000ULL), (long)(wait % 1000000000ULL)};
 	siginfo_t si;
 	int sig = sigtimedwait(set, &si, &ts);
 
+	if (sig < 0 && e && wait) { /* the timer, not a signal */
+		early_learn(e, alarm, tracee_now_ns());
+		sampler_spin_until(until);
+	}
 	if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
 		st->stop_reason = SAMPLER_STOP_SIGNAL;
 		st->signal = sig;
@@ -1696,8 +1741,9 @@ static uint64_t duty_cap(uint64_t fire, uint64_t began, uint64_t period, struct 
  * target's threads kept the CPUs busy (autogroups make its nice count only against its own
  * session), and got a CPU just as a target thread went to sleep, so it read that thread as
  * sleeping: R shares 5-20 points under the target's own truth, and 9-24% of ticks missed. As
- * SCHED_FIFO it wakes 45-100 us after the tick, whatever the load (measured 2026-11-25,
- * docs-pending/ticks.md). Threads it creates get the default policy back
+ * SCHED_FIFO it wakes 45-100 us after its timer, whatever the load (measured 2026-11-25,
+ * docs-pending/ticks.md), and the timer is set that much early ("waking on time for a tick").
+ * Threads it creates get the default policy back
  * (SCHED_RESET_ON_FORK). Returns 1 when the policy changed (restore_priority() undoes it). */
 static int raise_priority(void)
 {
@@ -1723,6 +1769,8 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		const struct sampler_ops *ops, void *arg, struct sampler_stats *st)
 {
 	uint64_t period = (uint64_t)(1e9 / o->hz), start, end, base, fire, join_at, until;
+	struct early early = {.cap = period / 4 < SAMPLER_LEAD_MAX_NS ? period / 4
+								      : SAMPLER_LEAD_MAX_NS};
 	struct worker w = {.ops = ops, .arg = arg, .cpu_mode = o->cpu_mode, .period_ns = period};
 	struct sampler_hold *hold = NULL;
 	pid_t awaited[SAMPLER_MAX_BATCH]; /* the running threads a tick interrupted afar */
@@ -1790,7 +1838,8 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			st->missed_ticks += missed;
 			base += (behind ? behind : 1) * period;
 			fire = base + jitter_ns(period);
-			size_t n = tick(t, arch, &w, o, hold, this_fire, fire, missed, awaited, st);
+			size_t n = tick(t, arch, &w, o, hold, this_fire, fire, early.lead, missed,
+					awaited, st);
 
 			ret = await_stops(t, arch, &w, awaited, n, st);
 			if (ret >= 0)
@@ -1815,10 +1864,11 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		if (o->join && join_at < until)
 			until = join_at; /* (a long tick period: the hook is still asked on time) */
 		/* (behind, too: the signals are read if not waited for) */
-		if (sleep_until(t, arch, &w, &set, until, st))
+		if (sleep_until(t, arch, &w, &set, until, until == fire ? &early : NULL, st))
 			base = fire = tracee_now_ns();
 	}
 	st->elapsed_s = (double)(tracee_now_ns() - start) / 1e9;
+	st->lead_ns = early.lead;
 	restore_priority(rt);
 	sampler_hold_free(hold);
 	if (have_old_cpus && st->migrations)
@@ -1844,21 +1894,31 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	return ret < 0 ? ret : 0;
 }
 
-uint64_t sampler_stop_percentile(const struct sampler_stats *st, double pct)
+static uint64_t hist_percentile(const uint64_t *hist, size_t last, double pct)
 {
 	uint64_t total = 0, acc = 0, want;
 
-	for (size_t i = 0; i <= SAMPLER_HIST_US; i++)
-		total += st->stop_hist[i];
+	for (size_t i = 0; i <= last; i++)
+		total += hist[i];
 	if (!total)
 		return 0;
 	want = (uint64_t)((double)total * pct / 100.0);
 	if (want >= total)
 		want = total - 1;
-	for (size_t i = 0; i <= SAMPLER_HIST_US; i++) {
-		acc += st->stop_hist[i];
+	for (size_t i = 0; i <= last; i++) {
+		acc += hist[i];
 		if (acc > want)
 			return i;
 	}
-	return SAMPLER_HIST_US;
+	return last;
+}
+
+uint64_t sampler_stop_percentile(const struct sampler_stats *st, double pct)
+{
+	return hist_percentile(st->stop_hist, SAMPLER_HIST_US, pct);
+}
+
+uint64_t sampler_tick_percentile(const struct sampler_stats *st, double pct)
+{
+	return hist_percentile(st->tick_hist, SAMPLER_TICK_HIST_US, pct);
 }

@@ -57,8 +57,10 @@ struct sampler_hold *sampler_hold_new(int rt_prio, int nice, uint64_t period_ns)
 /* Stops and joins every holder. NULL does nothing. */
 void sampler_hold_free(struct sampler_hold *h);
 
-/* The next tick will fire at CLOCK_MONOTONIC @fire_ns (armed holders sleep until then). */
-void sampler_hold_publish(struct sampler_hold *h, uint64_t fire_ns);
+/* The next tick will fire at CLOCK_MONOTONIC @fire_ns: armed holders sleep until @lead_ns
+ * before it (their timers wake them late by about as much as the ptrace thread's) and hold
+ * their CPUs from then on. */
+void sampler_hold_publish(struct sampler_hold *h, uint64_t fire_ns, uint64_t lead_ns);
 /* Hold (from the next published tick on) exactly the CPUs set in @want[0..n) (non-zero = hold),
  * except the calling thread's current CPU. Starts holder threads as needed. */
 void sampler_hold_arm(struct sampler_hold *h, const unsigned char *want, int n);
@@ -69,5 +71,7 @@ int sampler_hold_wait(struct sampler_hold *h, int cpu, int self, uint64_t fire_n
 		      uint64_t deadline_ns);
 /* Every interrupt of tick @fire_ns was sent: let the holders go. */
 void sampler_hold_release(struct sampler_hold *h, uint64_t fire_ns);
+/* Spin until CLOCK_MONOTONIC @ns (the last microseconds before a tick). */
+void sampler_spin_until(uint64_t ns);
 
 #endif

@@ -85,8 +85,12 @@ struct sampler_info {
 	int nr_verify;
 };
 
-#define SAMPLER_HIST_US 100000 /* stop-window histogram: 1 us buckets up to 100 ms */
-#define SAMPLER_QUEUE	512    /* snapshots in flight between the ptrace and worker threads */
+#define SAMPLER_HIST_US	     100000 /* stop-window histogram: 1 us buckets up to 100 ms */
+#define SAMPLER_TICK_HIST_US 2000   /* tick-lateness histogram: 1 us buckets up to 2 ms */
+/* waking for a tick early (sampler.c, "waking on time for a tick") */
+#define SAMPLER_LEAD_STEP_NS 1000ULL   /* the lead moves this much towards each wake latency */
+#define SAMPLER_LEAD_MAX_NS  200000ULL /* and stays under this (and a quarter of the period) */
+#define SAMPLER_QUEUE	     512 /* snapshots in flight between the ptrace and worker threads */
 
 enum sampler_stop {
 	SAMPLER_STOP_DURATION = 1,
@@ -138,6 +142,11 @@ struct sampler_stats {
 	uint64_t quiet;	       /* running threads interrupted without a hold: their last
 				* SAMPLER_HOLD_QUIET stops all came in user code */
 	uint64_t stop_hist[SAMPLER_HIST_US + 1];
+	/* how long after its time each tick began to read the threads' states (sampler.c,
+	 * "Waking on time for a tick") */
+	uint64_t tick_hist[SAMPLER_TICK_HIST_US + 1];
+	uint64_t
+	    lead_ns; /* how early the ptrace thread's timer was set before a tick, at the end */
 	double elapsed_s;
 	enum sampler_stop stop_reason;
 	int signal;	 /* the signal that stopped sampling */
@@ -183,6 +192,8 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 
 /* Stop-window percentile (0..100) in microseconds from the histogram. */
 uint64_t sampler_stop_percentile(const struct sampler_stats *st, double pct);
+/* Percentile (0..100) of how late the ticks were served, in microseconds. */
+uint64_t sampler_tick_percentile(const struct sampler_stats *st, double pct);
 
 /* Snapshot one stopped thread now (for perch dump): registers + stack. 0 or -errno. */
 int sampler_snapshot(struct tracee *t, const struct perch_arch *arch, struct tracee_thread *th,

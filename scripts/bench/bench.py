@@ -183,8 +183,10 @@ SUMMARY_RES = {
     # --mode cpu: samples are periods of run time
     "cpu_samples": re.compile(r"samples: (\d+)\s+\((\d+) stops, each weighed[^;]*; (\d+) more stops "
                               r"[^;]*; (\d+) of threads waiting"),
-    "ticks": re.compile(r"threads seen: (\d+)\s+ticks: (\d+)\s+missed ticks: (\d+)"),
+    "ticks": re.compile(r"threads seen: (\d+)\s+ticks: (\d+).*?missed ticks: (\d+)"),
     "stop": re.compile(r"stop window per sample: p50 (\d+) us, p99 (\d+) us"),
+    "tick_late": re.compile(r"states read p50 (\d+) us, p99 (\d+) us after the tick; timer set "
+                            r"(\d+) us early"),
     "unwind": re.compile(r"unwound to root: ([\d.]+)%.*?fallback ([\d.]+)%.*?stopped early "
                          r"([\d.]+)%,(?: cut at \d+ frames [\d.]+%,)? ([\d.]+) frames, "
                          r"unwind ([\d.]+) us, symbolize ([\d.]+) us"),
@@ -213,6 +215,9 @@ def parse_perch_summary(text):
     m = SUMMARY_RES["stop"].search(text)
     if m:
         s["stop_p50_us"], s["stop_p99_us"] = map(int, m.groups())
+    m = SUMMARY_RES["tick_late"].search(text)
+    if m:
+        s["tick_p50_us"], s["tick_p99_us"], s["lead_us"] = map(int, m.groups())
     m = SUMMARY_RES["unwind"].search(text)
     if m:
         (s["to_root_pct"], s["fp_fallback_pct"], s["stopped_early_pct"], s["frames"],
@@ -838,7 +843,8 @@ def summarize_slowdown(res, nthreads):
             ps = [r.get("perch", {}) for r in used]
             keys = ["elapsed_s", "samples", "stops", "left_alone", "unmoved", "credited", "ticks",
                     "missed_ticks", "stop_p50_us", "stop_p99_us", "unwind_us", "symbolize_us",
-                    "frames", "to_root_pct", "dropped", "threads_seen"]
+                    "frames", "to_root_pct", "dropped", "threads_seen", "tick_p50_us",
+                    "tick_p99_us"]
             for k in keys:
                 row[k] = med(p.get(k) for p in ps)
             hz = runs[0]["tool"][1]
@@ -923,13 +929,13 @@ def render(R):
                 "  NOISY (baseline: no clean run)" if row["noisy"] else
                 ("  %d/%d clean" % (row["clean_runs"], row["runs"])
                  if row["clean_runs"] < row["runs"] else "")))
-        L.append("  perch detail   %-9s %-9s %8s %8s %7s %6s %-28s %9s %6s" % (
+        L.append("  perch detail   %-9s %-9s %8s %8s %7s %6s %-28s %9s %6s  %s" % (
             "stop p50", "stop p99", "CPU/stop", "unwind", "symbol", "frames",
-            "samples: stops+alone+credit", "achieved", "missed"))
+            "samples: stops+alone+credit", "achieved", "missed", "states read after the tick"))
         for label, row in S.items():
             if "stop_p50_us" not in row:
                 continue
-            L.append("  %-14s %-9s %-9s %8s %8s %7s %6s %-28s %9s %6s" % (
+            L.append("  %-14s %-9s %-9s %8s %8s %7s %6s %-28s %9s %6s  %s" % (
                 label.replace("perch ", ""), f(row["stop_p50_us"], "%d us"),
                 f(row["stop_p99_us"], "%d us"), f(row["cpu_per_stop_us"], "%.0f us"),
                 f(row["unwind_us"], "%.1f us"), f(row["symbolize_us"], "%.1f us"),
@@ -937,7 +943,9 @@ def render(R):
                 "%s+%s+%s of %s" % (f(row["stops"], "%d"),
                                     f((row["left_alone"] or 0) + (row.get("unmoved") or 0), "%d"),
                                     f(row["credited"], "%d"), f(row["nominal"], "%.0f")),
-                f(row["achieved_pct"], "%.0f%%"), f(row["missed_ticks"], "%d")))
+                f(row["achieved_pct"], "%.0f%%"), f(row["missed_ticks"], "%d"),
+                "p50 %s, p99 %s" % (f(row.get("tick_p50_us"), "%d us"),
+                                    f(row.get("tick_p99_us"), "%d us"))))
         hi = S.get("perch -F 1000", {})
         if hi.get("marginal_cpu_per_stop_us") is not None:
             L.append("  perch CPU per stop includes its start-up (debug info loading); between "
