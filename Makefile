@@ -87,8 +87,20 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory all targets $(O)/tests/unit/run $(O)/tests/e2e/run
 	$(Q)$(MAKE) --no-print-directory check-unit check-e2e $(CHECK_EXTRA)
 
+# Under the sanitizers each suite runs in a process of its own: LeakSanitizer checks each
+# forked test as it exits, and in one runner for every suite those checks grew slower suite by
+# suite (2026-11-27: 373 s for the 482 tests in one runner, 155 s suite by suite, 126 s with no
+# leak check at all).
 check-unit: $(O)/tests/unit/run
+ifeq ($(SAN),)
 	$(Q)cd $(CURDIR) && $(O)/tests/unit/run
+else
+	$(Q)cd $(CURDIR) && failed=; \
+	for s in $$(sed -n 's/^SUITE(\(.*\))$$/\1/p' $(O)/tests/unit/suites.def); do \
+		CK_RUN_SUITE=$$s $(O)/tests/unit/run || failed="$$failed $$s"; done; \
+	if [ -n "$$failed" ]; then echo "unit suites failed:$$failed"; exit 1; fi; \
+	echo "  UNIT     every suite passed, one process each"
+endif
 
 check-e2e: $(O)/perch $(O)/tests/e2e/run targets
 	$(Q)cd $(CURDIR) && PERCH=$(CURDIR)/$(O)/perch TARGETS=$(CURDIR)/$(O)/targets \
