@@ -1520,7 +1520,6 @@ static size_t tick(struct tracee *t, const struct perch_arch *arch, struct worke
 			     .stop = stop,
 			     .nr_stop = &nr_stop,
 			     .st = st};
-
 	uint64_t late_us = (tracee_now_ns() - fire) / 1000;
 
 	st->tick_hist[late_us < SAMPLER_TICK_HIST_US ? late_us : SAMPLER_TICK_HIST_US]++;
@@ -1654,21 +1653,17 @@ static void job_stop(struct tracee *t, const struct perch_arch *arch, struct wor
 			kill(t->procs[i]->pid, SIGCONT);
 }
 
-/* Sleep until @until (CLOCK_MONOTONIC ns) or a signal of @set: a stop signal ends the
- * recording (@st), a job-control stop stops perch. 1 after such a stop (the ticks perch was
- * stopped for are not owed to anyone), else 0. */
 /* ---- waking on time for a tick ----
  *
  * The ptrace thread's timer wakes it tens of microseconds late even as SCHED_FIFO with no
  * timer slack (p10 46, p50 50, p90 76 us on this project's 2-vCPU VM; a few on bare metal),
  * and the states a tick reads describe the moment they are read: a thread that woke in between
- * reads R although it slept at the tick, while the threads running then are kept R by the CPU
- * holders (sampler-hold.h), so wall-mode R shares came out high (issue 15). The timer is set
- * @lead before the tick instead and the thread spins the rest of the way; @lead starts at the
- * first wake latency measured and follows their median (one SAMPLER_LEAD_STEP_NS step towards
- * each), so about
- * half the ticks are served on time after a spin of a few microseconds and the others a few
- * microseconds late. The holders are woken as early (sampler_hold_publish()). */
+ * reads R although it slept at the tick (while the threads running then are kept R by the CPU
+ * holders, sampler-hold.h). The timer is set @lead before the tick instead and the thread
+ * spins the rest of the way; @lead starts at the first wake latency measured and follows their
+ * median (one SAMPLER_LEAD_STEP_NS step towards each), so about half the ticks are served on
+ * time after a spin of a few microseconds and the others a few microseconds late. The holders
+ * are woken as early (sampler_hold_publish()). */
 struct early {
 	uint64_t lead; /* set the timer this long before the tick */
 	uint64_t cap;  /* never more than this (a quarter of the period, SAMPLER_LEAD_MAX_NS) */
@@ -1689,8 +1684,10 @@ static void early_learn(struct early *e, uint64_t alarm, uint64_t woke)
 		e->lead = e->lead > SAMPLER_LEAD_STEP_NS ? e->lead - SAMPLER_LEAD_STEP_NS : 0;
 }
 
-/* Sleep until @until, taking the signals of @set meanwhile; @e: @until is a tick, to be woken
- * for early and spun to (above). 1 when perch was stopped and resumed (job control). */
+/* Sleep until @until (CLOCK_MONOTONIC ns) or a signal of @set: a stop signal ends the
+ * recording (@st), a job-control stop stops perch. @e: @until is a tick, to be woken for early
+ * and spun to (above). 1 after a job-control stop (the ticks perch was stopped for are not
+ * owed to anyone), else 0. */
 static int sleep_until(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		       const sigset_t *set, uint64_t until, struct early *e,
 		       struct sampler_stats *st)

@@ -145,8 +145,8 @@ struct sampler_stats {
 	/* how long after its time each tick began to read the threads' states (sampler.c,
 	 * "Waking on time for a tick") */
 	uint64_t tick_hist[SAMPLER_TICK_HIST_US + 1];
-	uint64_t
-	    lead_ns; /* how early the ptrace thread's timer was set before a tick, at the end */
+	/* how early the ptrace thread's timer was set before a tick, at the end */
+	uint64_t lead_ns;
 	double elapsed_s;
 	enum sampler_stop stop_reason;
 	int signal;	 /* the signal that stopped sampling */
