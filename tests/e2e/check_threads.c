@@ -23,15 +23,6 @@ static double diff(double a, double b)
 	return a > b ? a - b : b - a;
 }
 
-/* The share of its ticks perch missed, from its summary ("ticks: N (...)  missed ticks: M"). */
-static double missed_pct(const char *err)
-{
-	const char *v = strstr(err, "  ticks: "), *m = v ? strstr(v, "missed ticks: ") : NULL;
-	double ticks = v ? strtod(v + 9, NULL) : 0;
-
-	return ticks > 0 && m ? 100.0 * strtod(m + 14, NULL) / ticks : 0;
-}
-
 struct share {
 	const char *thread, *burn;
 	double cpu, burn_wall, window;
@@ -74,7 +65,7 @@ static void shares(int one_cpu)
 								  harness_target("threads4"), "4"));
 		H_ASSERT(harness_proc_wait(perch, 15) == 0, "perch did not finish with threads4");
 		H_CHECK_RECORD(perch, 0, out, &f);
-		missed = missed_pct(perch->err.buf);
+		missed = harness_missed_ticks_pct(perch->err.buf);
 		if (missed <= MISSED_MAX || attempt == 2)
 			break;
 		fprintf(stderr,

@@ -182,7 +182,6 @@ static int states_once(const char *hz, double secs, int competitor, const char *
 	struct strbuf det = STRBUF_INIT;
 	struct harness_proc *perch, *busy = NULL;
 	double ticks = atof(hz) * secs, missed_pct = 0;
-	const char *v;
 	int n = 0, bad = 0;
 
 	if (competitor)
@@ -209,14 +208,7 @@ static int states_once(const char *hz, double secs, int competitor, const char *
 		 harness_proc_exit_code(perch));
 	if (busy)
 		harness_proc_kill(busy, SIGKILL);
-	v = strstr(perch->err.buf, "  ticks: ");
-	if (v) {
-		double nt = strtod(v + 9, NULL);
-		const char *m = strstr(v, "missed ticks: ");
-
-		if (nt > 0 && m)
-			missed_pct = 100.0 * strtod(m + 14, NULL) / nt;
-	}
+	missed_pct = harness_missed_ticks_pct(perch->err.buf);
 	if (missed_pct > MISSED_MAX) {
 		strbuf_addf(why,
 			    "perch missed %.1f%% of its ticks at %s Hz (more than %.0f%%: the "

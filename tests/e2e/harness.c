@@ -1241,3 +1241,11 @@ int harness_frame_in_file(const char *frame, const char *fn, const char *file)
 		return 0;
 	return colon[1] >= '1' && colon[1] <= '9' && strchr(colon, ')') != NULL;
 }
+
+double harness_missed_ticks_pct(const char *err)
+{
+	const char *v = strstr(err, "  ticks: "), *m = v ? strstr(v, "missed ticks: ") : NULL;
+	double ticks = v ? strtod(v + 9, NULL) : 0;
+
+	return ticks > 0 && m ? 100.0 * strtod(m + 14, NULL) / ticks : 0;
+}

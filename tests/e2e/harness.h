@@ -137,6 +137,10 @@ int harness_folded_parse(struct harness_folded *f, const char *text);
 /* harness_folded_parse() of a file; -errno when it cannot be read. */
 int harness_folded_load(struct harness_folded *f, const char *path);
 void harness_folded_release(struct harness_folded *f);
+
+/* The share (percent) of its ticks perch missed, from its summary on stderr @err ("ticks: N
+ * (...)  missed ticks: M"); 0 when the summary has no such line. */
+double harness_missed_ticks_pct(const char *err);
 /* The common structural checks: no malformed line, sorted, unique, at least one line. */
 void harness_folded_assert_valid(const struct harness_folded *f, const char *file, int line);
 #define H_ASSERT_FOLDED_VALID(f) harness_folded_assert_valid((f), __FILE__, __LINE__)
