@@ -24,6 +24,10 @@
 
 enum { OPT_SYSROOT = 256, OPT_SYMFS, OPT_ART_FRAMES, OPT_HELP };
 
+/* A dump is short-lived and reads much DWARF at once: its heap grows in huge pages
+ * (xalloc_short_lived). 32 MiB is of address space; only what is used is backed. */
+#define DUMP_HEAP_BYTES (32u << 20)
+
 static const struct opt_spec dump_opts[] = {
     {"pid", 'p', "PID", "the process", 0},
     {"sysroot", OPT_SYSROOT, "DIR", "look for debug files under DIR/usr/lib/debug", 0},
@@ -102,6 +106,7 @@ static int dump_run(int argc, char **argv)
 	char ns[64];
 	sigset_t old;
 
+	xalloc_short_lived(DUMP_HEAP_BYTES);
 	opts_getopt_init(&g, 0);
 	opts_getopt_add(&g, dump_opts, ARRAY_SIZE(dump_opts), 0);
 	optind = 1;

@@ -2160,7 +2160,7 @@ static int sec_load(struct debuginfo *di, size_t i)
 	if (s->state)
 		return s->state > 0 ? 0 : -ENOEXEC;
 	s->state = -1;
-	raw = xmalloc(s->raw_size + 1);
+	raw = xmalloc_large(s->raw_size + 1);
 	if (pread(di->fd, raw, s->raw_size, (off_t)s->offset) != (ssize_t)s->raw_size) {
 		free(raw);
 		return -EIO;

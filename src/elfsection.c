@@ -108,7 +108,7 @@ int elfsection_decompress(const uint8_t *data, size_t size, uint64_t sh_flags, c
 		return -E2BIG;
 	/* one extra byte so that the output of an empty section is still an allocation; zlib
 	 * writes it only for a stream longer than the header says (then rejected) */
-	buf = xmalloc((size_t)info.size + 1);
+	buf = xmalloc_large((size_t)info.size + 1);
 	if (info.comp == ELFSECTION_ZLIB) {
 		ret = inflate_all(data + info.skip, size - info.skip, buf, (size_t)info.size);
 	} else {
@@ -162,7 +162,7 @@ int elfsection_stream_new(uint8_t *raw, size_t size, uint64_t sh_flags, const ch
 	st->raw_size = size;
 	st->size = (size_t)info.size;
 	st->comp = info.comp;
-	st->out = xmalloc(st->size + 1);
+	st->out = xmalloc_large(st->size + 1);
 	if (st->comp == ELFSECTION_ZLIB) {
 		st->zs.next_in = raw + info.skip;
 		if (inflateInit(&st->zs) != Z_OK)
