@@ -750,7 +750,11 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	w->awaited_stops += s->awaited;
 	s->awaited = 0;
 	us = (tracee_now_ns() - th->interrupt_ns) / 1000;
-	st->stop_hist[us < SAMPLER_HIST_US ? us : SAMPLER_HIST_US]++;
+	if (us > SAMPLER_HIST_US)
+		us = SAMPLER_HIST_US;
+	st->stop_hist[us]++;
+	if (us > st->stop_hist_top)
+		st->stop_hist_top = (uint32_t)us;
 	if (!it) {
 		/* the worker is a whole queue behind: the snapshot is lost, not the tick (its
 		 * next sample stands for it; a stopped thread is one that was running) */
@@ -1522,7 +1526,11 @@ static size_t tick(struct tracee *t, const struct perch_arch *arch, struct worke
 			     .st = st};
 	uint64_t late_us = (tracee_now_ns() - fire) / 1000;
 
-	st->tick_hist[late_us < SAMPLER_TICK_HIST_US ? late_us : SAMPLER_TICK_HIST_US]++;
+	if (late_us > SAMPLER_TICK_HIST_US)
+		late_us = SAMPLER_TICK_HIST_US;
+	st->tick_hist[late_us]++;
+	if (late_us > st->tick_hist_top)
+		st->tick_hist_top = (uint32_t)late_us;
 	st->ticks++;
 	if (h) {
 		uint64_t period =
@@ -1912,10 +1920,10 @@ static uint64_t hist_percentile(const uint64_t *hist, size_t last, double pct)
 
 uint64_t sampler_stop_percentile(const struct sampler_stats *st, double pct)
 {
-	return hist_percentile(st->stop_hist, SAMPLER_HIST_US, pct);
+	return hist_percentile(st->stop_hist, st->stop_hist_top, pct);
 }
 
 uint64_t sampler_tick_percentile(const struct sampler_stats *st, double pct)
 {
-	return hist_percentile(st->tick_hist, SAMPLER_TICK_HIST_US, pct);
+	return hist_percentile(st->tick_hist, st->tick_hist_top, pct);
 }
