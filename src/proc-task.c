@@ -370,6 +370,22 @@ void proc_stat_files_keep(struct proc_stat_files *sf, const pid_t *tids, size_t 
 	}
 }
 
+int proc_stat_files_tids(struct proc_stat_files *sf, uint64_t num_threads, pid_t **tids)
+{
+	int n;
+
+	if (sf->nr && sf->nr == num_threads) {
+		*tids = xmalloc(sf->nr * sizeof(**tids));
+		for (size_t i = 0; i < sf->nr; i++)
+			(*tids)[i] = sf->f[i].tid;
+		return (int)sf->nr;
+	}
+	n = proc_task_list(sf->pid, tids);
+	if (n >= 0)
+		proc_stat_files_keep(sf, *tids, (size_t)n);
+	return n;
+}
+
 int proc_status_read(pid_t pid, pid_t tid, struct proc_status *out)
 {
 	char *path = task_path(pid, tid, "status"), *text;

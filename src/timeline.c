@@ -83,6 +83,9 @@ struct timeline {
 	size_t nr_mem, alloc_mem;
 	enum meminfo_rules rules;
 	uint64_t smaps_reads, smaps_ns, smaps_max_ns;
+	/* smaps is read whole at one memory reading in smaps_every (collect_mem()); the next
+	 * whole read after smaps_wait more */
+	unsigned int smaps_every, smaps_wait;
 
 	struct thread_states *states; /* sorted by tid */
 	size_t nr_states, alloc_states;
@@ -131,9 +134,8 @@ int timeline_read(pid_t pid, struct proc_stat_files *files, struct timeline_read
 		r->sys = sys.all;
 		cpustat_release(&sys);
 	}
-	n = proc_task_list(pid, &tids);
-	if (files && n >= 0)
-		proc_stat_files_keep(files, tids, (size_t)n);
+	n = files ? proc_stat_files_tids(files, r->proc.num_threads, &tids)
+		  : proc_task_list(pid, &tids);
 	for (int i = 0; i < n; i++) {
 		struct proc_stat *st;
 
@@ -479,11 +481,29 @@ static void collect_cpu(struct timeline *tl)
 	timeline_reading_release(&r);
 }
 
-static void collect_mem(struct timeline *tl)
+#define TIMELINE_SMAPS_SLOW_NS	 5000000u
+#define TIMELINE_SMAPS_SHARE	 200 /* 0.5% */
+#define TIMELINE_SMAPS_MAX_EVERY 60
+
+unsigned int timeline_smaps_every(uint64_t mean_ns, unsigned int interval_ms)
 {
+	uint64_t budget = (uint64_t)interval_ms * 1000000u / TIMELINE_SMAPS_SHARE;
+	uint64_t every;
+
+	if (mean_ns <= TIMELINE_SMAPS_SLOW_NS || !budget)
+		return 1;
+	every = (mean_ns + budget - 1) / budget;
+	return every > TIMELINE_SMAPS_MAX_EVERY ? TIMELINE_SMAPS_MAX_EVERY : (unsigned int)every;
+}
+
+/* One memory reading: RSS, PSS, USS and swap from smaps_rollup, the categories from smaps
+ * read whole at the first and @last readings and at one in smaps_every() between them. */
+static void collect_mem(struct timeline *tl, int last)
+{
+	int whole = last || !tl->smaps_wait;
 	struct timeline_mem m;
 	uint64_t ns;
-	int ret = timeline_read_mem(tl->o.pid, 1, &tl->rules, &m, &ns);
+	int ret = timeline_read_mem(tl->o.pid, whole, &tl->rules, &m, &ns);
 
 	if (ret == -ENOENT || ret == -ESRCH)
 		tl->gone = 1;
@@ -495,6 +515,13 @@ static void collect_mem(struct timeline *tl)
 		tl->smaps_ns += ns;
 		if (ns > tl->smaps_max_ns)
 			tl->smaps_max_ns = ns;
+	}
+	if (whole) {
+		tl->smaps_every = timeline_smaps_every(
+		    tl->smaps_reads ? tl->smaps_ns / tl->smaps_reads : 0, tl->o.mem_interval_ms);
+		tl->smaps_wait = tl->smaps_every - 1;
+	} else {
+		tl->smaps_wait--;
 	}
 }
 
@@ -523,7 +550,7 @@ static void *collector(void *arg)
 			next_cpu = next_after(next_cpu, mono_ns(), cpu_ms);
 		}
 		if (mem_ms && now >= next_mem && !tl->gone) {
-			collect_mem(tl);
+			collect_mem(tl, 0);
 			next_mem = next_after(next_mem, mono_ns(), mem_ms);
 		}
 		if (cpu_ms)
@@ -584,7 +611,7 @@ void timeline_stop(struct timeline *tl)
 	    mono_ns() - tl->prev.time_ns >= (uint64_t)tl->o.cpu_interval_ms * 500000)
 		collect_cpu(tl);
 	if (!tl->gone && tl->o.mem_interval_ms)
-		collect_mem(tl);
+		collect_mem(tl, 1);
 }
 
 /* results */
@@ -828,6 +855,9 @@ void timeline_print_summary(const struct timeline *tl, const char *prefix, size_
 			fprintf(f, "; smaps read + classify %.1f ms avg, %.1f ms max, %s rules",
 				(double)tl->smaps_ns / 1e6 / (double)tl->smaps_reads,
 				(double)tl->smaps_max_ns / 1e6, meminfo_rules_name(tl->rules));
+		if (tl->smaps_reads && tl->smaps_reads < tl->nr_mem_points)
+			fprintf(f, "; categories at %" PRIu64 " of them: smaps is slow here",
+				tl->smaps_reads);
 		fprintf(f, ")\n");
 		print_mem_row(tl, prefix, "RSS", 0, f);
 		print_mem_row(tl, prefix, "PSS", 1, f);

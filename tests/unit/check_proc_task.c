@@ -406,6 +406,80 @@ START_TEST(test_stat_files)
 }
 END_TEST
 
+static int has_tid(const pid_t *tids, int n, pid_t tid)
+{
+	for (int i = 0; i < n; i++)
+		if (tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+/* The threads to read: the kept files' own while the count matches, /proc/PID/task listed
+ * again otherwise. */
+START_TEST(test_stat_files_tids)
+{
+	pid_t self = (pid_t)syscall(SYS_gettid), *tids;
+	struct proc_stat_files sf;
+	struct spinner spin = {0, 0}, spin2 = {0, 0};
+	struct proc_stat a;
+	pthread_t t;
+	int n, n0;
+
+	proc_stat_files_init(&sf, getpid());
+	n0 = proc_stat_files_tids(&sf, 0, &tids); /* nothing kept yet: listed */
+	ck_assert_int_ge(n0, 1);
+	ck_assert(has_tid(tids, n0, self));
+	for (int i = 0; i < n0; i++)
+		ck_assert_int_eq(proc_stat_files_read(&sf, tids[i], &a), 0);
+	free(tids);
+	ck_assert_uint_eq(sf.nr, (size_t)n0);
+
+	ck_assert_int_eq(pthread_create(&t, NULL, spin_until_told, &spin), 0);
+	for (int i = 0; i < 500 && !spin.tid; i++)
+		usleep(10000);
+	ck_assert_int_gt(spin.tid, 0);
+	/* told the old count: the kept threads, without listing (so without the new one) */
+	n = proc_stat_files_tids(&sf, (uint64_t)n0, &tids);
+	ck_assert_int_eq(n, n0);
+	ck_assert(!has_tid(tids, n, spin.tid));
+	free(tids);
+	/* the process's own count, one more: listed, the new thread is there */
+	ck_assert_int_eq(proc_stat_read(getpid(), 0, &a), 0);
+	n = proc_stat_files_tids(&sf, a.num_threads, &tids);
+	ck_assert_int_eq(n, n0 + 1);
+	ck_assert(has_tid(tids, n, spin.tid));
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(proc_stat_files_read(&sf, tids[i], &a), 0);
+	free(tids);
+
+	/* it exits and another starts: the same count, so the kept list comes back (the one gone
+	 * still in it) until a read of the one gone fails and closes its file; then the counts
+	 * differ and the next call lists again */
+	spin.stop = 1;
+	pthread_join(t, NULL);
+	ck_assert_int_eq(pthread_create(&t, NULL, spin_until_told, &spin2), 0);
+	for (int i = 0; i < 500 && !spin2.tid; i++)
+		usleep(10000);
+	ck_assert_int_gt(spin2.tid, 0);
+	for (int i = 0; i < 500 && proc_stat_read(getpid(), spin.tid, &a) == 0; i++)
+		usleep(10000); /* the kernel lets the task go a little after pthread_join() */
+	n = proc_stat_files_tids(&sf, (uint64_t)n0 + 1, &tids);
+	ck_assert_int_eq(n, n0 + 1);
+	ck_assert(has_tid(tids, n, spin.tid));
+	ck_assert(!has_tid(tids, n, spin2.tid));
+	ck_assert_int_lt(proc_stat_files_read(&sf, spin.tid, &a), 0);
+	free(tids);
+	n = proc_stat_files_tids(&sf, (uint64_t)n0 + 1, &tids);
+	ck_assert_int_eq(n, n0 + 1);
+	ck_assert(!has_tid(tids, n, spin.tid));
+	ck_assert(has_tid(tids, n, spin2.tid));
+	free(tids);
+	spin2.stop = 1;
+	pthread_join(t, NULL);
+	proc_stat_files_release(&sf);
+}
+END_TEST
+
 Suite *proc_task_suite(void)
 {
 	Suite *s = suite_create("proc_task");
@@ -429,6 +503,7 @@ Suite *proc_task_suite(void)
 	tcase_add_test(tc, test_comm);
 	tcase_add_test(tc, test_read_file);
 	tcase_add_test(tc, test_stat_files);
+	tcase_add_test(tc, test_stat_files_tids);
 	suite_add_tcase(s, tc);
 	return s;
 }

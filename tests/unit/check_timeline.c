@@ -465,6 +465,23 @@ START_TEST(test_summary)
 }
 END_TEST
 
+START_TEST(test_smaps_every)
+{
+	/* cheap reads: every reading, whatever the interval */
+	ck_assert_uint_eq(timeline_smaps_every(0, 1000), 1);
+	ck_assert_uint_eq(timeline_smaps_every(600000, 1000), 1);
+	ck_assert_uint_eq(timeline_smaps_every(5000000, 100), 1);
+	/* 20 ms at 1 s: 0.5% of a CPU is 5 ms a second, so one read in 4; at 200 ms one in 20 */
+	ck_assert_uint_eq(timeline_smaps_every(20000000, 1000), 4);
+	ck_assert_uint_eq(timeline_smaps_every(20000001, 1000), 5);
+	ck_assert_uint_eq(timeline_smaps_every(20000000, 200), 20);
+	/* 270 ms (20000 mappings) at 1 s: one in 54; slower still: at most one in 60 */
+	ck_assert_uint_eq(timeline_smaps_every(270000000, 1000), 54);
+	ck_assert_uint_eq(timeline_smaps_every(2000000000, 1000), 60);
+	ck_assert_uint_eq(timeline_smaps_every(20000000, 0), 1);
+}
+END_TEST
+
 Suite *timeline_suite(void)
 {
 	Suite *s = suite_create("timeline");
@@ -477,6 +494,7 @@ Suite *timeline_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("memory");
 	tcase_add_test(tc, test_memory);
+	tcase_add_test(tc, test_smaps_every);
 	tcase_add_test(tc, test_writers_show_counters);
 	tcase_add_test(tc, test_summary);
 	tcase_add_test(tc, test_drain_same_as_kept);
