@@ -62,6 +62,7 @@ static void *short_lived_filler;
 void xalloc_short_lived(size_t bytes)
 {
 	uintptr_t from, to;
+	size_t below;
 	char *p;
 
 	if (bytes > INT_MAX / 2)
@@ -74,12 +75,13 @@ void xalloc_short_lived(size_t bytes)
 		return;
 	from = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
 	to = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE_PAGE - 1);
+	below = (size_t)(from - (uintptr_t)p);
 	if (to > from)
 		(void)madvise((void *)from, to - from, MADV_HUGEPAGE);
 	free(p);
 	/* the same place again, up to the first huge page: never written, so never backed */
-	if (to > from && !short_lived_filler && from - (uintptr_t)p > 64)
-		short_lived_filler = malloc(from - (uintptr_t)p);
+	if (to > from && !short_lived_filler && below > 64)
+		short_lived_filler = malloc(below);
 }
 
 char *xstrdup(const char *s)
