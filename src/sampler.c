@@ -715,6 +715,17 @@ static uint32_t cpu_weight(struct sthread *s, const struct schedstat *ss, uint64
 	return n < UINT32_MAX ? (uint32_t)n : UINT32_MAX;
 }
 
+/* Count @us in @hist (1-us buckets, the last one for @max and over) and keep *@top, the highest
+ * bucket used: the percentiles read no further (sampler_stop_percentile()). */
+static void hist_add(uint64_t *hist, uint64_t max, uint32_t *top, uint64_t us)
+{
+	if (us > max)
+		us = max;
+	hist[us]++;
+	if (us > *top)
+		*top = (uint32_t)us;
+}
+
 /* Our interrupt-stop: copy, resume, queue. */
 static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		       struct tracee_thread *th, struct sampler_stats *st)
@@ -750,11 +761,7 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	w->awaited_stops += s->awaited;
 	s->awaited = 0;
 	us = (tracee_now_ns() - th->interrupt_ns) / 1000;
-	if (us > SAMPLER_HIST_US)
-		us = SAMPLER_HIST_US;
-	st->stop_hist[us]++;
-	if (us > st->stop_hist_top)
-		st->stop_hist_top = (uint32_t)us;
+	hist_add(st->stop_hist, SAMPLER_HIST_US, &st->stop_hist_top, us);
 	if (!it) {
 		/* the worker is a whole queue behind: the snapshot is lost, not the tick (its
 		 * next sample stands for it; a stopped thread is one that was running) */
@@ -1524,13 +1531,9 @@ static size_t tick(struct tracee *t, const struct perch_arch *arch, struct worke
 			     .stop = stop,
 			     .nr_stop = &nr_stop,
 			     .st = st};
-	uint64_t late_us = (tracee_now_ns() - fire) / 1000;
 
-	if (late_us > SAMPLER_TICK_HIST_US)
-		late_us = SAMPLER_TICK_HIST_US;
-	st->tick_hist[late_us]++;
-	if (late_us > st->tick_hist_top)
-		st->tick_hist_top = (uint32_t)late_us;
+	hist_add(st->tick_hist, SAMPLER_TICK_HIST_US, &st->tick_hist_top,
+		 (tracee_now_ns() - fire) / 1000);
 	st->ticks++;
 	if (h) {
 		uint64_t period =

@@ -543,7 +543,8 @@ class Bench:
                 if argv[0] == "env":  # set here: env(1)'s own start is not the tool's time
                     env, i = dict(os.environ), 1
                     while "=" in argv[i]:
-                        env[argv[i].split("=", 1)[0]] = argv[i].split("=", 1)[1]
+                        name, value = argv[i].split("=", 1)
+                        env[name] = value
                         i += 1
                     argv = argv[i:]
                 t0 = time.monotonic()
