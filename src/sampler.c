@@ -42,7 +42,8 @@
 #define SAMPLER_OWN_CPU_PPM    20000 /* cpu_weight(): waited under 2% of its runnable time */
 #define SAMPLER_WAIT_PPM       2000  /* idle_check(): 0.2% of the time waiting for a CPU */
 /* gate_tick(): a thread blocked at one site for this long goes behind its process's run-time
- * gate, and gated threads are read one by one at least this often */
+ * gate (the first time a thread is found at a site, at once: tick_thread()), and gated
+ * threads are read one by one at least this often */
 #define SAMPLER_QUIET_NS  (200 * 1000000ULL)
 #define SAMPLER_RESCAN_NS (1000 * 1000000ULL)
 /* ... and its ticks are queued as one reused sample per thread at most this often (the
@@ -395,6 +396,8 @@ struct sthread {
 	uint64_t idle_sp, idle_pc;
 	struct schedstat idle_ss;
 	uint64_t idle_ns;  /* CLOCK_MONOTONIC of idle_ss */
+	uint64_t quiet_ns; /* counted as blocked at its site since then (gate_fits()) */
+	int quiet_once;	   /* was counted as blocked for SAMPLER_QUIET_NS when first found */
 	uint32_t wait_ppm; /* share of time it recently spent waiting for a CPU (ppm) */
 	int woken;	   /* found woken (runnable, not yet run) at this tick */
 	uint64_t tick;	   /* the last tick that visited it (tick_pass()) */
@@ -1180,7 +1183,14 @@ static int tick_thread(struct tracee *t, const struct perch_arch *arch, struct w
 		s->idle_sp = s->sites[site].sp;
 		s->idle_pc = s->sites[site].pc;
 		s->idle_known = read_schedstat(t, th, s, &s->idle_ss) == 0;
-		s->idle_ns = now;
+		s->idle_ns = s->quiet_ns = now;
+		/* the first time, it goes behind the gate at once: until then every tick reads
+		 * it (hundreds of threads found blocked at attach cost the target that for 200
+		 * ms), and a wakeup costs one rescan, once per thread */
+		if (!s->quiet_once && now >= SAMPLER_QUIET_NS) {
+			s->quiet_once = 1;
+			s->quiet_ns = now - SAMPLER_QUIET_NS;
+		}
 		return 0;
 	}
 	if (s->state == 'D' && tick_blocked(w, th, s, arch_of(th, arch), st) == 0)
@@ -1296,8 +1306,8 @@ static int proc_clock(struct tracee_proc *p, struct sproc *sp, uint64_t *ns)
  * since SAMPLER_QUIET_NS, where a wakeup is followed by running at once (idle_check()). */
 static int gate_fits(const struct tracee_thread *th, const struct sthread *s, uint64_t now)
 {
-	return s->idle_known && s->wait_ppm < SAMPLER_WAIT_PPM && now >= s->idle_ns &&
-	       now - s->idle_ns >= SAMPLER_QUIET_NS && th->state == TRACEE_RUNNING &&
+	return s->idle_known && s->wait_ppm < SAMPLER_WAIT_PPM && now >= s->quiet_ns &&
+	       now - s->quiet_ns >= SAMPLER_QUIET_NS && th->state == TRACEE_RUNNING &&
 	       !th->in_group_stop && !th->detaching && !th->new_stop_pending && th->proc->arch;
 }
 
@@ -1430,10 +1440,10 @@ static int gate_measure(struct gate_ctx *g, struct tracee_proc *p, struct sproc 
 	return 0;
 }
 
-/* The gate at a tick, after every ungated thread was visited: per process with gated threads
- * (or threads ready to join), the run times of the others, then its clock; gated threads of
- * a process whose gate held are counted again, the others rescanned. Threads to interrupt
- * go to @g->stop. */
+/* The gate at a tick, after every ungated thread was visited and before any is interrupted:
+ * per process with gated threads (or threads ready to join), the run times of the others,
+ * then its clock; a process whose gate did not hold is rescanned (gate_credit() counts the
+ * others' gated threads later). Threads to interrupt go to @g->stop. */
 static void gate_tick(struct gate_ctx *g)
 {
 	struct tracee *t = g->t;
@@ -1475,9 +1485,29 @@ static void gate_tick(struct gate_ctx *g)
 		sp->pass = (gate_measure(g, p, sp, 0, &u) == 0 && u == sp->ref) ||
 			   (gate_measure(g, p, sp, 1, &u) == 0 && u == sp->ref);
 	}
-	/* where the gate held: gated threads counted again; threads that fit join, their run
-	 * time (this tick's read, before the clock) moving into the reference */
-	for (size_t i = 0; i < t->nr_threads; i++) {
+	for (size_t i = 0; i < t->nr_procs; i++) {
+		struct sproc *sp = t->procs[i]->user;
+
+		if ((sp->nr_gated || sp->nr_cand) && !sp->pass)
+			gate_rescan(g, t->procs[i], sp);
+	}
+}
+
+/* The rest of the gate's tick, once the threads to stop were interrupted (nothing here reads
+ * the process, so the CPU holders need not wait for it): where the gate held, gated threads
+ * are counted again and threads that fit join, their run time (this tick's read, before the
+ * clock) moving into the reference. */
+static void gate_credit(struct gate_ctx *g)
+{
+	struct tracee *t = g->t;
+	uint64_t tick = g->st->ticks;
+	int any = 0;
+
+	if (g->o->cpu_mode || g->o->no_idle_reuse)
+		return;
+	for (size_t i = 0; i < t->nr_procs && !any; i++)
+		any = sproc_of(t->procs[i])->pass;
+	for (size_t i = 0; i < t->nr_threads && any; i++) {
 		struct tracee_thread *th = t->threads[i];
 		struct sthread *s = th->user;
 		struct sproc *sp = th->proc->user;
@@ -1491,12 +1521,6 @@ static void gate_tick(struct gate_ctx *g)
 			s->gated = 1;
 			sp->ref += s->run_ns;
 		}
-	}
-	for (size_t i = 0; i < t->nr_procs; i++) {
-		struct sproc *sp = t->procs[i]->user;
-
-		if ((sp->nr_gated || sp->nr_cand) && !sp->pass)
-			gate_rescan(g, t->procs[i], sp);
 	}
 }
 
@@ -1561,6 +1585,7 @@ static size_t tick(struct tracee *t, const struct perch_arch *arch, struct worke
 	for (size_t i = 0; i < nr_stop; i++)
 		if (!is_running(stop[i]))
 			interrupt(t, stop[i], &hd, st);
+	gate_credit(&g);
 	if (h)
 		sampler_hold_arm(h, hd.running, SAMPLER_HOLD_MAX_CPUS);
 	queue_wake(&w->q); /* for the reused stacks */
