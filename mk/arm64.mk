@@ -49,8 +49,9 @@ ifeq ($(PERCH_CROSS),1)
 endif
 
 ifeq ($(PERCH_STATIC),1)
-  # a static perch cannot dlopen() capstone: it links it (include/perch/disasm.h)
-  P_CFLAGS += -DPERCH_CAPSTONE_LINKED
+  # a static perch cannot dlopen() capstone: it links it (include/perch/disasm.h); nor isa-l,
+  # of which Debian ships no static library: zlib inflates (include/perch/inflate.h)
+  P_CFLAGS += -DPERCH_CAPSTONE_LINKED -DPERCH_NO_ISAL
   P_LDFLAGS += $(PERCH_STATIC_LDFLAGS)
   # (glibc warns that getpwnam & co., pulled in by readline, need NSS libraries at run time:
   # harmless, perch looks up no users)

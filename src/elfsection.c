@@ -1,15 +1,16 @@
 /* Compressed ELF sections (SHF_COMPRESSED with zlib or zstd, GNU .zdebug_*): decompressed with
- * zlib and libzstd. Every size comes from the file, so every one is checked. */
+ * isa-l or zlib (inflate.h) and libzstd. Every size comes from the file, so every one is
+ * checked. */
 #include <errno.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 #include <zstd.h>
 
 #include "perch/elffile.h"
 #include "perch/elfsection.h"
+#include "perch/inflate.h"
 #include "perch/xalloc.h"
 
 #ifndef ELFCOMPRESS_ZSTD
@@ -66,28 +67,16 @@ int elfsection_probe(const uint8_t *data, size_t size, uint64_t sh_flags, const 
 
 static int inflate_all(const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size)
 {
-	z_stream zs;
+	struct inflater *z = inflater_new(INFLATE_DEFAULT);
+	/* one spare byte: a stream longer than the header says must not look complete */
+	size_t out_left = out_size + 1;
 	int ret;
 
-	memset(&zs, 0, sizeof(zs));
-	if (inflateInit(&zs) != Z_OK)
+	if (!z)
 		return -ENOMEM;
-	/* zlib counts in uInt: feed and drain in pieces so that sizes over 4 GiB work too */
-	zs.next_in = (Bytef *)in;
-	zs.next_out = out;
-	do {
-		size_t in_left = in_size - (size_t)((const uint8_t *)zs.next_in - in);
-		size_t out_left = out_size - (size_t)(zs.next_out - out);
-
-		zs.avail_in = in_left > UINT32_MAX ? UINT32_MAX : (uInt)in_left;
-		/* one spare byte: a stream longer than the header says must not look complete */
-		zs.avail_out = out_left + 1 > UINT32_MAX ? UINT32_MAX : (uInt)(out_left + 1);
-		ret = inflate(&zs, Z_NO_FLUSH);
-	} while (ret == Z_OK && zs.total_out <= out_size);
-	inflateEnd(&zs);
-	if (ret != Z_STREAM_END || zs.total_out != out_size)
-		return -EBADMSG;
-	return 0;
+	ret = inflater_run(z, &in, &in_size, &out, &out_left);
+	inflater_free(z);
+	return ret == INFLATE_END && out_left == 1 ? 0 : -EBADMSG;
 }
 
 int elfsection_decompress(const uint8_t *data, size_t size, uint64_t sh_flags, const char *name,
@@ -132,7 +121,9 @@ struct elfsection_stream {
 	uint8_t *out; /* size + 1 bytes */
 	size_t size, ready;
 	int comp, failed, done;
-	z_stream zs;
+	struct inflater *z;
+	const uint8_t *in; /* zlib: what is left of the input */
+	size_t in_left;
 	ZSTD_DCtx *zd;
 	ZSTD_inBuffer zin;
 };
@@ -164,8 +155,10 @@ int elfsection_stream_new(uint8_t *raw, size_t size, uint64_t sh_flags, const ch
 	st->comp = info.comp;
 	st->out = xmalloc_large(st->size + 1);
 	if (st->comp == ELFSECTION_ZLIB) {
-		st->zs.next_in = raw + info.skip;
-		if (inflateInit(&st->zs) != Z_OK)
+		st->z = inflater_new(INFLATE_DEFAULT);
+		st->in = raw + info.skip;
+		st->in_left = size - info.skip;
+		if (!st->z)
 			st->failed = 1;
 	} else {
 		st->zd = ZSTD_createDCtx();
@@ -192,22 +185,18 @@ size_t elfsection_stream_ready(const struct elfsection_stream *st)
 	return st->ready;
 }
 
-/* One zlib step towards @target bytes (size + 1 at the end: a longer stream shows). 1: made
- * progress, 0: the stream ended, -1: corrupt or truncated. */
+/* One zlib step towards @target bytes (size + 1 at the end: a longer stream shows). 1: not
+ * at the end yet, 0: the stream ended, -1: corrupt. */
 static int stream_zlib(struct elfsection_stream *st, size_t target)
 {
-	size_t in_left = st->raw_size - (size_t)(st->zs.next_in - st->raw);
+	uint8_t *out = st->out + st->ready;
 	size_t want = target - st->ready;
-	int ret;
+	int ret = inflater_run(st->z, &st->in, &st->in_left, &out, &want);
 
-	st->zs.avail_in = in_left > UINT32_MAX ? UINT32_MAX : (uInt)in_left;
-	st->zs.next_out = st->out + st->ready;
-	st->zs.avail_out = want > UINT32_MAX ? UINT32_MAX : (uInt)want;
-	ret = inflate(&st->zs, Z_NO_FLUSH);
-	st->ready = (size_t)(st->zs.next_out - st->out);
-	if (ret == Z_STREAM_END)
+	st->ready = (size_t)(out - st->out);
+	if (ret == INFLATE_END)
 		return 0;
-	return ret == Z_OK ? 1 : -1;
+	return ret == INFLATE_MORE ? 1 : -1;
 }
 
 /* The same for zstd; concatenated frames go on into the next one. */
@@ -244,9 +233,9 @@ int elfsection_stream_ensure(struct elfsection_stream *st, size_t upto)
 
 		ret =
 		    st->comp == ELFSECTION_ZLIB ? stream_zlib(st, target) : stream_zstd(st, target);
-		if (ret > 0 && st->ready == before && st->ready < target &&
-		    st->comp == ELFSECTION_ZLIB && !st->zs.avail_in)
-			ret = -1; /* truncated: no input left */
+		if (ret > 0 && st->ready == before && st->comp == ELFSECTION_ZLIB)
+			ret = -1; /* truncated: no input left (stream_zlib() went as far as it
+				     could) */
 	}
 	/* at the end the stream must end exactly there */
 	if (ret >= 0 && st->ready >= st->size) {
@@ -278,8 +267,7 @@ uint8_t *elfsection_stream_free(struct elfsection_stream *st, int keep_data)
 
 	if (!st)
 		return NULL;
-	if (st->comp == ELFSECTION_ZLIB)
-		inflateEnd(&st->zs);
+	inflater_free(st->z);
 	ZSTD_freeDCtx(st->zd);
 	free(st->raw);
 	if (keep_data)

@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "perch/disasm.h"
+#include "perch/inflate.h"
 #include "perch/arch.h"
 #include "perch/version.h"
 
@@ -123,4 +124,5 @@ void version_print(FILE *f)
 		 rl_library_version);
 	lib_line(f, "zlib", ZLIB_VERSION, zlibVersion());
 	lib_line(f, "liblzma", LZMA_VERSION_STRING, lzma_version_string());
+	fprintf(f, "inflating with %s\n", inflater_backend());
 }
