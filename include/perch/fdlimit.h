@@ -5,13 +5,21 @@
  * process each growth waits for an RCU grace period (expand_fdtable()), measured at up to
  * 1.2 s on a loaded 2-CPU VM in the middle of a recording. So: the soft limit is raised to
  * the hard one at start (as Go's runtime does), the programs perch launches get the original
- * back, and the table is grown once, before sampling starts. */
+ * back, and the table is grown at start to FDLIMIT_AT_START, while perch has one thread and
+ * the growth waits for nothing, and again before sampling starts where a target has more
+ * threads than that holds. (Grown only before sampling, with perch's threads running, it made
+ * every recording's first sample wait for a grace period: 9-30 ms on this project's VM, where
+ * `--wait` had taken its first sample 0.6-1.3 ms after the process appeared.) */
 #ifndef PERCH_FDLIMIT_H
 #define PERCH_FDLIMIT_H
 
 #include <stddef.h>
 
-/* Raise RLIMIT_NOFILE's soft limit to its hard limit (remembering the original). */
+/* Descriptors the table holds from the start: the sampler's files for 256 threads. */
+#define FDLIMIT_AT_START 1024
+
+/* Raise RLIMIT_NOFILE's soft limit to its hard limit (remembering the original), and grow the
+ * table to FDLIMIT_AT_START: call it while the process has one thread. */
 void fdlimit_raise(void);
 
 /* In a child between fork and exec (async-signal-safe): the soft limit perch started with. */
