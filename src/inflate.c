@@ -92,77 +92,72 @@ static uint32_t piece(size_t n)
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
+/* One call of a backend on @ai bytes of input and @ao of output; what it left of each goes to
+ * @li and @lo. */
 #ifdef PERCH_HAVE_ISAL
-static int run_isal(struct inflater *z, const uint8_t **in, size_t *in_left, uint8_t **out,
-		    size_t *out_left)
+static int step_isal(struct inflater *z, const uint8_t *in, uint32_t ai, uint8_t *out, uint32_t ao,
+		     uint32_t *li, uint32_t *lo)
 {
-	for (;;) {
-		uint32_t ai = piece(*in_left), ao = piece(*out_left);
-		int ret;
+	int ret;
 
-		z->is.next_in = (uint8_t *)*in;
-		z->is.avail_in = ai;
-		z->is.next_out = *out;
-		z->is.avail_out = ao;
-		ret = isal.run(&z->is);
-		*in += ai - z->is.avail_in;
-		*in_left -= ai - z->is.avail_in;
-		*out += ao - z->is.avail_out;
-		*out_left -= ao - z->is.avail_out;
-		if (ret != ISAL_DECOMP_OK)
-			return INFLATE_BAD;
-		if (z->is.block_state == ISAL_BLOCK_FINISH)
-			return INFLATE_END;
-		/* on past a piece's end; stopped by the end of the input or of the output */
-		if (!*in_left || !*out_left || (ai == z->is.avail_in && ao == z->is.avail_out))
-			return INFLATE_MORE;
-	}
+	z->is.next_in = (uint8_t *)in;
+	z->is.avail_in = ai;
+	z->is.next_out = out;
+	z->is.avail_out = ao;
+	ret = isal.run(&z->is);
+	*li = z->is.avail_in;
+	*lo = z->is.avail_out;
+	if (ret != ISAL_DECOMP_OK)
+		return INFLATE_BAD;
+	return z->is.block_state == ISAL_BLOCK_FINISH ? INFLATE_END : INFLATE_MORE;
 }
 #endif
 
-static int run_zlib(struct inflater *z, const uint8_t **in, size_t *in_left, uint8_t **out,
-		    size_t *out_left)
+static int step_zlib(struct inflater *z, const uint8_t *in, uint32_t ai, uint8_t *out, uint32_t ao,
+		     uint32_t *li, uint32_t *lo)
 {
-	for (;;) {
-		uint32_t ai = piece(*in_left), ao = piece(*out_left);
-		int ret;
+	int ret;
 
-		z->zs.next_in = (Bytef *)*in;
-		z->zs.avail_in = ai;
-		z->zs.next_out = *out;
-		z->zs.avail_out = ao;
-		ret = inflate(&z->zs, Z_NO_FLUSH);
-		*in += ai - z->zs.avail_in;
-		*in_left -= ai - z->zs.avail_in;
-		*out += ao - z->zs.avail_out;
-		*out_left -= ao - z->zs.avail_out;
-		if (ret == Z_STREAM_END)
-			return INFLATE_END;
-		if (ret == Z_BUF_ERROR)
-			return INFLATE_MORE; /* no progress possible: input out or output full */
-		if (ret != Z_OK)
-			return INFLATE_BAD;
-		if (!*in_left || !*out_left || (ai == z->zs.avail_in && ao == z->zs.avail_out))
-			return INFLATE_MORE;
-	}
+	z->zs.next_in = (Bytef *)in;
+	z->zs.avail_in = ai;
+	z->zs.next_out = out;
+	z->zs.avail_out = ao;
+	ret = inflate(&z->zs, Z_NO_FLUSH);
+	*li = z->zs.avail_in;
+	*lo = z->zs.avail_out;
+	if (ret == Z_STREAM_END)
+		return INFLATE_END;
+	/* (Z_BUF_ERROR: no progress possible, the input out or the output full) */
+	return ret == Z_OK || ret == Z_BUF_ERROR ? INFLATE_MORE : INFLATE_BAD;
 }
 
 int inflater_run(struct inflater *z, const uint8_t **in, size_t *in_left, uint8_t **out,
 		 size_t *out_left)
 {
-	int ret;
-
 	if (z->done)
 		return z->done;
+	for (;;) {
+		uint32_t ai = piece(*in_left), ao = piece(*out_left), li, lo;
+		int ret;
+
 #ifdef PERCH_HAVE_ISAL
-	if (z->isal)
-		ret = run_isal(z, in, in_left, out, out_left);
-	else
+		if (z->isal)
+			ret = step_isal(z, *in, ai, *out, ao, &li, &lo);
+		else
 #endif
-		ret = run_zlib(z, in, in_left, out, out_left);
-	if (ret != INFLATE_MORE)
-		z->done = ret;
-	return ret;
+			ret = step_zlib(z, *in, ai, *out, ao, &li, &lo);
+		*in += ai - li;
+		*in_left -= ai - li;
+		*out += ao - lo;
+		*out_left -= ao - lo;
+		if (ret != INFLATE_MORE) {
+			z->done = ret;
+			return ret;
+		}
+		/* on past a piece's end; stopped by the end of the input or of the output */
+		if (!*in_left || !*out_left || (li == ai && lo == ao))
+			return INFLATE_MORE;
+	}
 }
 
 void inflater_free(struct inflater *z)
