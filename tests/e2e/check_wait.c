@@ -198,6 +198,10 @@ START_TEST(test_wait_old_and_timeout)
 	t = harness_spawn("target",
 			  HARNESS_ARGV(harness_target("waitstart"), "-s", "0", "-r", "20000"));
 	pid = harness_proc_wait_ready(t, 10);
+	/* /proc gives its start time in clock ticks (10 ms), and a process that started in the
+	 * tick the wait begins in counts as new (procwait.c): started two ticks before perch,
+	 * it is old (a faster machine started perch within the target's tick) */
+	harness_sleep(2.0 / (double)sysconf(_SC_CLK_TCK));
 	perch =
 	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "--wait", "waitstart",
 						"--wait-timeout", "0.5", "-o", out));
