@@ -117,7 +117,6 @@ int elfsection_decompress(const uint8_t *data, size_t size, uint64_t sh_flags, c
 
 struct elfsection_stream {
 	uint8_t *raw; /* the section as stored, header included */
-	size_t raw_size;
 	uint8_t *out; /* size + 1 bytes */
 	size_t size, ready;
 	int comp, failed, done;
@@ -150,7 +149,6 @@ int elfsection_stream_new(uint8_t *raw, size_t size, uint64_t sh_flags, const ch
 	}
 	st = xcalloc(1, sizeof(*st));
 	st->raw = raw;
-	st->raw_size = size;
 	st->size = (size_t)info.size;
 	st->comp = info.comp;
 	st->out = xmalloc_large(st->size + 1);
