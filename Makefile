@@ -11,7 +11,7 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 PKGS := libunwind-ptrace libunwind-generic libelf capstone liblzma zlib libzstd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# capstone is dlopen()ed on first use (include/perch/disasm.h): compiled against, not linked
+# capstone is dlopen()ed on first use (include/perch/symbols/disasm.h): compiled against, not linked
 PKG_LIBS := $(shell pkg-config --libs $(filter-out capstone,$(PKGS)) 2>/dev/null)
 
 P_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
@@ -37,8 +37,8 @@ endif
 .DELETE_ON_ERROR:
 .PHONY: all check check-unit check-e2e deps demo bench clean format golden targets
 
-SRCS := $(wildcard src/*.c) $(wildcard arch/*/*.c)
-LIB_SRCS := $(filter-out src/main.c,$(SRCS))
+SRCS := $(wildcard src/*/*.c) $(wildcard arch/*.c arch/*/*.c)
+LIB_SRCS := $(filter-out src/cli/main.c,$(SRCS))
 OBJS := $(SRCS:%.c=$(O)/%.o)
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/%.o)
 UNIT_SRCS := $(wildcard tests/unit/*.c)

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "perch/arch.h"
-#include "perch/log.h"
+#include "perch/base/log.h"
 
 const struct perch_arch *perch_arch_host(void)
 {

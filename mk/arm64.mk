@@ -49,8 +49,8 @@ ifeq ($(PERCH_CROSS),1)
 endif
 
 ifeq ($(PERCH_STATIC),1)
-  # a static perch cannot dlopen() capstone: it links it (include/perch/disasm.h); nor isa-l,
-  # of which Debian ships no static library: zlib inflates (include/perch/inflate.h)
+  # a static perch cannot dlopen() capstone: it links it (include/perch/symbols/disasm.h); nor isa-l,
+  # of which Debian ships no static library: zlib inflates (include/perch/symbols/inflate.h)
   P_CFLAGS += -DPERCH_CAPSTONE_LINKED -DPERCH_NO_ISAL
   P_LDFLAGS += $(PERCH_STATIC_LDFLAGS)
   # (glibc warns that getpwnam & co., pulled in by readline, need NSS libraries at run time:
@@ -136,11 +136,11 @@ $(eval $(call arm64_target,regset,tests/arm64/regset.c,-O1))
 # it in /t (the name is what perch looks for; found through an $ORIGIN rpath) and the dex file
 # it runs. liblzma (its compressed symfiles) is linked statically: the VM has only ld.so, libc
 # and libm.
-A_FAKEART := $(A_T)/fakeart_main.c $(A_T)/target_common.c src/dex.c src/log.c src/xalloc.c
+A_FAKEART := $(A_T)/fakeart_main.c $(A_T)/target_common.c src/art/dex.c src/base/log.c src/base/xalloc.c
 $(ARM64_TARGETS)/libart.so: $(A_T)/fakeart_libart.c $(A_T)/fakeart.h $(ARM64_STAMP)
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(ARM64_CC) $(A_CFLAGS) -O1 -fPIC -shared -Wl,-soname,libart.so -o $@ $<
-$(ARM64_TARGETS)/fakeart: $(A_FAKEART) $(A_HDRS) include/perch/dex.h \
+$(ARM64_TARGETS)/fakeart: $(A_FAKEART) $(A_HDRS) include/perch/art/dex.h \
 		$(ARM64_TARGETS)/libart.so
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(ARM64_CC) $(A_CFLAGS) $(A_FP) -Iinclude -pie -o $@ $(A_FAKEART) \

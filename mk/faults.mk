@@ -1,6 +1,6 @@
 # Fault injection (issue 9): tests/faults/check_*.c suites, run by `make check` through
 # check-faults. They need a second perch, $(O)/perch-fault, built with -DPERCH_FAULT_INJECTION
-# (PERCH_CRASH_AFTER_US makes it crash on purpose, see src/main.c). The suites reuse the e2e
+# (PERCH_CRASH_AFTER_US makes it crash on purpose, see src/cli/main.c). The suites reuse the e2e
 # harness (tests/e2e/harness.c), linked, not copied.
 #   make check-faults                    all fault scenarios (about a minute and a half)
 #   CK_RUN_SUITE=faults-kill make check-faults
@@ -14,7 +14,7 @@ $(O)/tests/faults/%.o: P_CFLAGS += -I$(O)/tests/faults -Itests/e2e $(shell pkg-c
 $(O)/tests/faults/run: $(FAULTS_OBJS) $(O)/tests/e2e/harness.o $(LIB_OBJS)
 	$(call msg,LINK,$@)$(CC) $(P_LDFLAGS) -o $@ $^ $(P_LDLIBS) $(shell pkg-config --libs check)
 
-$(O)/fault/main.o: src/main.c
+$(O)/fault/main.o: src/cli/main.c
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(P_CFLAGS) -DPERCH_FAULT_INJECTION -c -o $@ $<
 

@@ -2,7 +2,7 @@
 # tests; `make check-format` (part of `make check`) fails, naming the files, when one is not
 # formatted so. Tables that read better aligned by hand are fenced with
 # `/* clang-format off */` ... `/* clang-format on */`.
-FORMAT_FILES = $(SRCS) $(wildcard arch/*.h include/perch/*.h tests/*/*.c tests/*/*.h)
+FORMAT_FILES = $(SRCS) $(wildcard arch/*.h include/perch/*.h include/perch/*/*.h src/*/*.h tests/*/*.c tests/*/*.h)
 
 format:
 	$(Q)clang-format -i $(FORMAT_FILES)

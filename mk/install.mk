@@ -28,10 +28,10 @@ COMPLETION := completion/perch.bash
 .PHONY: man install install-android uninstall deb check-docs check-install check-deb \
 	check-deb-install
 
-# The release is defined here once: src/version.c prints it, debian/changelog must agree
+# The release is defined here once: src/cli/version.c prints it, debian/changelog must agree
 # (check-docs compares them).
-$(O)/src/version.o: P_CFLAGS += -DPERCH_VERSION='"$(PERCH_VERSION)"'
-$(O)/src/version.o: mk/install.mk
+$(O)/src/cli/version.o: P_CFLAGS += -DPERCH_VERSION='"$(PERCH_VERSION)"'
+$(O)/src/cli/version.o: mk/install.mk
 
 # ---- man pages: Markdown (go-md2man's dialect) -> man(7), the version in the header ----
 $(O)/man/%: docs/man/%.md scripts/md2man.sh mk/install.mk

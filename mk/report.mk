@@ -1,7 +1,7 @@
-# The report page (issue 20; src/out-html.c writes it): web/report.{html,css,js} and uPlot,
+# The report page (issue 20; src/out/out-html.c writes it): web/report.{html,css,js} and uPlot,
 # pinned by web/package-lock.json and fetched by `npm ci` into $(O)/web only when the lock file
 # changes (nothing from npm is kept in git), put together by web/embed.py into
-# $(O)/gen/report-page.inc, which src/out-html.c includes: the page is compiled into perch, so
+# $(O)/gen/report-page.inc, which src/out/out-html.c includes: the page is compiled into perch, so
 # nothing else is installed beside the binary.
 #   make check-report-html   the page in headless Chromium (tests/report/, in `make check`)
 WEB_O := $(O)/web
@@ -21,11 +21,11 @@ $(REPORT_PAGE): web/report.html web/report.css web/report.js web/embed.py $(WEB_
 	@mkdir -p $(dir $@)
 	$(call msg,GEN,$@)python3 web/embed.py web/report.html $(WEB_O)/node_modules $@
 
-$(O)/src/out-html.o: $(REPORT_PAGE)
-$(O)/src/out-html.o: P_CFLAGS += -I$(O)/gen
+$(O)/src/out/out-html.o: $(REPORT_PAGE)
+$(O)/src/out/out-html.o: P_CFLAGS += -I$(O)/gen
 ifdef FUZZ_O
-$(FUZZ_O)/src/out-html.o: $(REPORT_PAGE)
-$(FUZZ_O)/src/out-html.o: FUZZ_CFLAGS += -I$(O)/gen
+$(FUZZ_O)/src/out/out-html.o: $(REPORT_PAGE)
+$(FUZZ_O)/src/out/out-html.o: FUZZ_CFLAGS += -I$(O)/gen
 endif
 
 # The page as a person looks at it: a real recording of the waits target, opened in headless

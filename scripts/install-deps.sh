@@ -20,7 +20,7 @@ set -eu
 # go-md2man (the man pages, docs/man/*.md, for make install), groff-base, man-db and
 # bash-completion (check-docs, check-install), debhelper and dpkg-dev (make deb);
 # lld (the module and toolchain tests link with it), libzstd-dev (zstd sections); libisal-dev
-# (isa-l's inflater, dlopen()ed: src/inflate.c; perch falls back to zlib without it); clang-format
+# (isa-l's inflater, dlopen()ed: src/symbols/inflate.c; perch falls back to zlib without it); clang-format
 # (make check-format)
 PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
 libreadline-dev check liblzma-dev zlib1g-dev libzstd-dev libisal-dev libiberty-dev elfutils gdb binutils xz-utils

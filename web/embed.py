@@ -7,7 +7,7 @@ TEMPLATE (web/report.html) names the files it inlines:
   /*@include PATH*/   the text of PATH: under the template's folder, else under NODE_MODULES
   /*@license PATH*/   the same, as a /* ... */ comment (third-party licence texts)
 The result must hold "@PERCH_DATA@" and then "@PERCH_SAMPLES@", each exactly once (where
-src/out-html.c puts the two data blocks), and no
+src/out/out-html.c puts the two data blocks), and no
 "</script" or "</style" inside an inlined file (it would end the element early). OUT.inc
 defines `static const char out_html_page[]`. Python 3 standard library only.
 """

@@ -1,4 +1,4 @@
-/* perch report page: decodes the data block src/out-html.c writes (its header comment has the
+/* perch report page: decodes the data block src/out/out-html.c writes (its header comment has the
  * format) and draws the summary, the thread timeline, the CPU and memory charts (uPlot), the
  * flame graph / icicle / left-heavy view, the top functions and callers/callees. A time range
  * (dragged on the timeline or a chart), the thread filter, the search and the zoom apply to
@@ -127,7 +127,7 @@
     for (var i = 0; i < bytes.length; i++)
       h = Math.imul(h ^ bytes[i], 16777619) >>> 0;
     var a = h & 0xff, b = (h >>> 8) & 0xff, c = (h >>> 16) & 0xff, r, g, bl;
-    /* the same families as the SVG flame graph (src/out-flamegraph.c add_colour) */
+    /* the same families as the SVG flame graph (src/out/out-flamegraph.c add_colour) */
     switch (kind) {
     case 1: r = g = bl = 165 + a % 30; break;                               /* pseudo */
     case 2: r = 235 + a % 20; g = 150 + b % 30; bl = 185 + c % 30; break;    /* kernel */
@@ -145,7 +145,7 @@
    * block @area): {dict, dictWeight, spanStart, spanEnd, spanCls}. The node dictionary with
    * the weight of each entry over the whole recording (aggregate() adds these up when no range
    * is selected) and the timeline's spans of one state class each (perch classifies the
-   * samples: src/out-html.c state_class). The per-sample columns are decoded on demand
+   * samples: src/out/out-html.c state_class). The per-sample columns are decoded on demand
    * (samplesOf). */
   function decodeThreads(area, threads, nn) {
     return threads.map(function (t) {

@@ -1,4 +1,4 @@
-/* aarch64 system-call names by number, for the wait reasons (src/waitreason.c names the call a
+/* aarch64 system-call names by number, for the wait reasons (src/proc/waitreason.c names the call a
  * blocked thread is in). */
 #include "perch/arch.h"
 

@@ -1,4 +1,4 @@
-/* i386 system-call names by number, for the wait reasons (src/waitreason.c names the call a
+/* i386 system-call names by number, for the wait reasons (src/proc/waitreason.c names the call a
  * blocked thread is in). */
 #include "perch/arch.h"
 

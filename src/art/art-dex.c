@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/art.h"
-#include "perch/dex.h"
-#include "perch/log.h"
-#include "perch/xalloc.h"
+#include "perch/art/art.h"
+#include "perch/art/dex.h"
+#include "perch/base/log.h"
+#include "perch/base/xalloc.h"
 
 #define ART_DEX_HEADER 0x88 /* the largest header (compact dex) */
 

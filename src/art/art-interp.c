@@ -35,7 +35,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "perch/art.h"
+#include "perch/art/art.h"
 
 #define ART_SWITCH_WINDOW 2048 /* bytes of stack searched above the wrapper's frame */
 

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/art.h"
-#include "perch/dex.h"
-#include "perch/log.h"
-#include "perch/xalloc.h"
+#include "perch/art/art.h"
+#include "perch/art/dex.h"
+#include "perch/base/log.h"
+#include "perch/base/xalloc.h"
 
 #define ART_MAX_RETIRED 512 /* entries kept after they left the list */
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/art.h"
-#include "perch/xalloc.h"
+#include "perch/art/art.h"
+#include "perch/base/xalloc.h"
 
 #ifndef EM_AARCH64
 #define EM_AARCH64 183

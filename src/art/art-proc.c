@@ -11,16 +11,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perch/art.h"
-#include "perch/dex.h"
-#include "perch/elffile.h"
-#include "perch/log.h"
-#include "perch/module.h"
-#include "perch/path.h"
-#include "perch/proc-maps.h"
-#include "perch/u64map.h"
-#include "perch/unwind.h"
-#include "perch/xalloc.h"
+#include "perch/art/art.h"
+#include "perch/art/dex.h"
+#include "perch/base/log.h"
+#include "perch/base/path.h"
+#include "perch/base/u64map.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-maps.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/module.h"
 
 #define ART_CHECK_NS	  1000000ULL	/* a lookup miss re-reads a list at most once per ms */
 #define ART_FULL_NS	  1000000000ULL /* and the lists re-read every second regardless */
@@ -312,26 +311,9 @@ int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *
 	return 0;
 }
 
-/* Reads for art_switch_dex_pc(): the stack snapshot only. ART keeps the SwitchImplContext, the
- * accessor and the ShadowFrame of an interpreted call on the native stack (allocas and locals
- * of interpreter.cc, interpreter_common.cc, quick_trampoline_entrypoints.cc); a heap
- * ShadowFrame (deoptimization) or a stack deeper than the copy gives no answer, and the search
- * costs no system call. */
-static int snap_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	const struct unwind_snapshot *s = ctx;
-
-	if (addr < s->stack_addr || addr - s->stack_addr > s->stack_len ||
-	    len > s->stack_len - (addr - s->stack_addr))
-		return -EFAULT;
-	memcpy(buf, s->stack + (addr - s->stack_addr), len);
-	return 0;
-}
-
-uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct unwind_snapshot *snap, uint64_t sp,
+uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct perch_mem *stack, uint64_t sp,
 				uint64_t dex_pc)
 {
-	struct perch_mem mem = {snap_read, (void *)snap};
 	struct dex_pc_entry *e = dex_cached(a, dex_pc);
 	struct dex_method prev;
 	uint64_t pc;
@@ -346,7 +328,7 @@ uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct unwind_snapshot
 				   prev.code_offset != e->m.code_offset
 			       ? 1
 			       : -1;
-	if (e->start < 0 || art_switch_dex_pc(&mem, a->is_64, sp, dex_pc, &pc) < 0)
+	if (e->start < 0 || art_switch_dex_pc(stack, a->is_64, sp, dex_pc, &pc) < 0)
 		return dex_pc;
 	return pc;
 }

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/art.h"
-#include "perch/cfi.h"
-#include "perch/elfsym.h"
-#include "perch/xalloc.h"
+#include "perch/art/art.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/cfi.h"
+#include "perch/symbols/elfsym.h"
 
 #ifndef EM_ARM
 #define EM_ARM 40

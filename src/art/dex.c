@@ -19,9 +19,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "perch/dex.h"
-#include "perch/log.h"
-#include "perch/xalloc.h"
+#include "perch/art/dex.h"
+#include "perch/base/log.h"
+#include "perch/base/xalloc.h"
 
 #define DEX_HEADER_SIZE	    0x70u
 #define DEX_HEADER_SIZE_V41 0x78u

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "perch/mapkind.h"
-#include "perch/xalloc.h"
+#include "perch/art/mapkind.h"
+#include "perch/base/xalloc.h"
 
 #define MAPKIND_MAX_NAME 4096
 

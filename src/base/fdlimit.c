@@ -1,4 +1,4 @@
-/* The file descriptor budget: see include/perch/fdlimit.h. */
+/* The file descriptor budget: see include/perch/base/fdlimit.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -6,8 +6,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "perch/fdlimit.h"
-#include "perch/log.h"
+#include "perch/base/fdlimit.h"
+#include "perch/base/log.h"
 
 static struct rlimit original;
 static int raised;

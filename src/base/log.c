@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/log.h"
+#include "perch/base/log.h"
 
 int log_level = LOG_LEVEL_NORMAL;
 

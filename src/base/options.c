@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/log.h"
-#include "perch/options.h"
-#include "perch/strbuf.h"
+#include "perch/base/log.h"
+#include "perch/base/options.h"
+#include "perch/base/strbuf.h"
 
 static int has_letter(const struct opt_spec *s)
 {

@@ -1,8 +1,8 @@
-/* File path helpers; see include/perch/path.h. */
+/* File path helpers; see include/perch/base/path.h. */
 #include <string.h>
 
-#include "perch/path.h"
-#include "perch/xalloc.h"
+#include "perch/base/path.h"
+#include "perch/base/xalloc.h"
 
 const char *path_base(const char *path)
 {

@@ -1,9 +1,9 @@
-/* String arena; see include/perch/strarena.h. */
+/* String arena; see include/perch/base/strarena.h. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/strarena.h"
-#include "perch/xalloc.h"
+#include "perch/base/strarena.h"
+#include "perch/base/xalloc.h"
 
 #define STRARENA_CHUNK (64 * 1024)
 

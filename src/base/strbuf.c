@@ -1,10 +1,10 @@
-/* Growable strings; see include/perch/strbuf.h for the invariants. */
+/* Growable strings; see include/perch/base/strbuf.h for the invariants. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/strbuf.h"
-#include "perch/xalloc.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
 
 char strbuf_empty_[1];
 

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "perch/textscan.h"
+#include "perch/base/textscan.h"
 
 /* Is there a byte to read at @p? (@end NULL: the string's NUL stops every scanner anyway.) */
 static int more(const char *p, const char *end)

@@ -1,9 +1,9 @@
-/* u64 -> u32 hash map; see include/perch/u64map.h. */
+/* u64 -> u32 hash map; see include/perch/base/u64map.h. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/u64map.h"
-#include "perch/xalloc.h"
+#include "perch/base/u64map.h"
+#include "perch/base/xalloc.h"
 
 #define U64MAP_MIN 64
 

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "perch/log.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/xalloc.h"
 
 void *xmalloc(size_t n)
 {

@@ -10,17 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/cmd.h"
-#include "perch/disasm.h"
-#include "perch/elffile.h"
-#include "perch/elfsym.h"
-#include "perch/log.h"
-#include "perch/options.h"
-#include "perch/profile.h"
-#include "perch/report.h"
-#include "perch/strbuf.h"
-#include "perch/u64map.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/options.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/u64map.h"
+#include "perch/base/xalloc.h"
+#include "perch/cli/cmd.h"
+#include "perch/profile/profile.h"
+#include "perch/report/report.h"
+#include "perch/symbols/disasm.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/elfsym.h"
 
 #define ANNOTATE_MAX_CODE (256u << 10) /* bytes of one function we disassemble */
 

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/cmd.h"
-#include "perch/log.h"
-#include "perch/meminfo.h"
-#include "perch/options.h"
-#include "perch/proc-smaps.h"
-#include "perch/strbuf.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/options.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/cli/cmd.h"
+#include "perch/proc/meminfo.h"
+#include "perch/proc/proc-smaps.h"
 
 enum { OPT_SMAPS = 256, OPT_RULES, OPT_JSON, OPT_HELP };
 

@@ -8,16 +8,16 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "perch/cmd.h"
-#include "perch/log.h"
-#include "perch/output.h"
-#include "perch/procwait.h"
-#include "perch/profile.h"
-#include "perch/record-core.h"
-#include "perch/repl.h"
-#include "perch/sampler.h"
-#include "perch/strbuf.h"
-#include "perch/tracee.h"
+#include "perch/base/log.h"
+#include "perch/base/strbuf.h"
+#include "perch/cli/cmd.h"
+#include "perch/cli/repl.h"
+#include "perch/out/output.h"
+#include "perch/profile/profile.h"
+#include "perch/record/procwait.h"
+#include "perch/record/record-core.h"
+#include "perch/sample/sampler.h"
+#include "perch/sample/tracee.h"
 
 static const char record_synopsis[] =
     "usage: perch record [options] -p PID[,PID...]\n"

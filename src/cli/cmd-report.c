@@ -6,19 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/cmd.h"
-#include "perch/framestats.h"
-#include "perch/log.h"
-#include "perch/options.h"
-#include "perch/output.h"
-#include "perch/profile.h"
-#include "perch/recording.h"
-#include "perch/repl.h"
-#include "perch/report-diff.h"
-#include "perch/report.h"
-#include "perch/strbuf.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/options.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/cli/cmd.h"
+#include "perch/cli/repl.h"
+#include "perch/out/output.h"
+#include "perch/out/writers.h"
+#include "perch/proc/framestats.h"
+#include "perch/profile/profile.h"
+#include "perch/profile/recording.h"
+#include "perch/report/report-diff.h"
+#include "perch/report/report.h"
 
 #define REPORT_MAX_OUTPUTS 8
 

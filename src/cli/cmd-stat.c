@@ -9,14 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perch/cmd.h"
-#include "perch/cpustat.h"
-#include "perch/log.h"
-#include "perch/options.h"
-#include "perch/proc-task.h"
-#include "perch/strbuf.h"
-#include "perch/timeline.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/options.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/cli/cmd.h"
+#include "perch/proc/cpustat.h"
+#include "perch/proc/proc-task.h"
+#include "perch/proc/timeline.h"
 
 #define STAT_DEFAULT_MS 1000
 

@@ -1,12 +1,12 @@
 /* `perch top -p PID`: the prompt's live view of the hottest functions as a command (like
  * py-spy top); `perch threads -p PID` and `perch maps -p PID` likewise. They run their prompt
  * faces (repl-cmds.c), so both ways behave the same. */
-#include "perch/cmd.h"
-#include "perch/options.h"
-#include "perch/record-opts.h"
-#include "perch/repl.h"
-#include "perch/strbuf.h"
-#include "perch/xalloc.h"
+#include "perch/base/options.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/cli/cmd.h"
+#include "perch/cli/repl.h"
+#include "perch/record/record-opts.h"
 
 /* What the prompt needs to run them: attach, and the commands themselves. */
 static const struct cmd *const table[] = {&cmd_attach, &cmd_top, &cmd_threads, &cmd_maps};

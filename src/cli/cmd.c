@@ -1,8 +1,8 @@
 /* What the commands share: printing a command's help. */
 #include <stdio.h>
 
-#include "perch/cmd.h"
-#include "perch/strbuf.h"
+#include "perch/base/strbuf.h"
+#include "perch/cli/cmd.h"
 
 void cmd_print_help(const struct cmd *c, FILE *f)
 {

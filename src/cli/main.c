@@ -2,12 +2,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "perch/cmd.h"
-#include "perch/fdlimit.h"
-#include "perch/log.h"
-#include "perch/repl.h"
-#include "perch/version.h"
-#include "perch/xalloc.h"
+#include "perch/base/fdlimit.h"
+#include "perch/base/log.h"
+#include "perch/base/xalloc.h"
+#include "perch/cli/cmd.h"
+#include "perch/cli/repl.h"
+#include "perch/cli/version.h"
 
 #ifdef PERCH_FAULT_INJECTION
 #include <errno.h>

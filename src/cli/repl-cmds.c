@@ -12,28 +12,29 @@
 #include <unistd.h>
 
 #include "perch/arch.h"
-#include "perch/cmd.h"
-#include "perch/cpustat.h"
-#include "perch/dump.h"
-#include "perch/log.h"
-#include "perch/options.h"
-#include "perch/output.h"
-#include "perch/proc-maps.h"
-#include "perch/proc-task.h"
-#include "perch/profile.h"
-#include "perch/record-core.h"
-#include "perch/record-opts.h"
-#include "perch/recording.h"
-#include "perch/repl.h"
-#include "perch/resolve.h"
-#include "perch/sampler.h"
-#include "perch/session.h"
-#include "perch/strbuf.h"
-#include "perch/symbolize.h"
-#include "perch/tracee.h"
-#include "perch/unwind.h"
-#include "perch/waitreason.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/monotime.h"
+#include "perch/base/options.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/cli/cmd.h"
+#include "perch/cli/repl.h"
+#include "perch/out/output.h"
+#include "perch/proc/cpustat.h"
+#include "perch/proc/proc-maps.h"
+#include "perch/proc/proc-task.h"
+#include "perch/proc/waitreason.h"
+#include "perch/profile/profile.h"
+#include "perch/profile/recording.h"
+#include "perch/record/dump.h"
+#include "perch/record/record-core.h"
+#include "perch/record/record-opts.h"
+#include "perch/record/session.h"
+#include "perch/sample/sampler.h"
+#include "perch/sample/tracee.h"
+#include "perch/symbols/symbolize.h"
+#include "perch/unwind/resolve.h"
+#include "perch/unwind/unwind.h"
 
 #define THREADS_WINDOW_MS 250 /* CPU % of `threads` is measured over this long */
 #define TOP_ROWS	  20
@@ -86,7 +87,7 @@ static struct repl_rec *rec_new(struct repl *r)
 	record_opts_copy(&rec->rc.o, &r->defaults);
 	/* every format can be saved later, including the ones that need samples in order */
 	rec->rc.keep_samples = 1;
-	rec->start_ns = tracee_now_ns();
+	rec->start_ns = monotime_ns();
 	rec->pid = r->s->pid;
 	snprintf(rec->comm, sizeof(rec->comm), "%s", r->s->comm);
 	return rec;
@@ -102,7 +103,7 @@ static int rec_setup(struct session *s, struct repl_rec *rec)
 		return -ENOEXEC;
 	if (!profile_meta(rec->rc.p, "comm"))
 		profile_set_meta(rec->rc.p, "comm", rec->comm);
-	rec->start_ns = tracee_now_ns();
+	rec->start_ns = monotime_ns();
 	return 0;
 }
 
@@ -180,7 +181,7 @@ static void rec_report(struct repl *r, const struct repl_rec *rec, int with_summ
 	const struct record_core *rc = &rec->rc;
 	int running = rec->running;
 	double elapsed =
-	    running ? (double)(tracee_now_ns() - rec->start_ns) / 1e9 : rc->st->elapsed_s;
+	    running ? (double)(monotime_ns() - rec->start_ns) / 1e9 : rc->st->elapsed_s;
 	/* while it runs, the ptrace thread's count (read without the worker's profile) */
 	unsigned long long samples = running || !rc->p
 					 ? __atomic_load_n(&rc->st->samples, __ATOMIC_RELAXED)
@@ -607,7 +608,7 @@ static int top_job(struct session *s, void *arg)
 	struct repl_rec *rec = q->rec;
 	struct record_core *rc = &rec->rc;
 	struct repl *r = rec->r;
-	uint64_t end = rc->o.duration > 0 ? tracee_now_ns() + (uint64_t)(rc->o.duration * 1e9) : 0;
+	uint64_t end = rc->o.duration > 0 ? monotime_ns() + (uint64_t)(rc->o.duration * 1e9) : 0;
 	int code = PERCH_EXIT_OK;
 
 	if (rec_setup(s, rec) < 0) {
@@ -624,7 +625,7 @@ static int top_job(struct session *s, void *arg)
 		so.stop = &s->stop_fg;
 		so.no_signals = 1;
 		if (end) {
-			uint64_t now = tracee_now_ns();
+			uint64_t now = monotime_ns();
 
 			if (now >= end)
 				break;
@@ -638,7 +639,7 @@ static int top_job(struct session *s, void *arg)
 		rc->st->ticks += st->ticks;
 		rc->st->err_regs += st->err_regs;
 		rc->st->err_stack += st->err_stack;
-		rc->st->elapsed_s = (double)(tracee_now_ns() - rec->start_ns) / 1e9;
+		rc->st->elapsed_s = (double)(monotime_ns() - rec->start_ns) / 1e9;
 		rc->st->stop_reason = st->stop_reason;
 		q->last_s = st->elapsed_s;
 		free(st);

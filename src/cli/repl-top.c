@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/path.h"
-#include "perch/profile.h"
-#include "perch/repl.h"
-#include "perch/strbuf.h"
-#include "perch/u64map.h"
-#include "perch/xalloc.h"
+#include "perch/base/path.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/u64map.h"
+#include "perch/base/xalloc.h"
+#include "perch/cli/repl.h"
+#include "perch/profile/profile.h"
 
 #define NAME_NO_STACK UINT32_MAX
 

@@ -1,6 +1,6 @@
 /* The prompt and scripted mode: read command lines, dispatch them (the REPL's own session
  * commands in repl-cmds.c first, then the CLI table), print one result per command; see
- * include/perch/repl.h. readline's callback interface lets one select() loop watch the
+ * include/perch/cli/repl.h. readline's callback interface lets one select() loop watch the
  * keyboard, Ctrl-C (a self-pipe) and the session's notices (a recording that ended, a target
  * that exited) at once. */
 #include <ctype.h>
@@ -22,18 +22,18 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#include "perch/cmd.h"
-#include "perch/fdlimit.h"
-#include "perch/json.h"
-#include "perch/log.h"
-#include "perch/options.h"
-#include "perch/output.h"
-#include "perch/proc-task.h"
-#include "perch/procwait.h"
-#include "perch/record-opts.h"
-#include "perch/repl.h"
-#include "perch/session.h"
-#include "perch/xalloc.h"
+#include "perch/base/fdlimit.h"
+#include "perch/base/log.h"
+#include "perch/base/options.h"
+#include "perch/base/xalloc.h"
+#include "perch/cli/cmd.h"
+#include "perch/cli/repl.h"
+#include "perch/out/json.h"
+#include "perch/out/output.h"
+#include "perch/proc/proc-task.h"
+#include "perch/record/procwait.h"
+#include "perch/record/record-opts.h"
+#include "perch/record/session.h"
 
 #define REPL_HISTORY_MAX 1000
 #define REPL_MAX_MATCHES 64

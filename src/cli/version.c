@@ -13,10 +13,10 @@
 #include <readline/readline.h>
 #include <zlib.h>
 
-#include "perch/disasm.h"
-#include "perch/inflate.h"
 #include "perch/arch.h"
-#include "perch/version.h"
+#include "perch/cli/version.h"
+#include "perch/symbols/disasm.h"
+#include "perch/symbols/inflate.h"
 
 #ifndef PERCH_VERSION
 #define PERCH_VERSION "0.1"

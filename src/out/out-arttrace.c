@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/json.h"
-#include "perch/path.h"
-#include "perch/profile.h"
-#include "perch/strbuf.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/path.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/json.h"
+#include "perch/out/writers.h"
+#include "perch/profile/profile.h"
 
 #define ART_MAGIC	 0x574f4c53u /* "SLOW" */
 #define ART_VERSION	 2

@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/json.h"
-#include "perch/path.h"
-#include "perch/profile.h"
-#include "perch/framestats.h"
-#include "perch/stall.h"
-#include "perch/strbuf.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/path.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/json.h"
+#include "perch/out/writers.h"
+#include "perch/proc/framestats.h"
+#include "perch/proc/stall.h"
+#include "perch/profile/profile.h"
 
 /* One frame of a sample, root first. A location without frames is an item of its own. */
 struct item {

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/diff.h"
-#include "perch/json.h"
-#include "perch/output.h"
-#include "perch/strbuf.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/json.h"
+#include "perch/out/output.h"
+#include "perch/out/writers.h"
+#include "perch/profile/diff.h"
 
 #define DIFF_TEXT_ROWS 20
 

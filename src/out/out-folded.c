@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/diff.h"
-#include "perch/output.h"
-#include "perch/path.h"
-#include "perch/profile.h"
-#include "perch/strbuf.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/path.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/output.h"
+#include "perch/out/writers.h"
+#include "perch/profile/diff.h"
+#include "perch/profile/profile.h"
 
 struct folded_line {
 	char *text; /* the stack part, without the count */

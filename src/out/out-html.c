@@ -43,15 +43,15 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "perch/framestats.h"
-#include "perch/json.h"
-#include "perch/path.h"
-#include "perch/profile.h"
-#include "perch/stall.h"
-#include "perch/strbuf.h"
-#include "perch/u64map.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/path.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/u64map.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/json.h"
+#include "perch/out/writers.h"
+#include "perch/proc/framestats.h"
+#include "perch/proc/stall.h"
+#include "perch/profile/profile.h"
 
 /* out_html_page[]: the page with HTML_DATA_MARK where the data block goes */
 #include "report-page.inc"
@@ -149,7 +149,7 @@ static void put_varint(struct strbuf *sb, uint64_t v)
 
 /* The wait a stack ending in a frame named @name means: HTML_W_NONE, HTML_W_RUN ("[running]")
  * or the class of the wait frame ("[io read]", "[lock futex]", "[sleep nanosleep]"...; see
- * src/procwait.c for the names perch gives). */
+ * src/record/procwait.c for the names perch gives). */
 static int wait_class(const struct profile *p, uint32_t name, uint8_t kind)
 {
 	static const struct {

@@ -1,5 +1,5 @@
 /* JSON string escaping and UTF-8 validation for the writers (json.h); no JSON parsing. */
-#include "perch/json.h"
+#include "perch/out/json.h"
 
 uint32_t json_utf8_next(const char *s, size_t *len)
 {

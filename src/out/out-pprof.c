@@ -6,12 +6,12 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "perch/json.h"
-#include "perch/profile.h"
-#include "perch/strbuf.h"
-#include "perch/u64map.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/u64map.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/json.h"
+#include "perch/out/writers.h"
+#include "perch/profile/profile.h"
 
 /* wire types */
 #define PB_VARINT 0

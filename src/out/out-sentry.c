@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/framestats.h"
-#include "perch/json.h"
-#include "perch/path.h"
-#include "perch/profile.h"
-#include "perch/strbuf.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/path.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/json.h"
+#include "perch/out/writers.h"
+#include "perch/proc/framestats.h"
+#include "perch/profile/profile.h"
 
 #define SENTRY_CHUNK_NS	   60000000000ULL /* envelope chunk length (Relay allows 66 s) */
 #define SENTRY_IMAGE_BASE  0x10000ULL	  /* first synthetic image_addr */

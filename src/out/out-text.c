@@ -5,14 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/json.h"
-#include "perch/output.h"
-#include "perch/path.h"
-#include "perch/profile.h"
-#include "perch/strbuf.h"
-#include "perch/u64map.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/path.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/u64map.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/json.h"
+#include "perch/out/output.h"
+#include "perch/out/writers.h"
+#include "perch/profile/profile.h"
 
 #define TEXT_NO_STACK "[no stack]"
 

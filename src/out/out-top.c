@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/output.h"
-#include "perch/profile.h"
-#include "perch/strbuf.h"
-#include "perch/xalloc.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/output.h"
+#include "perch/profile/profile.h"
 
 #define TOP_DEFAULT 20
 /* The name id of the pseudo function that counts samples with an empty stack. */

@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perch/output.h"
-#include "perch/path.h"
-#include "perch/recording.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/path.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/output.h"
+#include "perch/out/writers.h"
+#include "perch/profile/recording.h"
 
 const struct output_format output_formats[] = {
     {"folded", ".folded", out_folded_write, 0, "folded stacks (flamegraph.pl, speedscope)"},

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perch/cpustat.h"
-#include "perch/textscan.h"
-#include "perch/xalloc.h"
+#include "perch/base/textscan.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/cpustat.h"
 
 /* Longest cpu line: "cpuNNNN" + 10 numbers of 20 digits, with margin. */
 #define CPUSTAT_LINE_MAX 512

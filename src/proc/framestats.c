@@ -1,4 +1,4 @@
-/* Android framestats (include/perch/framestats.h): the PROFILEDATA blocks of `dumpsys gfxinfo
+/* Android framestats (include/perch/proc/framestats.h): the PROFILEDATA blocks of `dumpsys gfxinfo
  * PKG framestats` parsed by column name, repeated polls merged, frames classified slow or
  * frozen, and the summary of the main thread's stacks during slow frames. */
 #include <errno.h>
@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/framestats.h"
-#include "perch/profile.h"
-#include "perch/stall.h"
-#include "perch/strbuf.h"
-#include "perch/textscan.h"
-#include "perch/xalloc.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/textscan.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/framestats.h"
+#include "perch/proc/stall.h"
+#include "perch/profile/profile.h"
 
 #define MARKER	      "---PROFILEDATA---"
 #define MIN_PERIOD_NS 4000000ULL /* 250 Hz: smaller IntendedVsync gaps are not a vsync period */

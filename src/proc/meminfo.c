@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/meminfo.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/meminfo.h"
 
 static const struct heap_name {
 	const char *label, *key;

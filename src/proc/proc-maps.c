@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/proc-maps.h"
-#include "perch/proc-task.h"
-#include "perch/textscan.h"
-#include "perch/xalloc.h"
+#include "perch/base/textscan.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-maps.h"
+#include "perch/proc/proc-task.h"
 
 /* More mappings than vm.max_map_count allows by default (65530), with a wide margin. */
 #define PROC_MAPS_MAX_LINES (1u << 22)

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/proc-smaps.h"
-#include "perch/proc-task.h"
-#include "perch/textscan.h"
-#include "perch/xalloc.h"
+#include "perch/base/textscan.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-smaps.h"
+#include "perch/proc/proc-task.h"
 
 /* More mappings than vm.max_map_count allows by default (65530), with a wide margin. */
 #define PROC_SMAPS_MAX_MAPS (1u << 22)

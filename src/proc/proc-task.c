@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perch/proc-task.h"
-#include "perch/textscan.h"
-#include "perch/xalloc.h"
+#include "perch/base/textscan.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-task.h"
 
 /* Larger than any /proc file perch reads (maps of a big Android app is a few MB). */
 #define PROC_READ_MAX (256u << 20)

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "perch/profile.h"
-#include "perch/strbuf.h"
-#include "perch/timeline.h"
-#include "perch/xalloc.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/timeline.h"
+#include "perch/profile/profile.h"
 
 /* One counter's points as meta text ("T=V T=V ...", writers.h "counters"), formatted as they
  * come. Kept until timeline_drain() hands them on (a recording streams them to disk), or for

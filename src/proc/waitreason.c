@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "perch/arch.h"
-#include "perch/proc-task.h"
-#include "perch/textscan.h"
-#include "perch/waitreason.h"
-#include "perch/xalloc.h"
+#include "perch/base/textscan.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-task.h"
+#include "perch/proc/waitreason.h"
 
 /* Longest syscall line: 9 numbers of at most 18 characters, with margin. */
 #define WAITREASON_LINE_MAX 512

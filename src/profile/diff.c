@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/diff.h"
-#include "perch/log.h"
-#include "perch/path.h"
-#include "perch/profile.h"
-#include "perch/strarena.h"
-#include "perch/strbuf.h"
-#include "perch/u64map.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/path.h"
+#include "perch/base/strarena.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/u64map.h"
+#include "perch/base/xalloc.h"
+#include "perch/profile/diff.h"
+#include "perch/profile/profile.h"
 
 #define NO_ID UINT32_MAX
 

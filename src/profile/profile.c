@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/profile.h"
-#include "perch/log.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/xalloc.h"
+#include "perch/profile/profile.h"
 
 /* An open-addressing set of ids. The key of a slot is found through its id, so the table
  * holds only 4 bytes per slot; hash and equality come from the caller. */

@@ -1,5 +1,5 @@
-/* The recording file (format in include/perch/recording.h): a writer that streams what is new
- * in the profile as zlib-compressed, checksummed chunks, and a reader that rebuilds a profile
+/* The recording file (format in include/perch/profile/recording.h): a writer that streams what is
+ * new in the profile as zlib-compressed, checksummed chunks, and a reader that rebuilds a profile
  * from them, checking every size, count and id. */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,12 +11,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "perch/log.h"
-#include "perch/profile.h"
-#include "perch/recording.h"
-#include "perch/strbuf.h"
-#include "perch/u64map.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/u64map.h"
+#include "perch/base/xalloc.h"
+#include "perch/profile/profile.h"
+#include "perch/profile/recording.h"
 
 #define HEADER_SIZE	  16
 #define CHUNK_HEADER	  16

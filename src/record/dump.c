@@ -5,16 +5,17 @@
 #include <time.h>
 
 #include "perch/arch.h"
-#include "perch/dump.h"
-#include "perch/path.h"
-#include "perch/proc-maps.h"
-#include "perch/proc-task.h"
-#include "perch/profile.h"
-#include "perch/resolve.h"
-#include "perch/sampler.h"
-#include "perch/strbuf.h"
-#include "perch/tracee.h"
-#include "perch/xalloc.h"
+#include "perch/base/monotime.h"
+#include "perch/base/path.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-maps.h"
+#include "perch/proc/proc-task.h"
+#include "perch/profile/profile.h"
+#include "perch/record/dump.h"
+#include "perch/sample/sampler.h"
+#include "perch/sample/tracee.h"
+#include "perch/unwind/resolve.h"
 
 #define DUMP_STACK_SIZE (256 * 1024)
 /* A stopped thread's stack is copied whole, up to this (a 3000-frame recursion of 200-byte
@@ -140,7 +141,7 @@ static size_t check_blocked(struct tracee *t, const struct perch_arch *arch,
 void dump_collect(struct tracee *t, const struct perch_arch *arch, struct dump_thread *dts,
 		  size_t nr)
 {
-	uint64_t start = tracee_now_ns(), next_check = start + DUMP_D_CHECK_NS;
+	uint64_t start = monotime_ns(), next_check = start + DUMP_D_CHECK_NS;
 	uint64_t deadline = start + DUMP_STOP_TIMEOUT_MS * 1000000ULL;
 	struct tracee_event ev;
 	size_t waiting = 0;
@@ -155,10 +156,10 @@ void dump_collect(struct tracee *t, const struct perch_arch *arch, struct dump_t
 
 		if (dt && dt->state == 'D')
 			take_blocked(t, arch, dt);
-		else if (dt && tracee_interrupt(t, th, tracee_now_ns()) == 0)
+		else if (dt && tracee_interrupt(t, th, monotime_ns()) == 0)
 			waiting++;
 	}
-	while (waiting && tracee_now_ns() < deadline) {
+	while (waiting && monotime_ns() < deadline) {
 		int ret = tracee_poll(t, &ev);
 		struct dump_thread *dt;
 
@@ -167,7 +168,7 @@ void dump_collect(struct tracee *t, const struct perch_arch *arch, struct dump_t
 		if (ret == 0) {
 			struct timespec ts = {0, 100000};
 
-			if (tracee_now_ns() >= next_check) {
+			if (monotime_ns() >= next_check) {
 				next_check += DUMP_D_CHECK_NS;
 				waiting -= check_blocked(t, arch, dts, nr);
 			}

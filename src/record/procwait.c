@@ -1,5 +1,5 @@
 /* Waiting for a process to start by name: kernel process events when allowed, else /proc
- * polling; see include/perch/procwait.h. */
+ * polling; see include/perch/record/procwait.h. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,10 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perch/log.h"
-#include "perch/proc-task.h"
-#include "perch/procwait.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-task.h"
+#include "perch/record/procwait.h"
 
 #define COMM_LEN	15		    /* TASK_COMM_LEN - 1: the kernel truncates comm */
 #define YOUNG_NS	(2 * 1000000000ULL) /* polling: a new process is looked at again this long */

@@ -1,6 +1,6 @@
 /* The recording core of `perch record` and the REPL's record/top: options, sampler callbacks,
  * timelines, stalls, the streamed recording, summary and outputs; see
- * include/perch/record-core.h. */
+ * include/perch/record/record-core.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -13,23 +13,23 @@
 #include <unistd.h>
 
 #include "perch/arch.h"
-#include "perch/log.h"
-#include "perch/output.h"
-#include "perch/proc-task.h"
-#include "perch/profile.h"
-#include "perch/record-core.h"
-#include "perch/record-opts.h"
-#include "perch/record-ring.h"
-#include "perch/recording.h"
-#include "perch/resolve.h"
-#include "perch/sampler-hold.h"
-#include "perch/stall.h"
-#include "perch/symbolize.h"
-#include "perch/timeline.h"
-#include "perch/tracee.h"
-#include "perch/unwind.h"
-#include "perch/waitreason.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/output.h"
+#include "perch/proc/proc-task.h"
+#include "perch/proc/stall.h"
+#include "perch/proc/timeline.h"
+#include "perch/proc/waitreason.h"
+#include "perch/profile/profile.h"
+#include "perch/profile/recording.h"
+#include "perch/record/record-core.h"
+#include "perch/record/record-opts.h"
+#include "perch/record/record-ring.h"
+#include "perch/sample/sampler-hold.h"
+#include "perch/sample/tracee.h"
+#include "perch/symbols/symbolize.h"
+#include "perch/unwind/resolve.h"
+#include "perch/unwind/unwind.h"
 
 /* ---- the sampler callbacks (the sampler's worker thread) ---- */
 
@@ -646,7 +646,7 @@ void record_core_discard(struct record_core *rc)
 		unlink(rc->rw_path);
 }
 
-/* What the writers need to know about the recording (see include/perch/writers.h). */
+/* What the writers need to know about the recording (see include/perch/out/writers.h). */
 static void set_meta(struct record_core *rc, double elapsed_s)
 {
 	char buf[64];

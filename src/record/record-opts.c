@@ -7,15 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/log.h"
-#include "perch/options.h"
-#include "perch/output.h"
-#include "perch/record-opts.h"
-#include "perch/stall.h"
-#include "perch/strbuf.h"
-#include "perch/timeline.h"
-#include "perch/unwind.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/options.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/output.h"
+#include "perch/proc/stall.h"
+#include "perch/proc/timeline.h"
+#include "perch/record/record-opts.h"
+#include "perch/unwind/unwind.h"
 
 /* The table's order is the order of `--help`. */
 enum opt_id {

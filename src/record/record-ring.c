@@ -1,4 +1,4 @@
-/* Windows of a recording written while it runs (see include/perch/record-ring.h). */
+/* Windows of a recording written while it runs (see include/perch/record/record-ring.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -6,14 +6,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perch/log.h"
-#include "perch/output.h"
-#include "perch/profile.h"
-#include "perch/record-opts.h"
-#include "perch/record-ring.h"
-#include "perch/stall.h"
-#include "perch/strbuf.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/output.h"
+#include "perch/proc/stall.h"
+#include "perch/profile/profile.h"
+#include "perch/record/record-opts.h"
+#include "perch/record/record-ring.h"
 
 #define PRUNE_NS (250 * 1000000ULL) /* drop old samples at most this often */
 /* a window or chunk is written once a sample this much past its end came: the samples of

@@ -1,5 +1,5 @@
 /* The session thread: owns the attached target and runs the jobs the REPL posts; see
- * include/perch/session.h. */
+ * include/perch/record/session.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -10,10 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perch/log.h"
-#include "perch/proc-task.h"
-#include "perch/session.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-task.h"
+#include "perch/record/session.h"
 
 #define SESSION_IDLE_MS	  200 /* longest idle sleep without a SIGCHLD */
 #define SESSION_DETACH_MS 2000

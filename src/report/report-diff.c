@@ -5,18 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/cmd.h"
-#include "perch/diff.h"
-#include "perch/log.h"
-#include "perch/options.h"
-#include "perch/output.h"
-#include "perch/path.h"
-#include "perch/profile.h"
-#include "perch/report-diff.h"
-#include "perch/report.h"
-#include "perch/strbuf.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/exitcode.h"
+#include "perch/base/log.h"
+#include "perch/base/options.h"
+#include "perch/base/path.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/output.h"
+#include "perch/out/writers.h"
+#include "perch/profile/diff.h"
+#include "perch/profile/profile.h"
+#include "perch/report/report-diff.h"
+#include "perch/report/report.h"
 
 void report_diff_args_init(struct report_diff_args *a)
 {

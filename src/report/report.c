@@ -4,17 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/cmd.h"
-#include "perch/elffile.h"
-#include "perch/log.h"
-#include "perch/options.h"
-#include "perch/path.h"
-#include "perch/profile.h"
-#include "perch/recording.h"
-#include "perch/report.h"
-#include "perch/symbolize.h"
-#include "perch/symfs.h"
-#include "perch/xalloc.h"
+#include "perch/base/exitcode.h"
+#include "perch/base/log.h"
+#include "perch/base/options.h"
+#include "perch/base/path.h"
+#include "perch/base/xalloc.h"
+#include "perch/profile/profile.h"
+#include "perch/profile/recording.h"
+#include "perch/report/report.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/symbolize.h"
+#include "perch/symbols/symfs.h"
 
 void report_filter_init(struct report_filter *f)
 {

@@ -1,4 +1,4 @@
-/* CPU holders for the sampler: see include/perch/sampler-hold.h for why and how. */
+/* CPU holders for the sampler: see include/perch/sample/sampler-hold.h for why and how. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -11,10 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perch/log.h"
-#include "perch/sampler-hold.h"
-#include "perch/tracee.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/monotime.h"
+#include "perch/base/xalloc.h"
+#include "perch/sample/sampler-hold.h"
+#include "perch/sample/tracee.h"
 
 struct holder {
 	struct sampler_hold *h;
@@ -58,7 +59,7 @@ static void sleep_until(struct sampler_hold *h, uint64_t ns)
 	struct timespec ts = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
 
 	pthread_mutex_lock(&h->qlock);
-	while (!atomic_load(&h->quit) && tracee_now_ns() < ns)
+	while (!atomic_load(&h->quit) && monotime_ns() < ns)
 		if (pthread_cond_timedwait(&h->qwake, &h->qlock, &ts) == ETIMEDOUT)
 			break;
 	pthread_mutex_unlock(&h->qlock);
@@ -70,7 +71,7 @@ static void sleep_until(struct sampler_hold *h, uint64_t ns)
 static void hold(struct holder *c, uint64_t fire)
 {
 	struct sampler_hold *h = c->h;
-	uint64_t start = tracee_now_ns();
+	uint64_t start = monotime_ns();
 	unsigned int n = 0;
 
 	if (atomic_load(&h->tracer_cpu) == c->cpu)
@@ -78,7 +79,7 @@ static void hold(struct holder *c, uint64_t fire)
 	atomic_store(&c->holding, fire);
 	while (atomic_load(&h->released) < fire && !atomic_load(&h->quit)) {
 		cpu_relax();
-		if ((++n & 63) == 0 && tracee_now_ns() - start > h->max_hold_ns)
+		if ((++n & 63) == 0 && monotime_ns() - start > h->max_hold_ns)
 			break;
 	}
 	atomic_store(&c->holding, 0);
@@ -258,7 +259,7 @@ int sampler_hold_wait(struct sampler_hold *h, int cpu, int self, uint64_t fire_n
 		return 0;
 	while (atomic_load(&c->holding) != fire_ns) {
 		cpu_relax();
-		if ((++n & 15) == 0 && tracee_now_ns() >= deadline_ns)
+		if ((++n & 15) == 0 && monotime_ns() >= deadline_ns)
 			return 0;
 	}
 	return 1;
@@ -271,6 +272,6 @@ void sampler_hold_release(struct sampler_hold *h, uint64_t fire_ns)
 
 void sampler_spin_until(uint64_t ns)
 {
-	while (tracee_now_ns() < ns)
+	while (monotime_ns() < ns)
 		cpu_relax();
 }

@@ -1,4 +1,4 @@
-/* The sampling loop; see include/perch/sampler.h and docs/design/perf-baseline.md
+/* The sampling loop; see include/perch/sample/sampler.h and docs/design/perf-baseline.md
  * (design lessons 1, 3, 4: copy only in the stop window, interrupt all threads then collect,
  * handle stops as soon as SIGCHLD arrives). */
 #include <errno.h>
@@ -14,16 +14,17 @@
 #include <unistd.h>
 
 #include "perch/arch.h"
-#include "perch/fdlimit.h"
-#include "perch/log.h"
-#include "perch/proc-task.h"
-#include "perch/sampler.h"
-#include "perch/sampler-hold.h"
-#include "perch/tracee.h"
-#include "perch/unwind.h"
-#include "perch/unwind-ptrace.h"
-#include "perch/waitreason.h"
-#include "perch/xalloc.h"
+#include "perch/base/fdlimit.h"
+#include "perch/base/log.h"
+#include "perch/base/monotime.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-task.h"
+#include "perch/proc/waitreason.h"
+#include "perch/sample/sampler-hold.h"
+#include "perch/sample/sampler.h"
+#include "perch/sample/tracee.h"
+#include "perch/unwind/unwind-ptrace.h"
+#include "perch/unwind/unwind.h"
 
 #define SAMPLER_NICE	(-10)
 #define SAMPLER_RT_PRIO 1 /* the ptrace thread's SCHED_FIFO priority, when allowed */
@@ -128,7 +129,7 @@ void sampler_block_signals(sigset_t *old)
 static int take_snapshot(struct tracee *t, const struct perch_arch *arch,
 			 const struct tracee_thread *th, struct unwind_snapshot *snap)
 {
-	snap->time_ns = tracee_now_ns();
+	snap->time_ns = monotime_ns();
 	snap->regs.valid = 0; /* (a reused item's, if the read fails) */
 	snap->regs.broken_call = 0;
 	return unwind_snapshot_take(t->pid, th->tid, arch, snap);
@@ -160,7 +161,7 @@ int sampler_snapshot_blocked(const struct perch_arch *arch, pid_t tid, const cha
 {
 	struct waitreason_syscall sc;
 
-	snap->time_ns = tracee_now_ns();
+	snap->time_ns = monotime_ns();
 	snap->tid = tid;
 	snap->pac_mask = 0;
 	memset(&snap->regs, 0, sizeof(snap->regs));
@@ -763,7 +764,7 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 		note_broken_call(th, arch, &it->snap.regs); /* (out of the stop window) */
 	w->awaited_stops += s->awaited;
 	s->awaited = 0;
-	us = (tracee_now_ns() - th->interrupt_ns) / 1000;
+	us = (monotime_ns() - th->interrupt_ns) / 1000;
 	hist_add(st->stop_hist, SAMPLER_HIST_US, &st->stop_hist_top, us);
 	if (!it) {
 		/* the worker is a whole queue behind: the snapshot is lost, not the tick (its
@@ -957,7 +958,7 @@ static int reuse(struct worker *w, struct tracee_thread *th, struct sthread *s, 
 		return -ENOSPC;
 	fill_item(it, ITEM_REUSE, th, s);
 	it->state = state;
-	it->snap.time_ns = tracee_now_ns();
+	it->snap.time_ns = monotime_ns();
 	it->site_sp = sp;
 	it->site_pc = pc;
 	(*count)++;
@@ -1233,7 +1234,7 @@ static void interrupt(struct tracee *t, struct tracee_thread *th, struct tick_ho
 		else
 			st->unheld++;
 	}
-	if (tracee_interrupt(t, th, tracee_now_ns()) == -ESRCH) {
+	if (tracee_interrupt(t, th, monotime_ns()) == -ESRCH) {
 		st->races++;
 	} else if (s->state == 'R' && s->cpu >= 0 && s->cpu != hd->self) {
 		s->awaited = 1;
@@ -1250,7 +1251,7 @@ static void tick_pass(struct tracee *t, const struct perch_arch *arch, struct wo
 		      int running, struct tracee_thread **stop, size_t *nr_stop,
 		      struct sampler_stats *st)
 {
-	uint64_t now = tracee_now_ns();
+	uint64_t now = monotime_ns();
 
 	for (size_t i = 0; i < t->nr_threads; i++) {
 		struct tracee_thread *th = t->threads[i];
@@ -1557,7 +1558,7 @@ static size_t tick(struct tracee *t, const struct perch_arch *arch, struct worke
 			     .st = st};
 
 	hist_add(st->tick_hist, SAMPLER_TICK_HIST_US, &st->tick_hist_top,
-		 (tracee_now_ns() - fire) / 1000);
+		 (monotime_ns() - fire) / 1000);
 	st->ticks++;
 	if (h) {
 		uint64_t period =
@@ -1565,14 +1566,14 @@ static size_t tick(struct tracee *t, const struct perch_arch *arch, struct worke
 
 		sampler_hold_publish(h, next, lead);
 		hd.deadline =
-		    tracee_now_ns() +
+		    monotime_ns() +
 		    (period / 8 < SAMPLER_HOLD_WAIT_NS ? period / 8 : SAMPLER_HOLD_WAIT_NS);
 	}
 	tick_pass(t, arch, w, o, missed, &hd, 1, stop, &nr_stop, st);
 	tick_pass(t, arch, w, o, missed, &hd, 0, stop, &nr_stop, st);
 	/* the gate before any interrupt: a thread leaving its stop, or entering ours, changes
 	 * its run time (a stop is a switch out) between the reads the gate compares */
-	g.now = tracee_now_ns();
+	g.now = monotime_ns();
 	gate_tick(&g);
 	if (o->follow_cpu)
 		follow_cpu(stop, nr_stop, st);
@@ -1598,12 +1599,12 @@ static size_t tick(struct tracee *t, const struct perch_arch *arch, struct worke
 static int await_stops(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		       const pid_t *awaited, size_t n, struct sampler_stats *st)
 {
-	uint64_t want = w->awaited_stops + n, end = tracee_now_ns() + SAMPLER_AWAIT_NS;
+	uint64_t want = w->awaited_stops + n, end = monotime_ns() + SAMPLER_AWAIT_NS;
 	struct tracee_event ev;
 
 	if (n > SAMPLER_MAX_BATCH)
 		n = SAMPLER_MAX_BATCH;
-	while (w->awaited_stops < want && !st->stop_reason && tracee_now_ns() < end) {
+	while (w->awaited_stops < want && !st->stop_reason && monotime_ns() < end) {
 		for (size_t i = 0; i < n && !st->stop_reason; i++) {
 			const struct tracee_thread *th = tracee_find(t, awaited[i]);
 			int ret;
@@ -1640,7 +1641,7 @@ static int settling(const struct tracee_thread *th)
 static void job_stop(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		     const siginfo_t *si, struct sampler_stats *st)
 {
-	uint64_t start = tracee_now_ns(), deadline = start + SAMPLER_JOB_STOP_NS, now;
+	uint64_t start = monotime_ns(), deadline = start + SAMPLER_JOB_STOP_NS, now;
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
 	int sig = si->si_signo, still, forwarded = 0;
 	sigset_t one;
@@ -1652,7 +1653,7 @@ static void job_stop(struct tracee *t, const struct perch_arch *arch, struct wor
 			break;
 		for (size_t i = 0; i < t->nr_threads; i++)
 			busy += settling(t->threads[i]);
-		now = tracee_now_ns();
+		now = monotime_ns();
 		if (!busy || now >= deadline)
 			break;
 		/* sent to perch alone (kill, not the terminal or killpg, which reach the program
@@ -1673,7 +1674,7 @@ static void job_stop(struct tracee *t, const struct perch_arch *arch, struct wor
 	pthread_sigmask(SIG_BLOCK, &one, NULL);
 	sigaction(sig, &old, NULL);
 	/* continued: give the shell's SIGCONT time to reach the program too */
-	deadline = tracee_now_ns() + SAMPLER_JOB_STOP_NS;
+	deadline = monotime_ns() + SAMPLER_JOB_STOP_NS;
 	do {
 		still = 0;
 		if (handle_events(t, arch, w, st) < 0 || st->stop_reason)
@@ -1683,7 +1684,7 @@ static void job_stop(struct tracee *t, const struct perch_arch *arch, struct wor
 				 getpgid(t->threads[i]->proc->pid) == getpgrp();
 		if (still)
 			usleep(100);
-	} while (still && tracee_now_ns() < deadline);
+	} while (still && monotime_ns() < deadline);
 	for (size_t i = 0; i < t->nr_procs && still; i++)
 		if (t->procs[i]->alive && getpgid(t->procs[i]->pid) == getpgrp())
 			kill(t->procs[i]->pid, SIGCONT);
@@ -1729,13 +1730,13 @@ static int sleep_until(struct tracee *t, const struct perch_arch *arch, struct w
 		       struct sampler_stats *st)
 {
 	uint64_t alarm = e && until > e->lead ? until - e->lead : until;
-	uint64_t now = tracee_now_ns(), wait = alarm > now ? alarm - now : 0;
+	uint64_t now = monotime_ns(), wait = alarm > now ? alarm - now : 0;
 	struct timespec ts = {(time_t)(wait / 1000000000ULL), (long)(wait % 1000000000ULL)};
 	siginfo_t si;
 	int sig = sigtimedwait(set, &si, &ts);
 
 	if (sig < 0 && e && wait) { /* the timer, not a signal */
-		early_learn(e, alarm, tracee_now_ns());
+		early_learn(e, alarm, monotime_ns());
 		sampler_spin_until(until);
 	}
 	if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
@@ -1760,7 +1761,7 @@ static int sleep_until(struct tracee *t, const struct perch_arch *arch, struct w
  * on the CPU time its sampling may take (kernel.perf_cpu_time_max_percent). */
 static uint64_t duty_cap(uint64_t fire, uint64_t began, uint64_t period, struct sampler_stats *st)
 {
-	uint64_t now = tracee_now_ns(), took = now - began, earliest = now + took;
+	uint64_t now = monotime_ns(), took = now - began, earliest = now + took;
 
 	if (took <= period / 2 || fire >= earliest)
 		return fire;
@@ -1835,7 +1836,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	if (!o->no_hold && !o->follow_cpu)
 		hold = sampler_hold_new(SAMPLER_RT_PRIO, SAMPLER_NICE / 2, period);
 	/* the clock starts once everything is set up: a short -d still gets its ticks */
-	start = base = fire = join_at = tracee_now_ns();
+	start = base = fire = join_at = monotime_ns();
 	end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	srandom((unsigned int)start);
 	if (ret) {
@@ -1848,7 +1849,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	log_info("sampling %zu threads of %zu processes at %g Hz", t->nr_threads, t->nr_alive,
 		 o->hz);
 	while (!st->stop_reason) {
-		uint64_t now = tracee_now_ns();
+		uint64_t now = monotime_ns();
 
 		if (now >= end) {
 			st->stop_reason = SAMPLER_STOP_DURATION;
@@ -1888,7 +1889,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		}
 		if (st->stop_reason)
 			break;
-		now = tracee_now_ns();
+		now = monotime_ns();
 		if (o->join && now >= join_at) {
 			join_procs(t, o, &w, now, st);
 			join_at = now + SAMPLER_JOIN_MS * 1000000ULL;
@@ -1898,9 +1899,9 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			until = join_at; /* (a long tick period: the hook is still asked on time) */
 		/* (behind, too: the signals are read if not waited for) */
 		if (sleep_until(t, arch, &w, &set, until, until == fire ? &early : NULL, st))
-			base = fire = tracee_now_ns();
+			base = fire = monotime_ns();
 	}
-	st->elapsed_s = (double)(tracee_now_ns() - start) / 1e9;
+	st->elapsed_s = (double)(monotime_ns() - start) / 1e9;
 	st->lead_ns = early.lead;
 	restore_priority(rt);
 	sampler_hold_free(hold);

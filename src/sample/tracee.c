@@ -1,4 +1,4 @@
-/* ptrace state machine for one process's threads. See include/perch/tracee.h and
+/* ptrace state machine for one process's threads. See include/perch/sample/tracee.h and
  * docs/design/perf-baseline.md section 7 for the pitfalls each rule here avoids. */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,25 +13,18 @@
 #include <unistd.h>
 
 #include "perch/arch.h"
-#include "perch/fdlimit.h"
-#include "perch/log.h"
-#include "perch/proc-task.h"
-#include "perch/tracee.h"
-#include "perch/xalloc.h"
+#include "perch/base/fdlimit.h"
+#include "perch/base/log.h"
+#include "perch/base/monotime.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-task.h"
+#include "perch/sample/tracee.h"
 
 #define TRACEE_OPTIONS	     (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
 #define TRACEE_ATTACH_ROUNDS 64
 /* detach: how often to look for threads in uninterruptible sleep, which cannot stop */
 #define TRACEE_D_CHECK_NS  (50 * 1000000ULL)
 #define CAP_SYS_PTRACE_BIT 19
-
-uint64_t tracee_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- thread table (sorted by tid) and processes ---- */
 
@@ -400,11 +393,11 @@ static int seize_all(struct tracee *t, struct tracee_proc *p)
 /* Forget @p, which failed to attach: detach what was seized, drop it from the set. */
 static void proc_abandon(struct tracee *t, struct tracee_proc *p)
 {
-	uint64_t deadline = tracee_now_ns() + 1000 * 1000000ULL;
+	uint64_t deadline = monotime_ns() + 1000 * 1000000ULL;
 	struct tracee_event ev;
 
 	tracee_detach_proc(t, p);
-	while (p->nr_threads && tracee_now_ns() < deadline) {
+	while (p->nr_threads && monotime_ns() < deadline) {
 		int ret = tracee_poll(t, &ev);
 
 		if (ret < 0)
@@ -981,7 +974,7 @@ static size_t count_in_d(const struct tracee *t)
 
 int tracee_detach_all(struct tracee *t, int timeout_ms)
 {
-	uint64_t now = tracee_now_ns(), deadline = now + (uint64_t)timeout_ms * 1000000ULL;
+	uint64_t now = monotime_ns(), deadline = now + (uint64_t)timeout_ms * 1000000ULL;
 	uint64_t check = now + TRACEE_D_CHECK_NS;
 	struct tracee_event ev;
 	size_t in_d = 0;
@@ -992,7 +985,7 @@ int tracee_detach_all(struct tracee *t, int timeout_ms)
 	for (size_t i = t->nr_threads; i-- > 0;)
 		if (i < t->nr_threads)
 			detach_thread(t, t->threads[i]);
-	while (t->nr_threads && tracee_now_ns() < deadline) {
+	while (t->nr_threads && monotime_ns() < deadline) {
 		int ret = tracee_poll(t, &ev);
 
 		if (ret < 0)
@@ -1000,7 +993,7 @@ int tracee_detach_all(struct tracee *t, int timeout_ms)
 		if (ret)
 			continue;
 		usleep(200);
-		if ((now = tracee_now_ns()) >= check) {
+		if ((now = monotime_ns()) >= check) {
 			check = now + TRACEE_D_CHECK_NS;
 			in_d = count_in_d(t);
 			if (in_d == t->nr_threads)

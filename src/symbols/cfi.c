@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/cfi.h"
-#include "perch/ehframe.h"
-#include "perch/elffile.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/cfi.h"
+#include "perch/symbols/ehframe.h"
+#include "perch/symbols/elffile.h"
 
 #ifndef EM_AARCH64
 #define EM_AARCH64 183

@@ -7,11 +7,11 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-#include "perch/debugfile.h"
-#include "perch/elffile.h"
-#include "perch/log.h"
-#include "perch/strbuf.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/debugfile.h"
+#include "perch/symbols/elffile.h"
 
 #define DEBUGFILE_NAME_MAX 256
 

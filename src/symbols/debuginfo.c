@@ -12,10 +12,10 @@
 #include <gelf.h>
 #include <libdwarf.h>
 
-#include "perch/debuginfo.h"
-#include "perch/ehframe.h"
-#include "perch/elfsection.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/debuginfo.h"
+#include "perch/symbols/ehframe.h"
+#include "perch/symbols/elfsection.h"
 
 #define DI_MAX_DEPTH	   64	      /* DIE nesting we follow; deeper DIEs are ignored */
 #define DI_MAX_ORIGIN_HOPS 16	      /* abstract_origin/specification chain length */

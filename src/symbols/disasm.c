@@ -1,9 +1,9 @@
-/* capstone loaded on first use: see include/perch/disasm.h. */
+/* capstone loaded on first use: see include/perch/symbols/disasm.h. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
 
-#include "perch/disasm.h"
+#include "perch/symbols/disasm.h"
 
 #define STR_(x)		#x
 #define STR(x)		STR_(x)

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/ehframe.h"
-#include "perch/elffile.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/ehframe.h"
+#include "perch/symbols/elffile.h"
 
 /* DW_EH_PE_* pointer encodings (LSB, "Exception Frames"): low nibble = format,
  * bits 4-6 = application, bit 7 = indirect. */

@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perch/elffile.h"
-#include "perch/elfsection.h"
-#include "perch/elfsym.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/elfsection.h"
+#include "perch/symbols/elfsym.h"
 
 #define ELFFILE_MAX_PHDRS 256
 #define ELFFILE_MAX_MDI	  (64u << 20) /* decompressed .gnu_debugdata limit */

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "perch/elffile.h"
-#include "perch/elfsection.h"
-#include "perch/inflate.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/elfsection.h"
+#include "perch/symbols/inflate.h"
 
 #ifndef ELFCOMPRESS_ZSTD
 #define ELFCOMPRESS_ZSTD 2 /* gABI 2022; glibc 2.36's elf.h does not have it yet */

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/elfsym.h"
-#include "perch/log.h"
-#include "perch/strarena.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/strarena.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/elfsym.h"
 
 #define ELFSYM_MAX_EXEC_SECTIONS 1024
 #define ELFSYM_SCAN_BACK	 64 /* symbols looked at below an address for a covering FUNC */

@@ -1,12 +1,12 @@
-/* zlib streams inflated by isa-l or zlib: see include/perch/inflate.h. */
+/* zlib streams inflated by isa-l or zlib: see include/perch/symbols/inflate.h. */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-#include "perch/inflate.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/inflate.h"
 
 /* (a static build defines PERCH_NO_ISAL: it cannot dlopen() a library that needs libc.so) */
 #if defined(__has_include) && !defined(PERCH_NO_ISAL)

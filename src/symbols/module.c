@@ -13,13 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perch/cfi.h"
-#include "perch/elffile.h"
-#include "perch/log.h"
-#include "perch/module.h"
-#include "perch/proc-maps.h"
-#include "perch/xalloc.h"
-#include "perch/zip.h"
+#include "perch/base/log.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-maps.h"
+#include "perch/symbols/cfi.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/module.h"
+#include "perch/symbols/zip.h"
 
 #define MODULES_VDSO_MAX (1 << 20)
 

@@ -8,10 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perch/log.h"
-#include "perch/perfmap.h"
-#include "perch/proc-task.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-task.h"
+#include "perch/symbols/perfmap.h"
 
 #define PERFMAP_SCAN_BACK 64 /* entries looked at below an address for a covering one */
 

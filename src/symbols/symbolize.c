@@ -8,16 +8,16 @@
 #include <demangle.h>
 #undef ARRAY_SIZE /* libiberty.h's; perch/xalloc.h has its own */
 
-#include "perch/cfi.h"
-#include "perch/debugfile.h"
-#include "perch/debuginfo.h"
-#include "perch/elffile.h"
-#include "perch/elfsym.h"
-#include "perch/log.h"
-#include "perch/strarena.h"
-#include "perch/symbolize.h"
-#include "perch/symcache.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/strarena.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/cfi.h"
+#include "perch/symbols/debugfile.h"
+#include "perch/symbols/debuginfo.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/elfsym.h"
+#include "perch/symbols/symbolize.h"
+#include "perch/symbols/symcache.h"
 
 /* Everything known about one ELF file, loaded on the first lookup that misses. */
 struct symmod {

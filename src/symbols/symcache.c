@@ -1,4 +1,4 @@
-/* The on-disk symbolization cache; see include/perch/symcache.h. */
+/* The on-disk symbolization cache; see include/perch/symbols/symcache.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perch/symcache.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/symcache.h"
 
 #define SYMCACHE_HEADER	   "perch-symcache 2\n"
 #define SYMCACHE_DIR	   "symbols-v2"

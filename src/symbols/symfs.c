@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perch/elffile.h"
-#include "perch/symfs.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/symfs.h"
 
 struct symfs_file {
 	char *path;

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perch/log.h"
-#include "perch/zip.h"
+#include "perch/base/log.h"
+#include "perch/symbols/zip.h"
 
 #define EOCD_SIG	0x06054b50u
 #define EOCD_SIZE	22u

@@ -5,22 +5,22 @@
 #include <string.h>
 
 #include "perch/arch.h"
-#include "perch/art.h"
-#include "perch/dex.h"
-#include "perch/elffile.h"
-#include "perch/log.h"
-#include "perch/mapkind.h"
-#include "perch/module.h"
-#include "perch/perfmap.h"
-#include "perch/proc-maps.h"
-#include "perch/profile.h"
-#include "perch/resolve.h"
-#include "perch/symbolize.h"
-#include "perch/tailcall.h"
-#include "perch/tracee.h"
-#include "perch/u64map.h"
-#include "perch/unwind.h"
-#include "perch/xalloc.h"
+#include "perch/art/art.h"
+#include "perch/art/dex.h"
+#include "perch/art/mapkind.h"
+#include "perch/base/log.h"
+#include "perch/base/monotime.h"
+#include "perch/base/u64map.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-maps.h"
+#include "perch/profile/profile.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/module.h"
+#include "perch/symbols/perfmap.h"
+#include "perch/symbols/symbolize.h"
+#include "perch/unwind/resolve.h"
+#include "perch/unwind/tailcall.h"
+#include "perch/unwind/unwind.h"
 
 /* Locations of one stack: the unwound frames, a Java frame after each interpreter frame, and
  * tail-call frames between them. */
@@ -318,6 +318,7 @@ static int insert_dex_frames(struct resolver *r, const struct unwind_snapshot *s
 {
 	const uint64_t *dex = unwinder_dex_pcs(r->u), *sps = unwinder_dex_sps(r->u);
 	const uint8_t *exact = unwinder_exact_pcs(r->u);
+	struct perch_mem stack = unwind_snapshot_stack(snap);
 	int extra = 0, k;
 
 	for (int i = 0; i < n; i++)
@@ -326,7 +327,7 @@ static int insert_dex_frames(struct resolver *r, const struct unwind_snapshot *s
 	k = n + extra;
 	for (int i = n - 1; i >= 0; i--) {
 		if (dex[i]) {
-			r->pcs[--k] = art_proc_interp_dex_pc(r->art, snap, sps[i], dex[i]);
+			r->pcs[--k] = art_proc_interp_dex_pc(r->art, &stack, sps[i], dex[i]);
 			r->is_dex[k] = 1;
 		}
 		r->pcs[--k] = r->pcs[i];
@@ -378,7 +379,7 @@ static uint32_t locate(struct resolver *r, uint64_t lookup, int tail)
 	struct sym_frame sf[SYM_MAX_INLINE];
 	struct profile_frame pf[SYM_MAX_INLINE];
 	unsigned long long reloads0 = r->ms->reloads;
-	uint64_t t0 = tracee_now_ns();
+	uint64_t t0 = monotime_ns();
 	const struct modules_map *mm = find_map(r, lookup);
 	int fresh = mm && first_use(&r->seen_sym, mm->mod);
 	struct elffile *ef = mm ? modules_elf(r->ms, mm) : NULL;
@@ -407,7 +408,7 @@ static uint32_t locate(struct resolver *r, uint64_t lookup, int tail)
 		int loaded0 = symbolizer_modules_loaded(r->sym);
 
 		n = symbolizer_lookup(r->sym, ef, addr, sf, SYM_MAX_INLINE);
-		account(r, tracee_now_ns() - t0,
+		account(r, monotime_ns() - t0,
 			fresh || symbolizer_modules_loaded(r->sym) != loaded0, reloads0,
 			&r->st.symbolize_ns, &r->st.symbolize_load_ns);
 	}
@@ -566,7 +567,7 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	art_proc_locate(r->art, r->ms);
 	art_proc_update(r->art, snap->time_ns);
 	reloads0 = r->ms->reloads;
-	t0 = tracee_now_ns();
+	t0 = monotime_ns();
 	n = unwinder_unwind(r->u, snap, r->pcs, r->max_frames, &res);
 	memcpy(r->exact, unwinder_exact_pcs(r->u), (size_t)(n > 0 ? n : 0));
 	/* a frame in a module not unwound through before: its table was built in this call */
@@ -576,11 +577,11 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 		if (mm && first_use(&r->seen_unwind, mm->mod))
 			loaded = 1;
 	}
-	account(r, tracee_now_ns() - t0, loaded, reloads0, &r->st.unwind_ns, &r->st.unwind_load_ns);
-	t0 = tracee_now_ns();
+	account(r, monotime_ns() - t0, loaded, reloads0, &r->st.unwind_ns, &r->st.unwind_load_ns);
+	t0 = monotime_ns();
 	if (n > 0 && art_proc_active(r->art))
 		n = insert_dex_frames(r, snap, n);
-	java_ns = tracee_now_ns() - t0;
+	java_ns = monotime_ns() - t0;
 	r->nr_pcs = n;
 	r->st.stacks++;
 	r->st.frames += (uint64_t)n;
@@ -591,9 +592,9 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 		r->st.truncated++;
 	for (int i = 0; i < n; i++) {
 		if (art_proc_active(r->art) && r->is_dex[i]) {
-			t0 = tracee_now_ns();
+			t0 = monotime_ns();
 			r->locs[i] = dex_location(r, r->pcs[i]);
-			java_ns += tracee_now_ns() - t0;
+			java_ns += monotime_ns() - t0;
 			r->st.java_frames++;
 		} else {
 			r->locs[i] = locate(r, r->exact[i] ? r->pcs[i] : r->pcs[i] - 1, 0);
@@ -607,9 +608,9 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	else if (res.flags & UNWIND_STOPPED_EARLY)
 		r->st.stopped[res.stop]++;
 	if (n && !r->show_art_frames && art_proc_active(r->art)) {
-		t0 = tracee_now_ns();
+		t0 = monotime_ns();
 		n = hide_art_frames(r, n);
-		java_ns += tracee_now_ns() - t0;
+		java_ns += monotime_ns() - t0;
 	}
 	r->st.java_ns += java_ns;
 	r->nr_pcs = n;

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/debuginfo.h"
-#include "perch/symbolize.h"
-#include "perch/tailcall.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/debuginfo.h"
+#include "perch/symbols/symbolize.h"
+#include "perch/unwind/tailcall.h"
 
 #define TC_MAX_TARGETS 16	  /* entries of one call site's target looked at */
 #define TC_MAX_STEPS   4096	  /* call sites visited by one search: paths can explode */

@@ -1,10 +1,10 @@
-/* libunwind-ptrace as a reference unwinder: see include/perch/unwind-ptrace.h. */
+/* libunwind-ptrace as a reference unwinder: see include/perch/unwind/unwind-ptrace.h. */
 #include <libunwind-ptrace.h>
 #include <stdlib.h>
 #include <libunwind.h>
 
-#include "perch/unwind-ptrace.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/unwind/unwind-ptrace.h"
 
 struct unwind_ptrace {
 	unw_addr_space_t as;

@@ -12,15 +12,15 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "perch/art.h"
-#include "perch/cfi.h"
-#include "perch/ehframe.h"
-#include "perch/elffile.h"
-#include "perch/log.h"
-#include "perch/module.h"
-#include "perch/proc-maps.h"
-#include "perch/unwind.h"
-#include "perch/xalloc.h"
+#include "perch/art/art.h"
+#include "perch/base/log.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-maps.h"
+#include "perch/symbols/cfi.h"
+#include "perch/symbols/ehframe.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/module.h"
+#include "perch/unwind/unwind.h"
 
 /* Exported by libunwind (it is what _UPT_find_proc_info uses) but not declared in its headers. */
 #define unwind_search_table UNW_OBJ(dwarf_search_unwind_table)
@@ -125,6 +125,22 @@ int unwind_snapshot_read_stack(pid_t tid, uint64_t sp, struct unwind_snapshot *s
 		return (int)got;
 	snap->stack_len = (size_t)got;
 	return 0;
+}
+
+static int snapshot_stack_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct unwind_snapshot *s = ctx;
+
+	if (addr < s->stack_addr || addr - s->stack_addr > s->stack_len ||
+	    len > s->stack_len - (addr - s->stack_addr))
+		return -EFAULT;
+	memcpy(buf, s->stack + (addr - s->stack_addr), len);
+	return 0;
+}
+
+struct perch_mem unwind_snapshot_stack(const struct unwind_snapshot *snap)
+{
+	return (struct perch_mem){snapshot_stack_read, (void *)snap};
 }
 
 int unwind_snapshot_grow(pid_t tid, struct unwind_snapshot *snap, size_t max)

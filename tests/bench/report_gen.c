@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/profile.h"
-#include "perch/recording.h"
-#include "perch/strbuf.h"
-#include "perch/xalloc.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/profile/profile.h"
+#include "perch/profile/recording.h"
 
 #define NFUNCS	  2000
 #define NMODS	  24

@@ -232,7 +232,7 @@ START_TEST(art_android1)
 END_TEST
 
 /* The GDB JIT interface has no timestamps and no seqlocks: an entry recycled at the same place
- * is indistinguishable for a moment (see src/art-jit.c), so names are checked, not their
+ * is indistinguishable for a moment (see src/art/art-jit.c), so names are checked, not their
  * freedom from races. */
 START_TEST(art_gdb)
 {

@@ -13,7 +13,7 @@
  * gdb's root frames are a prefix of perch's (gdb stops at main, perch goes on to _start). The
  * innermost libc frames are not compared: they depend on how each tool reads libc's inline
  * debug info. The prompt's `dump` (scripted mode, text and JSON) is held to the same rule: both
- * commands take their snapshot through src/dump.c. */
+ * commands take their snapshot through src/record/dump.c. */
 #include <ctype.h>
 #include <regex.h>
 #include <signal.h>

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "perch/strbuf.h"
+#include "perch/base/strbuf.h"
 
 struct pty_proc {
 	pid_t pid;

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "perch/strbuf.h"
+#include "perch/base/strbuf.h"
 
 #define GOLDEN "fixtures/golden/repl/script.jsonl"
 

@@ -32,8 +32,8 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "perch/strbuf.h"
-#include "perch/xalloc.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
 
 #define SHARES_HZ	   "500"
 #define SHARES_RUNS	   2

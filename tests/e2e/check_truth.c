@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "perch/strbuf.h"
+#include "perch/base/strbuf.h"
 
 #define SYS_POINTS   2.0
 #define STATE_POINTS 3.0

@@ -19,7 +19,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
 
 #define HARNESS_MAX_PROCS    16
 #define HARNESS_MAX_PIDS     16

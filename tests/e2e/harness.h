@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "perch/strbuf.h"
+#include "perch/base/strbuf.h"
 
 /* Exit codes of perch (eu-stack's policy). */
 #define HARNESS_EXIT_OK		   0

@@ -1,4 +1,4 @@
-/* Fuzz perch's DWARF CFI evaluator (src/cfi.c): the FDE index, the CFA program interpreter,
+/* Fuzz perch's DWARF CFI evaluator (src/symbols/cfi.c): the FDE index, the CFA program interpreter,
  * DWARF expressions and one unwind step, over section bytes and memory that both come from
  * the input. Layout:
  *   byte 0: bit 0 aarch64 (else x86_64), bit 1 the bytes are .debug_frame (else .eh_frame),
@@ -11,8 +11,8 @@
 
 #include "fuzz.h"
 #include "perch/arch.h"
-#include "perch/cfi.h"
-#include "perch/ehframe.h"
+#include "perch/symbols/cfi.h"
+#include "perch/symbols/ehframe.h"
 
 #define FUZZ_VADDR 0x401000
 #define MEM_BASE   0x7ff000000000ULL

@@ -1,6 +1,6 @@
-/* Fuzz the /proc/stat parser (src/cpustat.c) and the usage arithmetic on what it parsed. */
+/* Fuzz the /proc/stat parser (src/proc/cpustat.c) and the usage arithmetic on what it parsed. */
 #include "fuzz.h"
-#include "perch/cpustat.h"
+#include "perch/proc/cpustat.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

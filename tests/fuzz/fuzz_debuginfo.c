@@ -1,13 +1,13 @@
-/* Fuzz the DWARF line and inline reader (src/debuginfo.c, over libdwarf): the input is an ELF
- * file (written to a memfd, since debuginfo_open() takes a path), looked up at addresses
- * spread over its executable segments and .text. Frames must be well-formed. */
+/* Fuzz the DWARF line and inline reader (src/symbols/debuginfo.c, over libdwarf): the input is an
+ * ELF file (written to a memfd, since debuginfo_open() takes a path), looked up at addresses spread
+ * over its executable segments and .text. Frames must be well-formed. */
 #include <libelf.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "perch/debuginfo.h"
-#include "perch/elffile.h"
+#include "perch/symbols/debuginfo.h"
+#include "perch/symbols/elffile.h"
 
 #define FUZZ_LOOKUPS 48
 

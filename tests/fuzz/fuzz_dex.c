@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "perch/dex.h"
+#include "perch/art/dex.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,10 +1,10 @@
-/* Fuzz the dex debugger interface reader (src/art-list.c, art-dex.c, with dex.c behind it): the
+/* Fuzz the dex debugger interface reader (src/art/art-list.c, art-dex.c, with dex.c behind it): the
  * descriptor, the entries and the dex files they point at come from the target. Byte 0 is the
  * ABI (art_mem.h), the rest the target's memory with the descriptor at its start; dex pcs to
  * look up are taken from the input too. */
 #include "art_mem.h"
-#include "perch/art.h"
-#include "perch/dex.h"
+#include "perch/art/art.h"
+#include "perch/art/dex.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

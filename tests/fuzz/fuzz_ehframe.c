@@ -1,9 +1,9 @@
-/* Fuzz the .eh_frame FDE indexer (src/ehframe.c) over raw section bytes. Byte 0 picks the
+/* Fuzz the .eh_frame FDE indexer (src/symbols/ehframe.c) over raw section bytes. Byte 0 picks the
  * address size; the rest is the section, loaded at a fixed address. */
 #include <errno.h>
 
 #include "fuzz.h"
-#include "perch/ehframe.h"
+#include "perch/symbols/ehframe.h"
 
 #define FUZZ_VADDR 0x401000
 

@@ -1,11 +1,11 @@
-/* Fuzz the ELF symbol-table reader (src/elfsym.c) and the ELF file validator (src/elffile.c)
- * on one image: whatever the bytes, loading either fails cleanly or gives a table whose
- * lookups stay inside it. */
+/* Fuzz the ELF symbol-table reader (src/symbols/elfsym.c) and the ELF file validator
+ * (src/symbols/elffile.c) on one image: whatever the bytes, loading either fails cleanly or gives a
+ * table whose lookups stay inside it. */
 #include <libelf.h>
 
 #include "fuzz.h"
-#include "perch/elffile.h"
-#include "perch/elfsym.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/elfsym.h"
 
 static void check_table(struct elfsym_table *t)
 {

@@ -4,7 +4,7 @@
  * the output is not compared); where isa-l and zlib both say the stream ended, they gave the
  * same bytes (zlib is the reference; the two may differ on what they refuse). */
 #include "fuzz.h"
-#include "perch/inflate.h"
+#include "perch/symbols/inflate.h"
 
 #define OUT_MAX ((size_t)1 << 20)
 

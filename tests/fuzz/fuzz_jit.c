@@ -1,9 +1,9 @@
-/* Fuzz the JIT debugger interface reader (src/art-list.c, art-jit.c, art-symfile.c): the
+/* Fuzz the JIT debugger interface reader (src/art/art-list.c, art-jit.c, art-symfile.c): the
  * descriptor, its entries and the in-memory ELF symfiles all come from the target. Byte 0 is
  * the ABI (art_mem.h), the rest the target's memory with the descriptor at its start. */
 #include "art_mem.h"
-#include "perch/art.h"
-#include "perch/cfi.h"
+#include "perch/art/art.h"
+#include "perch/symbols/cfi.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

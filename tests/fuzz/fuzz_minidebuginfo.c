@@ -1,7 +1,7 @@
-/* Fuzz MiniDebugInfo (src/elfsym.c): a .gnu_debugdata section is an xz stream holding an ELF
- * image with a .symtab; both layers come from the target's files. */
+/* Fuzz MiniDebugInfo (src/symbols/elfsym.c): a .gnu_debugdata section is an xz stream holding an
+ * ELF image with a .symtab; both layers come from the target's files. */
 #include "fuzz.h"
-#include "perch/elfsym.h"
+#include "perch/symbols/elfsym.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "perch/perfmap.h"
+#include "perch/symbols/perfmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

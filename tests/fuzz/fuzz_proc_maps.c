@@ -1,7 +1,7 @@
-/* Fuzz the /proc/PID/maps parser (src/proc-maps.c): any text parses into a sorted,
+/* Fuzz the /proc/PID/maps parser (src/proc/proc-maps.c): any text parses into a sorted,
  * non-overlapping table, and lookups agree with it. */
 #include "fuzz.h"
-#include "perch/proc-maps.h"
+#include "perch/proc/proc-maps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

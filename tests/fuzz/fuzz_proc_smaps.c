@@ -1,7 +1,7 @@
-/* Fuzz the smaps and smaps_rollup parsers (src/proc-smaps.c): the table stays sorted and
+/* Fuzz the smaps and smaps_rollup parsers (src/proc/proc-smaps.c): the table stays sorted and
  * non-overlapping, and the total is the saturating sum of the entries. */
 #include "fuzz.h"
-#include "perch/proc-smaps.h"
+#include "perch/proc/proc-smaps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,6 +1,6 @@
-/* Fuzz the /proc/PID/{stat,status} parsers (src/proc-task.c). */
+/* Fuzz the /proc/PID/{stat,status} parsers (src/proc/proc-task.c). */
 #include "fuzz.h"
-#include "perch/proc-task.h"
+#include "perch/proc/proc-task.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

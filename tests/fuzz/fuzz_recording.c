@@ -1,9 +1,9 @@
-/* Fuzz the recording reader (src/recording.c): any input gives an error or a profile whose ids
- * all resolve, and whose counts add up. Seeds: fixtures/fuzz/recording/ (a real recording,
+/* Fuzz the recording reader (src/profile/recording.c): any input gives an error or a profile whose
+ * ids all resolve, and whose counts add up. Seeds: fixtures/fuzz/recording/ (a real recording,
  * written by tests/unit/check_recording.c, and cut-short copies of it). */
 #include "fuzz.h"
-#include "perch/profile.h"
-#include "perch/recording.h"
+#include "perch/profile/profile.h"
+#include "perch/profile/recording.h"
 
 static void sum_count(uint32_t thread, uint32_t stack, uint64_t count, void *arg)
 {

@@ -1,4 +1,4 @@
-/* Fuzz the wait-reason classifier (src/waitreason.c): /proc/PID/task/TID/syscall text, the
+/* Fuzz the wait-reason classifier (src/proc/waitreason.c): /proc/PID/task/TID/syscall text, the
  * wchan text and the fd path (all target-controlled) into a frame. Input layout:
  *   byte 0: machine (bit 0: aarch64, bit 1: i386), byte 1: state letter,
  *   then "syscall text" '\0' "wchan text" '\0' "fd path" */
@@ -6,7 +6,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "perch/waitreason.h"
+#include "perch/proc/waitreason.h"
 
 struct fd_ctx {
 	const char *path;

@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perch/zip.h"
+#include "perch/symbols/zip.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

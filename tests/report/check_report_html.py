@@ -129,7 +129,7 @@ def check_layout(b, st, width):
           "timeline rows in order, one under the other", rows)
 
 
-# the SVG flame graph's kind labels (src/out-flamegraph.c kind_label) -> profile frame kinds
+# the SVG flame graph's kind labels (src/out/out-flamegraph.c kind_label) -> profile frame kinds
 SVG_KINDS = {"native": 0, "pseudo": 1, "kernel": 2, "JIT": 3, "interpreted": 4, "AOT": 5}
 
 

@@ -3,8 +3,8 @@
 # dex file it runs is assembled with smali from fixtures/art/Interp.smali, and it parses that
 # file with perch's own dex.c (to find the dex pcs its interpreter trampolines report).
 FAKEART_LIBDIR := $(TARGETS_DIR)/fakeart-lib
-FAKEART_SRCS := $(T_DIR)/fakeart_main.c $(T_COMMON) src/dex.c src/log.c src/xalloc.c
-FAKEART_HDRS := $(T_DIR)/fakeart.h $(T_DIR)/fakeart_symfile.h include/perch/dex.h $(T_HDRS)
+FAKEART_SRCS := $(T_DIR)/fakeart_main.c $(T_COMMON) src/art/dex.c src/base/log.c src/base/xalloc.c
+FAKEART_HDRS := $(T_DIR)/fakeart.h $(T_DIR)/fakeart_symfile.h include/perch/art/dex.h $(T_HDRS)
 
 T_PROGS += fakeart fakeart-lib/libart.so fakeart-interp.dex fakeart-interp.vdex \
 	fakeart-interp-041.dex

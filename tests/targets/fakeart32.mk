@@ -6,8 +6,8 @@
 # headers' asm/ link of tests/targets/i386.mk (gcc-12-multilib, libc6-dev-i386; not the
 # gcc-multilib package, which conflicts with the arm64 cross compiler).
 FAKEART32_LIBDIR := $(TARGETS_DIR)/fakeart32-lib
-FAKEART32_SRCS := $(T_DIR)/fakeart_main.c $(T_COMMON) src/dex.c src/log.c src/xalloc.c
-FAKEART32_HDRS := $(T_DIR)/fakeart.h $(T_DIR)/fakeart_symfile.h include/perch/dex.h $(T_HDRS)
+FAKEART32_SRCS := $(T_DIR)/fakeart_main.c $(T_COMMON) src/art/dex.c src/base/log.c src/base/xalloc.c
+FAKEART32_HDRS := $(T_DIR)/fakeart.h $(T_DIR)/fakeart_symfile.h include/perch/art/dex.h $(T_HDRS)
 FAKEART32_INC := $(TARGETS_DIR)/i386-include
 FAKEART32_CC := $(CC) -m32 $(T_CFLAGS) -idirafter $(FAKEART32_INC)
 FAKEART32_FAIL := echo "fakeart32: the -m32 build failed (it needs gcc-12-multilib and \

@@ -40,7 +40,7 @@
 
 #include "fakeart.h"
 #include "fakeart_symfile.h"
-#include "perch/dex.h"
+#include "perch/art/dex.h"
 #include "target_common.h"
 
 #define CODE_SIZE   (64 * 1024)

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "perch/arch.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
 #include "testutil.h"
 
 #define MAX_FRAMES   64

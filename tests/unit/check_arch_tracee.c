@@ -1,4 +1,4 @@
-/* Unit tests for how perch tells what kind of process it attaches to (src/arch.c), on recorded
+/* Unit tests for how perch tells what kind of process it attaches to (arch/arch.c), on recorded
  * inputs (fixtures/arch/README): the auxiliary vector of a 64-bit x86_64 process, of a 64-bit
  * arm64 one and of a 32-bit ARM process on an arm64 kernel, and the register-set sizes the
  * kernel answered for each. A 32-bit ARM app on arm64 must be recognised as 32-bit even when

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "../targets/fakeart_symfile.h"
-#include "perch/art.h"
-#include "perch/cfi.h"
-#include "perch/dex.h"
+#include "perch/art/art.h"
+#include "perch/art/dex.h"
+#include "perch/symbols/cfi.h"
 #include "testutil.h"
 
 /* ---- a fake target address space: one buffer at BASE ---- */
@@ -497,7 +497,7 @@ START_TEST(test_hide_runtime)
 }
 END_TEST
 
-/* ---- the switch interpreter's current dex pc (src/art-interp.c) ---- */
+/* ---- the switch interpreter's current dex pc (src/art/art-interp.c) ---- */
 
 /* A SwitchImplContext on the stack at @ctx, its accessor and ShadowFrame elsewhere; offsets
  * written out from ART's structs (interpreter_switch_impl.h, code_item_accessors.h,

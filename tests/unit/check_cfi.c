@@ -11,9 +11,9 @@
 #include <zlib.h>
 
 #include "perch/arch.h"
-#include "perch/cfi.h"
-#include "perch/elffile.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/cfi.h"
+#include "perch/symbols/elffile.h"
 #include "testutil.h"
 
 /* insn_mask of PTRACE_GETREGSET(NT_ARM_PAC_MASK) on Linux with 48-bit VAs; qemu-user uses the

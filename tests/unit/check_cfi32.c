@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "perch/arch.h"
-#include "perch/cfi.h"
+#include "perch/symbols/cfi.h"
 
 #define EH_VADDR 0x2000u
 #define STACK	 0xffd0c000u

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/cpustat.h"
-#include "perch/proc-task.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/cpustat.h"
+#include "perch/proc/proc-task.h"
 #include "testutil.h"
 
 static void load_stat(const char *rel, struct cpustat *st)

@@ -8,9 +8,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "perch/debugfile.h"
-#include "perch/elffile.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/debugfile.h"
+#include "perch/symbols/elffile.h"
 #include "sym-fixture.h"
 
 /* Copy fixture @fix to <testutil_tmp>/@rel (with @extra appended); returns the new path. */

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perch/debuginfo.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/debuginfo.h"
 #include "testutil.h"
 
 #define MAX_EXP_FRAMES 8

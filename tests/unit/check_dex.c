@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perch/art.h"
-#include "perch/dex.h"
-#include "perch/xalloc.h"
+#include "perch/art/art.h"
+#include "perch/art/dex.h"
+#include "perch/base/xalloc.h"
 #include "testutil.h"
 
 #include "../targets/fakeart_symfile.h"

@@ -19,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/diff.h"
-#include "perch/profile.h"
-#include "perch/strbuf.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/writers.h"
+#include "perch/profile/diff.h"
+#include "perch/profile/profile.h"
 #include "testutil.h"
 
 #define T0     5000000000ULL

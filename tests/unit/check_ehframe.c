@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/ehframe.h"
-#include "perch/elffile.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/ehframe.h"
+#include "perch/symbols/elffile.h"
 #include "testutil.h"
 
 static struct elffile *open_fixture(const char *rel)

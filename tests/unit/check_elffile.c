@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perch/elffile.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/elffile.h"
 #include "testutil.h"
 
 static const char src[] =

@@ -9,9 +9,9 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "perch/elffile.h"
-#include "perch/elfsection.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/elfsection.h"
 #include "testutil.h"
 
 static void run_ok(const char *cmd)

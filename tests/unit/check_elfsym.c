@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/elffile.h"
-#include "perch/elfsym.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/elfsym.h"
 #include "sym-fixture.h"
 
 /* Every entry sane: named, sorted, inside its bound. */

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "perch/fdlimit.h"
+#include "perch/base/fdlimit.h"
 
 /* The size of this process's descriptor table, or -1. */
 static long fd_table_size(void)

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/framestats.h"
-#include "perch/profile.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/writers.h"
+#include "perch/proc/framestats.h"
+#include "perch/profile/profile.h"
 #include "testutil.h"
 
 #define MS   1000000ULL

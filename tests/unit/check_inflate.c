@@ -8,7 +8,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "perch/inflate.h"
+#include "perch/symbols/inflate.h"
 
 #define DATA_SIZE ((size_t)3 << 20)
 

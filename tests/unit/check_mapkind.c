@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/mapkind.h"
-#include "perch/strbuf.h"
-#include "perch/xalloc.h"
+#include "perch/art/mapkind.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
 #include "testutil.h"
 
 struct row {

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/meminfo.h"
-#include "perch/proc-smaps.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/meminfo.h"
+#include "perch/proc/proc-smaps.h"
 #include "testutil.h"
 
 static struct proc_smaps *fixture_smaps(const char *rel)

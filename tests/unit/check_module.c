@@ -19,11 +19,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "perch/elffile.h"
-#include "perch/module.h"
-#include "perch/proc-maps.h"
-#include "perch/strbuf.h"
-#include "perch/xalloc.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-maps.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/module.h"
 #include "testutil.h"
 
 /* Code over several 64 KiB pages, read-only data over several 4 KiB pages, RELRO (a const

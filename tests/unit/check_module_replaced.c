@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "perch/module.h"
+#include "perch/symbols/module.h"
 
 #define EXT4_MAGIC	0xef53UL
 #define OVERLAYFS_MAGIC 0x794c7630UL

@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "perch/log.h"
-#include "perch/options.h"
-#include "perch/record-opts.h"
-#include "perch/strbuf.h"
-#include "perch/xalloc.h"
+#include "perch/base/log.h"
+#include "perch/base/options.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/record/record-opts.h"
 
 enum { K_LONG = 256, K_HIDDEN, K_WIDE, K_WIDER };
 

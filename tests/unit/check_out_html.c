@@ -1,4 +1,4 @@
-/* Unit tests of the report page writer (src/out-html.c) on a synthetic profile: the page around
+/* Unit tests of the report page writer (src/out/out-html.c) on a synthetic profile: the page around
  * the data block, and the block itself read back by the format in out-html.c's header comment
  * (our own reading: the page's decoder is checked in Chromium by tests/report). */
 #include <check.h>
@@ -7,9 +7,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "perch/profile.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/writers.h"
+#include "perch/profile/profile.h"
 #include "testutil.h"
 
 #define T0 9000000000ULL

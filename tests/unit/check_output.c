@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perch/output.h"
-#include "perch/proc-task.h"
-#include "perch/profile.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/output.h"
+#include "perch/proc/proc-task.h"
+#include "perch/profile/profile.h"
 #include "testutil.h"
 
 /* The synthetic profile, built in code so the expected output is known by construction.

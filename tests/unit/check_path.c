@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "perch/path.h"
+#include "perch/base/path.h"
 
 START_TEST(test_path_base)
 {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/proc-maps.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-maps.h"
 #include "testutil.h"
 
 /* The table invariant: each map non-empty, sorted, no overlap, path never NULL. */

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/proc-smaps.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-smaps.h"
 #include "testutil.h"
 
 /* Header lines start with a lower-case hex address; field keys start with a capital. */

@@ -11,8 +11,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "perch/proc-task.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-task.h"
 #include "testutil.h"
 
 START_TEST(test_stat_comm_with_paren)

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perch/procwait.h"
+#include "perch/record/procwait.h"
 
 #define CMD(s) (s), sizeof(s) - 1 /* a literal with its embedded NULs */
 

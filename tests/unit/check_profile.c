@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/profile.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/profile/profile.h"
 
 static struct profile *p;
 

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/output.h"
-#include "perch/record-core.h"
-#include "perch/stall.h"
-#include "perch/timeline.h"
+#include "perch/out/output.h"
+#include "perch/proc/stall.h"
+#include "perch/proc/timeline.h"
+#include "perch/record/record-core.h"
 
 static struct record_opts o;
 

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perch/output.h"
-#include "perch/profile.h"
-#include "perch/record-opts.h"
-#include "perch/record-ring.h"
+#include "perch/out/output.h"
+#include "perch/profile/profile.h"
+#include "perch/record/record-opts.h"
+#include "perch/record/record-ring.h"
 #include "testutil.h"
 
 #define MS 1000000ULL

@@ -1,5 +1,5 @@
-/* Unit tests for the recording file (src/recording.c): a synthetic profile streamed in several
- * flushes reads back identical (samples, threads, renames, inlined frames, every meta key
+/* Unit tests for the recording file (src/profile/recording.c): a synthetic profile streamed in
+ * several flushes reads back identical (samples, threads, renames, inlined frames, every meta key
  * including timelines that grew between flushes); the streamed profile keeps no samples after
  * a flush; every prefix of a file (a recording cut short) and every corrupted byte reads back
  * as an error or as the complete chunks before it; a stored version-1 file still reads back
@@ -17,10 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perch/output.h"
-#include "perch/profile.h"
-#include "perch/recording.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/output.h"
+#include "perch/profile/profile.h"
+#include "perch/profile/recording.h"
 #include "testutil.h"
 
 #define T0 5000000000ULL

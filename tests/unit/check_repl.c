@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perch/profile.h"
-#include "perch/repl.h"
+#include "perch/cli/repl.h"
+#include "perch/profile/profile.h"
 
 static void check_split(const char *line, int want_n, const char *const *want)
 {

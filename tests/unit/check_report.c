@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/profile.h"
-#include "perch/recording.h"
-#include "perch/report.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/writers.h"
+#include "perch/profile/profile.h"
+#include "perch/profile/recording.h"
+#include "perch/report/report.h"
 #include "testutil.h"
 
 #define T0 7000000000ULL

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/profile.h"
-#include "perch/stall.h"
-#include "perch/strbuf.h"
-#include "perch/xalloc.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/stall.h"
+#include "perch/profile/profile.h"
 
 #define MS  1000000ULL
 #define TID 100

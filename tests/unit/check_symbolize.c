@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perch/elffile.h"
-#include "perch/symbolize.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/symbolize.h"
 #include "sym-fixture.h"
 
 #define PROG_NM SYMFIX_DIR "prog.nm"

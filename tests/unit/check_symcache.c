@@ -9,10 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perch/elffile.h"
-#include "perch/symbolize.h"
-#include "perch/symcache.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/symbolize.h"
+#include "perch/symbols/symcache.h"
 #include "sym-fixture.h"
 #include "testutil.h"
 

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/elffile.h"
-#include "perch/symbolize.h"
-#include "perch/tailcall.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/symbolize.h"
+#include "perch/unwind/tailcall.h"
 #include "testutil.h"
 
 #define MAX_FRAMES 32

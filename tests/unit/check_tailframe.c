@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/output.h"
-#include "perch/profile.h"
-#include "perch/recording.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/output.h"
+#include "perch/out/writers.h"
+#include "perch/profile/profile.h"
+#include "perch/profile/recording.h"
 #include "testutil.h"
 
 /* main -> __new_sem_wait (tail call) -> __new_sem_wait_slow64 -> do_futex_wait (tail call)

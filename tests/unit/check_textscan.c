@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/textscan.h"
-#include "perch/xalloc.h"
+#include "perch/base/textscan.h"
+#include "perch/base/xalloc.h"
 
 #define SENTINEL 0x5a5a5a5a5a5a5a5aull
 

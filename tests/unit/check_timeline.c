@@ -8,14 +8,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perch/cpustat.h"
-#include "perch/meminfo.h"
-#include "perch/profile.h"
-#include "perch/proc-smaps.h"
-#include "perch/recording.h"
-#include "perch/timeline.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/writers.h"
+#include "perch/proc/cpustat.h"
+#include "perch/proc/meminfo.h"
+#include "perch/proc/proc-smaps.h"
+#include "perch/proc/timeline.h"
+#include "perch/profile/profile.h"
+#include "perch/profile/recording.h"
 #include "testutil.h"
 
 #define SEC 1000000000ULL

@@ -2,7 +2,7 @@
 #include <check.h>
 #include <stdint.h>
 
-#include "perch/u64map.h"
+#include "perch/base/u64map.h"
 
 START_TEST(test_roundtrip_through_growth)
 {

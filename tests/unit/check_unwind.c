@@ -15,12 +15,12 @@
 #include <sys/sysmacros.h>
 
 #include "perch/arch.h"
-#include "perch/elffile.h"
-#include "perch/module.h"
-#include "perch/proc-maps.h"
-#include "perch/strbuf.h"
-#include "perch/unwind.h"
-#include "perch/xalloc.h"
+#include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-maps.h"
+#include "perch/symbols/elffile.h"
+#include "perch/symbols/module.h"
+#include "perch/unwind/unwind.h"
 #include "testutil.h"
 
 #define MAX_FRAMES 64

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/proc-task.h"
-#include "perch/waitreason.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/proc/proc-task.h"
+#include "perch/proc/waitreason.h"
 #include "testutil.h"
 
 /* fixtures/syscall/<case>/{syscall,wchan,stat or state,fd} */

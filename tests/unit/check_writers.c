@@ -16,9 +16,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "perch/profile.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/writers.h"
+#include "perch/profile/profile.h"
 #include "testutil.h"
 
 #define T0     1000000000000ULL /* CLOCK_MONOTONIC of the first tick */
@@ -518,7 +518,7 @@ END_TEST
 
 /* chrome */
 
-/* Stalls (meta "stalls", include/perch/stall.h): two that overlap (two lanes), one without a
+/* Stalls (meta "stalls", include/perch/proc/stall.h): two that overlap (two lanes), one without a
  * stack, a malformed line. */
 static struct profile *with_stalls(struct profile *p)
 {

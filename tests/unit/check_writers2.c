@@ -15,10 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "perch/json.h"
-#include "perch/profile.h"
-#include "perch/writers.h"
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
+#include "perch/out/json.h"
+#include "perch/out/writers.h"
+#include "perch/profile/profile.h"
 #include "testutil.h"
 
 #define T0	    5000000000000ULL /* CLOCK_MONOTONIC of the first tick */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
 
 #define HUGE ((size_t)2 << 20)
 

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perch/perfmap.h"
-#include "perch/xalloc.h"
-#include "perch/zip.h"
+#include "perch/base/xalloc.h"
+#include "perch/symbols/perfmap.h"
+#include "perch/symbols/zip.h"
 #include "testutil.h"
 
 /* Writes @path and prints "name data_offset size" per stored entry. */

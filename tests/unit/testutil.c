@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "perch/xalloc.h"
+#include "perch/base/xalloc.h"
 #include "testutil.h"
 
 /* A golden-file mismatch shows at most this much of each differing line. */

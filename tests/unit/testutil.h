@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perch/output.h"
+#include "perch/out/output.h"
 
 struct profile;
 

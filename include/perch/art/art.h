@@ -18,7 +18,6 @@ struct cfi_table;
 struct dex_method;
 struct modules;
 struct modules_map;
-struct unwind_snapshot;
 
 /* Limits for hostile lists and symfiles. */
 #define ART_MAX_ENTRIES	     100000	   /* entries walked per snapshot of one list */
@@ -186,10 +185,14 @@ int art_proc_jit_find(struct art_proc *a, uint64_t pc, uint64_t time_ns, struct 
 /* Method and line of @dex_pc, cached per dex pc (dropped when the dex list changes). */
 int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *out);
 /* The dex pc to show for an interpreter frame whose CFI marker gave @dex_pc, its frame's stack
- * pointer @sp in the stack of @snap: for the switch interpreter (whose marker is the method's
- * first instruction) the current instruction from its ShadowFrame (art_switch_dex_pc()), else
- * @dex_pc itself. */
-uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct unwind_snapshot *snap, uint64_t sp,
+ * pointer @sp in the copied stack @stack (reads outside the copy fail): for the switch
+ * interpreter (whose marker is the method's first instruction) the current instruction from
+ * its ShadowFrame (art_switch_dex_pc()), else @dex_pc itself. ART keeps the
+ * SwitchImplContext, the accessor and the ShadowFrame of an interpreted call on the native
+ * stack (allocas and locals of interpreter.cc, interpreter_common.cc,
+ * quick_trampoline_entrypoints.cc); a heap ShadowFrame (deoptimization) or a stack deeper than
+ * the copy gives no answer, and the search costs no system call. */
+uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct perch_mem *stack, uint64_t sp,
 				uint64_t dex_pc);
 /* Is any list known (so that JIT and dex lookups can succeed)? */
 int art_proc_active(const struct art_proc *a);
@@ -216,7 +219,7 @@ unsigned int art_elf_flags(const uint8_t *image, size_t size);
 enum { ART_FRAME_OTHER, ART_FRAME_JAVA, ART_FRAME_RUNTIME };
 size_t art_hide_runtime_frames(const uint8_t *kind, size_t n, uint8_t *hide);
 
-/* The switch interpreter's current dex pc (src/art-interp.c has the layouts and their ART
+/* The switch interpreter's current dex pc (src/art/art-interp.c has the layouts and their ART
  * sources): @insns is the value of the DEX PC marker of an ExecuteSwitchImplAsm frame (the
  * method's first instruction), @sp that frame's stack pointer; the SwitchImplContext is
  * searched for on the stack above it, through @mem (pointers of @is_64 bits). 0 with *@dex_pc,

@@ -7,13 +7,7 @@
 
 #include <stdio.h>
 
-enum perch_exit {
-	PERCH_EXIT_OK = 0,
-	PERCH_EXIT_SAMPLE_ERRORS = 1, /* finished, but some samples failed */
-	PERCH_EXIT_FATAL = 2,
-	PERCH_EXIT_REGRESSION = 3, /* report --diff: a --fail-if rule tripped */
-	PERCH_EXIT_USAGE = 64,
-};
+#include "perch/base/exitcode.h"
 
 struct repl_cmd;
 struct strbuf;

@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "perch/record-core.h"
-#include "perch/strbuf.h"
+#include "perch/base/strbuf.h"
+#include "perch/record/record-core.h"
 
 struct cmd;
 struct strbuf;

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perch/strbuf.h"
+#include "perch/base/strbuf.h"
 
 #define JSON_REPLACEMENT_CHAR 0xfffdu
 

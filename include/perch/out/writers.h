@@ -13,8 +13,8 @@
  *   "counters"       space-separated counter names N, each with a key "counter:N" whose value
  *                    is space-separated "TIME_NS=VALUE" pairs (CLOCK_MONOTONIC ns, a number);
  *                    malformed pairs are skipped (Chrome "C" events); perch record's
- *                    names are listed in include/perch/timeline.h (timeline_store)
- *   "stalls"         one line per stall of the watched thread (include/perch/stall.h):
+ *                    names are listed in include/perch/proc/timeline.h (timeline_store)
+ *   "stalls"         one line per stall of the watched thread (include/perch/proc/stall.h):
  *                    "START_NS DURATION_NS TID STACK KIND CUT REASON", CLOCK_MONOTONIC ns,
  *                    STACK a stack id of this profile or "-", KIND off-cpu|running, CUT 0|1
  *                    (began before or outlived the recording), REASON the rest of the line
@@ -31,7 +31,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "perch/output.h"
+#include "perch/out/output.h"
 
 struct profile;
 
@@ -78,7 +78,7 @@ int out_flamegraph_write(const struct profile *p, const struct output_opts *o, F
 /* The same flame graph inline in a self-contained HTML page (no network). */
 int out_flamegraph_html_write(const struct profile *p, const struct output_opts *o, FILE *f);
 
-/* The report page (src/out-html.c, issue 20): one self-contained HTML page (no network) with
+/* The report page (src/out/out-html.c, issue 20): one self-contained HTML page (no network) with
  * the summary, a thread timeline by state, CPU and memory charts, flame graph / icicle /
  * left-heavy views, top functions and callers/callees, every view filtered by a time range;
  * the profile goes in as a compressed data block the page decodes. Kept samples give the

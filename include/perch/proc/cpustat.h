@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perch/proc-task.h"
+#include "perch/proc/proc-task.h"
 
 /* One "cpu" line of /proc/stat, in clock ticks (USER_HZ):
  *   cpu0 22713 0 5456 60882 84 0 21 39 0 0

@@ -77,7 +77,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "perch/proc-smaps.h"
+#include "perch/proc/proc-smaps.h"
 
 enum meminfo_rules {
 	MEMINFO_RULES_AUTO = 0,	  /* meminfo_detect_rules() */

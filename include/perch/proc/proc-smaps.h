@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "perch/proc-maps.h"
+#include "perch/proc/proc-maps.h"
 
 /* Bits of proc_smaps_usage fields, for "which fields did the kernel print" masks. */
 enum {

@@ -17,10 +17,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "perch/cpustat.h"
-#include "perch/meminfo.h"
-#include "perch/proc-smaps.h"
-#include "perch/proc-task.h"
+#include "perch/proc/cpustat.h"
+#include "perch/proc/meminfo.h"
+#include "perch/proc/proc-smaps.h"
+#include "perch/proc/proc-task.h"
 
 struct profile;
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "perch/unwind.h"
+#include "perch/unwind/unwind.h"
 
 struct perch_arch;
 struct profile;

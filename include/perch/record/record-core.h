@@ -18,9 +18,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "perch/record-opts.h"
-#include "perch/resolve.h"
-#include "perch/sampler.h"
+#include "perch/record/record-opts.h"
+#include "perch/sample/sampler.h"
+#include "perch/unwind/resolve.h"
 
 struct output_format;
 struct perch_arch;

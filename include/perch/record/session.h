@@ -14,8 +14,8 @@
 #include <signal.h>
 #include <sys/types.h>
 
-#include "perch/strbuf.h"
-#include "perch/tracee.h"
+#include "perch/base/strbuf.h"
+#include "perch/sample/tracee.h"
 
 struct session;
 

@@ -6,9 +6,9 @@
 
 #include <stddef.h>
 
-#include "perch/diff.h"
-#include "perch/options.h"
-#include "perch/output.h"
+#include "perch/base/options.h"
+#include "perch/out/output.h"
+#include "perch/profile/diff.h"
 
 struct profile;
 struct report_filter;

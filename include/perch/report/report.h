@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "perch/options.h"
+#include "perch/base/options.h"
 
 struct elffile;
 struct profile;

@@ -171,6 +171,4 @@ pid_t tracee_proc_task(const struct tracee *t, const struct tracee_proc *p);
 char tracee_state_letter(const struct tracee_thread *th, char proc_state);
 void tracee_release(struct tracee *t);
 
-uint64_t tracee_now_ns(void);
-
 #endif

@@ -1,12 +1,12 @@
 /* DWARF line tables and inlined-subroutine chains, through libdwarf. The only file that
- * includes libdwarf.h is src/debuginfo.c (Debian 12 ships libdwarf 20210528; the API changed
- * in later releases, so keep every libdwarf call there). */
+ * includes libdwarf.h is src/symbols/debuginfo.c (Debian 12 ships libdwarf 20210528; the API
+ * changed in later releases, so keep every libdwarf call there). */
 #ifndef PERCH_DEBUGINFO_H
 #define PERCH_DEBUGINFO_H
 
 #include <stdint.h>
 
-#include "perch/symbolize.h"
+#include "perch/symbols/symbolize.h"
 
 struct debuginfo;
 

@@ -26,8 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perch/debuginfo.h"
-#include "perch/symbolize.h"
+#include "perch/symbols/debuginfo.h"
+#include "perch/symbols/symbolize.h"
 
 #define SYMCACHE_MAX_BYTES (16u << 20)
 #define SYMCACHE_MAX_LINE  4096

@@ -40,6 +40,9 @@ int unwind_snapshot_grow(pid_t tid, struct unwind_snapshot *snap, size_t max);
 /* The stack part alone: copy up to @snap->stack_cap bytes from @sp of thread @tid, which need
  * not be stopped (a thread blocked where it cannot be stopped: its SP from /proc). 0 or -errno. */
 int unwind_snapshot_read_stack(pid_t tid, uint64_t sp, struct unwind_snapshot *snap);
+/* A reader of @snap's copied stack alone (no system call; -EFAULT outside the copy), for code
+ * below the unwinder that reads the stack (art_proc_interp_dex_pc()). Borrows @snap. */
+struct perch_mem unwind_snapshot_stack(const struct unwind_snapshot *snap);
 
 enum {
 	UNWIND_TRUNCATED = 1 << 0,     /* cut at the frame limit (there was a caller to show) */
