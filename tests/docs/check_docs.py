@@ -11,7 +11,8 @@ the program itself.
     every command's options, --format names, --mode choices, pids for -p, WORD.ENDING for -o,
     .perch files for report, programs after --, perch-adb's actions and options. The expected
     words are read here from the help texts, with a parser of its own (not the completion's).
-  * the module map of docs/how-it-works.md names every src/*.c and arch/*/*.c, and only those.
+  * the module map of docs/how-it-works.md names every src/*/*.c and arch/**.c in its folder's
+    row, and only those.
   * --version: "perch VERSION" equal to the Makefile's and debian/changelog's version, the
     build-id equal to readelf's, each library version equal to the Debian -dev package the
     build used (dpkg-query).
@@ -264,17 +265,22 @@ def check_completion(commands):
 
 # ---- the module map ----
 def check_module_map():
-    """docs/how-it-works.md names every source file (`name.c` in its module map) and no file
-    that is gone."""
+    """docs/how-it-works.md's folder table names every source file in its folder's row, every
+    folder of src/ has a row, and no file or folder it names is gone."""
     text = open(os.path.join(ROOT, "docs/how-it-works.md")).read()
     m = re.search(r"^## Module map\n(.*?)(?=^## )", text, re.M | re.S)
     section = m.group(1) if m else ""
-    named = set(re.findall(r"`((?:arch/[\w-]+/)?[\w-]+\.c)`", section))
-    files = {os.path.basename(f) for f in glob.glob(os.path.join(ROOT, "src/*.c"))}
+    named = set()
+    for row in re.finditer(r"^\| `(src/[\w-]+/|arch/)` \| ([^|]*)\|", section, re.M):
+        folder = row.group(1)
+        for f in re.findall(r"`([\w/-]+\.c)`", row.group(2)):
+            named.add(f if f.startswith("arch/") else folder + f)
+    files = {os.path.relpath(f, ROOT) for f in glob.glob(os.path.join(ROOT, "src/*/*.c"))}
+    files |= {os.path.relpath(f, ROOT) for f in glob.glob(os.path.join(ROOT, "arch/*.c"))}
     files |= {os.path.relpath(f, ROOT) for f in glob.glob(os.path.join(ROOT, "arch/*/*.c"))}
-    check(files <= named, "module map: docs/how-it-works.md names every source file",
+    check(files <= named, "module map: docs/how-it-works.md's folder table names every source file",
           f"missing: {sorted(files - named)}")
-    check(named <= files, "module map: every file it names exists",
+    check(named <= files, "module map: every file it names exists in its folder",
           f"gone: {sorted(named - files)}")
 
 

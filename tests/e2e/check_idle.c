@@ -1,5 +1,5 @@
 /* e2e: threads that stay blocked for long are counted without being read at every tick (the
- * process run-time gate, gate_tick() in src/sampler.c), and the wall-clock profile stays what
+ * process run-time gate, src/sample/sampler-gate.c), and the wall-clock profile stays what
  * the target itself measured: a thread that never runs gets a sample at every tick, at its
  * stack, as sleeping; a thread that sleeps 300 ms at one place, wakes for a short burst (at
  * 100 Hz shorter than a tick period: it wakes and runs between two ticks) and sleeps at
@@ -78,8 +78,8 @@ static int idle_once(const char *hz, const char *burst_ms, struct strbuf *why)
 	/* the gate was used: the idler (and the waker between its wakeups) sat behind it. Not
 	 * always for most of the run: a thread that waited for a CPU at its last wakeup (a busy
 	 * machine; the idler's only wakeup is at its start) has its state read at every tick
-	 * instead (idle_check() in src/sampler.c), the gate being as blind as schedstat to a
-	 * woken thread that has not run yet */
+	 * instead (sampler_idle_check() in src/sample/sampler-thread.c), the gate being as blind as
+	 * schedstat to a woken thread that has not run yet */
 	H_ASSERT(gated > 0, "%s Hz: no sample counted on the gate (%lu of the idler)", hz, idler);
 	if (gated * 4 < (long)idler)
 		fprintf(stderr,

@@ -1,4 +1,4 @@
-/* idlewake target: what perch's idle gate (src/sampler.c, gate_tick()) must keep right,
+/* idlewake target: what perch's idle gate (src/sample/sampler-gate.c) must keep right,
  * measured by the target itself.
  *
  *   idlewake SECONDS NAP_MS BURST_MS
@@ -80,8 +80,8 @@ static __attribute__((noinline)) void nap_a(uint64_t until)
 }
 
 /* A bigger frame than nap_a()'s: the system call then has another user SP. perch tells
- * blocked places apart by the SP and PC of their system call alone (blocked_site() in
- * src/sampler.c), so with equal frames the two naps would be one place to it, a known
+ * blocked places apart by the SP and PC of their system call alone (sampler_blocked_site() in
+ * src/sample/sampler-thread.c), so with equal frames the two naps would be one place to it, a known
  * limit that this target does not test. */
 static __attribute__((noinline)) void nap_b(uint64_t until)
 {

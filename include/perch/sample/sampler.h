@@ -10,7 +10,7 @@
  * would phase-lock short bursts of work between ticks. A thread blocked at one site for 200 ms goes
  * behind its process's run-time gate: while the process's CPU clock less its other threads'
  * run times does not move, no gated thread ran, and they are counted again without any read
- * (gate_tick() in sampler.c). The ptrace thread does nothing else, so signal-delivery-stops are
+ * (src/sample/sampler-gate.c). The ptrace thread does nothing else, so signal-delivery-stops are
  * restarted at once; snapshots and thread events go through a queue to a worker thread that calls
  * the caller's ops (unwinding, naming, profile), in order. Stops on the duration, the exit of every
  * traced process, or SIGINT/SIGTERM/SIGHUP (which it blocks and waits for).
@@ -45,7 +45,7 @@ struct sampler_opts {
 	const volatile sig_atomic_t *stop;
 	int no_signals;	   /* leave SIGINT/SIGTERM/SIGHUP to the caller: wait for SIGCHLD only */
 	int follow_cpu;	   /* move the ptrace thread to the CPU the running threads use
-			    * (experimental, off by default: see follow_cpu() in sampler.c) */
+			    * (experimental, off by default: see follow_cpu() in sampler-tick.c) */
 	int verify;	   /* also unwind in the stop with libunwind-ptrace (slow): see
 			    * sampler_info.verify_pcs */
 	int no_idle_reuse; /* interrupt blocked threads at every tick, as if nothing were known
@@ -119,7 +119,7 @@ struct sampler_stats {
 	uint64_t unmoved;      /* samples of runnable threads that had not run since their
 				* last stop (not interrupted: runnable_unmoved()) */
 	uint64_t gated;	       /* ... of which counted on the process run-time gate, without
-				* reading the thread at all (see gate_tick() in sampler.c) */
+				* reading the thread at all (see src/sample/sampler-gate.c) */
 	uint64_t rescans;      /* gated threads read one by one (the gate tripped, its
 				* reference was stale, or the periodic check) */
 	uint64_t skipped_idle; /* cpu mode: threads not sampled because they were not running */
@@ -127,7 +127,7 @@ struct sampler_stats {
 				* run since their last stop (waiting for a CPU) */
 	uint64_t unrun;	       /* cpu mode: stops not counted: samples weigh the thread's time on
 				* a CPU since its previous stop, and none was due (see
-				* cpu_weight() in sampler.c) */
+				* sampler_cpu_weight() in sampler-thread.c) */
 	uint64_t stopped;      /* samples of group-stopped threads (SIGSTOP & co), state 'T' */
 	uint64_t blocked;      /* samples of threads in uninterruptible sleep read from /proc
 				* without a stop (sampler_snapshot_blocked()) */

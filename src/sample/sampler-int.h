@@ -1,0 +1,268 @@
+/* The sampler's own parts (not a contract: included by src/sample/sampler*.c alone).
+ *   sampler.c         the ptrace thread's loop: the tick timer, signals, job control, joins
+ *   sampler-tick.c    one tick: each thread's state, who to stop, interrupts, the stops
+ *   sampler-gate.c    the run-time gate: threads blocked for long cost nothing per tick
+ *   sampler-thread.c  what the sampler reads and keeps of a thread (/proc, schedstat, sites)
+ *   sampler-queue.c   the queue of snapshots and events and the worker thread behind it
+ *   sampler-stats.c   the histograms behind the stop-window and tick percentiles */
+#ifndef PERCH_SAMPLER_INT_H
+#define PERCH_SAMPLER_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "perch/arch.h"
+#include "perch/sample/sampler-hold.h"
+#include "perch/sample/sampler.h"
+#include "perch/sample/tracee.h"
+#include "perch/unwind/unwind.h"
+
+struct sampler_hold;
+struct unwind_ptrace;
+
+#define SAMPLER_NICE	(-10)
+#define SAMPLER_RT_PRIO 1 /* the ptrace thread's SCHED_FIFO priority, when allowed */
+/* Ctrl-Z: how long perch waits for the programs of its process group to stop */
+#define SAMPLER_JOB_STOP_NS (300 * 1000000ULL)
+/* ... and before it passes a stop sent to it alone on to the program */
+#define SAMPLER_JOB_FORWARD_NS (30 * 1000000ULL)
+
+#define SAMPLER_MAX_BATCH 1024 /* threads interrupted after the CPU move; more: at once */
+#define SAMPLER_MAX_CPUS  256  /* CPUs follow_cpu() counts threads on */
+#define SAMPLER_COMM	  64   /* thread names are at most 15 bytes; room for longer kernels */
+/* descriptors kept open per thread (stat, syscall, schedstat), and room for the others */
+#define SAMPLER_FDS_PER_THREAD 3
+#define SAMPLER_FDS_SPARE      256
+#define SAMPLER_PPM	       1000000
+#define SAMPLER_OWN_CPU_PPM    20000 /* cpu_weight(): waited under 2% of its runnable time */
+#define SAMPLER_WAIT_PPM       2000  /* idle_check(): 0.2% of the time waiting for a CPU */
+/* gate_tick(): a thread blocked at one site for this long goes behind its process's run-time
+ * gate (the first time a thread is found at a site, at once: tick_thread()), and gated
+ * threads are read one by one at least this often */
+#define SAMPLER_QUIET_NS  (200 * 1000000ULL)
+#define SAMPLER_RESCAN_NS (1000 * 1000000ULL)
+/* ... and its ticks are queued as one reused sample per thread at most this often (the
+ * worker's cost per item, 200 threads at 1000 Hz, was 10% of a CPU) */
+#define SAMPLER_GATE_FLUSH_NS (20 * 1000000ULL)
+#define ITEM_SAMPLE	      0
+#define ITEM_REUSE	      (-1)
+
+/* One queued item: a snapshot (ITEM_SAMPLE), a reused stack (ITEM_REUSE) or a thread event
+ * (a TRACEE_EV_* kind). */
+struct item {
+	int kind;
+	pid_t pid, tid;
+	const struct perch_arch *arch;
+	uint32_t weight;
+	char state;
+	int has_syscall;
+	char syscall[SAMPLER_SYSCALL_TEXT];
+	char comm[SAMPLER_COMM];
+	uint64_t site_sp, site_pc; /* ITEM_REUSE: where the reused snapshot was taken */
+	struct unwind_snapshot snap;
+	uint64_t *verify; /* --verify: libunwind-ptrace's pcs, SAMPLER_VERIFY_MAX */
+	int nr_verify;
+};
+
+/* Items move free -> ring (ptrace thread) -> worker -> free. */
+struct queue {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_cond_t freed; /* the worker gave an item back (post_event() waits for one) */
+	struct item *items;
+	struct item **ring, **free;
+	unsigned char *stacks; /* every item's stack buffer, one block */
+	size_t head, len, nr_free, cap;
+	int done;
+};
+
+/* How long the ptrace thread polls for the stops of the running threads it interrupted on
+ * other CPUs (await_stops()). */
+#define SAMPLER_AWAIT_NS (200 * 1000ULL)
+
+/* Items the worker takes from the queue at once (worker_main()). */
+#define SAMPLER_WORKER_BATCH 16
+struct worker {
+	struct queue q;
+	uint64_t awaited_stops;	      /* stops of threads that await_stops() waited for */
+	struct unwind_ptrace *verify; /* --verify: the reference unwinder, else NULL */
+	pthread_t thread;
+	const struct sampler_ops *ops;
+	void *arg;
+	int cpu_mode; /* samples of running threads weigh their time on a CPU (cpu_weight()) */
+	uint64_t period_ns; /* the sampling period */
+};
+
+/* ---- the ptrace thread ---- */
+/* /proc/PID/task/TID/schedstat: "RUN_NS WAIT_NS SLICES": time on a CPU, time waiting on a
+ * run queue, times switched in. Updated by the scheduler when the thread is switched in or
+ * out (and at its ticks), so a thread waiting to run after a wakeup changes nothing here. */
+struct schedstat {
+	uint64_t run_ns, wait_ns, slices;
+};
+
+/* What the sampler keeps per thread (tracee_thread.user). */
+struct sthread {
+	uint32_t late_ticks;	 /* ticks to credit to the next sample */
+	int stat_fd;		 /* kept open /proc/PID/task/TID/stat; -1 not yet, -2 failed */
+	int syscall_fd;		 /* the same for .../syscall */
+	char state;		 /* state letter read at the last tick */
+	int cpu;		 /* CPU it last ran on, from the same read (-1 unknown) */
+	char comm[SAMPLER_COMM]; /* name read at the last tick */
+	int has_syscall;	 /* @syscall holds the text read at the last tick */
+	char syscall[SAMPLER_SYSCALL_TEXT];
+	/* places (user SP, PC) where samples of this thread were taken, newest first */
+	struct {
+		uint64_t sp, pc;
+	} sites[SAMPLER_SITES];
+	int nr_sites;
+	/* while the thread stays blocked at one site: that site, and its .../schedstat when it
+	 * was found there (idle_check()) */
+	int schedstat_fd;
+	int idle_known;
+	uint64_t idle_sp, idle_pc;
+	struct schedstat idle_ss;
+	uint64_t idle_ns;  /* CLOCK_MONOTONIC of idle_ss */
+	uint64_t quiet_ns; /* counted as blocked at its site since then (gate_fits()) */
+	int quiet_once;	   /* was counted as blocked for SAMPLER_QUIET_NS when first found */
+	uint32_t wait_ppm; /* share of time it recently spent waiting for a CPU (ppm) */
+	int woken;	   /* found woken (runnable, not yet run) at this tick */
+	uint64_t tick;	   /* the last tick that visited it (tick_pass()) */
+	uint64_t run_ns;   /* its schedstat run time, read at tick @run_tick */
+	uint64_t run_tick;
+	int gated;	    /* behind its process's run-time gate (gate_tick()) */
+	uint32_t credit;    /* ticks it was found at its site without a stop, not queued yet */
+	char credit_state;  /* its state then */
+	uint64_t credit_ns; /* CLOCK_MONOTONIC of the first of them */
+	/* group-stopped and sampled once: where (its stack is counted again until SIGCONT) */
+	int stopped_known;
+	uint64_t stopped_sp, stopped_pc;
+	/* stopped while running (state 'R'): where, and schedstat's switch-in count during that
+	 * stop; the same count at a later tick means it has not run since (runnable_unmoved()) */
+	int ran_known;
+	uint64_t ran_sp, ran_pc, ran_slices;
+	/* cpu mode: schedstat's run and run-queue wait times at its last stop, the ticks that
+	 * found it runnable since (this one's included), and the samples due to it not counted
+	 * yet, in millionths (cpu_weight()) */
+	int cpu_known;
+	uint64_t cpu_run, cpu_wait;
+	uint32_t cpu_ticks;
+	int64_t cpu_due;
+	/* its running stops in a row that came in user code (SAMPLER_HOLD_QUIET) */
+	uint32_t user_stops;
+	/* interrupted while running on another CPU than the ptrace thread's (a thread that never
+	 * stops keeps it: its late stop may end a later await_stops() early, no more) */
+	int awaited;
+};
+
+/* What the sampler keeps per process (tracee_proc.user): its run-time gate (gate_tick()). */
+struct sproc {
+	clockid_t clock; /* its CPU clock (clock_getcpuclockid()) */
+	int clock_state; /* 0 not tried yet, 1 usable, -1 not */
+	int ref_valid;
+	uint64_t ref;	    /* its clock less its ungated threads' run time at the last rescan */
+	uint64_t rescan_ns; /* CLOCK_MONOTONIC of the last rescan */
+	int pass;	    /* this tick: its gated threads have not run */
+	size_t nr_gated, nr_cand;
+};
+
+/* sampler_idle_check(): a thread found blocked at a site at an earlier tick is gone from it,
+ * still there, or woken and waiting for a CPU. */
+enum { IDLE_GONE, IDLE_STILL, IDLE_WOKEN };
+
+/* The CPU holders of one tick (sampler-hold.h): NULL @h when they are off. */
+struct tick_hold {
+	struct sampler_hold *h;
+	uint64_t fire;	   /* the tick being served */
+	uint64_t deadline; /* wait for a holder until then, then interrupt from afar */
+	int self;	   /* the ptrace thread's CPU */
+	int released;	   /* the holders were let go: no more waiting for them */
+	unsigned char running[SAMPLER_HOLD_MAX_CPUS]; /* CPUs with running threads */
+	size_t awaited;	    /* running threads interrupted on other CPUs (await_stops()) */
+	pid_t *awaited_tid; /* their first SAMPLER_MAX_BATCH thread ids */
+};
+
+/* What the gate passes on to the rest of a tick. */
+struct gate_ctx {
+	struct tracee *t;
+	const struct perch_arch *arch;
+	struct worker *w;
+	const struct sampler_opts *o;
+	uint64_t missed, now;
+	struct tick_hold *hd;
+	struct tracee_thread **stop;
+	size_t *nr_stop;
+	struct sampler_stats *st;
+};
+
+/* sampler-thread.c: a thread's reads and state */
+int sampler_take_snapshot(struct tracee *t, const struct perch_arch *arch,
+			  const struct tracee_thread *th, struct unwind_snapshot *snap);
+void sampler_note_broken_call(struct tracee_thread *th, const struct perch_arch *arch,
+			      const struct perch_regs *regs);
+int sampler_snapshot_blocked(const struct perch_arch *arch, pid_t tid, const char *syscall,
+			     struct unwind_snapshot *snap);
+struct sthread *sampler_thread_of(struct tracee_thread *th);
+struct sproc *sampler_proc_of(struct tracee_proc *p);
+void sampler_proc_free(struct tracee_proc *p);
+void sampler_thread_free(struct tracee_thread *th);
+ssize_t sampler_read_task_file(struct tracee *t, struct tracee_thread *th, int *fd,
+			       const char *name, char *buf, size_t len);
+int sampler_peek_schedstat(struct tracee *t, struct tracee_thread *th, struct sthread *s,
+			   struct schedstat *ss);
+int sampler_read_schedstat(struct tracee *t, struct tracee_thread *th, struct sthread *s,
+			   struct schedstat *ss);
+char sampler_read_state(struct tracee *t, struct tracee_thread *th, struct sthread *s);
+void sampler_remember_site(struct sthread *s, uint64_t sp, uint64_t pc);
+int sampler_idle_check(struct tracee *t, struct tracee_thread *th, struct sthread *s, uint64_t now);
+int sampler_blocked_site(const struct sthread *s);
+void sampler_fill_item(struct item *it, int kind, struct tracee_thread *th, struct sthread *s);
+void sampler_note_stopped(struct sthread *s, struct item *it, uint64_t sp, uint64_t pc,
+			  struct sampler_stats *st);
+const struct perch_arch *sampler_arch_of(const struct tracee_thread *th,
+					 const struct perch_arch *arch);
+uint32_t sampler_cpu_weight(struct sthread *s, const struct schedstat *ss, uint64_t period_ns);
+
+/* sampler-queue.c: the queue and the worker */
+void sampler_queue_init(struct queue *q, size_t cap, size_t stack_size, int verify);
+void sampler_queue_release(struct queue *q);
+struct item *sampler_queue_get_free(struct queue *q);
+void sampler_queue_push(struct queue *q, struct item *it);
+void sampler_queue_push_nowake(struct queue *q, struct item *it);
+void sampler_queue_wake(struct queue *q);
+void *sampler_worker_main(void *p);
+void sampler_queue_push_free(struct queue *q, struct item *it);
+struct item *sampler_queue_get_free_wait(struct queue *q);
+void sampler_queue_wait_free(struct queue *q);
+
+/* sampler-tick.c: one tick and the stops */
+void sampler_post_event(struct worker *w, const struct tracee_event *ev);
+int sampler_handle_events(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+			  struct sampler_stats *st);
+int sampler_credit_flush(struct worker *w, struct tracee_thread *th, struct sthread *s,
+			 struct sampler_stats *st, int wait);
+void sampler_credit(struct worker *w, struct tracee_thread *th, struct sthread *s, uint32_t n,
+		    uint64_t now, struct sampler_stats *st);
+int sampler_tick_thread(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+			const struct sampler_opts *o, struct tracee_thread *th, uint64_t missed,
+			uint64_t now, struct sampler_stats *st);
+void sampler_interrupt(struct tracee *t, struct tracee_thread *th, struct tick_hold *hd,
+		       struct sampler_stats *st);
+size_t sampler_tick(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		    const struct sampler_opts *o, struct sampler_hold *h, uint64_t fire,
+		    uint64_t next, uint64_t lead, uint64_t missed, pid_t *awaited,
+		    struct sampler_stats *st);
+int sampler_await_stops(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+			const pid_t *awaited, size_t n, struct sampler_stats *st);
+
+/* sampler-gate.c: the run-time gate */
+void sampler_gate_tick(struct gate_ctx *g);
+void sampler_gate_credit(struct gate_ctx *g);
+
+/* sampler-stats.c */
+void sampler_hist_add(uint64_t *hist, uint64_t max, uint32_t *top, uint64_t us);
+
+#endif
