@@ -49,7 +49,7 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	us = (monotime_ns() - th->interrupt_ns) / 1000;
 	sampler_hist_add(st->stop_hist, SAMPLER_HIST_US, &st->stop_hist_top, us);
 	if (!it) {
-		/* the worker is a whole queue behind: the snapshot is lost, not the sampler_tick
+		/* the worker is a whole queue behind: the snapshot is lost, not the tick
 		 * (its next sample stands for it; a stopped thread is one that was running) */
 		sampler_thread_of(th)->late_ticks++;
 		st->dropped++;
@@ -186,7 +186,7 @@ static int reuse(struct worker *w, struct tracee_thread *th, struct sthread *s, 
 
 /* Queue the ticks a thread was found blocked at its site (@s->idle_sp, @s->idle_pc) without a
  * stop as one reused sample (with its late ticks, as any sample): one queue item per thread
- * every SAMPLER_GATE_FLUSH_NS, not one per sampler_tick (with 2000 blocked threads, items per tick
+ * every SAMPLER_GATE_FLUSH_NS, not one per tick (with 2000 blocked threads, items per tick
  * filled the queue and the snapshots of the stops that followed were dropped). When the
  * worker is a whole queue behind they stay credited to that site for a later try (to the next
  * sample, wherever it is, they would be misplaced), or with @wait (the thread leaves its
@@ -224,7 +224,7 @@ void sampler_credit(struct worker *w, struct tracee_thread *th, struct sthread *
 		sampler_credit_flush(w, th, s, st, 0);
 }
 
-/* A group-stopped thread at a sampler_tick (wall mode): counted again where its first sample in
+/* A group-stopped thread at a tick (wall mode): counted again where its first sample in
  * this stop was taken, or interrupted once (the interrupt re-reports its group-stop; it listens
  * again after the snapshot, so job control is untouched). Returns 1 when it is to be
  * interrupted. */
@@ -453,7 +453,7 @@ void sampler_interrupt(struct tracee *t, struct tracee_thread *th, struct tick_h
 	}
 }
 
-/* Visit the threads that ran at the last sampler_tick (@running 1) or the others (0), and add the
+/* Visit the threads that ran at the last tick (@running 1) or the others (0), and add the
  * ones sampler_tick_thread() picks to @stop (interrupted at once when it is full). */
 static void tick_pass(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		      const struct sampler_opts *o, uint64_t missed, struct tick_hold *hd,
@@ -485,7 +485,7 @@ static int is_running(const struct tracee_thread *th)
 	return ((const struct sthread *)th->user)->state == 'R';
 }
 
-/* One sampler_tick (scheduled at @fire) that stands for 1 + @missed ticks of the schedule (perch
+/* One tick (scheduled at @fire) that stands for 1 + @missed ticks of the schedule (perch
  * fell behind). Every thread's state is read first, before any interrupt or wait for a CPU holder:
  * a state read later than the tick describes a later moment, and perch's own activity then
  * (holders spinning, the ptrace thread running) keeps threads runnable that would have gone

@@ -180,7 +180,7 @@ static void job_stop(struct tracee *t, const struct perch_arch *arch, struct wor
  * The ptrace thread's timer wakes it tens of microseconds late even as SCHED_FIFO with no
  * timer slack (p10 46, p50 50, p90 76 us on this project's 2-vCPU VM; a few on bare metal),
  * and the states a tick reads describe the moment they are read: a thread that woke in between
- * reads R although it slept at the sampler_tick (while the threads running then are kept R by the
+ * reads R although it slept at the tick (while the threads running then are kept R by the
  * CPU holders, sampler-hold.h). The timer is set @lead before the tick instead and the thread spins
  * the rest of the way; @lead starts at the first wake latency measured and follows their median
  * (one SAMPLER_LEAD_STEP_NS step towards each), so about half the ticks are served on time after a
@@ -242,7 +242,7 @@ static int sleep_until(struct tracee *t, const struct perch_arch *arch, struct w
  * tick to tick, it left the target's threads, interrupted and runnable, and the worker the
  * other CPU shared with the busy ones: stops came late, snapshots were dropped for want of
  * room, and up to 1100 of 2000 blocked threads had no sample in 2 s. The ticks skipped are
- * owed as any missed sampler_tick (their threads' next samples stand for them), like perf's own cap
+ * owed as any missed tick (their threads' next samples stand for them), like perf's own cap
  * on the CPU time its sampling may take (kernel.perf_cpu_time_max_percent). */
 static uint64_t duty_cap(uint64_t fire, uint64_t began, uint64_t period, struct sampler_stats *st)
 {
