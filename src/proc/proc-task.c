@@ -108,6 +108,58 @@ enum {
 	STAT_MAX_FIELD = STAT_PROCESSOR,
 };
 
+int proc_sched_exec_start(const char *text, uint64_t *ns)
+{
+	static const char key[] = "\nse.exec_start";
+	const char *p = strstr(text, key);
+	uint64_t ms = 0, frac = 0;
+	int digits = 0;
+
+	if (!p)
+		return -EINVAL;
+	p += sizeof(key) - 1;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p++ != ':')
+		return -EINVAL;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9' && ms < UINT64_MAX / 100; p++)
+		ms = ms * 10 + (uint64_t)(*p - '0');
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9' && digits < 6; p++, digits++)
+			frac = frac * 10 + (uint64_t)(*p - '0');
+	if (digits != 6 || (*p >= '0' && *p <= '9') || ms > UINT64_MAX / 1000000 - 1)
+		return -EINVAL; /* (the kernel prints six digits: SPLIT_NS) */
+	*ns = ms * 1000000 + frac;
+	return 0;
+}
+
+uint64_t proc_sched_read_exec_start(int fd)
+{
+	char buf[512]; /* se.exec_start is the third line: the rest is not needed */
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+	uint64_t ns;
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return proc_sched_exec_start(buf, &ns) == 0 ? ns : 0;
+}
+
+int proc_sched_open_self(void)
+{
+	int fd = open("/proc/thread-self/sched", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && !proc_sched_read_exec_start(fd)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 int proc_stat_parse(const char *text, struct proc_stat *out)
 {
 	const char *open, *close, *p, *field[STAT_MAX_FIELD + 1] = {0};

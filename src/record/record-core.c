@@ -871,6 +871,50 @@ static void print_hold(const struct record_core *rc, const char *prefix, FILE *f
 		SAMPLER_HOLD_QUIET);
 }
 
+/* cpu mode: how the samples were counted, and how far the share at system-call exits can be
+ * trusted (src/sample/sampler-cpu.c). */
+static void print_cpu_mode(const struct sampler_stats *st, uint64_t total, const char *prefix,
+			   FILE *f)
+{
+	double all = st->cpu_weight ? (double)st->cpu_weight : 1;
+
+	if (!st->cpu_clocks) {
+		fprintf(
+		    f,
+		    "%s  samples: %llu  (%llu stops, each weighed by its thread's time on a CPU "
+		    "since its previous stop; %llu more stops with nothing due, not counted; "
+		    "%llu of threads waiting for a CPU left alone)\n"
+		    "%s  at system-call exits: %.1f%% of the weight, not to be trusted where "
+		    "threads wait for CPUs or sleep between ticks: without the task clocks "
+		    "(/proc/PID/task/TID/sched) perch cannot see who was on a CPU at a tick, and "
+		    "the time a thread ran before it slept counts where its next wait ended\n",
+		    prefix, (unsigned long long)total,
+		    (unsigned long long)(st->samples - st->unrun), (unsigned long long)st->unrun,
+		    (unsigned long long)st->waiting, prefix,
+		    100.0 * (double)st->cpu_weight_kernel / all);
+		return;
+	}
+	fprintf(f,
+		"%s  samples: %llu  (%llu times a thread was on a CPU when perch took it at a "
+		"tick, %llu of them on its way to block, read without a stop; %llu stops where "
+		"perch did not take the CPU, %llu counted as they ran on from the tick; %llu "
+		"runnable threads waiting for a CPU left alone)\n"
+		"%s  at system-call exits: %.1f%% of the weight, %.1f%% of it seen on a CPU at "
+		"the tick (in that call then)%s\n",
+		prefix, (unsigned long long)total, (unsigned long long)st->oncpu,
+		(unsigned long long)st->oncpu_blocking, (unsigned long long)st->unseen,
+		(unsigned long long)st->unseen_counted, (unsigned long long)st->waiting, prefix,
+		100.0 * (double)st->cpu_weight_kernel / all,
+		st->cpu_weight_kernel
+		    ? 100.0 * (double)(st->cpu_weight_kernel - st->cpu_weight_kernel_unseen) /
+			  (double)st->cpu_weight_kernel
+		    : 100.0,
+		st->cpu_weight_kernel_unseen * 10 > st->cpu_weight_kernel
+		    ? "; the rest only from stops on CPUs perch did not take, which may land at "
+		      "a later system call's exit"
+		    : "");
+}
+
 void record_core_print_summary(const struct record_core *rc, const struct tracee_stats *ts,
 			       const char *prefix, int headline, FILE *f)
 {
@@ -900,14 +944,7 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 			prefix, rc->pid, st->elapsed_s, rc->o.hz, rc->o.cpu_mode ? "cpu" : "wall",
 			why);
 	if (rc->o.cpu_mode)
-		fprintf(
-		    f,
-		    "%s  samples: %llu  (%llu stops, each weighed by its thread's time on a CPU "
-		    "since its previous stop; %llu more stops with nothing due, not counted; %llu "
-		    "of threads waiting for a CPU left alone)\n",
-		    prefix, (unsigned long long)total,
-		    (unsigned long long)(st->samples - st->unrun), (unsigned long long)st->unrun,
-		    (unsigned long long)st->waiting);
+		print_cpu_mode(st, total, prefix, f);
 	else
 		fprintf(f,
 			"%s  samples: %llu  (%llu stops, %llu of blocked threads left alone, %llu "

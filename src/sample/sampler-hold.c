@@ -14,6 +14,7 @@
 #include "perch/base/log.h"
 #include "perch/base/monotime.h"
 #include "perch/base/xalloc.h"
+#include "perch/proc/proc-task.h"
 #include "perch/sample/sampler-hold.h"
 #include "perch/sample/tracee.h"
 
@@ -24,6 +25,8 @@ struct holder {
 	atomic_int armed;
 	atomic_int failed;	      /* cannot run on its CPU (cpuset, offline) */
 	atomic_uint_fast64_t holding; /* the tick it is holding its CPU for, 0 none */
+	atomic_uint_fast64_t taken;   /* its task clock when it took the CPU for @holding */
+	int sched_fd;		      /* its own /proc/thread-self/sched (stamps), else -1 */
 };
 
 struct sampler_hold {
@@ -39,6 +42,7 @@ struct sampler_hold {
 	atomic_int tracer_cpu;	       /* the ptrace thread's CPU at its last tick */
 	atomic_int quit;
 	int rt_prio, nice;
+	int stamps;	      /* holders note their task clock as they take their CPU */
 	uint64_t max_hold_ns; /* a holder never spins longer than this */
 	struct holder *cpus[SAMPLER_HOLD_MAX_CPUS];
 };
@@ -76,6 +80,8 @@ static void hold(struct holder *c, uint64_t fire)
 
 	if (atomic_load(&h->tracer_cpu) == c->cpu)
 		return;
+	/* (before @holding: the ptrace thread reads it once it sees the hold) */
+	atomic_store(&c->taken, h->stamps ? proc_sched_read_exec_start(c->sched_fd) : 0);
 	atomic_store(&c->holding, fire);
 	while (atomic_load(&h->released) < fire && !atomic_load(&h->quit)) {
 		cpu_relax();
@@ -116,6 +122,7 @@ static void *holder_main(void *p)
 	}
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	set_priority(h);
+	c->sched_fd = h->stamps ? proc_sched_open_self() : -1;
 	while (!atomic_load(&h->quit)) {
 		uint64_t fire = atomic_load(&h->fire);
 
@@ -141,10 +148,12 @@ static void *holder_main(void *p)
 			hold(c, fire);
 		done = fire;
 	}
+	if (c->sched_fd >= 0)
+		close(c->sched_fd);
 	return NULL;
 }
 
-struct sampler_hold *sampler_hold_new(int rt_prio, int nice, uint64_t period_ns)
+struct sampler_hold *sampler_hold_new(int rt_prio, int nice, uint64_t period_ns, int stamps)
 {
 	struct sampler_hold *h = xcalloc(1, sizeof(*h));
 	pthread_condattr_t attr;
@@ -160,6 +169,7 @@ struct sampler_hold *sampler_hold_new(int rt_prio, int nice, uint64_t period_ns)
 	atomic_init(&h->tracer_cpu, -1);
 	h->rt_prio = rt_prio;
 	h->nice = nice;
+	h->stamps = stamps;
 	h->max_hold_ns = period_ns / 4 < SAMPLER_HOLD_MAX_NS ? period_ns / 4 : SAMPLER_HOLD_MAX_NS;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	return h;
@@ -247,11 +257,13 @@ void sampler_hold_arm(struct sampler_hold *h, const unsigned char *want, int n)
 }
 
 int sampler_hold_wait(struct sampler_hold *h, int cpu, int self, uint64_t fire_ns,
-		      uint64_t deadline_ns)
+		      uint64_t deadline_ns, uint64_t *taken)
 {
 	struct holder *c;
 	unsigned int n = 0;
 
+	if (taken)
+		*taken = 0;
 	if (cpu == self)
 		return 1;
 	if (cpu < 0 || cpu >= SAMPLER_HOLD_MAX_CPUS || !(c = h->cpus[cpu]) ||
@@ -262,6 +274,8 @@ int sampler_hold_wait(struct sampler_hold *h, int cpu, int self, uint64_t fire_n
 		if ((++n & 15) == 0 && monotime_ns() >= deadline_ns)
 			return 0;
 	}
+	if (taken)
+		*taken = atomic_load(&c->taken);
 	return 1;
 }
 

@@ -3,6 +3,7 @@
  *   sampler-tick.c    one tick: each thread's state, who to stop, interrupts, the stops
  *   sampler-gate.c    the run-time gate: threads blocked for long cost nothing per tick
  *   sampler-thread.c  what the sampler reads and keeps of a thread (/proc, schedstat, sites)
+ *   sampler-cpu.c     cpu mode: was a runnable thread on a CPU at the tick, and its weight
  *   sampler-queue.c   the queue of snapshots and events and the worker thread behind it
  *   sampler-stats.c   the histograms behind the stop-window and tick percentiles */
 #ifndef PERCH_SAMPLER_INT_H
@@ -47,8 +48,13 @@ struct unwind_ptrace;
 /* ... and its ticks are queued as one reused sample per thread at most this often (the
  * worker's cost per item, 200 threads at 1000 Hz, was 10% of a CPU) */
 #define SAMPLER_GATE_FLUSH_NS (20 * 1000000ULL)
-#define ITEM_SAMPLE	      0
-#define ITEM_REUSE	      (-1)
+/* bytes of .../sched read for its se.exec_start line (the third; the file is ~1.8 KB) */
+#define SAMPLER_SCHED_TEXT 512
+/* cpu mode: a CPU is taken at each tick while a thread was runnable on it at one of the last
+ * this many ticks */
+#define SAMPLER_CPU_HOLD_TICKS 32
+#define ITEM_SAMPLE	       0
+#define ITEM_REUSE	       (-1)
 
 /* One queued item: a snapshot (ITEM_SAMPLE), a reused stack (ITEM_REUSE) or a thread event
  * (a TRACEE_EV_* kind). */
@@ -92,11 +98,17 @@ struct worker {
 	pthread_t thread;
 	const struct sampler_ops *ops;
 	void *arg;
-	int cpu_mode; /* samples of running threads weigh their time on a CPU (cpu_weight()) */
+	int cpu_mode;	    /* count only the threads on a CPU at the tick (sampler-cpu.c) */
 	uint64_t period_ns; /* the sampling period */
+	/* cpu mode: the task clock when the ptrace thread took its CPU for tick @self_fire, on
+	 * CPU @self_cpu (sampler_cpu_stamp_self()); @stamps: such clocks can be read
+	 * (/proc/.../sched), else cpu mode weighs stops by run time (sampler_cpu_weight()) */
+	int stamps;
+	int self_sched_fd;
+	int self_cpu;
+	uint64_t self_fire, self_taken;
 };
 
-/* ---- the ptrace thread ---- */
 /* /proc/PID/task/TID/schedstat: "RUN_NS WAIT_NS SLICES": time on a CPU, time waiting on a
  * run queue, times switched in. Updated by the scheduler when the thread is switched in or
  * out (and at its ticks), so a thread waiting to run after a wakeup changes nothing here. */
@@ -144,12 +156,23 @@ struct sthread {
 	 * stop; the same count at a later tick means it has not run since (runnable_unmoved()) */
 	int ran_known;
 	uint64_t ran_sp, ran_pc, ran_slices;
-	/* cpu mode: schedstat's run and run-queue wait times at its last stop, the ticks that
-	 * found it runnable since (this one's included), and the samples due to it not counted
-	 * yet, in millionths (cpu_weight()) */
+	/* cpu mode (sampler-cpu.c): the ticks it was seen on a CPU that its pending stop is to
+	 * count (@cpu_ticks); an interrupt sent while perch could not see whether it ran (no
+	 * holder on its CPU): the ticks since, counted only when the stop finds it switched in
+	 * no more since then (schedstat @cpu_unseen_slices); the ticks this visit stands for */
+	int sched_fd; /* kept .../sched (its task clock at its last switch) */
+	uint32_t cpu_ticks;
+	int cpu_unseen;
+	uint32_t cpu_unseen_ticks;
+	uint64_t cpu_unseen_slices;
+	uint32_t tick_weight;
+	int hold_cpu; /* the CPU it was runnable on at tick @hold_tick (cpu_want_holds()) */
+	uint64_t hold_tick;
+	/* cpu mode without task clocks (no /proc/.../sched): schedstat's run and run-queue wait
+	 * times at its last stop, and the samples due to it not counted yet, in millionths
+	 * (sampler_cpu_weight()) */
 	int cpu_known;
 	uint64_t cpu_run, cpu_wait;
-	uint32_t cpu_ticks;
 	int64_t cpu_due;
 	/* its running stops in a row that came in user code (SAMPLER_HOLD_QUIET) */
 	uint32_t user_stops;
@@ -169,6 +192,10 @@ struct sproc {
 	size_t nr_gated, nr_cand;
 };
 
+/* sampler_cpu_seen(): a runnable thread was on a CPU when perch took it at this tick, was
+ * waiting for one, or perch could not see (no holder there: decided at its stop). */
+enum { CPU_OFF, CPU_ON, CPU_UNSEEN };
+
 /* sampler_idle_check(): a thread found blocked at a site at an earlier tick is gone from it,
  * still there, or woken and waiting for a CPU. */
 enum { IDLE_GONE, IDLE_STILL, IDLE_WOKEN };
@@ -180,6 +207,7 @@ struct tick_hold {
 	uint64_t deadline; /* wait for a holder until then, then interrupt from afar */
 	int self;	   /* the ptrace thread's CPU */
 	int released;	   /* the holders were let go: no more waiting for them */
+	struct worker *w;
 	unsigned char running[SAMPLER_HOLD_MAX_CPUS]; /* CPUs with running threads */
 	size_t awaited;	    /* running threads interrupted on other CPUs (await_stops()) */
 	pid_t *awaited_tid; /* their first SAMPLER_MAX_BATCH thread ids */
@@ -224,7 +252,6 @@ void sampler_note_stopped(struct sthread *s, struct item *it, uint64_t sp, uint6
 			  struct sampler_stats *st);
 const struct perch_arch *sampler_arch_of(const struct tracee_thread *th,
 					 const struct perch_arch *arch);
-uint32_t sampler_cpu_weight(struct sthread *s, const struct schedstat *ss, uint64_t period_ns);
 
 /* sampler-queue.c: the queue and the worker */
 void sampler_queue_init(struct queue *q, size_t cap, size_t stack_size, int verify);
@@ -258,9 +285,40 @@ size_t sampler_tick(struct tracee *t, const struct perch_arch *arch, struct work
 int sampler_await_stops(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 			const pid_t *awaited, size_t n, struct sampler_stats *st);
 
+/* A thread blocked where no stop can reach it ('D'; or in cpu mode, one that blocked just as
+ * perch took its CPU): a sample in @state from /proc/PID/task/TID/syscall (its SP and PC,
+ * @s->syscall) and its stack read without a stop (sampler_snapshot_blocked()). 0, or -errno
+ * when it could not be read. */
+int sampler_sample_blocked(struct worker *w, struct tracee_thread *th, struct sthread *s,
+			   const struct perch_arch *arch, char state, struct sampler_stats *st);
 /* sampler-gate.c: the run-time gate */
 void sampler_gate_tick(struct gate_ctx *g);
 void sampler_gate_credit(struct gate_ctx *g);
+
+/* sampler-cpu.c: cpu mode */
+void sampler_cpu_init(struct worker *w);
+void sampler_cpu_release(struct worker *w);
+/* Keep the calling (ptrace) thread on the CPU it runs on for the whole recording, so that the
+ * holders know which CPU it takes at each tick itself (a holder never holds the ptrace thread's
+ * CPU, and one that moved between ticks left a CPU taken by nobody). 1 when pinned. */
+int sampler_cpu_pin_self(void);
+/* The ptrace thread woke for tick @fire: note its task clock (it took its CPU just now). */
+void sampler_cpu_stamp_self(struct worker *w, uint64_t fire);
+/* CPU_ON, CPU_OFF or CPU_UNSEEN for runnable @th at the tick of @hd (waits for its CPU's
+ * holder). */
+int sampler_cpu_seen(struct tracee *t, struct tracee_thread *th, struct sthread *s,
+		     struct tick_hold *hd);
+/* A runnable thread (or one whose stop is pending) at the tick of @hd: notes what it is owed;
+ * 1 when it is to be interrupted now. */
+int sampler_cpu_visit(struct tracee *t, struct tracee_thread *th, struct tick_hold *hd,
+		      struct sampler_stats *st);
+/* A blocked thread at a tick: did it run since the previous one (its schedstat run time
+ * moved)? Only such a thread can have been on its CPU when perch took it, on its way to block. */
+int sampler_cpu_ran_since(struct tracee *t, struct tracee_thread *th, struct sthread *s);
+/* What the stop of a running thread counts for, @ss its schedstat read in the stop (NULL when
+ * it could not be read); 0: nothing, the sample is dropped. */
+uint32_t sampler_cpu_stop_weight(struct worker *w, struct sthread *s, const struct schedstat *ss,
+				 struct sampler_stats *st);
 
 /* sampler-stats.c */
 void sampler_hist_add(uint64_t *hist, uint64_t max, uint32_t *top, uint64_t us);

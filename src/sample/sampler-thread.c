@@ -76,7 +76,7 @@ struct sthread *sampler_thread_of(struct tracee_thread *th)
 
 	if (!s) {
 		s = xcalloc(1, sizeof(*s));
-		s->stat_fd = s->syscall_fd = s->schedstat_fd = -1;
+		s->stat_fd = s->syscall_fd = s->schedstat_fd = s->sched_fd = -1;
 		th->user = s;
 	}
 	return s;
@@ -107,6 +107,8 @@ void sampler_thread_free(struct tracee_thread *th)
 		close(s->syscall_fd);
 	if (s->schedstat_fd >= 0)
 		close(s->schedstat_fd);
+	if (s->sched_fd >= 0)
+		close(s->sched_fd);
 	free(s);
 	th->user = NULL;
 }
@@ -302,47 +304,4 @@ const struct perch_arch *sampler_arch_of(const struct tracee_thread *th,
 					 const struct perch_arch *arch)
 {
 	return th->proc->arch ? th->proc->arch : arch;
-}
-
-/* cpu mode: what a stop of a running thread counts for. Found runnable ('R') at a tick, a
- * thread that shares its CPU may be running or waiting for it, and perf's cpu-clock counts only
- * its time on a CPU. So each stop counts the thread's run time since its previous stop
- * (schedstat, read in the stop: exact, the stop switched it out), in periods, summed over its
- * stops and counted in whole samples: rounded, at least 1 whenever anything is due, the rest
- * (either way) carried to its next stop. Its samples then add up to its CPU time. A thread
- * that waited for a CPU less than SAMPLER_OWN_CPU_PPM of its runnable time since its previous
- * stop had its CPU to itself: it counts the ticks that found it runnable since then, as in
- * wall mode (the same in expectation, without the noise of run times between ticks 0-2
- * periods apart: a busy thread alone got weights 0, 1 and 2, an eighth of its stops not
- * counted). Counting 1 per tick found runnable whatever the waits gave node's main thread 13%
- * more samples than its CPU time and its short-lived helper threads twice theirs; four threads
- * of 100/70/40/10% duty pinned to one CPU 2.2-4.1x theirs. (Weighing each tick by the thread's
- * share of runnable time on a CPU, a ratio, still gave them 4-18% too many.) 0: nothing is
- * due, this stop is not counted; a thread's first stop counts 1. */
-uint32_t sampler_cpu_weight(struct sthread *s, const struct schedstat *ss, uint64_t period_ns)
-{
-	uint64_t run, wait, n;
-	uint32_t ticks = s->cpu_ticks ? s->cpu_ticks : 1;
-
-	s->cpu_ticks = 0;
-	if (!s->cpu_known || ss->run_ns < s->cpu_run || ss->wait_ns < s->cpu_wait) {
-		s->cpu_due += SAMPLER_PPM;
-	} else {
-		run = ss->run_ns - s->cpu_run;
-		wait = ss->wait_ns - s->cpu_wait;
-		if (wait * SAMPLER_PPM < (run + wait) * SAMPLER_OWN_CPU_PPM)
-			s->cpu_due += (int64_t)ticks * SAMPLER_PPM;
-		else
-			s->cpu_due += (int64_t)((double)run / (double)period_ns * SAMPLER_PPM);
-	}
-	s->cpu_known = 1;
-	s->cpu_run = ss->run_ns;
-	s->cpu_wait = ss->wait_ns;
-	if (s->cpu_due <= 0)
-		return 0;
-	n = ((uint64_t)s->cpu_due + SAMPLER_PPM / 2) / SAMPLER_PPM;
-	if (!n)
-		n = 1;
-	s->cpu_due -= (int64_t)(n * SAMPLER_PPM);
-	return n < UINT32_MAX ? (uint32_t)n : UINT32_MAX;
 }

@@ -12,6 +12,27 @@
 #include "perch/unwind/unwind-ptrace.h"
 #include "sampler-int.h"
 
+/* cpu mode: the weight of the stop of a running thread (@ss: its schedstat in the stop, or
+ * NULL), and where it landed; 0 when it counts for nothing (then it is not queued). */
+static uint32_t cpu_count(struct worker *w, struct sthread *s, struct item *it,
+			  const struct schedstat *ss, struct sampler_stats *st)
+{
+	int seen = !w->stamps || !s->cpu_unseen; /* (not when only its stop could tell) */
+
+	it->weight = sampler_cpu_stop_weight(w, s, ss, st);
+	if (!it->weight) {
+		st->unrun++;
+		return 0;
+	}
+	st->cpu_weight += it->weight;
+	if (it->snap.regs.from_kernel > 0) {
+		st->cpu_weight_kernel += it->weight;
+		if (!seen)
+			st->cpu_weight_kernel_unseen += it->weight;
+	}
+	return it->weight;
+}
+
 /* Our interrupt-stop: copy, resume, queue. */
 static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct worker *w,
 		       struct tracee_thread *th, struct sampler_stats *st)
@@ -85,9 +106,8 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 			s->ran_pc = pc;
 			s->ran_slices = ss.slices;
 		}
-		if (ran && w->cpu_mode &&
-		    !(it->weight = sampler_cpu_weight(s, &ss, w->period_ns))) {
-			st->unrun++;
+		if (w->cpu_mode && it->state == 'R' && !group_stop &&
+		    !cpu_count(w, s, it, ran ? &ss : NULL, st)) {
 			sampler_queue_push_free(&w->q, it);
 			return;
 		}
@@ -248,8 +268,8 @@ static int tick_stopped(struct worker *w, struct tracee_thread *th, struct sthre
 /* A thread in uninterruptible sleep ('D') at a tick: a PTRACE_INTERRUPT would take effect
  * only when it wakes up (a vfork parent sleeps until its child execs), so it is sampled from
  * /proc without a stop. 0, or -errno when it could not be (then it is interrupted as usual). */
-static int tick_blocked(struct worker *w, struct tracee_thread *th, struct sthread *s,
-			const struct perch_arch *arch, struct sampler_stats *st)
+int sampler_sample_blocked(struct worker *w, struct tracee_thread *th, struct sthread *s,
+			   const struct perch_arch *arch, char state, struct sampler_stats *st)
 {
 	struct item *it;
 	int ret;
@@ -266,6 +286,7 @@ static int tick_blocked(struct worker *w, struct tracee_thread *th, struct sthre
 	}
 	it->nr_verify = 0;
 	sampler_fill_item(it, ITEM_SAMPLE, th, s);
+	it->state = state;
 	sampler_remember_site(s, perch_regs_sp(arch, &it->snap.regs),
 			      perch_regs_pc(arch, &it->snap.regs));
 	st->samples++;
@@ -320,6 +341,14 @@ static int runnable_unmoved(struct tracee *t, struct tracee_thread *th, struct s
 	return sampler_peek_schedstat(t, th, s, &ss) == 0 && ss.slices == s->ran_slices;
 }
 
+/* cpu mode with task clocks: a runnable thread goes to the interrupt pass, where
+ * sampler_cpu_visit() sees whether it was on a CPU (for 1 + @missed ticks). */
+static int cpu_candidate(struct sthread *s, uint64_t missed)
+{
+	s->tick_weight = 1 + (uint32_t)missed;
+	return 1;
+}
+
 /* One thread at a tick: read its state first (a thread we stop reads as 't'); a thread not
  * running is skipped in cpu mode, counted again without a stop when it is blocked where an
  * earlier sample was taken (or group-stopped where it was sampled in this stop), sampled from
@@ -339,6 +368,8 @@ int sampler_tick_thread(struct tracee *t, const struct perch_arch *arch, struct 
 		st->late++;
 		if (!o->cpu_mode)
 			s->late_ticks += 1 + (uint32_t)missed;
+		else if (s->state == 'R' && w->stamps)
+			return cpu_candidate(s, missed); /* was it on a CPU at this tick? */
 		else if (s->state == 'R')
 			s->cpu_ticks += 1 + (uint32_t)missed; /* counted at its stop */
 		return 0;
@@ -370,14 +401,18 @@ int sampler_tick_thread(struct tracee *t, const struct perch_arch *arch, struct 
 		s->state = sampler_read_state(t, th, s);
 	if (o->cpu_mode && s->state && s->state != 'R') {
 		s->late_ticks = 0;
+		/* (it may have been on a CPU at the tick, in the kernel on its way to block) */
+		if (w->stamps && sampler_cpu_ran_since(t, th, s))
+			return cpu_candidate(s, missed);
 		st->skipped_idle++;
 		return 0;
 	}
 	if (!o->cpu_mode)
 		s->late_ticks += (uint32_t)missed;
 	if (s->state == 'R' && !s->woken && runnable_unmoved(t, th, s, o)) {
-		if (o->cpu_mode) { /* no run time since its last stop: nothing is due */
-			s->cpu_ticks += 1 + (uint32_t)missed;
+		if (o->cpu_mode) { /* not run since its last stop: nothing is due */
+			if (!w->stamps)
+				s->cpu_ticks += 1 + (uint32_t)missed;
 			st->waiting++;
 			return 0;
 		}
@@ -415,8 +450,11 @@ int sampler_tick_thread(struct tracee *t, const struct perch_arch *arch, struct 
 		}
 		return 0;
 	}
-	if (s->state == 'D' && tick_blocked(w, th, s, sampler_arch_of(th, arch), st) == 0)
+	if (s->state == 'D' &&
+	    sampler_sample_blocked(w, th, s, sampler_arch_of(th, arch), 'D', st) == 0)
 		return 0;
+	if (o->cpu_mode && w->stamps)
+		return cpu_candidate(s, missed);
 	if (o->cpu_mode)
 		s->cpu_ticks += 1 + (uint32_t)missed;
 	return 1;
@@ -429,7 +467,11 @@ void sampler_interrupt(struct tracee *t, struct tracee_thread *th, struct tick_h
 {
 	struct sthread *s = sampler_thread_of(th);
 
-	if (!hd->h || s->state != 'R' || s->woken) {
+	if (hd->w->stamps) {
+		/* cpu mode: only a thread that was on a CPU at the tick, or may have been */
+		if (!sampler_cpu_visit(t, th, hd, st))
+			return;
+	} else if (!hd->h || s->state != 'R' || s->woken) {
 		/* not running: no hold */
 	} else if (s->user_stops >= SAMPLER_HOLD_QUIET) {
 		st->quiet++;
@@ -438,7 +480,7 @@ void sampler_interrupt(struct tracee *t, struct tracee_thread *th, struct tick_h
 			hd->running[s->cpu] = 1;
 		if (hd->released
 			? s->cpu == hd->self
-			: sampler_hold_wait(hd->h, s->cpu, hd->self, hd->fire, hd->deadline))
+			: sampler_hold_wait(hd->h, s->cpu, hd->self, hd->fire, hd->deadline, NULL))
 			st->held++;
 		else
 			st->unheld++;
@@ -480,6 +522,28 @@ static void tick_pass(struct tracee *t, const struct perch_arch *arch, struct wo
 	}
 }
 
+/* cpu mode: take at the next tick every CPU a runnable thread of the target was on at one of
+ * the last SAMPLER_CPU_HOLD_TICKS ticks, whether it ran or waited (a server thread that sleeps
+ * between requests is runnable at only some ticks, and a tick it runs at on a CPU nobody takes
+ * is seen only from its stop), but for threads whose stops all came in user code: their stops
+ * need no hold to be where they ran (SAMPLER_HOLD_QUIET). */
+static void cpu_want_holds(const struct tracee *t, struct tick_hold *hd, uint64_t tick)
+{
+	for (size_t i = 0; i < t->nr_threads; i++) {
+		struct sthread *s = t->threads[i]->user;
+
+		if (!s)
+			continue;
+		if (s->state == 'R' && s->cpu >= 0 && s->cpu < SAMPLER_HOLD_MAX_CPUS) {
+			s->hold_cpu = s->cpu;
+			s->hold_tick = tick;
+		}
+		if (s->hold_tick && tick - s->hold_tick < SAMPLER_CPU_HOLD_TICKS &&
+		    s->user_stops < SAMPLER_HOLD_QUIET)
+			hd->running[s->hold_cpu] = 1;
+	}
+}
+
 static int is_running(const struct tracee_thread *th)
 {
 	return ((const struct sthread *)th->user)->state == 'R';
@@ -499,7 +563,7 @@ size_t sampler_tick(struct tracee *t, const struct perch_arch *arch, struct work
 		    struct sampler_stats *st)
 {
 	struct tick_hold hd = {
-	    .h = h, .fire = fire, .self = sched_getcpu(), .awaited_tid = awaited};
+	    .h = h, .fire = fire, .self = sched_getcpu(), .awaited_tid = awaited, .w = w};
 	struct tracee_thread *stop[SAMPLER_MAX_BATCH];
 	size_t nr_stop = 0;
 	struct gate_ctx g = {.t = t,
@@ -532,16 +596,19 @@ size_t sampler_tick(struct tracee *t, const struct perch_arch *arch, struct work
 	sampler_gate_tick(&g);
 	if (o->follow_cpu)
 		follow_cpu(stop, nr_stop, st);
+	/* (cpu mode's candidates are all looked at while their CPUs are held) */
 	for (size_t i = 0; i < nr_stop; i++)
-		if (is_running(stop[i]))
+		if (w->stamps || is_running(stop[i]))
 			sampler_interrupt(t, stop[i], &hd, st);
 	if (h)
 		sampler_hold_release(h, fire);
 	hd.released = 1;
 	for (size_t i = 0; i < nr_stop; i++)
-		if (!is_running(stop[i]))
+		if (!w->stamps && !is_running(stop[i]))
 			sampler_interrupt(t, stop[i], &hd, st);
 	sampler_gate_credit(&g);
+	if (w->stamps)
+		cpu_want_holds(t, &hd, st->ticks);
 	if (h)
 		sampler_hold_arm(h, hd.running, SAMPLER_HOLD_MAX_CPUS);
 	sampler_queue_wake(&w->q); /* for the reused stacks */

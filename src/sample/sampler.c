@@ -221,6 +221,8 @@ static int sleep_until(struct tracee *t, const struct perch_arch *arch, struct w
 	int sig = sigtimedwait(set, &si, &ts);
 
 	if (sig < 0 && e && wait) { /* the timer, not a signal */
+		/* (first: it took its CPU from whatever ran there just now) */
+		sampler_cpu_stamp_self(w, until);
 		early_learn(e, alarm, monotime_ns());
 		sampler_spin_until(until);
 	}
@@ -297,7 +299,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	int ret = 0, rt;
 
 	cpu_set_t old_cpus;
-	int have_old_cpus = sched_getaffinity(0, sizeof(old_cpus), &old_cpus) == 0;
+	int have_old_cpus = sched_getaffinity(0, sizeof(old_cpus), &old_cpus) == 0, pinned;
 
 	wait_set(&set);
 	if (o->no_signals) {
@@ -312,6 +314,9 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	t->on_proc_free = sampler_proc_free;
 	fdlimit_reserve(SAMPLER_FDS_PER_THREAD * t->nr_threads + SAMPLER_FDS_SPARE);
 	sampler_queue_init(&w.q, SAMPLER_QUEUE, o->stack_size, o->verify);
+	sampler_cpu_init(&w);
+	st->cpu_clocks = w.stamps;
+	pinned = w.stamps && sampler_cpu_pin_self();
 	if (o->verify)
 		w.verify = unwind_ptrace_new();
 	ret = pthread_create(&w.thread, NULL, sampler_worker_main, &w);
@@ -319,7 +324,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	 * raise its priority when allowed (the worker keeps the default) */
 	rt = raise_priority();
 	if (!o->no_hold && !o->follow_cpu)
-		hold = sampler_hold_new(SAMPLER_RT_PRIO, SAMPLER_NICE / 2, period);
+		hold = sampler_hold_new(SAMPLER_RT_PRIO, SAMPLER_NICE / 2, period, w.stamps);
 	/* the clock starts once everything is set up: a short -d still gets its ticks */
 	start = base = fire = join_at = monotime_ns();
 	end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
@@ -328,6 +333,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		restore_priority(rt);
 		sampler_hold_free(hold);
 		sampler_queue_release(&w.q);
+		sampler_cpu_release(&w);
 		return log_errno(-ret, "cannot start the worker thread");
 	}
 	/* (-v; tests wait for this line: the first tick follows at once) */
@@ -390,7 +396,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	st->lead_ns = early.lead;
 	restore_priority(rt);
 	sampler_hold_free(hold);
-	if (have_old_cpus && st->migrations)
+	if (have_old_cpus && (st->migrations || pinned))
 		sched_setaffinity(0, sizeof(old_cpus), &old_cpus);
 	for (size_t i = 0; i < t->nr_threads; i++) {
 		struct sthread *s = t->threads[i]->user;
@@ -409,6 +415,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	pthread_mutex_unlock(&w.q.lock);
 	pthread_join(w.thread, NULL);
 	sampler_queue_release(&w.q);
+	sampler_cpu_release(&w);
 	unwind_ptrace_free(w.verify);
 	return ret < 0 ? ret : 0;
 }

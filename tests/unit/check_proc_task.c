@@ -480,6 +480,33 @@ START_TEST(test_stat_files_tids)
 }
 END_TEST
 
+/* se.exec_start of a real sched file, and text that is not one */
+START_TEST(test_sched_exec_start)
+{
+	char *text = testutil_fixture_text("proc/sched/sleeping", NULL);
+	uint64_t ns = 0;
+	static const char *const bad[] = {
+	    "",
+	    "se.exec_start : 1.5\n",
+	    "x\nse.exec_start\n",
+	    "x\nse.exec_start : \n",
+	    "x\nse.exec_start : abc\n",
+	    "x\nse.exec_start : 12.34567\n",
+	    "x\nse.exec_start : 12.3456789\n",
+	    "x\nse.exec_start : 99999999999999999999999.000000\n",
+	};
+
+	ck_assert_int_eq(proc_sched_exec_start(text, &ns), 0);
+	ck_assert_uint_eq(ns, 1626622275467ULL); /* "1626622.275467" in the capture */
+	free(text);
+	ck_assert_int_eq(proc_sched_exec_start("x\nse.exec_start\t:  0.000001\nse.vruntime", &ns),
+			 0);
+	ck_assert_uint_eq(ns, 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_int_eq(proc_sched_exec_start(bad[i], &ns), -EINVAL);
+}
+END_TEST
+
 Suite *proc_task_suite(void)
 {
 	Suite *s = suite_create("proc_task");
@@ -489,6 +516,7 @@ Suite *proc_task_suite(void)
 	tcase_add_test(tc, test_stat_busy);
 	tcase_add_test(tc, test_stat_hostile);
 	tcase_add_test(tc, test_stat_truncated);
+	tcase_add_test(tc, test_sched_exec_start);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("status");

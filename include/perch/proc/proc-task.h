@@ -38,6 +38,20 @@ struct proc_status {
 int proc_stat_parse(const char *text, struct proc_stat *out);
 int proc_status_parse(const char *text, struct proc_status *out);
 
+/* /proc/PID/task/TID/sched (CONFIG_SCHED_DEBUG; always there since Linux 6.16), the line perch
+ * uses:
+ *   se.exec_start                                :       1416738.059032
+ * the run queue's task clock (ns, printed as ms.ns) when the thread last started running or its
+ * run time was last accounted: for a thread preempted by another, the moment of the switch,
+ * which the thread that took the CPU also has as its own exec_start (both come from one clock
+ * read in __schedule()). *@ns in nanoseconds; 0, or -EINVAL when the line is missing. */
+int proc_sched_exec_start(const char *text, uint64_t *ns);
+/* The same from an open sched file @fd (read again from its start): 0 when it cannot be read.
+ * proc_sched_open_self() opens the calling thread's own (/proc/thread-self/sched), or returns
+ * -1 where the kernel has none or it does not hold the line. */
+uint64_t proc_sched_read_exec_start(int fd);
+int proc_sched_open_self(void);
+
 /* Read /proc/@pid/stat (@tid == 0) or /proc/@pid/task/@tid/stat. 0 or -errno. */
 int proc_stat_read(pid_t pid, pid_t tid, struct proc_stat *out);
 /* The stat files of a process's threads kept open across reads, so that reading a thread again

@@ -51,9 +51,11 @@ struct sampler_hold;
 
 /* Holders for up to SAMPLER_HOLD_MAX_CPUS CPUs; no thread is started until a CPU is armed.
  * They run SCHED_FIFO at @rt_prio when allowed, else at nice @nice when allowed (either weaker
- * than or equal to the ptrace thread's); ticks come every @period_ns.
+ * than or equal to the ptrace thread's); ticks come every @period_ns. With @stamps each holder
+ * notes its task clock (proc_sched_read_exec_start()) as it takes its CPU, which is the
+ * se.exec_start of the thread it preempted (cpu mode: sampler-cpu.c).
  * Sets the calling (ptrace) thread's timer slack to 1 ns so that both wake on time. */
-struct sampler_hold *sampler_hold_new(int rt_prio, int nice, uint64_t period_ns);
+struct sampler_hold *sampler_hold_new(int rt_prio, int nice, uint64_t period_ns, int stamps);
 /* Stops and joins every holder. NULL does nothing. */
 void sampler_hold_free(struct sampler_hold *h);
 
@@ -66,9 +68,11 @@ void sampler_hold_publish(struct sampler_hold *h, uint64_t fire_ns, uint64_t lea
 void sampler_hold_arm(struct sampler_hold *h, const unsigned char *want, int n);
 /* Tick @fire_ns is being served by the calling thread, which now runs on CPU @self. Is @cpu
  * held for it (waiting until CLOCK_MONOTONIC @deadline_ns for its holder to get there)? 1
- * when a thread that ran on @cpu is not running now: its holder or the caller is on it. */
+ * when a thread that ran on @cpu is not running now: its holder or the caller is on it. With
+ * @taken (may be NULL): the holder's task clock when it took the CPU (0: no stamps, not
+ * known, or @cpu is @self). */
 int sampler_hold_wait(struct sampler_hold *h, int cpu, int self, uint64_t fire_ns,
-		      uint64_t deadline_ns);
+		      uint64_t deadline_ns, uint64_t *taken);
 /* Every interrupt of tick @fire_ns was sent: let the holders go. */
 void sampler_hold_release(struct sampler_hold *h, uint64_t fire_ns);
 /* Spin until CLOCK_MONOTONIC @ns (the last microseconds before a tick). */

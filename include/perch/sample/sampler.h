@@ -123,24 +123,37 @@ struct sampler_stats {
 	uint64_t rescans;      /* gated threads read one by one (the gate tripped, its
 				* reference was stale, or the periodic check) */
 	uint64_t skipped_idle; /* cpu mode: threads not sampled because they were not running */
-	uint64_t waiting;      /* cpu mode: runnable threads not interrupted because they had not
-				* run since their last stop (waiting for a CPU) */
-	uint64_t unrun;	       /* cpu mode: stops not counted: samples weigh the thread's time on
-				* a CPU since its previous stop, and none was due (see
-				* sampler_cpu_weight() in sampler-thread.c) */
-	uint64_t stopped;      /* samples of group-stopped threads (SIGSTOP & co), state 'T' */
-	uint64_t blocked;      /* samples of threads in uninterruptible sleep read from /proc
-				* without a stop (sampler_snapshot_blocked()) */
-	uint64_t job_stops;    /* times perch stopped itself on SIGTSTP/SIGTTIN/SIGTTOU */
-	uint64_t races;	       /* threads that exited under us (expected, not errors) */
-	uint64_t migrations;   /* CPU changes of the ptrace thread (follow_cpu) */
-	uint64_t joined;       /* processes attached during the recording (sampler_opts.join) */
-	uint64_t held;	       /* running threads interrupted while their CPU was held at the
-				* tick (they stop where they were then: sampler-hold.h) */
-	uint64_t unheld;       /* running threads interrupted from another CPU (no holder there
-				* in time): such a stop may land at a later system call's exit */
-	uint64_t quiet;	       /* running threads interrupted without a hold: their last
-				* SAMPLER_HOLD_QUIET stops all came in user code */
+	uint64_t waiting;      /* cpu mode: runnable threads not interrupted because they were
+				* waiting for a CPU at the tick (not run since their last stop,
+				* or not the one on their CPU when perch took it) */
+	uint64_t unrun;	 /* cpu mode: stops that counted for nothing (src/sample/sampler-cpu.c:
+			  * not seen on a CPU at the tick and switched in before the stop,
+			  * or, without task clocks, no run time due) */
+	int cpu_clocks;	 /* cpu mode saw who was on a CPU at each tick (task clocks) */
+	uint64_t oncpu;	 /* cpu mode: runnable threads seen on a CPU when perch took it */
+	uint64_t unseen; /* ... interrupted on a CPU perch did not take, decided at the
+			  * stop (counted when not switched in since the tick) */
+	uint64_t unseen_counted;
+	uint64_t oncpu_blocking; /* ... of which found blocked: they blocked as perch took their CPU
+				  * (sampled from /proc, no stop) */
+	uint64_t cpu_weight;	 /* cpu mode: the samples' weight in all */
+	uint64_t cpu_weight_kernel;	   /* ... of which at a system call's (or fault's) exit */
+	uint64_t cpu_weight_kernel_unseen; /* ... of which not seen on a CPU at the tick: only
+					    * their stops said they ran on (such a stop may land at
+					    * a later system call's exit) */
+	uint64_t stopped;    /* samples of group-stopped threads (SIGSTOP & co), state 'T' */
+	uint64_t blocked;    /* samples of threads in uninterruptible sleep read from /proc
+			      * without a stop (sampler_snapshot_blocked()) */
+	uint64_t job_stops;  /* times perch stopped itself on SIGTSTP/SIGTTIN/SIGTTOU */
+	uint64_t races;	     /* threads that exited under us (expected, not errors) */
+	uint64_t migrations; /* CPU changes of the ptrace thread (follow_cpu) */
+	uint64_t joined;     /* processes attached during the recording (sampler_opts.join) */
+	uint64_t held;	     /* running threads interrupted while their CPU was held at the
+			      * tick (they stop where they were then: sampler-hold.h) */
+	uint64_t unheld;     /* running threads interrupted from another CPU (no holder there
+			      * in time): such a stop may land at a later system call's exit */
+	uint64_t quiet;	     /* running threads interrupted without a hold: their last
+			      * SAMPLER_HOLD_QUIET stops all came in user code */
 	uint64_t stop_hist[SAMPLER_HIST_US + 1];
 	/* the highest bucket used in each histogram: percentiles read no further (800 KB read
 	 * whole is 200 page faults of untouched memory at the end of every recording) */
