@@ -8,7 +8,7 @@ B_DIR := tests/bench
 B_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -pthread \
 	-Wall -Wextra -Wshadow $(if $(filter 1,$(DEVELOPER)),-Werror)
 B_PROGS := bench-chain bench-split bench-idle bench-long bench-libs bench-syscall bench-duty \
-	bench-waitstart
+	bench-waitstart bench-syscpu
 B_NLIBS := 120
 B_LIBS := $(foreach i,$(shell seq -f %03g 0 $$(($(B_NLIBS) - 1))),$(BENCH_BIN)/libbench$(i).so)
 BENCH_ARGS ?=
@@ -25,6 +25,12 @@ $(BENCH_BIN)/bench-duty: tests/targets/duty_main.c \
 	$(call msg,CC,$@)$(CC) $(B_CFLAGS) -Itests/targets -o $@ $(filter %.c,$^)
 
 $(BENCH_BIN)/bench-syscall: tests/targets/sysbias_main.c \
+		tests/targets/target_common.c tests/targets/target_common.h
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(B_CFLAGS) -Itests/targets -o $@ $(filter %.c,$^)
+
+# servers (issue 36): the e2e cpumode suite's short-system-call truth target
+$(BENCH_BIN)/bench-syscpu: tests/targets/syscpu_main.c \
 		tests/targets/target_common.c tests/targets/target_common.h
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(B_CFLAGS) -Itests/targets -o $@ $(filter %.c,$^)

@@ -13,7 +13,8 @@ set -eu
 # chromium (headless: the flame graphs load and render) for the consumer checks; clang-14 and
 # libclang-rt-14-dev (libFuzzer: make fuzz), valgrind (make check-valgrind); gcc-12-multilib and
 # libc6-dev-i386 (the 32-bit x86 targets; not gcc-multilib: it conflicts with gcc-aarch64-linux-gnu);
-# linux-perf (the reference the shares suite compares perch with) and sqlite3 (one of its programs)
+# linux-perf (the reference the shares suite compares perch with) and sqlite3 (one of its programs);
+# redis-server and redis-tools (a real server under its own benchmark, e2e-cpumode)
 # the real Android runtime of the e2e-realart suite (mk/realart.mk): android-libart and the
 # Android libraries it uses without naming them, liblz4-1, Android's jni.h
 # (android-libnativehelper-dev), zip (its jars);
@@ -29,7 +30,7 @@ libsmali-java dexdump zipalign
 golang-go chromium
 clang-14 libclang-rt-14-dev valgrind nodejs lld
 gcc-12-multilib libc6-dev-i386
-linux-perf sqlite3
+linux-perf sqlite3 redis-server redis-tools
 android-libart android-libbase android-liblog android-libziparchive android-libbacktrace
 android-libnativebridge android-libnativeloader android-libnativehelper-dev liblz4-1 zip
 go-md2man groff-base man-db bash-completion debhelper dpkg-dev clang-format"

@@ -1203,6 +1203,9 @@ def goals(R):
     if R.get("wait"):
         import wait_start
         wait_start.goals(R["wait"], add)
+    if R.get("servers"):
+        import servers
+        servers.goals(R["servers"], add)
     t4 = R.get("t4", {})
     for hz, want in ((100, 80), (1000, 50)):
         row = t4.get("perch -F %d" % hz, {})
@@ -1333,12 +1336,14 @@ def main():
                     "thread varies by 1.1-1.6 points (one SD) over 6 s at 100 Hz, 0.2 at 1000 Hz")
     ap.add_argument("--only",
                     default="t1,t4,accuracy,syscall,states,dump,first,memory,idle,verify,realart,"
-                    "html,wait")
+                    "html,wait,servers")
     ap.add_argument("--realart", default=None,
                     help="the real-ART fixture (default: targets/realart beside perch)")
     ap.add_argument("--realart-runs", type=int, default=3)
     ap.add_argument("--html-runs", type=int, default=3, help="report page: loads in Chromium")
     ap.add_argument("--wait-runs", type=int, default=9, help="--wait: latency runs per mode")
+    ap.add_argument("--servers-rounds", type=int, default=3,
+                    help="servers: rounds of the redis throughput comparison")
     args = ap.parse_args()
     only = set(args.only.split(","))
 
@@ -1425,6 +1430,10 @@ def main():
             import wait_start
             R["wait"] = wait_start.run(args.perch, os.path.join(args.bin, "bench-waitstart"),
                                        args.wait_runs)
+        if "servers" in only:
+            import servers
+            R["servers"] = servers.run(args.perch, os.path.join(args.bin, "bench-syscpu"),
+                                       args.servers_rounds)
         if "memory" in only:
             secs = int(min(args.mem_seconds, args.budget - elapsed() - 10))
             R["memory"] = B.memory(max(15, secs))
@@ -1442,6 +1451,9 @@ def main():
         if R.get("wait"):
             import wait_start
             text += "\n".join(wait_start.render(R["wait"])) + "\n"
+        if R.get("servers"):
+            import servers
+            text += "\n".join(servers.render(R["servers"])) + "\n"
         with open(os.path.join(args.out, "bench.json"), "w") as fj:
             json.dump(R, fj, indent=1, default=str)
         with open(os.path.join(args.out, "bench.txt"), "w") as ft:

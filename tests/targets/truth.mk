@@ -1,5 +1,10 @@
-# Targets of the sampling-truth suites (issue 15): they measure their own truth.
-T_PROGS += duty sysbias
+# Targets of the sampling-truth suites (issues 15, 36): they measure their own truth.
+T_PROGS += duty sysbias syscpu
+
+$(TARGETS_DIR)/syscpu: $(T_DIR)/syscpu_main.c $(T_COMMON) $(T_HDRS)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(T_CFLAGS) -O1 -fno-omit-frame-pointer -o $@ $(filter %.c,$^) \
+		$(T_LIBS)
 
 $(TARGETS_DIR)/sysbias: $(T_DIR)/sysbias_main.c $(T_COMMON) $(T_HDRS)
 	@mkdir -p $(dir $@)
