@@ -62,6 +62,8 @@ static int i386_regs_read(pid_t tid, struct perch_regs *out)
 	out->from_kernel = (int32_t)u.r.orig_eax >= 0 ? 1 : -1; /* as on x86_64 */
 	if ((int32_t)u.r.orig_eax >= 0 && perch_is_erestart((int32_t)u.r.eax))
 		out->broken_call = (uint32_t)u.r.orig_eax + 1;
+	if ((int32_t)u.r.orig_eax >= 0 && (int32_t)u.r.eax == -EINTR)
+		out->eintr_call = (uint32_t)u.r.orig_eax + 1;
 	return 0;
 }
 

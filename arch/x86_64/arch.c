@@ -72,6 +72,8 @@ static int x86_64_regs_read(pid_t tid, struct perch_regs *out)
 	out->from_kernel = (int64_t)u.orig_rax >= 0 ? 1 : -1;
 	if ((int64_t)u.orig_rax >= 0 && perch_is_erestart((int64_t)u.rax))
 		out->broken_call = (uint32_t)u.orig_rax + 1;
+	if ((int64_t)u.orig_rax >= 0 && (int64_t)u.rax == -EINTR)
+		out->eintr_call = (uint32_t)u.orig_rax + 1;
 	return 0;
 #else
 	(void)tid;

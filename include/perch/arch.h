@@ -22,6 +22,10 @@ struct perch_regs {
 	 * it runs again, as restart_syscall for a sleep with a timeout, once the thread goes
 	 * on), 0 when none or not known */
 	uint32_t broken_call;
+	/* 1 + the number of the system call at whose exit this stop came with -EINTR (the stop
+	 * may have broken it off: waitreason_stop_breaks()), 0 when none or not known (aarch64
+	 * does not say whether a stop is at a system call's exit) */
+	uint32_t eintr_call;
 };
 
 /* The kernel's -ERESTARTSYS .. -ERESTART_RESTARTBLOCK (never seen by user code): the value a

@@ -196,8 +196,7 @@ static int app_join(void *arg, uint64_t now, pid_t *pid)
 }
 
 /* -p PID[,PID...] or --app NAME: every process into one recording. A process of the app
- * that exits before perch reaches it is left out; any other failure detaches from those
- * attached already. */
+ * that exits before perch reaches it is left out; any other failure fails the whole. */
 static int attach_pids(const struct record_opts *o, struct tracee *t)
 {
 	pid_t *found = NULL;
@@ -226,22 +225,76 @@ static int attach_pids(const struct record_opts *o, struct tracee *t)
 	}
 	if (ret >= 0 && !attached)
 		ret = log_err(-ESRCH, "every process of %s exited before perch attached", o->app);
-	if (ret < 0 && attached)
-		tracee_detach_all(t, 2000);
-	else if (ret >= 0 && nr > 1)
+	/* (on failure those attached already are let go as the tracer thread exits) */
+	if (ret >= 0 && nr > 1)
 		log_info("attached to %d processes", attached);
 	free(found);
 	return ret;
 }
 
+/* What the tracer thread (tracee_run_tracer()) does and hands back: attach, sample, and let
+ * the target go by exiting. */
+struct record_job {
+	struct record_core *rc;
+	struct tracee *t;
+	struct procwait_result wres;
+	uint64_t attached_ns;
+	int sampled;   /* sampler_run() ran (its result in @ret) */
+	int ret, code; /* attach failed: @code is the exit code */
+};
+
+/* Attach (or launch, or wait for the process), then sample until the end; on the tracer
+ * thread, whose exit detaches everything. */
+static int record_trace(void *arg)
+{
+	struct record_job *job = arg;
+	struct record_core *rc = job->rc;
+	struct tracee *t = job->t;
+	struct procwatch *watch = NULL;
+	struct sampler_opts so;
+	int ret;
+
+	if (rc->o.wait_name) {
+		struct timespec ts;
+
+		job->code = wait_and_attach(rc, t, &job->wres);
+		ret = job->code ? -1 : 0;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		job->attached_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	} else {
+		if (rc->o.app)
+			watch = app_watch(rc->o.app);
+		ret = rc->o.argv ? tracee_add_program(t, rc->o.argv) : attach_pids(&rc->o, t);
+		job->code = PERCH_EXIT_FATAL;
+	}
+	if (ret < 0)
+		goto out;
+	job->code = PERCH_EXIT_OK;
+	log_info("attached to %d (%zu threads)", t->pid, t->nr_threads);
+	if (record_core_setup(rc, t) < 0) {
+		/* a launched program runs on, as if perch had not been there */
+		record_core_discard(rc);
+		job->code = PERCH_EXIT_FATAL;
+		goto out;
+	}
+	record_core_sampler_opts(rc, &so);
+	so.join = watch ? app_join : NULL;
+	so.join_arg = watch;
+	record_core_start(rc);
+	job->ret = sampler_run(t, rc->arch, &so, &record_core_ops, rc, rc->st);
+	job->sampled = 1;
+	record_core_stop(rc);
+out:
+	procwatch_close(watch);
+	tracee_let_go(t);
+	return 0;
+}
+
 static int record_run(int argc, char **argv)
 {
-	struct procwait_result wres = {0};
-	struct procwatch *watch = NULL;
-	uint64_t attached_ns = 0;
 	struct record_core rc;
-	struct sampler_opts so;
 	struct tracee t = {0};
+	struct record_job job = {.rc = &rc, .t = &t};
 	int ret, code = PERCH_EXIT_OK, empty = 0;
 	sigset_t old;
 
@@ -257,6 +310,7 @@ static int record_run(int argc, char **argv)
 		record_core_release(&rc);
 		return ret == -EINVAL ? PERCH_EXIT_USAGE : PERCH_EXIT_FATAL;
 	}
+	/* (blocked in every thread perch starts: the sampler waits for them itself) */
 	sampler_block_signals(&old);
 	/* a program's children are followed unless --no-follow; a running process's only with
 	 * --follow-children. Short-lived children are often gone before their samples are named:
@@ -264,52 +318,20 @@ static int record_run(int argc, char **argv)
 	tracee_init(&t, rc.o.follow > 0 || (rc.o.follow < 0 && rc.o.argv)
 			    ? TRACEE_FOLLOW | TRACEE_EXIT_STOPS
 			    : 0);
-	if (rc.o.wait_name) {
-		struct timespec ts;
-
-		code = wait_and_attach(&rc, &t, &wres);
-		ret = code ? -1 : 0;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		attached_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	} else {
-		if (rc.o.app)
-			watch = app_watch(rc.o.app);
-		ret = rc.o.argv ? tracee_add_program(&t, rc.o.argv) : attach_pids(&rc.o, &t);
-		code = PERCH_EXIT_FATAL;
-	}
+	ret = tracee_run_tracer(record_trace, &job);
 	if (ret < 0) {
-		procwatch_close(watch);
-		sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){0});
-		tracee_release(&t);
-		record_core_discard(&rc);
-		record_core_release(&rc);
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		return code;
-	}
-	code = PERCH_EXIT_OK;
-	log_info("attached to %d (%zu threads)", t.pid, t.nr_threads);
-
-	if (record_core_setup(&rc, &t) < 0) {
-		/* a launched program runs on, as if perch had not been there */
-		tracee_detach_all(&t, 2000);
-		record_core_discard(&rc);
+		log_errno(ret, "cannot start the tracer thread");
 		code = PERCH_EXIT_FATAL;
 		goto out;
 	}
-	record_core_sampler_opts(&rc, &so);
-	so.join = watch ? app_join : NULL;
-	so.join_arg = watch;
-	record_core_start(&rc);
-	ret = sampler_run(&t, rc.arch, &so, &record_core_ops, &rc, rc.st);
-	procwatch_close(watch);
-	watch = NULL;
-	record_core_stop(&rc);
-	sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){0});
+	if (!job.sampled) {
+		code = job.code;
+		record_core_discard(&rc);
+		goto out;
+	}
+	ret = job.ret;
 	if (ret < 0)
 		log_errno(ret, "sampling stopped");
-	if (t.alive)
-		tracee_detach_all(&t, 2000);
-
 	if (second_interrupt_pending()) {
 		log_err(0, "interrupted twice: detached, no output written");
 		code = 128 + SIGINT;
@@ -318,7 +340,7 @@ static int record_run(int argc, char **argv)
 	if (!rc.o.quiet)
 		record_core_print_summary(&rc, &t.stats, "perch: ", 1, stderr);
 	if (!rc.o.quiet && rc.o.wait_name)
-		print_wait_summary(&rc, &wres, attached_ns);
+		print_wait_summary(&rc, &job.wres, job.attached_ns);
 	record_core_finish(&rc);
 	if (record_core_write_outputs(&rc, rc.o.quiet ? NULL : stderr) < 0)
 		code = PERCH_EXIT_FATAL;
@@ -348,7 +370,6 @@ static int record_run(int argc, char **argv)
 		code = empty && !status ? PERCH_EXIT_FATAL : status;
 	}
 out:
-	procwatch_close(watch);
 	record_core_release(&rc);
 	tracee_release(&t);
 	sigprocmask(SIG_SETMASK, &old, NULL);

@@ -176,7 +176,7 @@ static int stat_run(int argc, char **argv)
 		goto usage;
 	}
 	proc_stat_files_init(&files, pid);
-	ret = timeline_read(pid, &files, &a);
+	ret = timeline_read(pid, &files, 1, &a);
 	if (ret < 0) {
 		log_errno(ret, "cannot read /proc/%d", pid);
 		timeline_reading_release(&a);
@@ -201,7 +201,7 @@ static int stat_run(int argc, char **argv)
 		if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR &&
 		    stat_stop)
 			break;
-		ret = timeline_read(pid, &files, &b);
+		ret = timeline_read(pid, &files, 1, &b);
 		if (ret < 0) {
 			fprintf(stderr, "perch: process %d is gone\n", pid);
 			break;

@@ -371,3 +371,20 @@ int waitreason_read(pid_t pid, pid_t tid, unsigned int e_machine, struct waitrea
 	free(wchan);
 	return 0;
 }
+
+int waitreason_stop_breaks(unsigned int e_machine, long nr)
+{
+	static const char *const breaks[] = {
+	    "epoll_wait",   "epoll_pwait",	 "epoll_pwait2",	 "semop",
+	    "semtimedop",   "semtimedop_time64", "rt_sigtimedwait",	 "rt_sigtimedwait_time64",
+	    "io_getevents", "io_pgetevents",	 "io_pgetevents_time64", "io_uring_enter",
+	};
+	const char *name = waitreason_syscall_name(e_machine, nr);
+
+	if (!name)
+		return 0;
+	for (size_t i = 0; i < sizeof(breaks) / sizeof(breaks[0]); i++)
+		if (!strcmp(name, breaks[i]))
+			return 1;
+	return 0;
+}

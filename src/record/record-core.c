@@ -983,6 +983,13 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 	    (unsigned long long)st->err_regs, (unsigned long long)st->err_stack,
 	    (unsigned long long)st->dropped, (unsigned long long)st->waited,
 	    (unsigned long long)(st->races + ts->thread_races), (unsigned long long)ts->signals);
+	if (st->blocked || st->eintr)
+		fprintf(
+		    f,
+		    "%s  blocked threads: %llu samples read from /proc without a stop; %llu "
+		    "blocking calls broken off with EINTR by a stop (a thread interrupted as it "
+		    "went to block in epoll_wait(), semtimedop(), sigtimedwait() or their kin)\n",
+		    prefix, (unsigned long long)st->blocked, (unsigned long long)st->eintr);
 	if (st->gated || st->rescans)
 		fprintf(f,
 			"%s  idle gate: %llu of the blocked threads' samples counted on their "

@@ -2,8 +2,11 @@
  * tick without a read while their process's CPU clock, less its other threads' run times, does
  * not move. */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "perch/base/log.h"
+#include "perch/base/monotime.h"
+#include "perch/base/xalloc.h"
 #include "sampler-int.h"
 
 /* How the gate works.
@@ -47,20 +50,116 @@ static int gate_fits(const struct tracee_thread *th, const struct sthread *s, ui
 	       !th->in_group_stop && !th->detaching && !th->new_stop_pending && th->proc->arch;
 }
 
-/* A gated thread at this tick: counted again where it was found blocked (queued every
- * SAMPLER_GATE_FLUSH_NS, or when it leaves the gate). */
-static void gate_reuse(struct gate_ctx *g, struct tracee_thread *th, struct sthread *s)
+/* ---- the lists: active threads, and each process's gated ones ---- */
+
+static void push(struct tracee_thread ***arr, size_t *nr, size_t *alloc, struct tracee_thread *th,
+		 int listed)
 {
-	s->tick = g->st->ticks;
-	g->st->gated += 1 + g->missed;
-	sampler_credit(g->w, th, s, 1 + (uint32_t)g->missed, g->now, g->st);
+	struct sthread *s = th->user;
+
+	ALLOC_GROW(*arr, *nr + 1, *alloc);
+	s->listed = listed;
+	s->list_pos = *nr;
+	(*arr)[(*nr)++] = th;
+}
+
+static void del(struct tracee_thread **arr, size_t *nr, size_t pos)
+{
+	if (pos >= *nr)
+		return;
+	arr[pos] = arr[--*nr];
+	if (pos < *nr)
+		((struct sthread *)arr[pos]->user)->list_pos = pos;
+}
+
+void sampler_list_add(struct worker *w, struct tracee_thread *th)
+{
+	struct sthread *s = sampler_thread_of(th);
+
+	if (s->listed)
+		return;
+	s->w = w;
+	push(&w->active, &w->nr_active, &w->alloc_active, th, 1);
+}
+
+void sampler_list_remove(struct tracee_thread *th)
+{
+	struct sthread *s = th->user;
+	struct sproc *sp;
+
+	if (!s || !s->listed)
+		return;
+	if (s->listed == 1) {
+		del(s->w->active, &s->w->nr_active, s->list_pos);
+	} else if ((sp = th->proc->user)) {
+		del(sp->gated, &sp->nr_gated, s->list_pos);
+		s->w->nr_gated--;
+	}
+	s->listed = 0;
+}
+
+void sampler_lists_check(struct tracee *t, struct worker *w)
+{
+	if (w->nr_active + w->nr_gated == t->nr_threads)
+		return;
+	for (size_t i = 0; i < t->nr_threads; i++)
+		sampler_list_remove(t->threads[i]);
+	w->nr_active = w->nr_gated = 0;
+	for (size_t i = 0; i < t->nr_procs; i++) {
+		struct sproc *sp = sampler_proc_of(t->procs[i]);
+
+		sp->nr_gated = 0;
+		sp->ref_valid = 0;
+	}
+	/* (gated ones out of the gate: a rescan puts them back, their ticks counted first) */
+	for (size_t i = 0; i < t->nr_threads; i++) {
+		struct sthread *s = sampler_thread_of(t->threads[i]);
+
+		s->listed = 0;
+		s->gated = 0;
+		sampler_list_add(w, t->threads[i]);
+	}
+}
+
+/* The ticks @th was counted blocked on its process's gate since its last count, queued as one
+ * sample at its site (or kept for later when the worker is a whole queue behind). */
+static void gated_flush(struct worker *w, struct tracee_thread *th, struct sthread *s,
+			struct sproc *sp, uint64_t now, struct sampler_stats *st, int wait)
+{
+	uint64_t n = sp->epoch - s->gate_epoch;
+
+	s->gate_epoch = sp->epoch;
+	if (n)
+		sampler_credit(w, th, s, n < UINT32_MAX ? (uint32_t)n : UINT32_MAX, now, st);
+	sampler_credit_flush(w, th, s, st, wait);
+}
+
+static void gate_join(struct gate_ctx *g, struct tracee_thread *th, struct sthread *s,
+		      struct sproc *sp)
+{
+	del(g->w->active, &g->w->nr_active, s->list_pos);
+	push(&sp->gated, &sp->nr_gated, &sp->alloc_gated, th, 2);
+	g->w->nr_gated++;
+	s->gated = 1;
+	s->gate_epoch = sp->epoch;
+}
+
+static void gate_leave(struct gate_ctx *g, struct tracee_thread *th, struct sthread *s,
+		       struct sproc *sp)
+{
+	gated_flush(g->w, th, s, sp, g->now, g->st, 1);
+	del(sp->gated, &sp->nr_gated, s->list_pos);
+	g->w->nr_gated--;
+	push(&g->w->active, &g->w->nr_active, &g->w->alloc_active, th, 1);
+	s->gated = 0;
 }
 
 /* A thread that leaves the gate at this tick, not visited yet: as any other thread. */
 static void gate_visit(struct gate_ctx *g, struct tracee_thread *th, struct sthread *s)
 {
+	if (s->gated)
+		gate_leave(g, th, s, th->proc->user);
 	sampler_credit_flush(g->w, th, s, g->st, 1);
-	s->gated = 0;
 	s->tick = g->st->ticks;
 	if (!sampler_tick_thread(g->t, g->arch, g->w, g->o, th, g->missed, g->now, g->st))
 		return;
@@ -70,13 +169,35 @@ static void gate_visit(struct gate_ctx *g, struct tracee_thread *th, struct sthr
 		sampler_interrupt(g->t, th, g->hd, g->st);
 }
 
+/* The threads of @p to look at in a rescan: its gated ones and its active ones that fit the
+ * gate, copied (the rescan moves them between lists). */
+static size_t rescan_set(struct gate_ctx *g, struct tracee_proc *p, struct sproc *sp,
+			 struct tracee_thread ***out)
+{
+	struct tracee_thread **v = xmalloc((sp->nr_gated + g->w->nr_active + 1) * sizeof(*v));
+	size_t n = 0;
+
+	for (size_t i = 0; i < sp->nr_gated; i++)
+		v[n++] = sp->gated[i];
+	for (size_t i = 0; i < g->w->nr_active; i++) {
+		struct tracee_thread *th = g->w->active[i];
+
+		if (th->proc == p && gate_fits(th, th->user, g->now))
+			v[n++] = th;
+	}
+	*out = v;
+	return n;
+}
+
 /* Read every thread of @p one by one (its clock first) and set the gate's new reference;
  * threads that fit join the gate, gated ones that ran leave it. */
 static void gate_rescan(struct gate_ctx *g, struct tracee_proc *p, struct sproc *sp)
 {
 	struct tracee *t = g->t;
+	struct tracee_thread **set;
 	uint64_t clk = 0, sum = 0;
 	int ok = proc_clock(p, sp, &clk) == 0;
+	size_t n;
 
 	g->st->rescans++;
 	log_debug("gate: rescan of %d at tick %llu (ref_valid %d, since %llu ms)", p->pid,
@@ -84,38 +205,34 @@ static void gate_rescan(struct gate_ctx *g, struct tracee_proc *p, struct sproc 
 		  (unsigned long long)((g->now - sp->rescan_ns) / 1000000));
 	/* first the threads outside the gate, right after the clock: the ones that run move
 	 * on, and the reference is only as exact as that wait is short */
-	for (size_t i = 0; i < t->nr_threads && ok; i++) {
-		struct tracee_thread *th = t->threads[i];
+	for (size_t i = 0; i < g->w->nr_active && ok; i++) {
+		struct tracee_thread *th = g->w->active[i];
 		struct sthread *s = th->user;
 		struct schedstat ss;
 
-		if (th->proc != p || s->gated || gate_fits(th, s, g->now))
+		if (th->proc != p || gate_fits(th, s, g->now))
 			continue;
 		if (sampler_read_schedstat(t, th, s, &ss) < 0)
 			ok = 0;
 		else
 			sum += ss.run_ns;
 	}
-	for (size_t i = 0; i < t->nr_threads; i++) {
-		struct tracee_thread *th = t->threads[i];
+	n = rescan_set(g, p, sp, &set);
+	for (size_t i = 0; i < n; i++) {
+		struct tracee_thread *th = set[i];
 		struct sthread *s = th->user;
 		int was = s->gated, idle;
 
-		if (th->proc != p || (!was && !gate_fits(th, s, g->now)))
-			continue;
 		if (!ok) {
 			if (was)
 				gate_visit(g, th, s); /* as before the gate: sampler_idle_check() */
-			else
-				s->gated = 0;
 			continue;
 		}
 		s->run_tick = 0;
 		idle = sampler_idle_check(t, th, s, g->now);
 		if (idle == IDLE_STILL && gate_fits(th, s, g->now)) {
-			s->gated = 1;
-			if (was)
-				gate_reuse(g, th, s);
+			if (!was)
+				gate_join(g, th, s, sp);
 			continue;
 		}
 		/* it ran (or woke) since it was found blocked there */
@@ -125,13 +242,15 @@ static void gate_rescan(struct gate_ctx *g, struct tracee_proc *p, struct sproc 
 			sum += s->run_ns;
 		else
 			ok = 0;
-		sampler_credit_flush(g->w, th, s, g->st, 1); /* (before its site is forgotten) */
+		if (was)
+			gate_leave(g, th, s,
+				   sp); /* (its ticks counted before its site is forgotten) */
+		sampler_credit_flush(g->w, th, s, g->st, 1);
 		s->idle_known = 0;
 		if (was)
 			gate_visit(g, th, s);
-		else
-			s->gated = 0;
 	}
+	free(set);
 	sp->ref = clk - sum;
 	sp->ref_valid = ok;
 	sp->rescan_ns = g->now;
@@ -146,12 +265,12 @@ static int gate_measure(struct gate_ctx *g, struct tracee_proc *p, struct sproc 
 	struct tracee *t = g->t;
 	uint64_t sum = 0, clk;
 
-	for (size_t i = 0; i < t->nr_threads; i++) {
-		struct tracee_thread *th = t->threads[i];
+	for (size_t i = 0; i < g->w->nr_active; i++) {
+		struct tracee_thread *th = g->w->active[i];
 		struct sthread *s = th->user;
 		struct schedstat ss;
 
-		if (th->proc != p || s->gated)
+		if (th->proc != p)
 			continue;
 		if ((fresh || s->run_tick != g->st->ticks) &&
 		    sampler_read_schedstat(t, th, s, &ss) < 0)
@@ -164,10 +283,37 @@ static int gate_measure(struct gate_ctx *g, struct tracee_proc *p, struct sproc 
 	return 0;
 }
 
-/* The gate at a tick, after every ungated thread was visited and before any is interrupted:
+/* A thread entered or left a group-stop, or is being let go, since the last look (the tracee
+ * counts such changes): gated threads that no longer fit leave the gate. */
+static void gate_recheck(struct gate_ctx *g)
+{
+	struct tracee *t = g->t;
+
+	if (g->w->state_gen == t->state_gen)
+		return;
+	g->w->state_gen = t->state_gen;
+	for (size_t i = 0; i < t->nr_procs; i++) {
+		struct sproc *sp = sampler_proc_of(t->procs[i]);
+
+		for (size_t j = sp->nr_gated; j-- > 0;) {
+			struct tracee_thread *th = sp->gated[j];
+			struct sthread *s = th->user;
+
+			if (j >= sp->nr_gated || gate_fits(th, s, g->now))
+				continue;
+			/* no longer blocked as it was (a state only running can bring) */
+			sp->ref_valid = 0;
+			s->idle_known = 0;
+			gate_visit(g, th, s);
+		}
+	}
+}
+
+/* The gate at a tick, after every active thread was visited and before any is interrupted:
  * per process with gated threads (or threads ready to join), the run times of the others,
- * then its clock; a process whose gate did not hold is rescanned (sampler_gate_credit() counts the
- * others' gated threads later). Threads to interrupt go to @g->stop. */
+ * then its clock; a process whose gate did not hold is rescanned (sampler_gate_credit() counts
+ * the others' gated threads later). Threads to interrupt go to @g->stop. The work is in the
+ * active threads, not the gated ones, but for a rescan. */
 void sampler_gate_tick(struct gate_ctx *g)
 {
 	struct tracee *t = g->t;
@@ -175,27 +321,19 @@ void sampler_gate_tick(struct gate_ctx *g)
 
 	if (g->o->cpu_mode || g->o->no_idle_reuse)
 		return;
+	gate_recheck(g);
 	for (size_t i = 0; i < t->nr_procs; i++) {
 		struct sproc *sp = sampler_proc_of(t->procs[i]);
 
-		sp->nr_gated = sp->nr_cand = 0;
+		sp->nr_cand = 0;
 		sp->pass = 0;
 	}
-	for (size_t i = 0; i < t->nr_threads; i++) {
-		struct tracee_thread *th = t->threads[i];
-		struct sthread *s = sampler_thread_of(th);
-		struct sproc *sp = sampler_proc_of(th->proc);
+	for (size_t i = 0; i < g->w->nr_active; i++) {
+		struct tracee_thread *th = g->w->active[i];
+		struct sthread *s = th->user;
 
-		if (s->gated && !gate_fits(th, s, g->now)) {
-			/* no longer blocked as it was (a state only running can bring) */
-			sp->ref_valid = 0;
-			s->idle_known = 0;
-			gate_visit(g, th, s);
-		}
-		if (s->gated)
-			sp->nr_gated++;
-		else if (s->tick == tick && gate_fits(th, s, g->now))
-			sp->nr_cand++;
+		if (s->tick == tick && gate_fits(th, s, g->now))
+			sampler_proc_of(th->proc)->nr_cand++;
 	}
 	for (size_t i = 0; i < t->nr_procs; i++) {
 		struct tracee_proc *p = t->procs[i];
@@ -217,6 +355,27 @@ void sampler_gate_tick(struct gate_ctx *g)
 	}
 }
 
+/* Where the gate held: its gated threads' ticks counted at a stroke (the epoch), a slice of
+ * them queued (each about every SAMPLER_GATED_FLUSH_NS). */
+static void gate_count(struct gate_ctx *g, struct sproc *sp)
+{
+	size_t slice;
+
+	sp->epoch += 1 + g->missed;
+	g->st->gated += (1 + g->missed) * sp->nr_gated;
+	if (!sp->nr_gated)
+		return;
+	slice = (size_t)((uint64_t)sp->nr_gated * g->w->period_ns / SAMPLER_GATED_FLUSH_NS) + 1;
+	for (size_t i = 0; i < slice && i < sp->nr_gated; i++) {
+		struct tracee_thread *th;
+
+		if (sp->flush_pos >= sp->nr_gated)
+			sp->flush_pos = 0;
+		th = sp->gated[sp->flush_pos++];
+		gated_flush(g->w, th, th->user, sp, g->now, g->st, 0);
+	}
+}
+
 /* The rest of the gate's tick, once the threads to stop were interrupted (nothing here reads
  * the process, so the CPU holders need not wait for it): where the gate held, gated threads
  * are counted again and threads that fit join, their run time (this tick's read, before the
@@ -229,21 +388,50 @@ void sampler_gate_credit(struct gate_ctx *g)
 
 	if (g->o->cpu_mode || g->o->no_idle_reuse)
 		return;
-	for (size_t i = 0; i < t->nr_procs && !any; i++)
-		any = sampler_proc_of(t->procs[i])->pass;
-	for (size_t i = 0; i < t->nr_threads && any; i++) {
-		struct tracee_thread *th = t->threads[i];
-		struct sthread *s = th->user;
-		struct sproc *sp = th->proc->user;
+	for (size_t i = 0; i < t->nr_procs; i++) {
+		struct sproc *sp = sampler_proc_of(t->procs[i]);
 
-		if (!sp->pass)
+		if (sp->pass) {
+			gate_count(g, sp);
+			any = 1;
+		}
+	}
+	for (size_t i = g->w->nr_active; any && i-- > 0;) {
+		struct tracee_thread *th;
+		struct sthread *s;
+		struct sproc *sp;
+
+		if (i >= g->w->nr_active)
 			continue;
-		if (s->gated) {
-			gate_reuse(g, th, s);
-		} else if (s->tick == tick && s->run_tick == tick && gate_fits(th, s, g->now) &&
-			   s->run_ns == s->idle_ss.run_ns) { /* (not run since: the read used) */
-			s->gated = 1;
+		th = g->w->active[i];
+		s = th->user;
+		sp = th->proc->user;
+		if (sp->pass && s->tick == tick && s->run_tick == tick &&
+		    gate_fits(th, s, g->now) &&
+		    s->run_ns == s->idle_ss.run_ns) { /* (not run since: the read used) */
+			gate_join(g, th, s, sp);
 			sp->ref += s->run_ns;
 		}
 	}
+}
+
+void sampler_gate_finish(struct tracee *t, struct worker *w, struct sampler_stats *st)
+{
+	uint64_t now = monotime_ns();
+
+	for (size_t i = 0; i < t->nr_procs; i++) {
+		struct sproc *sp = t->procs[i]->user;
+
+		for (size_t j = 0; sp && j < sp->nr_gated; j++)
+			gated_flush(w, sp->gated[j], sp->gated[j]->user, sp, now, st, 1);
+	}
+	for (size_t i = 0; i < t->nr_threads; i++) {
+		struct sthread *s = t->threads[i]->user;
+
+		if (s)
+			s->listed = 0;
+	}
+	free(w->active);
+	w->active = NULL;
+	w->nr_active = w->alloc_active = w->nr_gated = 0;
 }

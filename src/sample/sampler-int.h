@@ -48,6 +48,9 @@ struct unwind_ptrace;
 /* ... and its ticks are queued as one reused sample per thread at most this often (the
  * worker's cost per item, 200 threads at 1000 Hz, was 10% of a CPU) */
 #define SAMPLER_GATE_FLUSH_NS (20 * 1000000ULL)
+/* ... and a gated thread's ticks, counted on its process's gate epoch, at most this often (and
+ * when it leaves the gate): a blocked thread costs a queue item a second, not one a tick */
+#define SAMPLER_GATED_FLUSH_NS (1000 * 1000000ULL)
 /* bytes of .../sched read for its se.exec_start line (the third; the file is ~1.8 KB) */
 #define SAMPLER_SCHED_TEXT 512
 /* cpu mode: a CPU is taken at each tick while a thread was runnable on it at one of the last
@@ -107,6 +110,12 @@ struct worker {
 	int self_sched_fd;
 	int self_cpu;
 	uint64_t self_fire, self_taken;
+	/* the threads not behind a gate, the only ones a tick visits; with the processes' gated
+	 * lists (struct sproc) they hold every thread of the tracee (sampler-gate.c) */
+	struct tracee_thread **active;
+	size_t nr_active, alloc_active;
+	size_t nr_gated;    /* in all processes' gated lists */
+	uint64_t state_gen; /* tracee.state_gen when the gated threads were last looked at */
 };
 
 /* /proc/PID/task/TID/schedstat: "RUN_NS WAIT_NS SLICES": time on a CPU, time waiting on a
@@ -145,10 +154,14 @@ struct sthread {
 	uint64_t tick;	   /* the last tick that visited it (tick_pass()) */
 	uint64_t run_ns;   /* its schedstat run time, read at tick @run_tick */
 	uint64_t run_tick;
-	int gated;	    /* behind its process's run-time gate (gate_tick()) */
-	uint32_t credit;    /* ticks it was found at its site without a stop, not queued yet */
-	char credit_state;  /* its state then */
-	uint64_t credit_ns; /* CLOCK_MONOTONIC of the first of them */
+	int gated;  /* behind its process's run-time gate (gate_tick()) */
+	int listed; /* in @w's active list (1), in its process's gated list (2), or not */
+	struct worker *w;
+	size_t list_pos;     /* its place there */
+	uint64_t gate_epoch; /* its process's gate epoch up to which its ticks were counted */
+	uint32_t credit;     /* ticks it was found at its site without a stop, not queued yet */
+	char credit_state;   /* its state then */
+	uint64_t credit_ns;  /* CLOCK_MONOTONIC of the first of them */
 	/* group-stopped and sampled once: where (its stack is counted again until SIGCONT) */
 	int stopped_known;
 	uint64_t stopped_sp, stopped_pc;
@@ -190,6 +203,12 @@ struct sproc {
 	uint64_t rescan_ns; /* CLOCK_MONOTONIC of the last rescan */
 	int pass;	    /* this tick: its gated threads have not run */
 	size_t nr_gated, nr_cand;
+	/* its gated threads; @epoch grows by the ticks the gate held (each gated thread is owed
+	 * @epoch - its gate_epoch), and @flush_pos walks the list to count them out now and then */
+	struct tracee_thread **gated;
+	size_t alloc_gated;
+	uint64_t epoch;
+	size_t flush_pos;
 };
 
 /* sampler_cpu_seen(): a runnable thread was on a CPU when perch took it at this tick, was
@@ -291,7 +310,17 @@ int sampler_await_stops(struct tracee *t, const struct perch_arch *arch, struct 
  * when it could not be read. */
 int sampler_sample_blocked(struct worker *w, struct tracee_thread *th, struct sthread *s,
 			   const struct perch_arch *arch, char state, struct sampler_stats *st);
-/* sampler-gate.c: the run-time gate */
+/* sampler-gate.c: the run-time gate and the thread lists */
+/* A thread the tracee has (new, or not seen yet) into the active list; out of any list
+ * (gone). */
+void sampler_list_add(struct worker *w, struct tracee_thread *th);
+void sampler_list_remove(struct tracee_thread *th);
+/* Every thread of @t in a list, each once (rebuilt when the counts say otherwise: a thread
+ * that came or went without an event). */
+void sampler_lists_check(struct tracee *t, struct worker *w);
+/* The end: every gated thread's ticks queued, the lists freed. */
+void sampler_gate_finish(struct tracee *t, struct worker *w, struct sampler_stats *st);
+
 void sampler_gate_tick(struct gate_ctx *g);
 void sampler_gate_credit(struct gate_ctx *g);
 

@@ -19,6 +19,7 @@ int sampler_take_snapshot(struct tracee *t, const struct perch_arch *arch,
 	snap->time_ns = monotime_ns();
 	snap->regs.valid = 0; /* (a reused item's, if the read fails) */
 	snap->regs.broken_call = 0;
+	snap->regs.eintr_call = 0;
 	return unwind_snapshot_take(t->pid, th->tid, arch, snap);
 }
 
@@ -91,7 +92,11 @@ struct sproc *sampler_proc_of(struct tracee_proc *p)
 
 void sampler_proc_free(struct tracee_proc *p)
 {
-	free(p->user);
+	struct sproc *sp = p->user;
+
+	if (sp)
+		free(sp->gated);
+	free(sp);
 	p->user = NULL;
 }
 
@@ -101,6 +106,7 @@ void sampler_thread_free(struct tracee_thread *th)
 
 	if (!s)
 		return;
+	sampler_list_remove(th);
 	if (s->stat_fd >= 0)
 		close(s->stat_fd);
 	if (s->syscall_fd >= 0)

@@ -63,8 +63,12 @@ static void on_stopped(struct tracee *t, const struct perch_arch *arch, struct w
 	ran = s->state == 'R' && !group_stop && sampler_peek_schedstat(t, th, s, &ss) == 0;
 	s->ran_known = 0;
 	tracee_resume(t, th);
-	if (it)
+	if (it) {
 		sampler_note_broken_call(th, arch, &it->snap.regs); /* (out of the stop window) */
+		if (it->snap.regs.eintr_call &&
+		    waitreason_stop_breaks(arch->e_machine, (long)it->snap.regs.eintr_call - 1))
+			st->eintr++;
+	}
 	w->awaited_stops += s->awaited;
 	s->awaited = 0;
 	us = (monotime_ns() - th->interrupt_ns) / 1000;
@@ -162,8 +166,23 @@ static void on_event(struct tracee *t, const struct perch_arch *arch, struct wor
 		/* the process's set of threads changed: its gate's reference is stale */
 		if (ev->proc)
 			sampler_proc_of(ev->proc)->ref_valid = 0;
-		if (ev->kind == TRACEE_EV_THREAD_GONE && ev->thread && ev->thread->user)
-			sampler_credit_flush(w, ev->thread, ev->thread->user, st, 0);
+		if (ev->kind == TRACEE_EV_THREAD_GONE && ev->thread && ev->thread->user) {
+			struct sthread *s = ev->thread->user;
+
+			if (s->gated && ev->thread->proc->user) {
+				struct sproc *sp = ev->thread->proc->user;
+
+				sampler_credit(w, ev->thread, s,
+					       (uint32_t)(sp->epoch - s->gate_epoch), monotime_ns(),
+					       st);
+			}
+			sampler_credit_flush(w, ev->thread, s, st, 0);
+			sampler_list_remove(ev->thread);
+			s->gated = 0;
+		} else if ((ev->kind == TRACEE_EV_THREAD_NEW || ev->kind == TRACEE_EV_PROC_NEW) &&
+			   ev->thread) {
+			sampler_list_add(w, ev->thread);
+		}
 		sampler_post_event(w, ev);
 		break;
 	}
@@ -341,6 +360,24 @@ static int runnable_unmoved(struct tracee *t, struct tracee_thread *th, struct s
 	return sampler_peek_schedstat(t, th, s, &ss) == 0 && ss.slices == s->ran_slices;
 }
 
+/* @th was found blocked at site (@sp, @pc): it stays there, counted without a read while it
+ * has not run (sampler_idle_check(), the gate). */
+static void idle_at(struct tracee *t, struct tracee_thread *th, struct sthread *s, uint64_t sp,
+		    uint64_t pc, uint64_t now)
+{
+	s->idle_sp = sp;
+	s->idle_pc = pc;
+	s->idle_known = sampler_read_schedstat(t, th, s, &s->idle_ss) == 0;
+	s->idle_ns = s->quiet_ns = now;
+	/* the first time, it goes behind the gate at once: until then every tick reads it
+	 * (hundreds of threads found blocked at attach cost the target that for 200 ms), and a
+	 * wakeup costs one rescan, once per thread */
+	if (!s->quiet_once && now >= SAMPLER_QUIET_NS) {
+		s->quiet_once = 1;
+		s->quiet_ns = now - SAMPLER_QUIET_NS;
+	}
+}
+
 /* cpu mode with task clocks: a runnable thread goes to the interrupt pass, where
  * sampler_cpu_visit() sees whether it was on a CPU (for 1 + @missed ticks). */
 static int cpu_candidate(struct sthread *s, uint64_t missed)
@@ -437,22 +474,24 @@ int sampler_tick_thread(struct tracee *t, const struct perch_arch *arch, struct 
 		return 0;
 	}
 	if (site >= 0) {
-		s->idle_sp = s->sites[site].sp;
-		s->idle_pc = s->sites[site].pc;
-		s->idle_known = sampler_read_schedstat(t, th, s, &s->idle_ss) == 0;
-		s->idle_ns = s->quiet_ns = now;
-		/* the first time, it goes behind the gate at once: until then every tick reads
-		 * it (hundreds of threads found blocked at attach cost the target that for 200
-		 * ms), and a wakeup costs one rescan, once per thread */
-		if (!s->quiet_once && now >= SAMPLER_QUIET_NS) {
-			s->quiet_once = 1;
-			s->quiet_ns = now - SAMPLER_QUIET_NS;
-		}
+		idle_at(t, th, s, s->sites[site].sp, s->sites[site].pc, now);
 		return 0;
 	}
-	if (s->state == 'D' &&
-	    sampler_sample_blocked(w, th, s, sampler_arch_of(th, arch), 'D', st) == 0)
-		return 0;
+	/* blocked at a place not seen before: read from /proc, not stopped (a stop would make
+	 * epoll_wait() and its kin fail with EINTR in the program, and would wake the thread
+	 * for nothing) */
+	if (s->state && s->state != 'R' && (!o->no_idle_reuse || s->state == 'D')) {
+		int ret = sampler_sample_blocked(w, th, s, sampler_arch_of(th, arch), s->state, st);
+
+		if (ret == 0 && s->state != 'D' && s->nr_sites)
+			idle_at(t, th, s, s->sites[0].sp, s->sites[0].pc, now);
+		if (ret == -ENOSPC) { /* the worker is a whole queue behind: a later tick */
+			s->late_ticks++;
+			st->dropped++;
+		}
+		if (ret == 0 || ret == -ENOSPC)
+			return 0;
+	}
 	if (o->cpu_mode && w->stamps)
 		return cpu_candidate(s, missed);
 	if (o->cpu_mode)
@@ -504,13 +543,13 @@ static void tick_pass(struct tracee *t, const struct perch_arch *arch, struct wo
 {
 	uint64_t now = monotime_ns();
 
-	for (size_t i = 0; i < t->nr_threads; i++) {
-		struct tracee_thread *th = t->threads[i];
-		struct sthread *s = sampler_thread_of(th);
+	/* (the active threads: gated ones are sampler_gate_tick()'s) */
+	for (size_t i = 0; i < w->nr_active; i++) {
+		struct tracee_thread *th = w->active[i];
+		struct sthread *s = th->user;
 
-		/* once per tick: a thread read as blocked in the first pass is not seen again;
-		 * gated threads are sampler_gate_tick()'s */
-		if (s->gated || s->tick == st->ticks || (s->state == 'R' || !s->state) != running)
+		/* once per tick: a thread read as blocked in the first pass is not seen again */
+		if (s->tick == st->ticks || (s->state == 'R' || !s->state) != running)
 			continue;
 		s->tick = st->ticks;
 		if (!sampler_tick_thread(t, arch, w, o, th, missed, now, st))
@@ -588,6 +627,7 @@ size_t sampler_tick(struct tracee *t, const struct perch_arch *arch, struct work
 		    monotime_ns() +
 		    (period / 8 < SAMPLER_HOLD_WAIT_NS ? period / 8 : SAMPLER_HOLD_WAIT_NS);
 	}
+	sampler_lists_check(t, w);
 	tick_pass(t, arch, w, o, missed, &hd, 1, stop, &nr_stop, st);
 	tick_pass(t, arch, w, o, missed, &hd, 0, stop, &nr_stop, st);
 	/* the gate before any interrupt: a thread leaving its stop, or entering ours, changes

@@ -398,6 +398,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	sampler_hold_free(hold);
 	if (have_old_cpus && (st->migrations || pinned))
 		sched_setaffinity(0, sizeof(old_cpus), &old_cpus);
+	sampler_gate_finish(t, &w, st);
 	for (size_t i = 0; i < t->nr_threads; i++) {
 		struct sthread *s = t->threads[i]->user;
 

@@ -1,6 +1,7 @@
 /* ptrace state machine for one process's threads. See include/perch/sample/tracee.h and
  * docs/design/perf-baseline.md section 7 for the pitfalls each rule here avoids. */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -180,6 +181,14 @@ static void thread_remove(struct tracee *t, struct tracee_thread *th)
 	thread_unlink(t, th, 1);
 }
 
+/* Mark @th in a group-stop or out of it (tracee.state_gen counts the changes). */
+static void set_group_stop(struct tracee *t, struct tracee_thread *th, int on)
+{
+	if (th->in_group_stop != on)
+		t->state_gen++;
+	th->in_group_stop = on;
+}
+
 /* ---- attach ---- */
 
 static int read_int_file(const char *path, long *out)
@@ -272,7 +281,11 @@ static int explain_eperm(pid_t pid)
 static int explain_busy(pid_t pid, pid_t tracer)
 {
 	char comm[64] = "?";
+	struct proc_status st;
 
+	/* (TracerPid is the tracing thread's id: say its process) */
+	if (proc_status_read(tracer, 0, &st) == 0 && st.tgid > 0)
+		tracer = st.tgid;
 	proc_task_comm(tracer, tracer, comm, sizeof(comm));
 	return log_err(-EBUSY,
 		       "cannot attach to %d: already traced by %d (%s): detach the "
@@ -333,8 +346,8 @@ static int seize(struct tracee *t, struct tracee_proc *p, pid_t tid)
 		return -ESRCH;
 	if (ret < 0)
 		return -EPERM;
-	/* already ours through PTRACE_O_TRACECLONE? */
-	if (st.tracer_pid == getpid()) {
+	/* already ours through PTRACE_O_TRACECLONE? (TracerPid names the tracing thread) */
+	if (st.tracer_pid == gettid()) {
 		thread_add(t, p, tid)->new_stop_pending = 1;
 		return 0;
 	}
@@ -683,7 +696,7 @@ static int on_exec(struct tracee *t, struct tracee_thread *th, struct tracee_eve
 	p->execs++;
 	p->leader_gone = 0;
 	th->state = TRACEE_RUNNING;
-	th->in_group_stop = 0;
+	set_group_stop(t, th, 0);
 	p->arch = perch_arch_of_pid_why(p->pid, why, sizeof(why));
 	if (!p->arch && !p->detaching) {
 		log_warn(0, "process %d exec'd a program perch cannot profile (%s): it is let go",
@@ -721,7 +734,7 @@ static int on_event_stop(struct tracee *t, struct tracee_thread *th, int sig,
 		/* group-stop (entered now, or re-reported after our interrupt) */
 		if (!th->in_group_stop)
 			t->stats.group_stops++;
-		th->in_group_stop = 1;
+		set_group_stop(t, th, 1);
 		if (th->state == TRACEE_INTERRUPTING) {
 			th->state = TRACEE_STOPPED; /* tracee_resume() listens again */
 			ev->kind = TRACEE_EV_STOPPED;
@@ -735,7 +748,7 @@ static int on_event_stop(struct tracee *t, struct tracee_thread *th, int sig,
 		return 0;
 	}
 	/* SIGTRAP: our interrupt, or SIGCONT woke a listening thread */
-	th->in_group_stop = 0;
+	set_group_stop(t, th, 0);
 	if (th->state == TRACEE_INTERRUPTING) {
 		th->state = TRACEE_STOPPED;
 		ev->kind = TRACEE_EV_STOPPED;
@@ -786,7 +799,7 @@ static int handle_stop(struct tracee *t, struct tracee_thread *th, int status,
 		/* signal-delivery-stop: deliver the signal now (an interrupt still pending
 		 * is reported after it) */
 		t->stats.signals++;
-		th->in_group_stop = 0;
+		set_group_stop(t, th, 0);
 		if (th->new_stop_pending && sig == SIGSTOP)
 			sig = 0; /* PTRACE_ATTACH-style initial SIGSTOP: not the program's */
 		restart(t, th, sig);
@@ -939,6 +952,7 @@ int tracee_poll_thread(struct tracee *t, pid_t tid, struct tracee_event *ev)
 static void detach_thread(struct tracee *t, struct tracee_thread *th)
 {
 	th->detaching = 1;
+	t->state_gen++;
 	if (th->state == TRACEE_STOPPED) {
 		ptrace(PTRACE_DETACH, th->tid, 0, 0);
 		thread_remove(t, th);
@@ -954,6 +968,7 @@ static void detach_thread(struct tracee *t, struct tracee_thread *th)
 void tracee_detach_proc(struct tracee *t, struct tracee_proc *p)
 {
 	p->detaching = 1;
+	t->state_gen++;
 	for (size_t i = t->nr_threads; i-- > 0;)
 		if (i < t->nr_threads && t->threads[i]->proc == p && !t->threads[i]->detaching)
 			detach_thread(t, t->threads[i]);
@@ -1012,6 +1027,44 @@ int tracee_detach_all(struct tracee *t, int timeout_ms)
 			  left);
 	/* they stay in the table, marked: tracee_poll() detaches each at its stop */
 	return left;
+}
+
+struct tracer_job {
+	int (*fn)(void *arg);
+	void *arg;
+	int ret;
+};
+
+static void *tracer_main(void *p)
+{
+	struct tracer_job *job = p;
+
+	job->ret = job->fn(job->arg);
+	return NULL; /* (the kernel detaches what is left as this thread exits) */
+}
+
+int tracee_run_tracer(int (*fn)(void *arg), void *arg)
+{
+	struct tracer_job job = {fn, arg, 0};
+	pthread_t thread;
+	int ret = pthread_create(&thread, NULL, tracer_main, &job);
+
+	if (ret)
+		return -ret;
+	pthread_join(thread, NULL);
+	return job.ret;
+}
+
+void tracee_let_go(struct tracee *t)
+{
+	for (size_t i = 0; i < t->nr_threads; i++)
+		thread_free(t, t->threads[i]);
+	t->nr_threads = 0;
+	for (size_t i = 0; i < t->nr_procs; i++) {
+		t->procs[i]->nr_threads = 0;
+		t->procs[i]->detaching = 1;
+		proc_done(t, t->procs[i], 0, 0); /* (as tracee_detach_all() leaves them) */
+	}
 }
 
 int tracee_wait_exit(struct tracee *t)

@@ -772,6 +772,94 @@ static int in_elf(struct unwinder *u, const struct perch_regs *r, int exact)
  * without CFI (frame pointer, link register), -ENOENT at the outermost frame, -EAGAIN to retry
  * the frame with libunwind, or a stop reason as -(UNWIND_STOP_* + 1000). */
 #define STOP_RET(reason) (-(1000 + (int)(reason)))
+/* Does the code before return address @ra end in a call of @entry: a direct call (E8 rel32)
+ * to it (2), an indirect call (FF /2, through a register or memory: any target) (1), or no
+ * call (0)? x86_64 and i386 encodings; @word is the address size. */
+static int call_before(struct unwinder *u, uint64_t ra, uint64_t entry, unsigned int word)
+{
+	uint8_t b[8];
+	int32_t rel;
+
+	if (ra < sizeof(b) || mem_read(u, ra - sizeof(b), b, sizeof(b)) < 0)
+		return 0;
+	memcpy(&rel, b + 3, sizeof(rel));
+	if (b[3] == 0xe8 &&
+	    ((ra + (uint64_t)(int64_t)rel) & (word == 4 ? 0xffffffffULL : ~0ULL)) == entry)
+		return 2;
+	/* FF with a ModRM whose reg field is 2, as long as the bytes left to @ra */
+	for (int at = 0; at < 7; at++) {
+		uint8_t modrm = b[at + 1];
+		int mod = modrm >> 6, rm = modrm & 7, len = 2;
+
+		if (b[at] != 0xff || (modrm & 0x38) != 0x10)
+			continue;
+		if (mod != 3 && rm == 4)
+			len++; /* SIB */
+		if (mod == 1)
+			len += 1;
+		else if (mod == 2 || (mod == 0 && rm == 5))
+			len += 4;
+		else if (mod == 0 && rm == 4 && (b[at + 2] & 7) == 5)
+			len += 4; /* SIB without a base: disp32 */
+		if (at + len == (int)sizeof(b))
+			return 1;
+	}
+	return 0;
+}
+
+/* The frame pointer of a frame whose CFA rule needs it when it is not known: a thread read
+ * from /proc without a stop has only its SP and PC (and the system call's arguments), and a
+ * libc wrapper that does not touch rbp leaves its caller's frame pointer in the register,
+ * where no stack word holds it. On x86_64 and i386 it can be found instead: the word where the
+ * frame's return address is by its own CFA rule (CFA = fp + off, RA at CFA - word) must hold a
+ * return address right after a call of this very function: the lowest place above SP after a
+ * direct call to its FDE's start, else (a thread's start routine, a callback) the lowest after
+ * an indirect call. 0 with the register set in @r, or -ENOENT. */
+#define FP_RECOVER_MAX (64 * 1024) /* bytes of stack above SP searched */
+
+static int recover_fp(struct unwinder *u, struct perch_regs *r, int exact)
+{
+	const struct perch_arch *a = u->arch;
+	const struct unwind_snapshot *s = u->snap;
+	uint64_t pc = perch_regs_pc(a, r), sp = perch_regs_sp(a, r), entry, end, found = 0;
+	unsigned int word = a->e_machine == EM_386 ? 4 : 8;
+	const struct modules_map *mm;
+	const struct cfi_table *t;
+	struct cfi_row row;
+
+	if ((a->e_machine != EM_X86_64 && a->e_machine != EM_386) ||
+	    (r->valid & (1ULL << a->dw_fp)) || !(r->valid & (1ULL << a->dw_sp)))
+		return -ENOENT;
+	mm = modules_find_fresh(u->ms, exact ? pc : pc - 1, s->time_ns);
+	t = mm ? modules_cfi(u->ms, mm) : NULL;
+	if (!t || cfi_row_find(t, (exact ? pc : pc - 1) - mm->bias, &row) < 0 ||
+	    row.cfa_kind != CFI_CFA_REG_OFF || row.cfa_reg != a->dw_fp || row.cfa_off < word)
+		return -ENOENT;
+	entry = row.fde_start + mm->bias;
+	end = s->stack_addr + s->stack_len;
+	if (end > sp + FP_RECOVER_MAX)
+		end = sp + FP_RECOVER_MAX;
+	for (uint64_t x = (sp + word - 1) & ~(uint64_t)(word - 1); x + (uint64_t)row.cfa_off <= end;
+	     x += word) {
+		uint64_t ra = 0;
+		int call;
+
+		if (mem_read(u, x + (uint64_t)row.cfa_off - word, &ra, word) < 0 || !is_code(u, ra))
+			continue;
+		call = call_before(u, ra, entry, word);
+		if (call == 2 || (call == 1 && !found)) {
+			found = x;
+			if (call == 2)
+				break;
+		}
+	}
+	if (!found)
+		return -ENOENT;
+	r->r[a->dw_fp] = found;
+	r->valid |= 1ULL << a->dw_fp;
+	return 0;
+}
+
 static int fallback_step(struct unwinder *u, struct walk *w, struct perch_regs *r,
 			 struct perch_regs *next)
 {
@@ -785,6 +873,8 @@ static int fallback_step(struct unwinder *u, struct walk *w, struct perch_regs *
 		    w->fresh && w->exact; /* a frame libunwind stepped to has a return address */
 	exact = w->exact;
 	ret = own_cfi_step(u, r, exact, next, &out_flags);
+	if (ret == -EINVAL && recover_fp(u, r, exact) == 0)
+		ret = own_cfi_step(u, r, exact, next, &out_flags);
 	if (ret == -ENOENT)
 		return -ENOENT;
 	if (ret == -ENODATA && w->own_only && u->libunwind && in_elf(u, r, exact)) {

@@ -594,12 +594,22 @@ int harness_tracer_pid(pid_t pid)
 {
 	char path[64], buf[4096];
 	const char *s;
+	int tracer;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if (read_small_file(path, buf, sizeof(buf)) < 0)
 		return -1;
 	s = strstr(buf, "\nTracerPid:");
-	return s ? atoi(s + strlen("\nTracerPid:")) : -1;
+	if (!s)
+		return -1;
+	tracer = atoi(s + strlen("\nTracerPid:"));
+	/* TracerPid is the tracing thread's id (perch traces from a thread of its own): the
+	 * process it belongs to */
+	snprintf(path, sizeof(path), "/proc/%d/status", tracer);
+	if (tracer > 0 && read_small_file(path, buf, sizeof(buf)) >= 0 &&
+	    (s = strstr(buf, "\nTgid:")))
+		return atoi(s + strlen("\nTgid:"));
+	return tracer;
 }
 
 /* State letter from a /proc/.../stat line: the field after the last ')'. */

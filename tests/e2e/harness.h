@@ -105,7 +105,8 @@ int harness_can_exec_target(const char *name, const char *suite);
 void harness_sleep(double seconds);
 double harness_now(void);
 
-/* /proc readers; -1 or -errno when the process is gone. */
+/* /proc readers; -1 or -errno when the process is gone. The process tracing @pid (TracerPid
+ * names the tracing thread: its thread group), 0 when none. */
 int harness_tracer_pid(pid_t pid);
 /* State letters of every task of @pid into @states (NUL-terminated); number of tasks. */
 int harness_task_states(pid_t pid, char *states, size_t size);

@@ -35,13 +35,15 @@ struct timeline_reading {
 	int has_sys;
 	struct proc_stat *tasks; /* /proc/PID/task/TID/stat, sorted by tid (pid = tid) */
 	size_t nr_tasks, alloc_tasks;
+	int has_tasks; /* the threads were read (not every reading reads them) */
 };
 
-/* Read the CPU counters of @pid now, its threads' through @files (their stat files kept open
- * across reads: one pread each) or, when NULL, opened each time. 0, or -errno from
- * /proc/PID/stat (-ENOENT/-ESRCH: the process is gone); a thread that exits meanwhile is left
- * out. Release with timeline_reading_release(). */
-int timeline_read(pid_t pid, struct proc_stat_files *files, struct timeline_reading *r);
+/* Read the CPU counters of @pid now, with @with_tasks its threads' too, through @files (their
+ * stat files kept open across reads: one pread each) or, when NULL, opened each time. 0, or
+ * -errno from /proc/PID/stat (-ENOENT/-ESRCH: the process is gone); a thread that exits
+ * meanwhile is left out. Release with timeline_reading_release(). */
+int timeline_read(pid_t pid, struct proc_stat_files *files, int with_tasks,
+		  struct timeline_reading *r);
 void timeline_reading_release(struct timeline_reading *r);
 
 /* One memory reading, bytes. */

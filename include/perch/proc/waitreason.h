@@ -82,6 +82,13 @@ int waitreason_is_restart(unsigned int e_machine, long nr);
  * @text was rewritten, 0 when it was left alone (another call or place, or too long). */
 int waitreason_unrestart(unsigned int e_machine, char *text, size_t len, long nr, uint64_t sp,
 			 uint64_t pc);
+/* Does a ptrace stop make call @nr on @e_machine fail with EINTR in the program, where other
+ * blocking calls are restarted by the kernel unseen? Those that return -EINTR themselves when
+ * a stop (not a signal handler) breaks them off: epoll_wait and its kin, semop/semtimedop,
+ * rt_sigtimedwait, io_getevents and its kin, io_uring_enter (signal(7): "Interruption of
+ * system calls and library functions by stop signals"). perch never stops a thread blocked in
+ * one of them. */
+int waitreason_stop_breaks(unsigned int e_machine, long nr);
 /* "running", "lock", "io", "sleep", "poll", "binder", "pagefault", "stopped", "other",
  * "unknown". */
 const char *waitreason_kind_name(enum waitreason_kind kind);

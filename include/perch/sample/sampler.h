@@ -144,6 +144,9 @@ struct sampler_stats {
 	uint64_t stopped;    /* samples of group-stopped threads (SIGSTOP & co), state 'T' */
 	uint64_t blocked;    /* samples of threads in uninterruptible sleep read from /proc
 			      * without a stop (sampler_snapshot_blocked()) */
+	uint64_t eintr;	     /* stops that came at the exit of a call that a stop makes fail
+			      * with EINTR in the program (waitreason_stop_breaks()): a thread
+			      * perch interrupted as it went to block in one */
 	uint64_t job_stops;  /* times perch stopped itself on SIGTSTP/SIGTTIN/SIGTTOU */
 	uint64_t races;	     /* threads that exited under us (expected, not errors) */
 	uint64_t migrations; /* CPU changes of the ptrace thread (follow_cpu) */

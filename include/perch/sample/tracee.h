@@ -89,6 +89,9 @@ struct tracee {
 	struct tracee_proc **procs; /* every process, in the order they were added */
 	size_t nr_procs, alloc_procs;
 	size_t nr_alive; /* procs with alive set */
+	/* grows whenever a thread enters or leaves a group-stop, or a thread or process starts
+	 * being let go: the caller's per-thread conclusions that depend on it are stale */
+	uint64_t state_gen;
 	struct tracee_stats stats;
 	/* called for every thread (process) struct before it is freed (e.g. to free ->user) */
 	void (*on_free)(struct tracee_thread *th);
@@ -157,6 +160,18 @@ void tracee_detach_proc(struct tracee *t, struct tracee_proc *p);
  * marked, and tracee_poll() detaches each when its stop comes (or the kernel does when perch
  * exits). */
 int tracee_detach_all(struct tracee *t, int timeout_ms);
+/* Run @fn(@arg) on a thread of its own, which is then the tracer of every thread @fn attaches
+ * (ptrace ties a tracee to the thread that attached it), and wait for it: @fn's result, or
+ * -errno when the thread cannot be started. When @fn returns, the thread exits and the kernel
+ * detaches every thread still traced without stopping any (exit_ptrace()): no interrupt,
+ * so no blocked call of the target is broken off (epoll_wait() and its kin would fail with
+ * EINTR), a group-stopped process stays stopped, and a signal on its way is delivered.
+ * PTRACE_DETACH, in contrast, needs each thread in a ptrace stop. @fn must end with
+ * tracee_let_go() on each tracee it used. */
+int tracee_run_tracer(int (*fn)(void *arg), void *arg);
+/* The calling tracer thread is about to exit (tracee_run_tracer()): every thread of @t counts
+ * as detached from now on; its processes stay (tracee_wait_exit(), their exit status). */
+void tracee_let_go(struct tracee *t);
 /* For launched targets after detach: wait for the program to exit; its wait status. */
 int tracee_wait_exit(struct tracee *t);
 
