@@ -104,12 +104,60 @@ static void idle_wait(void)
 	sigtimedwait(&set, NULL, &ts);
 }
 
+static void *session_main(void *arg);
+
+/* The session thread that takes over from one that ends to let the target go: it waits for
+ * that one to be gone first (the kernel detaches as it exits), then serves the jobs. */
+struct session_next {
+	struct session *s;
+	pthread_t prev;
+};
+
+static void *session_successor(void *arg)
+{
+	struct session_next *n = arg;
+	struct session *s = n->s;
+
+	pthread_join(n->prev, NULL);
+	free(n);
+	return session_main(s);
+}
+
+/* detach: this thread is to exit, letting the target go without a stop (tracee_run_tracer()
+ * says why); a new session thread carries on with the jobs (@s->lock held). */
+static void successor(struct session *s)
+{
+	struct session_next *n = xmalloc(sizeof(*n));
+	pthread_t next;
+
+	n->s = s;
+	n->prev = pthread_self();
+	if (pthread_create(&next, NULL, session_successor, n) == 0) {
+		s->thread = next;
+	} else {
+		free(n);
+		s->quit = 1; /* (no thread to carry on: the next jobs are not served) */
+	}
+}
+
+/* The target is let go as the calling thread exits: forget it now. */
+static void let_go(struct session *s)
+{
+	if (s->attached) {
+		tracee_let_go(&s->t);
+		s->attached = 0;
+	}
+	tracee_release(&s->t);
+	memset(&s->t, 0, sizeof(s->t));
+}
+
 static void *session_main(void *arg)
 {
 	struct session *s = arg;
+	int leaving = 0;
 
 	pthread_mutex_lock(&s->lock);
-	for (;;) {
+	while (!leaving) {
 		session_job_fn *fn = s->job;
 		void *job_arg = s->job_arg;
 		int ret;
@@ -128,20 +176,23 @@ static void *session_main(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		ret = fn(s, job_arg);
 		service(s);
+		if ((leaving = s->let_go))
+			let_go(s);
 		pthread_mutex_lock(&s->lock);
 		s->job_running = 0;
 		s->job_background = 0;
 		s->job_ret = ret;
+		if (leaving) {
+			s->let_go = 0;
+			if (!s->quit)
+				successor(s);
+		}
 		s->done_seq++;
 		pthread_cond_broadcast(&s->cond);
 	}
 	pthread_mutex_unlock(&s->lock);
-	if (s->attached) {
-		tracee_detach_all(&s->t, SESSION_DETACH_MS);
-		forget(s);
-	}
-	/* threads still to detach are released by the kernel when perch exits */
-	tracee_release(&s->t);
+	if (!leaving)
+		let_go(s);
 	return NULL;
 }
 
@@ -302,8 +353,7 @@ static int detach_job(struct session *s, void *arg)
 {
 	if (!s->attached)
 		return -ENOENT;
-	tracee_detach_all(&s->t, SESSION_DETACH_MS);
-	forget(s);
+	s->let_go = 1; /* (session_main() ends this thread: the kernel detaches) */
 	return 0;
 }
 

@@ -37,6 +37,7 @@ struct session {
 	int job_ret;
 	unsigned long job_seq, done_seq; /* jobs posted / finished */
 	int quit;
+	int let_go;	       /* the session thread exits after this job, letting the target go */
 	struct strbuf notices; /* lines for the user, printed by the REPL between commands */
 
 	/* the target: only the session thread touches @t; @pid/@comm are read by others */
