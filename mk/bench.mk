@@ -51,7 +51,8 @@ $(BENCH_BIN)/report-gen: $(O)/tests/bench/report_gen.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(call msg,LINK,$@)$(CC) $(P_LDFLAGS) -o $@ $^ $(P_LDLIBS)
 
-bench-build: $(O)/perch $(addprefix $(BENCH_BIN)/,$(B_PROGS)) $(B_LIBS) $(BENCH_BIN)/report-gen
+bench-build: $(O)/perch $(addprefix $(BENCH_BIN)/,$(B_PROGS)) $(B_LIBS) $(BENCH_BIN)/report-gen \
+		$(TARGETS_DIR)/eintr
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory bench-build

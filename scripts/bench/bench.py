@@ -178,11 +178,14 @@ def parse_kv(text):
 
 SUMMARY_RES = {
     "head": re.compile(r"recorded process \d+ for ([\d.]+) s at ([\d.]+) Hz"),
-    "samples": re.compile(r"samples: (\d+)\s+\((\d+) stops, (\d+) of blocked threads left alone, "
+    "samples": re.compile(r"samples: (\d+)\s+\((\d+) stops, (?:\d+ of blocked threads read from "
+                          r"/proc, )?(\d+) of blocked threads left alone, "
                           r"(\d+) credited[^;\n]*(?:; (\d+) of threads waiting for a CPU)?"),
-    # --mode cpu: samples are periods of run time
-    "cpu_samples": re.compile(r"samples: (\d+)\s+\((\d+) stops, each weighed[^;]*; (\d+) more stops "
-                              r"[^;]*; (\d+) of threads waiting"),
+    # --mode cpu: threads seen on a CPU at a tick, stops where perch did not take the CPU and
+    # those not counted, runnable threads waiting
+    "cpu_samples": re.compile(r"samples: (\d+)\s+\((\d+) times a thread was on a CPU[^;]*; (\d+) "
+                              r"stops where perch did not take the CPU, (\d+) counted[^;]*; (\d+) "
+                              r"runnable threads waiting"),
     "ticks": re.compile(r"threads seen: (\d+)\s+ticks: (\d+).*?missed ticks: (\d+)"),
     "stop": re.compile(r"stop window per sample: p50 (\d+) us, p99 (\d+) us"),
     "tick_late": re.compile(r"states read p50 (\d+) us, p99 (\d+) us after the tick; timer set "
@@ -208,7 +211,8 @@ def parse_perch_summary(text):
         s["unmoved"] = int(m[5] or 0)  # runnable threads that had not run: no stop
     m = SUMMARY_RES["cpu_samples"].search(text)
     if m:
-        s["samples"], s["stops"], s["not_counted"], s["waiting"] = map(int, m.groups())
+        s["samples"], oncpu, unseen, counted, s["waiting"] = map(int, m.groups())
+        s["stops"], s["not_counted"] = oncpu + unseen, unseen - counted
     m = SUMMARY_RES["ticks"].search(text)
     if m:
         s["threads_seen"], s["ticks"], s["missed_ticks"] = map(int, m.groups())
@@ -1206,6 +1210,9 @@ def goals(R):
     if R.get("servers"):
         import servers
         servers.goals(R["servers"], add)
+    if R.get("scale"):
+        import scale
+        scale.goals(R["scale"], add)
     t4 = R.get("t4", {})
     for hz, want in ((100, 80), (1000, 50)):
         row = t4.get("perch -F %d" % hz, {})
@@ -1336,7 +1343,7 @@ def main():
                     "thread varies by 1.1-1.6 points (one SD) over 6 s at 100 Hz, 0.2 at 1000 Hz")
     ap.add_argument("--only",
                     default="t1,t4,accuracy,syscall,states,dump,first,memory,idle,verify,realart,"
-                    "html,wait,servers")
+                    "html,wait,servers,scale")
     ap.add_argument("--realart", default=None,
                     help="the real-ART fixture (default: targets/realart beside perch)")
     ap.add_argument("--realart-runs", type=int, default=3)
@@ -1434,6 +1441,10 @@ def main():
             import servers
             R["servers"] = servers.run(args.perch, os.path.join(args.bin, "bench-syscpu"),
                                        args.servers_rounds)
+        if "scale" in only:
+            import scale
+            R["scale"] = scale.run(args.perch, os.path.join(args.bin, "bench-idle"),
+                                   os.path.join(os.path.dirname(args.perch), "targets", "eintr"))
         if "memory" in only:
             secs = int(min(args.mem_seconds, args.budget - elapsed() - 10))
             R["memory"] = B.memory(max(15, secs))
@@ -1454,6 +1465,9 @@ def main():
         if R.get("servers"):
             import servers
             text += "\n".join(servers.render(R["servers"])) + "\n"
+        if R.get("scale"):
+            import scale
+            text += "\n".join(scale.render(R["scale"])) + "\n"
         with open(os.path.join(args.out, "bench.json"), "w") as fj:
             json.dump(R, fj, indent=1, default=str)
         with open(os.path.join(args.out, "bench.txt"), "w") as ft:

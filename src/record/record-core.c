@@ -946,13 +946,15 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 	if (rc->o.cpu_mode)
 		print_cpu_mode(st, total, prefix, f);
 	else
-		fprintf(f,
-			"%s  samples: %llu  (%llu stops, %llu of blocked threads left alone, %llu "
-			"credited for late stops and missed ticks; %llu of threads waiting for a "
-			"CPU left alone)\n",
-			prefix, (unsigned long long)total, (unsigned long long)st->samples,
-			(unsigned long long)st->reused, (unsigned long long)credited,
-			(unsigned long long)st->unmoved);
+		fprintf(
+		    f,
+		    "%s  samples: %llu  (%llu stops, %llu of blocked threads read from /proc, "
+		    "%llu of blocked threads left alone, %llu credited for late stops and missed "
+		    "ticks; %llu of threads waiting for a CPU left alone)\n",
+		    prefix, (unsigned long long)total,
+		    (unsigned long long)(st->samples - st->blocked),
+		    (unsigned long long)st->blocked, (unsigned long long)st->reused,
+		    (unsigned long long)credited, (unsigned long long)st->unmoved);
 	fprintf(
 	    f,
 	    "%s  threads seen: %llu  ticks: %llu (states read p50 %llu us, p99 %llu us after the "

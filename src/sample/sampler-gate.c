@@ -32,13 +32,32 @@
 static int proc_clock(struct tracee_proc *p, struct sproc *sp, uint64_t *ns)
 {
 	struct timespec ts;
+	uint64_t t0 = monotime_ns();
 
 	if (!sp->clock_state)
 		sp->clock_state = clock_getcpuclockid(p->pid, &sp->clock) == 0 ? 1 : -1;
 	if (sp->clock_state < 0 || clock_gettime(sp->clock, &ts) < 0)
 		return -1;
 	*ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	sp->clock_cost_ns = monotime_ns() - t0;
 	return 0;
+}
+
+/* Is the gate of @sp to be measured at this tick? The kernel sums every thread's run time to
+ * read a process's clock (thread_group_cputime()): 10,000 threads made each read cost about a
+ * millisecond, most of perch's CPU at 100 Hz. So the clock is read at most every so many ticks
+ * that it takes SAMPLER_CLOCK_SHARE of perch's period; in between, the gated threads are
+ * counted as they were (one that wakes is seen that many ticks late: only where the process
+ * has thousands of threads). */
+static int gate_due(struct gate_ctx *g, struct sproc *sp)
+{
+	uint64_t every = sp->clock_cost_ns * SAMPLER_CLOCK_SHARE / g->w->period_ns + 1;
+
+	if (g->st->ticks - sp->clock_tick < every)
+		return 0;
+	sp->clock_every = g->st->ticks - sp->clock_tick;
+	sp->clock_tick = g->st->ticks;
+	return 1;
 }
 
 /* May @th go (or stay) behind its process's gate? Found blocked at its site at this tick,
@@ -142,6 +161,10 @@ static void gate_join(struct gate_ctx *g, struct tracee_thread *th, struct sthre
 	g->w->nr_gated++;
 	s->gated = 1;
 	s->gate_epoch = sp->epoch;
+	/* its files are read about once a second now: their descriptors go to active threads */
+	sampler_fd_close(&s->stat_fd);
+	sampler_fd_close(&s->syscall_fd);
+	sampler_fd_close(&s->schedstat_fd);
 }
 
 static void gate_leave(struct gate_ctx *g, struct tracee_thread *th, struct sthread *s,
@@ -309,6 +332,31 @@ static void gate_recheck(struct gate_ctx *g)
 	}
 }
 
+/* A few of @sp's gated threads read one by one at each tick, so that each is read about every
+ * SAMPLER_RESCAN_NS (what the gate cannot see: one that woke less than a scheduler tick ago
+ * and runs still, its run time not moved yet). 1 when they are still where they were, 0 when
+ * one ran (the process is rescanned). */
+static int gate_spot_check(struct gate_ctx *g, struct sproc *sp)
+{
+	size_t k;
+
+	sp->check_due += (uint64_t)sp->nr_gated * g->w->period_ns * sp->clock_every;
+	k = (size_t)(sp->check_due / SAMPLER_RESCAN_NS);
+	sp->check_due %= SAMPLER_RESCAN_NS;
+	for (size_t i = 0; i < k && i < sp->nr_gated; i++) {
+		struct tracee_thread *th;
+
+		if (sp->check_pos >= sp->nr_gated)
+			sp->check_pos = 0;
+		th = sp->gated[sp->check_pos++];
+		if (sampler_idle_check(g->t, th, th->user, g->now) != IDLE_STILL) {
+			sp->ref_valid = 0;
+			return 0;
+		}
+	}
+	return 1;
+}
+
 /* The gate at a tick, after every active thread was visited and before any is interrupted:
  * per process with gated threads (or threads ready to join), the run times of the others,
  * then its clock; a process whose gate did not hold is rescanned (sampler_gate_credit() counts
@@ -340,7 +388,13 @@ void sampler_gate_tick(struct gate_ctx *g)
 		struct sproc *sp = p->user;
 		uint64_t u;
 
-		if (!sp->nr_gated || !sp->ref_valid || g->now - sp->rescan_ns >= SAMPLER_RESCAN_NS)
+		if (!sp->nr_gated || !sp->ref_valid)
+			continue;
+		if (!gate_due(g, sp)) {
+			sp->pass = 1;
+			continue;
+		}
+		if (!gate_spot_check(g, sp))
 			continue;
 		/* once more with fresh reads when it differs: a running thread's run time moves
 		 * at its CPU's scheduler tick, which may fall between its read and the clock */
@@ -365,7 +419,9 @@ static void gate_count(struct gate_ctx *g, struct sproc *sp)
 	g->st->gated += (1 + g->missed) * sp->nr_gated;
 	if (!sp->nr_gated)
 		return;
-	slice = (size_t)((uint64_t)sp->nr_gated * g->w->period_ns / SAMPLER_GATED_FLUSH_NS) + 1;
+	sp->flush_due += (uint64_t)sp->nr_gated * g->w->period_ns * (1 + g->missed);
+	slice = (size_t)(sp->flush_due / SAMPLER_GATED_FLUSH_NS);
+	sp->flush_due %= SAMPLER_GATED_FLUSH_NS;
 	for (size_t i = 0; i < slice && i < sp->nr_gated; i++) {
 		struct tracee_thread *th;
 

@@ -50,6 +50,11 @@ struct unwind_ptrace;
 #define SAMPLER_GATE_FLUSH_NS (20 * 1000000ULL)
 /* ... and a gated thread's ticks, counted on its process's gate epoch, at most this often (and
  * when it leaves the gate): a blocked thread costs a queue item a second, not one a tick */
+/* threads visited for the first time per tick, at most (tick_pass()) */
+#define SAMPLER_MEET_MAX 256
+/* the gate reads a process's CPU clock at most so often that the reads take 1/this of the
+ * sampling period (gate_due()): 200 threads, 20 us a read, at 1000 Hz: every 7 ticks */
+#define SAMPLER_CLOCK_SHARE    300
 #define SAMPLER_GATED_FLUSH_NS (1000 * 1000000ULL)
 /* bytes of .../sched read for its se.exec_start line (the third; the file is ~1.8 KB) */
 #define SAMPLER_SCHED_TEXT 512
@@ -114,8 +119,10 @@ struct worker {
 	 * lists (struct sproc) they hold every thread of the tracee (sampler-gate.c) */
 	struct tracee_thread **active;
 	size_t nr_active, alloc_active;
-	size_t nr_gated;    /* in all processes' gated lists */
-	uint64_t state_gen; /* tracee.state_gen when the gated threads were last looked at */
+	size_t nr_gated;      /* in all processes' gated lists */
+	size_t met_this_tick; /* threads visited for the first time at this tick */
+	int chld;	      /* SIGCHLD was taken: tracee_poll() has work */
+	uint64_t state_gen;   /* tracee.state_gen when the gated threads were last looked at */
 };
 
 /* /proc/PID/task/TID/schedstat: "RUN_NS WAIT_NS SLICES": time on a CPU, time waiting on a
@@ -155,6 +162,7 @@ struct sthread {
 	uint64_t run_ns;   /* its schedstat run time, read at tick @run_tick */
 	uint64_t run_tick;
 	int gated;  /* behind its process's run-time gate (gate_tick()) */
+	int met;    /* visited by a tick once */
 	int listed; /* in @w's active list (1), in its process's gated list (2), or not */
 	struct worker *w;
 	size_t list_pos;     /* its place there */
@@ -209,6 +217,13 @@ struct sproc {
 	size_t alloc_gated;
 	uint64_t epoch;
 	size_t flush_pos;
+	size_t check_pos;	/* the next of them to read one by one (gate_spot_check()) */
+	uint64_t clock_cost_ns; /* what the last read of its CPU clock took */
+	uint64_t clock_tick;	/* the tick of that read (gate_due()) */
+	uint64_t clock_every;	/* ticks between its last two reads */
+	/* gated threads owed a count (gate_count()) and a read (gate_spot_check()), in
+	 * thread-nanoseconds: one each per SAMPLER_GATED_FLUSH_NS / SAMPLER_RESCAN_NS */
+	uint64_t flush_due, check_due;
 };
 
 /* sampler_cpu_seen(): a runnable thread was on a CPU when perch took it at this tick, was
@@ -256,6 +271,11 @@ struct sthread *sampler_thread_of(struct tracee_thread *th);
 struct sproc *sampler_proc_of(struct tracee_proc *p);
 void sampler_proc_free(struct tracee_proc *p);
 void sampler_thread_free(struct tracee_thread *th);
+/* The sampler keeps at most @n /proc files open (the rest are opened for each read), and how
+ * many it keeps now; closing one it kept. */
+void sampler_fds_budget(size_t n);
+size_t sampler_fds_kept(void);
+void sampler_fd_close(int *fd);
 ssize_t sampler_read_task_file(struct tracee *t, struct tracee_thread *th, int *fd,
 			       const char *name, char *buf, size_t len);
 int sampler_peek_schedstat(struct tracee *t, struct tracee_thread *th, struct sthread *s,

@@ -107,23 +107,46 @@ void sampler_thread_free(struct tracee_thread *th)
 	if (!s)
 		return;
 	sampler_list_remove(th);
-	if (s->stat_fd >= 0)
-		close(s->stat_fd);
-	if (s->syscall_fd >= 0)
-		close(s->syscall_fd);
-	if (s->schedstat_fd >= 0)
-		close(s->schedstat_fd);
-	if (s->sched_fd >= 0)
-		close(s->sched_fd);
+	sampler_fd_close(&s->stat_fd);
+	sampler_fd_close(&s->syscall_fd);
+	sampler_fd_close(&s->schedstat_fd);
+	sampler_fd_close(&s->sched_fd);
 	free(s);
 	th->user = NULL;
 }
 
 /* Read a small /proc/PID/task/TID/NAME file through a kept descriptor (pread: 1-2 us instead
  * of 3 for open+read+close). Returns its length, or -1. */
+/* Descriptors the sampler keeps open now, and how many it may (sampler_fds_budget()): past
+ * that a file is opened, read and closed at each read. A process of any thread count keeps
+ * its names and stacks then: perch's own files (ELF, /proc maps) need descriptors too, and
+ * with 3-4 kept per thread a 600-thread target under `ulimit -n 1024` left none for them
+ * (every frame was libc.so.6+0x...). */
+static size_t kept_fds, fds_budget = SIZE_MAX;
+
+void sampler_fds_budget(size_t n)
+{
+	fds_budget = n;
+}
+
+size_t sampler_fds_kept(void)
+{
+	return kept_fds;
+}
+
+void sampler_fd_close(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		kept_fds--;
+	}
+	*fd = -1;
+}
+
 ssize_t sampler_read_task_file(struct tracee *t, struct tracee_thread *th, int *fd,
 			       const char *name, char *buf, size_t len)
 {
+	int once = -1;
 	ssize_t n;
 
 	(void)t;
@@ -131,13 +154,18 @@ ssize_t sampler_read_task_file(struct tracee *t, struct tracee_thread *th, int *
 		char path[64];
 
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", th->proc->pid, th->tid, name);
-		*fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (*fd < 0 && errno != EMFILE && errno != ENFILE)
+		once = open(path, O_RDONLY | O_CLOEXEC);
+		if (once < 0 && errno != EMFILE && errno != ENFILE)
 			*fd = -2; /* (out of descriptors: tried again at the next read) */
+		if (once >= 0 && kept_fds < fds_budget) {
+			*fd = once; /* kept for the next reads */
+			once = -1;
+			kept_fds++;
+		}
 	}
-	if (*fd < 0)
-		return -1;
-	n = pread(*fd, buf, len - 1, 0);
+	n = *fd >= 0 ? pread(*fd, buf, len - 1, 0) : once >= 0 ? pread(once, buf, len - 1, 0) : -1;
+	if (once >= 0)
+		close(once);
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "perch/base/log.h"
 #include "perch/base/monotime.h"
 #include "perch/proc/proc-task.h"
 #include "perch/proc/waitreason.h"
@@ -551,6 +552,19 @@ static void tick_pass(struct tracee *t, const struct perch_arch *arch, struct wo
 		/* once per tick: a thread read as blocked in the first pass is not seen again */
 		if (s->tick == st->ticks || (s->state == 'R' || !s->state) != running)
 			continue;
+		/* threads not met yet, a few hundred a tick and no more than a third of a
+		 * period's work: thousands found at attach would make the first ticks last
+		 * seconds (their first samples wait for the queue anyway); the rest stand for
+		 * this tick at their first sample */
+		if (!s->met &&
+		    (w->met_this_tick >= SAMPLER_MEET_MAX ||
+		     (w->met_this_tick % 16 == 15 && monotime_ns() - now > w->period_ns / 3))) {
+			if (!o->cpu_mode)
+				s->late_ticks += 1 + (uint32_t)missed;
+			continue;
+		}
+		w->met_this_tick += !s->met;
+		s->met = 1;
 		s->tick = st->ticks;
 		if (!sampler_tick_thread(t, arch, w, o, th, missed, now, st))
 			continue;
@@ -628,6 +642,7 @@ size_t sampler_tick(struct tracee *t, const struct perch_arch *arch, struct work
 		    (period / 8 < SAMPLER_HOLD_WAIT_NS ? period / 8 : SAMPLER_HOLD_WAIT_NS);
 	}
 	sampler_lists_check(t, w);
+	w->met_this_tick = 0;
 	tick_pass(t, arch, w, o, missed, &hd, 1, stop, &nr_stop, st);
 	tick_pass(t, arch, w, o, missed, &hd, 0, stop, &nr_stop, st);
 	/* the gate before any interrupt: a thread leaving its stop, or entering ours, changes

@@ -3,6 +3,7 @@
  * that ties the parts together; see include/perch/sample/sampler.h, src/sample/sampler-int.h
  * for the parts and docs/design/perf-baseline.md (design lessons 1, 3, 4: copy only in the
  * stop window, interrupt all threads then collect, handle stops as soon as SIGCHLD arrives). */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -220,6 +221,8 @@ static int sleep_until(struct tracee *t, const struct perch_arch *arch, struct w
 	siginfo_t si;
 	int sig = sigtimedwait(set, &si, &ts);
 
+	if (sig == SIGCHLD)
+		w->chld = 1;
 	if (sig < 0 && e && wait) { /* the timer, not a signal */
 		/* (first: it took its CPU from whatever ran there just now) */
 		sampler_cpu_stamp_self(w, until);
@@ -286,6 +289,48 @@ static void restore_priority(int rt)
 		sched_setscheduler((pid_t)gettid(), SCHED_OTHER, &sp);
 }
 
+/* Is there anything for tracee_poll() (SIGCHLD came, or is pending: taken now)? Every
+ * waitpid(-1) walks all the tracer's tracees in the kernel (wait_consider_task()): with 10,000
+ * traced threads, polling at every pass of the loop was a third of perch's CPU. */
+static int events_due(struct worker *w)
+{
+	static const struct timespec zero = {0, 0};
+	sigset_t pending, chld;
+
+	if (w->chld) {
+		w->chld = 0;
+		return 1;
+	}
+	if (sigpending(&pending) < 0 || sigismember(&pending, SIGCHLD) != 1)
+		return 0;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigtimedwait(&chld, NULL, &zero);
+	return 1;
+}
+
+/* The /proc files the sampler may keep open: what the descriptor limit leaves beside the
+ * ones perch has open now, less room for the files naming needs (ELF files, maps, debug
+ * files, the recording: SAMPLER_FDS_SPARE, and as much again). */
+static size_t fds_budget(const struct tracee *t)
+{
+	struct rlimit rl;
+	size_t open_now = 0, limit;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	(void)t;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return SIZE_MAX;
+	while (d && (e = readdir(d)))
+		open_now += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	limit = (size_t)rl.rlim_cur;
+	return limit > open_now + 2 * SAMPLER_FDS_SPARE ? limit - open_now - 2 * SAMPLER_FDS_SPARE
+							: 0;
+}
+
 int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sampler_opts *o,
 		const struct sampler_ops *ops, void *arg, struct sampler_stats *st)
 {
@@ -312,6 +357,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	}
 	t->on_free = sampler_thread_free;
 	t->on_proc_free = sampler_proc_free;
+	sampler_fds_budget(fds_budget(t));
 	fdlimit_reserve(SAMPLER_FDS_PER_THREAD * t->nr_threads + SAMPLER_FDS_SPARE);
 	sampler_queue_init(&w.q, SAMPLER_QUEUE, o->stack_size, o->verify);
 	sampler_cpu_init(&w);
@@ -367,10 +413,10 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 						missed, awaited, st);
 
 			ret = sampler_await_stops(t, arch, &w, awaited, n, st);
-			if (ret >= 0)
+			if (ret >= 0 && events_due(&w))
 				ret = sampler_handle_events(t, arch, &w, st);
 			fire = duty_cap(fire, now, period, st);
-		} else if (ret >= 0) {
+		} else if (ret >= 0 && events_due(&w)) {
 			ret = sampler_handle_events(t, arch, &w, st);
 		}
 		sampler_queue_wake(&w.q); /* once for the tick's and the events' snapshots */

@@ -10,7 +10,7 @@
 
 #include "bench.h"
 
-#define IDLE_MAX 4096
+#define IDLE_MAX 16384
 
 static long units = 30000;
 static int done;
