@@ -337,10 +337,13 @@ static int record_run(int argc, char **argv)
 		code = 128 + SIGINT;
 		goto out;
 	}
-	if (!rc.o.quiet)
+	if (!rc.o.quiet && (rc.o.summary || log_level >= LOG_LEVEL_INFO))
 		record_core_print_summary(&rc, &t.stats, "perch: ", 1, stderr);
+	else if (!rc.o.quiet)
+		record_core_print_brief(&rc, "perch: ", stderr);
 	if (!rc.o.quiet && rc.o.wait_name)
 		print_wait_summary(&rc, &job.wres, job.attached_ns);
+	record_core_print_warnings(&rc, stderr);
 	record_core_finish(&rc);
 	if (record_core_write_outputs(&rc, rc.o.quiet ? NULL : stderr) < 0)
 		code = PERCH_EXIT_FATAL;
@@ -349,9 +352,21 @@ static int record_run(int argc, char **argv)
 
 		fflush(stdout);
 		out_top_write(rc.p, &oo, stderr);
+	} else if (!rc.o.quiet && !rc.o.summary && profile_total_samples(rc.p)) {
+		struct strbuf top = STRBUF_INIT;
+
+		out_top_brief(rc.p, 5, &top);
+		fprintf(stderr, "perch: hottest (self): %s\n", top.buf);
+		strbuf_release(&top);
 	}
 	if (ret < 0)
 		code = PERCH_EXIT_FATAL;
+	else if (record_core_served_pct(&rc) < RECORD_SERVED_WARN_PCT && !rc.o.allow_partial &&
+		 profile_total_samples(record_core_profile(&rc)))
+		code = log_err(PERCH_EXIT_PARTIAL,
+			       "a partial recording: perch served %.1f%% of its ticks (under %g%%); "
+			       "its outputs are written, --allow-partial accepts them with exit 0",
+			       record_core_served_pct(&rc), RECORD_SERVED_WARN_PCT);
 	else if (!profile_total_samples(record_core_profile(&rc)))
 		code = no_samples(&rc, &empty);
 	else if (code == PERCH_EXIT_OK && (rc.st->err_regs || rc.st->err_stack))
@@ -366,8 +381,11 @@ static int record_run(int argc, char **argv)
 		    (rc.st->signal_code == SI_USER || rc.st->signal_code == SI_QUEUE))
 			kill(t.pid, rc.st->signal);
 		status = exit_code_of(tracee_wait_exit(&t));
-		/* a recording without a sample fails even when the program did not */
-		code = empty && !status ? PERCH_EXIT_FATAL : status;
+		/* a recording without a sample fails even when the program did not, a partial one
+		 * when the program did not fail itself */
+		code = empty && !status			   ? PERCH_EXIT_FATAL
+		       : !status && code == PERCH_EXIT_PARTIAL ? PERCH_EXIT_PARTIAL
+							   : status;
 	}
 out:
 	record_core_release(&rc);

@@ -148,7 +148,7 @@ static char *fn_label(const struct profile *p, const struct top_fn *fn)
 		add_clean(&sb, name);
 	else
 		strbuf_addstr(&sb, "[unknown]");
-	if (mod && *mod) {
+	if (mod && *mod && strcmp(mod, "[perch]")) { /* perch's own wait frames need no module */
 		slash = strrchr(mod, '/');
 		strbuf_addstr(&sb, " (");
 		add_clean(&sb, slash && slash[1] ? slash + 1 : mod);
@@ -198,21 +198,51 @@ static void print_table(FILE *f, const struct top *t, size_t limit, uint64_t tot
 	}
 }
 
+/* Every function's self and total counts of @p into @t, labelled. */
+static void top_build(struct top *t, const struct profile *p)
+{
+	size_t nr_stacks = profile_nr_stacks(p), i;
+
+	t->p = p;
+	t->stack_count = xcalloc(nr_stacks ? nr_stacks : 1, sizeof(*t->stack_count));
+	profile_foreach_count(p, add_count, t);
+	for (i = 0; i < nr_stacks; i++)
+		if (t->stack_count[i])
+			count_stack(t, (uint32_t)i, t->stack_count[i]);
+	for (i = 0; i < t->nr; i++)
+		t->fns[i].label = fn_label(p, &t->fns[i]);
+}
+
+static void top_release(struct top *t)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		free(t->fns[i].label);
+	free(t->fns);
+	free(t->slot);
+	free(t->stack_count);
+}
+
+void out_top_brief(const struct profile *p, size_t n, struct strbuf *sb)
+{
+	struct top t = {0};
+	uint64_t total = profile_total_samples(p);
+
+	top_build(&t, p);
+	qsort(t.fns, t.nr, sizeof(*t.fns), cmp_self);
+	for (size_t i = 0; i < t.nr && i < n && t.fns[i].self; i++)
+		strbuf_addf(sb, "%s%s %.1f%%", i ? ", " : "", t.fns[i].label,
+			    pct(t.fns[i].self, total));
+	top_release(&t);
+}
+
 int out_top_write(const struct profile *p, const struct output_opts *o, FILE *f)
 {
-	struct top t = {.p = p};
+	struct top t = {0};
 	uint64_t total = profile_total_samples(p);
-	size_t limit = o && o->top > 0 ? (size_t)o->top : TOP_DEFAULT, nr_stacks, i;
+	size_t limit = o && o->top > 0 ? (size_t)o->top : TOP_DEFAULT;
 	int ret = 0;
 
-	nr_stacks = profile_nr_stacks(p);
-	t.stack_count = xcalloc(nr_stacks ? nr_stacks : 1, sizeof(*t.stack_count));
-	profile_foreach_count(p, add_count, &t);
-	for (i = 0; i < nr_stacks; i++)
-		if (t.stack_count[i])
-			count_stack(&t, (uint32_t)i, t.stack_count[i]);
-	for (i = 0; i < t.nr; i++)
-		t.fns[i].label = fn_label(p, &t.fns[i]);
+	top_build(&t, p);
 
 	fprintf(f, "total samples: %" PRIu64 "\n", total);
 	if (t.nr) {
@@ -225,10 +255,6 @@ int out_top_write(const struct profile *p, const struct output_opts *o, FILE *f)
 		ret = -errno;
 	else if (ferror(f))
 		ret = -EIO;
-	for (i = 0; i < t.nr; i++)
-		free(t.fns[i].label);
-	free(t.fns);
-	free(t.slot);
-	free(t.stack_count);
+	top_release(&t);
 	return ret;
 }

@@ -915,6 +915,80 @@ static void print_cpu_mode(const struct sampler_stats *st, uint64_t total, const
 		    : "");
 }
 
+double record_core_served_pct(const struct record_core *rc)
+{
+	const struct sampler_stats *st = rc->st;
+	uint64_t all = st->ticks + st->missed_ticks;
+
+	return all ? 100.0 * (double)st->ticks / (double)all : 100.0;
+}
+
+void record_core_print_warnings(const struct record_core *rc, FILE *f)
+{
+	const struct sampler_stats *st = rc->st;
+	struct resolve_stats rsum;
+	const struct resolve_stats *rs = record_core_resolve_stats(rc, &rsum);
+	double stacks = rs->stacks ? (double)rs->stacks : 1, served = record_core_served_pct(rc);
+
+	if (served < RECORD_SERVED_WARN_PCT)
+		fprintf(f,
+			"perch: warning: perch served %.1f%% of its ticks (%llu missed: the machine, "
+			"or the target's thread count, kept it busy); the samples of the ticks it "
+			"missed were credited to the next ones\n",
+			served, (unsigned long long)st->missed_ticks);
+	if (st->dropped * 100 > st->samples + st->reused + 1)
+		fprintf(f,
+			"perch: warning: %llu samples dropped: perch's worker fell a whole queue "
+			"behind\n",
+			(unsigned long long)st->dropped);
+	if (st->err_regs || st->err_stack)
+		fprintf(f,
+			"perch: warning: %llu samples without registers and %llu without a stack "
+			"copy\n",
+			(unsigned long long)st->err_regs, (unsigned long long)st->err_stack);
+	if (resolve_stats_stopped(rs) * 5 > rs->stacks && rs->stacks >= 10) {
+		fprintf(f, "perch: warning: %.1f%% of the stacks stopped before their root\n",
+			100.0 * (double)resolve_stats_stopped(rs) / stacks);
+		print_stop_reasons(rs, stacks, "perch: ", f);
+	}
+	if (st->eintr)
+		fprintf(f,
+			"perch: warning: %llu blocking calls of the target failed with EINTR: perch "
+			"interrupted a thread as it went to block in epoll_wait(), semtimedop(), "
+			"sigtimedwait() or their kin\n",
+			(unsigned long long)st->eintr);
+	if (rc->o.cpu_mode && !st->cpu_clocks)
+		fprintf(f,
+			"perch: warning: cpu mode without the task clocks (/proc/PID/task/TID/sched): "
+			"threads that share CPUs or sleep between ticks are counted where their waits "
+			"ended\n");
+}
+
+void record_core_print_brief(const struct record_core *rc, const char *prefix, FILE *f)
+{
+	const struct sampler_stats *st = rc->st;
+	struct resolve_stats rsum;
+	const struct resolve_stats *rs = record_core_resolve_stats(rc, &rsum);
+	const char *why = st->stop_reason == SAMPLER_STOP_EXIT	    ? "the target exited"
+			  : st->stop_reason == SAMPLER_STOP_SIGNAL  ? strsignal(st->signal)
+			  : st->stop_reason == SAMPLER_STOP_ERROR   ? "an error"
+			  : st->stop_reason == SAMPLER_STOP_REQUEST ? "request"
+								    : "duration reached";
+
+	if (rc->nr_attached > 1)
+		fprintf(f, "%srecorded %zu processes for %.2f s at %g Hz (%s mode), stopped by %s\n",
+			prefix, rc->nr_attached, st->elapsed_s, rc->o.hz,
+			rc->o.cpu_mode ? "cpu" : "wall", why);
+	else
+		fprintf(f, "%srecorded process %d for %.2f s at %g Hz (%s mode), stopped by %s\n",
+			prefix, rc->pid, st->elapsed_s, rc->o.hz, rc->o.cpu_mode ? "cpu" : "wall",
+			why);
+	fprintf(f, "%s  %llu samples of %zu thread%s, unwound to root %.1f%% (--summary: all of it)\n",
+		prefix, (unsigned long long)profile_total_samples(rc->p), profile_nr_threads(rc->p),
+		profile_nr_threads(rc->p) == 1 ? "" : "s",
+		rs->stacks ? 100.0 * (double)rs->to_root / (double)rs->stacks : 0.0);
+}
+
 void record_core_print_summary(const struct record_core *rc, const struct tracee_stats *ts,
 			       const char *prefix, int headline, FILE *f)
 {

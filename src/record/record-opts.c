@@ -51,6 +51,8 @@ enum opt_id {
 	O_SYSROOT,
 	O_SYMFS,
 	O_QUIET,
+	O_SUMMARY,
+	O_ALLOW_PARTIAL,
 	O_VERBOSE,
 	O_HELP,
 	O_NR,
@@ -185,7 +187,13 @@ static const struct opt_spec specs[O_NR] = {
 		   "look for debug files under DIR/usr/lib/debug", 0},
     [O_SYMFS] = {"symfs", LONG_ONLY(O_SYMFS), "DIR",
 		 "look for unstripped copies of modules under DIR first", 0},
-    [O_QUIET] = {"quiet", 'q', NULL, "no summary", CLI},
+    [O_QUIET] = {"quiet", 'q', NULL, "no summary: errors and warnings only", CLI},
+    [O_SUMMARY] = {"summary", LONG_ONLY(O_SUMMARY), NULL,
+		   "the whole summary (sampling, unwinding, CPU, memory, stalls) instead of the "
+		   "first lines",
+		   CLI},
+    [O_ALLOW_PARTIAL] = {"allow-partial", LONG_ONLY(O_ALLOW_PARTIAL), NULL,
+			 "exit 0 although perch served under 90% of its ticks (else exit 4)", CLI},
     [O_VERBOSE] = {"verbose", 'v', NULL, "more messages (twice for debug)", CLI},
     [O_HELP] = {"help", LONG_ONLY(O_HELP), NULL, NULL, CLI},
 };
@@ -206,6 +214,9 @@ void record_opts_init(struct record_opts *o)
 	o->mem_ms = TIMELINE_DEFAULT_MEM_MS;
 	o->stall_ms = STALL_DEFAULT_MS;
 	o->follow = -1;
+	/* (PERCH_SUMMARY=full: the whole summary by default, for test harnesses and scripts
+	 * that read it) */
+	o->summary = getenv("PERCH_SUMMARY") && !strcmp(getenv("PERCH_SUMMARY"), "full");
 }
 
 void record_opts_release(struct record_opts *o)
@@ -602,6 +613,12 @@ static int apply_cli(struct record_opts *o, enum opt_id id, const char *arg)
 	}
 	case O_QUIET:
 		o->quiet = 1;
+		return 0;
+	case O_SUMMARY:
+		o->summary = 1;
+		return 0;
+	case O_ALLOW_PARTIAL:
+		o->allow_partial = 1;
 		return 0;
 	case O_VERBOSE:
 		log_level++;

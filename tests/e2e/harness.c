@@ -151,6 +151,8 @@ void harness_setup(void)
 
 	nr_procs = nr_extra_pids = nr_tmpfiles = nr_strings = 0;
 	harness_context_reset();
+	/* the suites read perch record's whole summary (its default is the first lines) */
+	setenv("PERCH_SUMMARY", "full", 0);
 	/* Line-buffered stderr keeps our context and Check's messages in order. */
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	if (!is_executable(perch))

@@ -9,6 +9,8 @@ enum perch_exit {
 	PERCH_EXIT_SAMPLE_ERRORS = 1, /* finished, but some samples failed */
 	PERCH_EXIT_FATAL = 2,
 	PERCH_EXIT_REGRESSION = 3, /* report --diff: a --fail-if rule tripped */
+	PERCH_EXIT_PARTIAL = 4,	   /* record: perch served too few of its ticks (outputs written;
+				    * --allow-partial accepts them) */
 	PERCH_EXIT_USAGE = 64,
 };
 

@@ -20,6 +20,9 @@ int out_folded_write(const struct profile *p, const struct output_opts *o, FILE 
 /* The N hottest functions by self and by total share (a function counted once per sample
  * even when recursive), like perf report --stdio's top. Returns 0 or -errno. */
 int out_top_write(const struct profile *p, const struct output_opts *o, FILE *f);
+/* The @n hottest functions by self share, "name (module) 23.4%, ..." appended to @sb. */
+struct strbuf;
+void out_top_brief(const struct profile *p, size_t n, struct strbuf *sb);
 
 /* The writer table: one entry per output format. */
 typedef int output_write_fn(const struct profile *p, const struct output_opts *o, FILE *f);

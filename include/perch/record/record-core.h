@@ -137,6 +137,15 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 			       const char *prefix, int headline, FILE *f);
 /* Why a recording holds no sample, from the sampler's figures: a sentence into @buf ("the
  * target exited after 3.2 ms, before the first tick ..."). */
+/* The head of the summary: what was recorded, how many samples of how many threads. */
+void record_core_print_brief(const struct record_core *rc, const char *prefix, FILE *f);
+/* The warnings that matter, whatever the summary's length: ticks perch missed (under
+ * RECORD_SERVED_WARN_PCT served), dropped samples, register and stack errors, stacks that
+ * stopped early, blocking calls broken off. */
+#define RECORD_SERVED_WARN_PCT 90.0
+void record_core_print_warnings(const struct record_core *rc, FILE *f);
+/* The share of its ticks perch served (the others it missed, credited to later samples). */
+double record_core_served_pct(const struct record_core *rc);
 void record_core_why_empty(const struct record_core *rc, char *buf, size_t size);
 /* After sampling: duration meta, timelines as counters, stalls as meta. */
 void record_core_finish(struct record_core *rc);

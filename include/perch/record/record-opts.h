@@ -40,6 +40,8 @@ struct record_opts {
 	const struct output_format *default_fmt; /* --format, or NULL */
 	char *sysroot, *symfs, *stall_thread;
 	int lines, top, quiet, cpu_mode;
+	int summary;	   /* --summary (or -v, PERCH_SUMMARY=full): all of it, not its head */
+	int allow_partial; /* --allow-partial: a recording short of ticks still exits 0 */
 	int verify, follow_cpu, no_idle_reuse, no_cpu_hold;
 	int art_frames; /* --show-art-frames: keep ART's runtime frames between Java frames */
 	unsigned int cpu_ms, mem_ms; /* timeline intervals, 0: off */
