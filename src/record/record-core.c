@@ -377,7 +377,7 @@ static void watch_sample(struct record_core *rc, const struct sampler_info *info
 		timeline_note_state(rc->tl, info->tid, info->state, info->weight);
 	if (rc->stall) {
 		stall_feed_stack(rc->stall, rc->p, info->tid, info->comm, info->time_ns,
-				 info->state, stack);
+				 info->state, info->ran, stack);
 		if (rc->ring)
 			ring_watch(rc, info);
 		/* no output draws the list: the summary has the longest and the counts */
