@@ -829,6 +829,17 @@ struct fp_search {
 	uint64_t best_target, direct, indirect;
 };
 
+/* Is @ra a signal trampoline's first byte (its FDE a signal frame's, 'S')? A handler's
+ * return address: the kernel called it, no call instruction did. */
+static int is_sigreturn(struct unwinder *u, uint64_t ra)
+{
+	const struct modules_map *mm = modules_find_fresh(u->ms, ra, u->snap->time_ns);
+	const struct cfi_table *t = mm ? modules_cfi(u->ms, mm) : NULL;
+	struct cfi_row row;
+
+	return t && cfi_row_find(t, ra - mm->bias, &row) == 0 && row.signal_frame;
+}
+
 static void fp_candidate(struct unwinder *u, struct fp_search *f, uint64_t x, unsigned int word)
 {
 	uint64_t ra = 0, saved = 0, target = 0;
@@ -839,6 +850,10 @@ static void fp_candidate(struct unwinder *u, struct fp_search *f, uint64_t x, un
 	if (!f->entry && (mem_read(u, x, &saved, word) < 0 || (saved && saved <= x)))
 		return; /* without CFI the saved frame pointer must continue the chain */
 	call = call_before(u, ra, word, &target);
+	if (!call && is_sigreturn(u, ra)) {
+		call = 2; /* a signal handler's frame: as good as a direct call of it */
+		target = f->entry ? f->entry : f->pc;
+	}
 	if (call == 1 && !f->indirect)
 		f->indirect = x;
 	if (call != 2)

@@ -93,8 +93,10 @@ START_TEST(dump_crowd)
 END_TEST
 
 /* `perch record` of the same crowd at 100 Hz for 2 s: every thread sampled (the kernel's
- * thread list) and every sample of thread "cN" in the function it waits in, with the ticks
- * perch served said (and none of them stopped: blocked threads are read from /proc). */
+ * thread list) and every sample of thread "cN" in the function it waits in (none of them
+ * stopped: blocked threads are read from /proc). --allow-partial: on a loaded machine perch
+ * may keep fewer than 90% of its ticks (e2e-overload tests that exit), the ticks it missed
+ * are credited to the next samples, so the counts hold all the same. */
 START_TEST(record_crowd)
 {
 	static const char *const place[3] = {"crowd_cond", "crowd_pipe", "crowd_sleep"};
@@ -107,7 +109,8 @@ START_TEST(record_crowd)
 	t = harness_spawn("target", HARNESS_ARGV(harness_target("crowd"), "2000", "120"));
 	pid = harness_proc_wait_ready(t, 120);
 	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
-						    harness_fmt("%d", pid), "-d", "2", "-o", out));
+						    harness_fmt("%d", pid), "-d", "2", "--allow-partial",
+						    "-o", out));
 	H_ASSERT(harness_proc_wait(perch, 120) == 0, "perch record did not finish");
 	H_CHECK_RECORD(perch, 0, out, &f);
 	for (long n = 0; n < CROWD; n++) {
