@@ -256,8 +256,10 @@ static void gate_rescan(struct gate_ctx *g, struct tracee_proc *p, struct sproc 
 		if (idle == IDLE_STILL && gate_fits(th, s, g->now)) {
 			if (!was) {
 				gate_join(g, th, s, sp); /* (visited at this tick already) */
-			} else { /* this tick's count: the process's epoch does not move at a rescan */
-				sampler_credit(g->w, th, s, (uint32_t)(1 + g->missed), g->now, g->st);
+			} else { /* this tick's count: the process's epoch does not move at a rescan
+				  */
+				sampler_credit(g->w, th, s, (uint32_t)(1 + g->missed), g->now,
+					       g->st);
 				g->st->gated += 1 + g->missed;
 			}
 			continue;

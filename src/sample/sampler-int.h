@@ -138,16 +138,16 @@ struct schedstat {
 enum { SAMPLER_RAN_UNKNOWN, SAMPLER_RAN_YES, SAMPLER_RAN_NO };
 
 struct sthread {
-	uint32_t late_ticks;	 /* ticks to credit to the next sample */
-	int stat_fd;		 /* kept open /proc/PID/task/TID/stat; -1 not yet, -2 failed */
-	int syscall_fd;		 /* the same for .../syscall */
-	char state;		 /* state letter read at the last tick */
-	unsigned char ran;	 /* SAMPLER_RAN_*: ran since its previous sample? (the next
-				  * item's; reset once it is filled) */
+	uint32_t late_ticks;	      /* ticks to credit to the next sample */
+	int stat_fd;		      /* kept open /proc/PID/task/TID/stat; -1 not yet, -2 failed */
+	int syscall_fd;		      /* the same for .../syscall */
+	char state;		      /* state letter read at the last tick */
+	unsigned char ran;	      /* SAMPLER_RAN_*: ran since its previous sample? (the next
+				       * item's; reset once it is filled) */
 	unsigned char ran_since_idle; /* switched in since it was last found blocked */
-	int cpu;		 /* CPU it last ran on, from the same read (-1 unknown) */
-	char comm[SAMPLER_COMM]; /* name read at the last tick */
-	int has_syscall;	 /* @syscall holds the text read at the last tick */
+	int cpu;		      /* CPU it last ran on, from the same read (-1 unknown) */
+	char comm[SAMPLER_COMM];      /* name read at the last tick */
+	int has_syscall;	      /* @syscall holds the text read at the last tick */
 	char syscall[SAMPLER_SYSCALL_TEXT];
 	/* places (user SP, PC) where samples of this thread were taken, newest first */
 	struct {

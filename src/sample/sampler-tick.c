@@ -438,7 +438,8 @@ int sampler_tick_thread(struct tracee *t, const struct perch_arch *arch, struct 
 		s->idle_known = 0;
 		s->woken = idle == IDLE_WOKEN;
 		if (s->ran_since_idle)
-			s->ran = SAMPLER_RAN_YES; /* (this tick's sample: back at its site, or elsewhere) */
+			s->ran = SAMPLER_RAN_YES; /* (this tick's sample: back at its site, or
+						     elsewhere) */
 		s->ran_since_idle = 0;
 	}
 	if (idle != IDLE_WOKEN)

@@ -819,13 +819,13 @@ static int call_before(struct unwinder *u, uint64_t ra, unsigned int word, uint6
  * must continue the chain (0 or higher up the stack). The lowest such place above SP, else (a
  * thread's start routine, a callback) the lowest after an indirect call. 0 with the register
  * set in @r, or -ENOENT. */
-#define FP_RECOVER_MAX (64 * 1024)    /* bytes of stack above SP searched */
+#define FP_RECOVER_MAX	  (64 * 1024) /* bytes of stack above SP searched */
 #define FP_RECOVER_FN_MAX (1 << 20)   /* no function is longer than this (no CFI: a guess) */
 
 struct fp_search {
 	uint64_t entry; /* the function's start by its CFI, or 0: unknown */
-	uint64_t pc;    /* the pc looked up (pc - 1 after a call) */
-	uint64_t off;   /* CFA - fp */
+	uint64_t pc;	/* the pc looked up (pc - 1 after a call) */
+	uint64_t off;	/* CFA - fp */
 	uint64_t best_target, direct, indirect;
 };
 

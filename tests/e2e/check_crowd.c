@@ -69,8 +69,10 @@ START_TEST(dump_crowd)
 		kernel_comm(pid, tid, name, sizeof(name));
 		th = harness_bt_find(&bt, tid);
 		H_ASSERT(th, "thread %d (%s) is not in the dump", (int)tid, name);
-		H_ASSERT(th->name && !strcmp(th->name, name), "thread %d is \"%s\" in the dump, "
-			 "\"%s\" to the kernel", (int)tid, th->name ? th->name : "", name);
+		H_ASSERT(th->name && !strcmp(th->name, name),
+			 "thread %d is \"%s\" in the dump, "
+			 "\"%s\" to the kernel",
+			 (int)tid, th->name ? th->name : "", name);
 		H_ASSERT(th->nr >= 2, "thread %d (%s) has %zu frames", (int)tid, name, th->nr);
 		if (tid == pid) {
 			H_ASSERT(has_frame(th, "main") && has_frame(th, "_start"),
@@ -84,8 +86,8 @@ START_TEST(dump_crowd)
 		named++;
 	}
 	closedir(d);
-	H_ASSERT(kernel == CROWD + 1 && named == CROWD, "%zu threads in /proc, %zu checked",
-		 kernel, named);
+	H_ASSERT(kernel == CROWD + 1 && named == CROWD, "%zu threads in /proc, %zu checked", kernel,
+		 named);
 	H_ASSERT(bt.nr == kernel, "%zu threads in the dump, %zu in /proc", bt.nr, kernel);
 	harness_bt_release(&bt);
 	harness_proc_kill(t, SIGKILL);
@@ -108,9 +110,9 @@ START_TEST(record_crowd)
 
 	t = harness_spawn("target", HARNESS_ARGV(harness_target("crowd"), "2000", "120"));
 	pid = harness_proc_wait_ready(t, 120);
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
-						    harness_fmt("%d", pid), "-d", "2", "--allow-partial",
-						    "-o", out));
+	perch = harness_spawn("perch",
+			      HARNESS_ARGV(harness_perch(), "record", "-p", harness_fmt("%d", pid),
+					   "-d", "2", "--allow-partial", "-o", out));
 	H_ASSERT(harness_proc_wait(perch, 120) == 0, "perch record did not finish");
 	H_CHECK_RECORD(perch, 0, out, &f);
 	for (long n = 0; n < CROWD; n++) {
@@ -121,7 +123,8 @@ START_TEST(record_crowd)
 		at = harness_folded_count(&f, name, harness_pred_has, place[n % 3]);
 		H_ASSERT(all >= 150 && all <= 260 && at == all,
 			 "thread %s: %lu samples, %lu in %s (want 150-260, "
-			 "all there)", name, all, at, place[n % 3]);
+			 "all there)",
+			 name, all, at, place[n % 3]);
 	}
 	harness_folded_release(&f);
 	harness_proc_kill(t, SIGKILL);

@@ -9,8 +9,9 @@
  *    it starts at the first such sample and ends at the next sample that ran, or that found
  *    the thread blocked again after it ran in between (its switch-in count moved: a thread
  *    that wakes 100 times a second for a moment is found blocked at nearly every tick, yet
- *    makes progress), so each end is off by less than one period; the reason and stack are those of the longest stretch of
- *    identical stacks inside it ("[sleep nanosleep]", or "state D" without a wait frame);
+ *    makes progress), so each end is off by less than one period; the reason and stack are those of
+ * the longest stretch of identical stacks inside it ("[sleep nanosleep]", or "state D" without a
+ * wait frame);
  *  - or all on one stack (same functions root to leaf, whatever the PCs inside them) with
  *    the thread running in more than half of them: kind STALL_RUNNING, reason "running".
  * In cpu mode the sampler does not sample a waiting thread at all, so a gap of more than two
