@@ -935,8 +935,11 @@ static int fallback_step(struct unwinder *u, struct walk *w, struct perch_regs *
 	w->exact = ret == 0 && (out_flags & CFI_PC_EXACT);
 	if (ret == 0)
 		return perch_regs_pc(a, next) & ~u->snap->pac_mask ? 0 : -ENOENT; /* RA 0: root */
-	if (ret == -ENODATA)
-		recover_fp(u, r, exact); /* no CFI: the frame-pointer walk needs the register */
+	/* no CFI, and a snapshot read from /proc (no frame pointer in it from the start): the
+	 * frame-pointer walk needs the register. (A chain that loses it on the way ends there:
+	 * a guess would take a stale word for the next frame.) */
+	if (ret == -ENODATA && !(u->snap->regs.valid & (1ULL << a->dw_fp)))
+		recover_fp(u, r, exact);
 	fret = a->fp_step(r, &mem, next);
 	if (exact && ret == -ENODATA && a->dw_lr >= 0) {
 		struct perch_regs fp_next = *next;
