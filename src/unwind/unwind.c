@@ -814,11 +814,11 @@ static int call_before(struct unwinder *u, uint64_t ra, unsigned int word, uint6
  * word holds it. On x86_64 and i386 it can be found instead: the word where the frame's return
  * address is (CFA = fp + off by the frame's CFI, fp + 2 words without CFI) must hold a return
  * address right after a call of this very function. With CFI that is a direct call to its
- * FDE's start; without, a direct call to the nearest start at or below the pc (a stale return
- * address of an earlier call goes to another function), and the saved frame pointer under it
- * must continue the chain (0 or higher up the stack). The lowest such place above SP, else (a
- * thread's start routine, a callback) the lowest after an indirect call. 0 with the register
- * set in @r, or -ENOENT. */
+ * FDE's start, to a PLT stub whose GOT slot holds it or to code that tail-jumps to it; without, a
+ * direct call to the nearest start at or below the pc (a stale return address of an earlier call
+ * goes to another function), and the saved frame pointer under it must continue the chain (0 or
+ * higher up the stack). The lowest such place above SP, else (a thread's start routine, a callback)
+ * the lowest after an indirect call. 0 with the register set in @r, or -ENOENT. */
 #define FP_RECOVER_MAX	  (64 * 1024) /* bytes of stack above SP searched */
 #define FP_RECOVER_FN_MAX (1 << 20)   /* no function is longer than this (no CFI: a guess) */
 
@@ -840,6 +840,53 @@ static int is_sigreturn(struct unwinder *u, uint64_t ra)
 	return t && cfi_row_find(t, ra - mm->bias, &row) == 0 && row.signal_frame;
 }
 
+/* Is @target an x86_64 PLT stub (jmp *slot(%rip), after an endbr64 and a bnd prefix where
+ * the build has them) whose GOT slot holds @entry in the live process? A shared library
+ * calls its own exported functions through its PLT. */
+static int plt_to(struct unwinder *u, uint64_t target, uint64_t entry)
+{
+	uint8_t b[16];
+	size_t at = 0;
+	int32_t disp;
+	uint64_t val = 0;
+
+	if (u->arch->e_machine != EM_X86_64 || !u->pid || mem_read(u, target, b, sizeof(b)) < 0)
+		return 0;
+	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+		at = 4; /* endbr64 */
+	if (b[at] == 0xf2)
+		at++; /* bnd */
+	if (b[at] != 0xff || b[at + 1] != 0x25)
+		return 0;
+	memcpy(&disp, b + at + 2, sizeof(disp));
+	return read_live(u, target + at + 6 + (uint64_t)(int64_t)disp, &val, sizeof(val)) == 0 &&
+	       val == entry;
+}
+
+/* Does the code at @target jump to @entry within its first bytes (jmp rel32 or rel8): a
+ * function that ends in a tail call of the one whose frame is looked for (art's
+ * ConditionVariable::Wait is push, mov, pop, jmp WaitHoldingLocks)? x86 encodings. */
+#define TAIL_JUMP_SCAN 32
+
+static int jumps_to(struct unwinder *u, uint64_t target, uint64_t entry)
+{
+	uint8_t b[TAIL_JUMP_SCAN];
+	int32_t rel;
+
+	if (mem_read(u, target, b, sizeof(b)) < 0)
+		return 0;
+	for (size_t i = 0; i + 2 <= sizeof(b); i++) {
+		if (b[i] == 0xeb && target + i + 2 + (uint64_t)(int64_t)(int8_t)b[i + 1] == entry)
+			return 1;
+		if (b[i] != 0xe9 || i + 5 > sizeof(b))
+			continue;
+		memcpy(&rel, b + i + 1, sizeof(rel));
+		if (target + i + 5 + (uint64_t)(int64_t)rel == entry)
+			return 1;
+	}
+	return 0;
+}
+
 static void fp_candidate(struct unwinder *u, struct fp_search *f, uint64_t x, unsigned int word)
 {
 	uint64_t ra = 0, saved = 0, target = 0;
@@ -858,9 +905,10 @@ static void fp_candidate(struct unwinder *u, struct fp_search *f, uint64_t x, un
 		f->indirect = x;
 	if (call != 2)
 		return;
-	if (f->entry ? target == f->entry
-		     : target <= f->pc && f->pc - target < FP_RECOVER_FN_MAX &&
-			   target > f->best_target) {
+	if (f->entry
+		? target == f->entry || plt_to(u, target, f->entry) || jumps_to(u, target, f->entry)
+		: target <= f->pc && f->pc - target < FP_RECOVER_FN_MAX &&
+		      target > f->best_target) {
 		f->best_target = target;
 		f->direct = x;
 	}
