@@ -89,6 +89,26 @@ static int x86_64_fp_step(const struct perch_regs *in, const struct perch_mem *m
 	return perch_frame_record_step(&perch_arch_x86_64, 8, in, mem, out);
 }
 
+/* `mov $NR,%eax` (b8 imm32) or `mov $NR,%rax` (48 c7 c0 imm32) right before `syscall`
+ * (0f 05), as glibc's and Go's wrappers load the number. */
+static long x86_64_syscall_at(const uint8_t *code, size_t len)
+{
+	const uint8_t *end = code + len;
+	const uint8_t *imm;
+
+	if (len < 7 || end[-2] != 0x0f || end[-1] != 0x05)
+		return -1;
+	if (end[-7] == 0xb8)
+		imm = end - 6;
+	else if (len >= 9 && end[-9] == 0x48 && end[-8] == 0xc7 && end[-7] == 0xc0)
+		imm = end - 6;
+	else
+		return -1;
+	if (imm[2] || imm[3] || imm[1] > 3) /* a system-call number is small */
+		return -1;
+	return (long)imm[0] | (long)imm[1] << 8;
+}
+
 const struct perch_arch perch_arch_x86_64 = {
     .name = "x86_64",
     .e_machine = EM_X86_64,
@@ -103,4 +123,5 @@ const struct perch_arch perch_arch_x86_64 = {
     .syscalls = &perch_syscalls_x86_64,
     .regs_read = x86_64_regs_read,
     .fp_step = x86_64_fp_step,
+    .syscall_at = x86_64_syscall_at,
 };

@@ -70,7 +70,16 @@ struct perch_arch {
 	 * addresses), for a stopped thread. NULL when the architecture has none; -errno when
 	 * the kernel does not report it (no PAC). Host arch only. */
 	int (*pac_mask_read)(pid_t tid, uint64_t *mask);
+	/* The system call a call site makes, from its code: @code holds the @len bytes that end
+	 * at the site's pc (just after the system-call instruction, as /proc/PID/syscall shows
+	 * it). The number loaded just before that instruction (x86_64 `mov $NR,%eax`, aarch64
+	 * `mov x8, #NR`), or -1 when the code does not say. Names the call a thread goes on
+	 * with when /proc shows restart_syscall. NULL when the architecture has no reader. */
+	long (*syscall_at)(const uint8_t *code, size_t len);
 };
+
+/* How many bytes before a call site syscall_at() wants. */
+#define PERCH_SYSCALL_SITE_BYTES 32
 
 extern const struct perch_arch perch_arch_x86_64, perch_arch_aarch64, perch_arch_i386;
 extern const struct perch_syscall_table perch_syscalls_x86_64, perch_syscalls_aarch64,
