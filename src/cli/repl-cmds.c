@@ -449,13 +449,13 @@ static int dump_job(struct session *s, void *arg)
 		repl_field_str(r, "name", d[i].name);
 		repl_field_str(r, "state", (char[]){d[i].state, 0});
 		repl_printf(r, "TID %d \"%s\" (%c)\n", d[i].tid, d[i].name, d[i].state);
-		if (d[i].wait[0]) {
-			repl_field_str(r, "wait", d[i].wait);
+		if (d[i].wait[0])
 			repl_printf(r, "    %s\n", d[i].wait);
-		}
 		repl_array_begin(r, "frames");
 		cut = d[i].taken && dump_frames(p, res, &d[i], dump_frame, r);
 		repl_array_end(r);
+		if (d[i].wait[0])
+			repl_field_str(r, "wait", d[i].wait);
 		if (cut)
 			repl_field_int(r, "truncated", 1);
 		text = dump_note(&d[i], &note);

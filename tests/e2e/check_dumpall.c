@@ -1,0 +1,277 @@
+/* e2e: `perch dump` sees every thread and says what it could not see.
+ *
+ * - Under a signal storm (a thread's own timer every 200 us), while a thread creates threads
+ *   without pause, and in a Go program (the runtime preempts busy goroutines with SIGURG): 40 of
+ *   40 dumps hold a stack for every thread that lives through the dump. Before the persistent
+ *   interrupt a signal-delivery or clone event stop cancelled perch's PTRACE_INTERRUPT and the
+ *   thread came out as "(no stack: the thread did not stop in time ...)" in 3-14 dumps of 40.
+ *   After the dumps the target runs on untraced, its threads as before.
+ * - musl: its libc.so carries no unwind table for its system-call path, so a blocked thread's
+ *   walk ends in libc; the dump must say so ("[stopped early: no CFI for libc.so]") and still
+ *   print the wait reason. The truth is that the walk cannot reach main without CFI: the test
+ *   asserts the marker whenever the thread's stack does not reach the program's own frames.
+ * - `-n 0`: a 20,000-frame recursion shown whole (the target's own structure says how many
+ *   `rec` frames there are), with no cut marker.
+ * - A sleep that an earlier perch run broke off goes on as restart_syscall (/proc says 219 on
+ *   x86_64, 128 on aarch64: checked first, or the test would prove nothing); the next dump and
+ *   the next recording still read it as [sleep clock_nanosleep]. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define TRIES 40
+
+static const char *dump_out(pid_t pid, const char *extra)
+{
+	struct harness_proc *p =
+	    extra ? harness_spawn("perch", HARNESS_ARGV(harness_perch(), "dump", extra, "0", "-p",
+							harness_fmt("%d", pid)))
+		  : harness_spawn("perch",
+				  HARNESS_ARGV(harness_perch(), "dump", "-p", harness_fmt("%d", pid)));
+
+	H_ASSERT(harness_proc_wait(p, 60) == 0, "perch dump did not finish");
+	H_ASSERT(harness_proc_exit_code(p) == 0, "perch dump exited with %d: %s",
+		 harness_proc_exit_code(p), p->err.buf ? p->err.buf : "");
+	return p->out.buf ? p->out.buf : "";
+}
+
+static int has_note(const struct harness_bt_thread *t, const char *prefix)
+{
+	for (size_t i = 0; i < t->nr_notes; i++)
+		if (!strncmp(t->notes[i], prefix, strlen(prefix)))
+			return 1;
+	return 0;
+}
+
+static int has_func(const struct harness_bt_thread *t, const char *fn)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (!strcmp(t->frames[i].func, fn))
+			return 1;
+	return 0;
+}
+
+/* One dump of @pid: 1 when every thread in it has a stack, a thread missing only because it
+ * exited during the dump excepted when @exits_ok (a short-lived child). @keep: threads that must
+ * be in it (their tids), @nr_keep of them. */
+static int dump_complete(pid_t pid, const pid_t *keep, size_t nr_keep, int exits_ok)
+{
+	struct harness_bt bt;
+	const char *out = dump_out(pid, NULL);
+	int ok = 1;
+
+	harness_bt_parse_perch(&bt, out);
+	H_ASSERT(bt.nr_bad == 0, "%zu lines of perch dump not understood: %s", bt.nr_bad,
+		 bt.bad.buf);
+	for (size_t k = 0; k < nr_keep; k++)
+		H_ASSERT(harness_bt_find(&bt, keep[k]), "thread %d missing from the dump",
+			 (int)keep[k]);
+	for (size_t i = 0; i < bt.nr; i++) {
+		const struct harness_bt_thread *t = &bt.threads[i];
+		int exited = has_note(t, "(no stack: the thread exited");
+
+		if (t->nr && !has_note(t, "(no stack"))
+			continue;
+		if (exited && exits_ok && t->tid != pid)
+			continue;
+		harness_context_add("thread %d without a stack:\n%s", (int)t->tid, out);
+		ok = 0;
+	}
+	harness_bt_release(&bt);
+	return ok;
+}
+
+/* The tids of @pid now. */
+static size_t tids_of(pid_t pid, pid_t *tids, size_t max)
+{
+	const char *ls = harness_sh(harness_fmt("ls /proc/%d/task", (int)pid), NULL, 5);
+	size_t n = 0;
+
+	for (const char *s = ls; s && *s && n < max;) {
+		char *end;
+		long v = strtol(s, &end, 10);
+
+		if (end == s)
+			break;
+		tids[n++] = (pid_t)v;
+		s = end + strspn(end, " \n");
+	}
+	return n;
+}
+
+/* @tries dumps of target @name MODE: how many were complete. The threads of the target as it
+ * started must be in every dump; after them it runs on untraced. */
+static void dump_many(const char *name, const char *mode, int exits_ok)
+{
+	struct harness_proc *t = harness_spawn(
+	    "target", mode ? HARNESS_ARGV(harness_target(name), mode)
+			   : HARNESS_ARGV(harness_target(name)));
+	pid_t pid = harness_proc_wait_ready(t, 10), keep[64];
+	size_t nr_keep;
+	int complete = 0;
+
+	harness_sleep(0.2);
+	nr_keep = tids_of(pid, keep, 64);
+	if (exits_ok) /* the spawner's children come and go: keep the first three */
+		nr_keep = nr_keep > 3 ? 3 : nr_keep;
+	for (int i = 0; i < TRIES; i++)
+		complete += dump_complete(pid, keep, nr_keep, exits_ok);
+	H_ASSERT(complete == TRIES, "%s %s: %d of %d dumps had every thread", name,
+		 mode ? mode : "", complete, TRIES);
+	H_ASSERT(harness_wait_traced(pid, 0, 2) == 0, "target still traced after the dumps");
+	H_ASSERT(kill(pid, 0) == 0, "the target died under the dumps");
+	harness_proc_kill(t, SIGKILL);
+}
+
+START_TEST(signal_storm)
+{
+	dump_many("dumpall", "signals", 0);
+}
+END_TEST
+
+START_TEST(thread_creation)
+{
+	dump_many("dumpall", "spawn", 1);
+}
+END_TEST
+
+START_TEST(go_preemption)
+{
+	dump_many("dumpall-go", NULL, 0);
+}
+END_TEST
+
+START_TEST(musl_stopped_early)
+{
+	struct harness_proc *t;
+	struct harness_bt bt;
+	const struct harness_bt_thread *main_t;
+	const char *out;
+	pid_t pid;
+
+	if (access(harness_target("dumpall-musl"), X_OK) != 0) {
+		H_ASSERT(0, "dumpall-musl was not built: install musl-tools (scripts/install-deps.sh)");
+		return;
+	}
+	t = harness_spawn("target", HARNESS_ARGV(harness_target("dumpall-musl"), "signals"));
+	pid = harness_proc_wait_ready(t, 10);
+	harness_sleep(0.2);
+	out = dump_out(pid, NULL);
+	harness_bt_parse_perch(&bt, out);
+	harness_context_add("perch dump:\n%s", out);
+	H_ASSERT(bt.nr_bad == 0 && bt.nr == 3, "musl dump: %zu threads, %zu bad lines", bt.nr,
+		 bt.nr_bad);
+	main_t = harness_bt_find(&bt, pid);
+	H_ASSERT(main_t && main_t->nr >= 1, "no stack for the main thread");
+	H_ASSERT(has_note(main_t, "[lock futex]") || has_note(main_t, "[wait other: "),
+		 "no wait reason for the main thread (in pthread_join)");
+	for (size_t i = 0; i < bt.nr; i++) {
+		const struct harness_bt_thread *th = &bt.threads[i];
+
+		if (!has_func(th, "main") && !has_func(th, "sleeper_main") &&
+		    !has_func(th, "storm_main"))
+			H_ASSERT(has_note(th, "[stopped early: "),
+				 "thread %d ends short of the program's frames with no marker",
+				 (int)th->tid);
+	}
+	H_ASSERT(strstr(out, "[stopped early: no CFI for libc.so]"),
+		 "no thread says its walk stopped in musl's libc.so");
+	harness_bt_release(&bt);
+	harness_proc_kill(t, SIGKILL);
+}
+END_TEST
+
+START_TEST(deep_20000_frames)
+{
+	struct harness_proc *t = harness_spawn("target", HARNESS_ARGV(harness_target("deeprec"),
+								     "19999"));
+	pid_t pid = harness_proc_wait_ready(t, 10);
+	struct harness_bt bt;
+	const struct harness_bt_thread *th;
+	size_t recs = 0;
+
+	harness_sleep(0.2);
+	harness_bt_parse_perch(&bt, dump_out(pid, "-n"));
+	th = harness_bt_find(&bt, pid);
+	H_ASSERT(th, "no thread %d in the dump", (int)pid);
+	for (size_t i = 0; i < th->nr; i++)
+		recs += !strcmp(th->frames[i].func, "rec");
+	H_ASSERT(recs == 20000, "-n 0 shows %zu rec frames of 20000 (%zu frames in all)", recs,
+		 th->nr);
+	H_ASSERT(!strcmp(th->frames[th->nr - 1].func, "_start"), "the last frame is %s",
+		 th->frames[th->nr - 1].func);
+	H_ASSERT(!has_note(th, "[truncated") && !has_note(th, "[stopped early"),
+		 "the whole stack is marked cut");
+	harness_bt_release(&bt);
+	harness_proc_kill(t, SIGKILL);
+}
+END_TEST
+
+#if defined(__x86_64__)
+#define RESTART_NR "219"
+#elif defined(__aarch64__)
+#define RESTART_NR "128"
+#else
+#define RESTART_NR "0"
+#endif
+
+static int sleeps(const struct harness_folded_line *l, const void *unused)
+{
+	(void)unused;
+	return l->nr_frames && !strcmp(l->frames[l->nr_frames - 1], "[sleep clock_nanosleep]");
+}
+
+START_TEST(resumed_sleep)
+{
+	struct harness_proc *t = harness_spawn("target", HARNESS_ARGV(harness_target("dumpall"),
+								     "sleep"));
+	pid_t pid = harness_proc_wait_ready(t, 10);
+	const char *out = harness_tmpfile("sleep.folded");
+	struct harness_proc *perch;
+	struct harness_folded f;
+	struct harness_bt bt;
+	const char *sc;
+
+	harness_sleep(0.2);
+	dump_out(pid, NULL); /* this one breaks the sleep off: it goes on in restart_syscall */
+	sc = harness_sh(harness_fmt("cat /proc/%d/syscall", (int)pid), NULL, 5);
+	H_ASSERT(sc && !strncmp(sc, RESTART_NR " ", strlen(RESTART_NR) + 1),
+		 "after a dump the sleep is not restart_syscall: %s", sc ? sc : "?");
+	harness_bt_parse_perch(&bt, dump_out(pid, NULL));
+	H_ASSERT(bt.nr == 1 && bt.threads[0].nr_notes >= 1 &&
+		     !strcmp(bt.threads[0].notes[0], "[sleep clock_nanosleep]"),
+		 "the second dump's wait reason is %s",
+		 bt.nr && bt.threads[0].nr_notes ? bt.threads[0].notes[0] : "(none)");
+	harness_bt_release(&bt);
+
+	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "100", "-d",
+						    "0.5", "-o", out, "-p", harness_fmt("%d", pid)));
+	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch record did not finish");
+	H_CHECK_RECORD(perch, 0, out, &f);
+	H_ASSERT(harness_folded_count(&f, NULL, sleeps, NULL) == f.total,
+		 "%lu of %lu samples read as [sleep clock_nanosleep]",
+		 harness_folded_count(&f, NULL, sleeps, NULL), f.total);
+	harness_folded_release(&f);
+	harness_proc_kill(t, SIGKILL);
+}
+END_TEST
+
+Suite *dumpall_suite(void)
+{
+	Suite *s = suite_create("e2e-dumpall");
+	TCase *tc = tcase_create("dumpall");
+
+	harness_tcase_init(tc, 240);
+	tcase_add_test(tc, signal_storm);
+	tcase_add_test(tc, thread_creation);
+	tcase_add_test(tc, go_preemption);
+	tcase_add_test(tc, musl_stopped_early);
+	tcase_add_test(tc, deep_20000_frames);
+	tcase_add_test(tc, resumed_sleep);
+	suite_add_tcase(s, tc);
+	return s;
+}
