@@ -377,7 +377,7 @@ static void watch_sample(struct record_core *rc, const struct sampler_info *info
 		timeline_note_state(rc->tl, info->tid, info->state, info->weight);
 	if (rc->stall) {
 		stall_feed_stack(rc->stall, rc->p, info->tid, info->comm, info->time_ns,
-				 info->state, stack);
+				 info->state, info->ran, stack);
 		if (rc->ring)
 			ring_watch(rc, info);
 		/* no output draws the list: the summary has the longest and the counts */
@@ -964,6 +964,19 @@ void record_core_print_warnings(const struct record_core *rc, FILE *f)
 			"ended\n");
 }
 
+/* The headline's word on a rate perch could not keep ("" when it kept it). Static text. */
+static const char *overload_note(const struct record_core *rc)
+{
+	static char note[96];
+	double served = record_core_served_pct(rc);
+
+	if (served >= RECORD_SERVED_WARN_PCT)
+		return "";
+	snprintf(note, sizeof(note), ", but perch kept only %.1f%% of the ticks (%.0f Hz)", served,
+		 rc->o.hz * served / 100);
+	return note;
+}
+
 void record_core_print_brief(const struct record_core *rc, const char *prefix, FILE *f)
 {
 	const struct sampler_stats *st = rc->st;
@@ -976,13 +989,13 @@ void record_core_print_brief(const struct record_core *rc, const char *prefix, F
 								    : "duration reached";
 
 	if (rc->nr_attached > 1)
-		fprintf(f, "%srecorded %zu processes for %.2f s at %g Hz (%s mode), stopped by %s\n",
+		fprintf(f, "%srecorded %zu processes for %.2f s at %g Hz (%s mode), stopped by %s%s\n",
 			prefix, rc->nr_attached, st->elapsed_s, rc->o.hz,
-			rc->o.cpu_mode ? "cpu" : "wall", why);
+			rc->o.cpu_mode ? "cpu" : "wall", why, overload_note(rc));
 	else
-		fprintf(f, "%srecorded process %d for %.2f s at %g Hz (%s mode), stopped by %s\n",
+		fprintf(f, "%srecorded process %d for %.2f s at %g Hz (%s mode), stopped by %s%s\n",
 			prefix, rc->pid, st->elapsed_s, rc->o.hz, rc->o.cpu_mode ? "cpu" : "wall",
-			why);
+			why, overload_note(rc));
 	fprintf(f, "%s  %llu samples of %zu thread%s, unwound to root %.1f%% (--summary: all of it)\n",
 		prefix, (unsigned long long)profile_total_samples(rc->p), profile_nr_threads(rc->p),
 		profile_nr_threads(rc->p) == 1 ? "" : "s",
@@ -1014,9 +1027,9 @@ void record_core_print_summary(const struct record_core *rc, const struct tracee
 			prefix, rc->nr_attached, rc->pid, st->elapsed_s, rc->o.hz,
 			rc->o.cpu_mode ? "cpu" : "wall", why, rc->pid);
 	else if (headline)
-		fprintf(f, "%srecorded process %d for %.2f s at %g Hz (%s mode), stopped by %s\n",
+		fprintf(f, "%srecorded process %d for %.2f s at %g Hz (%s mode), stopped by %s%s\n",
 			prefix, rc->pid, st->elapsed_s, rc->o.hz, rc->o.cpu_mode ? "cpu" : "wall",
-			why);
+			why, overload_note(rc));
 	if (rc->o.cpu_mode)
 		print_cpu_mode(st, total, prefix, f);
 	else
