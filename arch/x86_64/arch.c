@@ -109,6 +109,24 @@ static long x86_64_syscall_at(const uint8_t *code, size_t len)
 	return (long)imm[0] | (long)imm[1] << 8;
 }
 
+/* runtime.asmcgocall after `call *%rax` (Go 1.17 to 1.22 at least):
+ *   48 8b 7c 24 G    mov G(%rsp),%rdi      the goroutine's g
+ *   48 8b 77 H       mov H(%rdi),%rsi      g.stack.hi
+ *   48 2b 74 24 D    sub D(%rsp),%rsi      minus the depth saved before the call */
+static int x86_64_go_cgo_return(const uint8_t *c, size_t len, int *g_off, int *hi_off,
+				int *depth_off)
+{
+	static const uint8_t mov_g[] = {0x48, 0x8b, 0x7c, 0x24}, mov_hi[] = {0x48, 0x8b, 0x77},
+			     sub_d[] = {0x48, 0x2b, 0x74, 0x24};
+
+	if (len < 14 || memcmp(c, mov_g, 4) || memcmp(c + 5, mov_hi, 3) || memcmp(c + 9, sub_d, 4))
+		return -1;
+	*g_off = c[4];
+	*hi_off = c[8];
+	*depth_off = c[13];
+	return 0;
+}
+
 const struct perch_arch perch_arch_x86_64 = {
     .name = "x86_64",
     .e_machine = EM_X86_64,
@@ -124,4 +142,5 @@ const struct perch_arch perch_arch_x86_64 = {
     .regs_read = x86_64_regs_read,
     .fp_step = x86_64_fp_step,
     .syscall_at = x86_64_syscall_at,
+    .go_cgo_return = x86_64_go_cgo_return,
 };

@@ -76,6 +76,14 @@ struct perch_arch {
 	 * `mov x8, #NR`), or -1 when the code does not say. Names the call a thread goes on
 	 * with when /proc shows restart_syscall. NULL when the architecture has no reader. */
 	long (*syscall_at)(const uint8_t *code, size_t len);
+	/* Go's runtime.asmcgocall: @code, the @len bytes at a return address, restores the
+	 * goroutine's stack after a call of C code on the system stack (x86_64: `mov G(%rsp),%rdi;
+	 * mov HI(%rdi),%rsi; sub D(%rsp),%rsi`). Then the goroutine's g is at SP + *@g_off, its
+	 * stack.hi at g + *@hi_off, and the goroutine's SP is stack.hi minus the word at SP +
+	 * *@depth_off. 0, or -1 when the code is not that. NULL when not known for the
+	 * architecture. */
+	int (*go_cgo_return)(const uint8_t *code, size_t len, int *g_off, int *hi_off,
+			     int *depth_off);
 };
 
 /* How many bytes before a call site syscall_at() wants. */

@@ -55,13 +55,13 @@ static int has_func(const struct harness_bt_thread *t, const char *fn)
 	return 0;
 }
 
-/* One dump of @pid: 1 when every thread in it has a stack, a thread missing only because it
- * exited during the dump excepted when @exits_ok (a short-lived child). @keep: threads that must
- * be in it (their tids), @nr_keep of them. */
-static int dump_complete(pid_t pid, const pid_t *keep, size_t nr_keep, int exits_ok)
+/* One dump @out of @pid: 1 when every thread in it has a stack, a thread missing only because
+ * it exited during the dump excepted when @exits_ok (a short-lived child). @keep: threads that
+ * must be in it (their tids), @nr_keep of them. */
+static int dump_complete(const char *out, pid_t pid, const pid_t *keep, size_t nr_keep,
+			 int exits_ok)
 {
 	struct harness_bt bt;
-	const char *out = dump_out(pid, NULL);
 	int ok = 1;
 
 	harness_bt_parse_perch(&bt, out);
@@ -88,7 +88,8 @@ static int dump_complete(pid_t pid, const pid_t *keep, size_t nr_keep, int exits
 /* The tids of @pid now. */
 static size_t tids_of(pid_t pid, pid_t *tids, size_t max)
 {
-	const char *ls = harness_sh(harness_fmt("ls /proc/%d/task", (int)pid), NULL, 5);
+	int code;
+	const char *ls = harness_sh(harness_fmt("ls /proc/%d/task", (int)pid), &code, 5);
 	size_t n = 0;
 
 	for (const char *s = ls; s && *s && n < max;) {
@@ -114,12 +115,31 @@ static void dump_many(const char *name, const char *mode, int exits_ok)
 	size_t nr_keep;
 	int complete = 0;
 
+	const char *all;
+	char *text, *at;
+	int code;
+
 	harness_sleep(0.2);
 	nr_keep = tids_of(pid, keep, 64);
 	if (exits_ok) /* the spawner's children come and go: keep the first three */
 		nr_keep = nr_keep > 3 ? 3 : nr_keep;
-	for (int i = 0; i < TRIES; i++)
-		complete += dump_complete(pid, keep, nr_keep, exits_ok);
+	/* the dumps one after the other, in one shell (a test may run only so many children) */
+	all = harness_sh(harness_fmt("for i in $(seq %d); do echo '=== dump'; '%s' dump -p %d "
+				     "2>>'%s' || echo \"=== failed $?\"; done",
+				     TRIES, harness_perch(), (int)pid, harness_tmpfile("dump.err")),
+			 &code, 600);
+	H_ASSERT(code == 0 && !strstr(all, "=== failed"), "a perch dump failed");
+	text = strdup(all);
+	at = strstr(text, "=== dump\n");
+	while (at) {
+		char *next = strstr(at + 9, "=== dump\n");
+
+		if (next)
+			*next = 0;
+		complete += dump_complete(at + 9, pid, keep, nr_keep, exits_ok);
+		at = next;
+	}
+	free(text);
 	H_ASSERT(complete == TRIES, "%s %s: %d of %d dumps had every thread", name,
 		 mode ? mode : "", complete, TRIES);
 	H_ASSERT(harness_wait_traced(pid, 0, 2) == 0, "target still traced after the dumps");
@@ -211,6 +231,128 @@ START_TEST(deep_20000_frames)
 }
 END_TEST
 
+/* The functions of @t from frame @from on, as harness_func_normalize() reads them, joined by
+ * spaces; gdb's "??" (a frame it cannot name: Go's runtime.systemstack_switch) as "?". */
+static char *func_list(const struct harness_bt_thread *t, size_t from, size_t to)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char buf[256];
+
+	for (size_t i = from; i < to && i < t->nr; i++) {
+		const char *f = t->frames[i].func;
+
+		strbuf_addf(&sb, "%s%s", sb.len ? " " : "",
+			    !strcmp(f, "??") ? "?" : harness_func_normalize(f, buf, sizeof(buf)));
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+static size_t find_func(const struct harness_bt_thread *t, const char *fn)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (!strcmp(t->frames[i].func, fn))
+			return i;
+	return SIZE_MAX;
+}
+
+/* The functions Go's own traceback (SIGQUIT, GOTRACEBACK=all) gives for the goroutine whose
+ * trace holds @fn, joined by spaces ("created by" ends it). */
+static char *go_goroutine(const char *trace, const char *fn)
+{
+	const char *at = strstr(trace, harness_fmt("\n%s(", fn)), *g, *s;
+	struct strbuf sb = STRBUF_INIT;
+
+	H_ASSERT(at, "Go's traceback has no %s:\n%s", fn, trace);
+	for (g = at; g > trace && strncmp(g, "\ngoroutine ", 11); g--)
+		;
+	for (s = strchr(g + 1, '\n'); s && s[1] && s[1] != '\n'; s = strchr(s + 1, '\n')) {
+		const char *line = s + 1, *paren = strchr(line, '(');
+
+		if (*line == '\t' || !strncmp(line, "created by ", 11) || !paren)
+			continue;
+		strbuf_addf(&sb, "%s%.*s", sb.len ? " " : "", (int)(paren - line), line);
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+/* Go+cgo: a Go callback called from C keeps its Go callers (frame for frame as gdb shows
+ * them, gdb's "??" for runtime.systemstack_switch), and C code called from Go keeps the Go
+ * code that called it: gdb's frames down to runtime.asmcgocall, then (gdb reads garbage past
+ * that switch) the goroutine's functions as Go's own traceback lists them. */
+START_TEST(go_cgo_vs_gdb)
+{
+	struct harness_proc *t = harness_spawn(
+	    "target", HARNESS_ARGV("/usr/bin/env", "GOTRACEBACK=all", harness_target("dumpall-cgo")));
+	pid_t pid = harness_proc_wait_ready(t, 10);
+	struct harness_bt pbt, gbt;
+	const struct harness_bt_thread *pcb = NULL, *gcb = NULL, *pc = NULL, *gc = NULL;
+	const char *gout;
+	char *a, *b;
+	size_t ia, ig;
+	int code;
+
+	harness_sleep(0.3);
+	harness_bt_parse_perch(&pbt, dump_out(pid, NULL));
+	gout = harness_sh(harness_fmt("gdb -nx -batch -p %d -ex 'set backtrace past-main on' -ex "
+				      "'thread apply all bt' 2>/dev/null",
+				      (int)pid),
+			  &code, 120);
+	harness_bt_parse_gdb(&gbt, gout);
+	for (size_t i = 0; i < pbt.nr; i++) {
+		if (find_func(&pbt.threads[i], "main.goBlocked") != SIZE_MAX)
+			pcb = &pbt.threads[i];
+		if (find_func(&pbt.threads[i], "c_sleep") != SIZE_MAX)
+			pc = &pbt.threads[i];
+	}
+	H_ASSERT(pcb && pc, "perch dump lacks the callback or the C sleeper");
+	gcb = harness_bt_find(&gbt, pcb->tid);
+	gc = harness_bt_find(&gbt, pc->tid);
+	H_ASSERT(gcb && gc, "gdb lacks threads %d and %d", (int)pcb->tid, (int)pc->tid);
+
+	/* the callback: every frame gdb names down to runtime.goexit */
+	ig = find_func(gcb, "runtime.goexit");
+	H_ASSERT(ig != SIZE_MAX, "gdb's callback stack does not reach runtime.goexit");
+	a = func_list(pcb, 0, pcb->nr);
+	b = func_list(gcb, 0, ig + 1);
+	for (char *q; (q = strstr(b, "?"));) /* gdb's ?? is perch's systemstack_switch */
+		*q = '#';
+	{
+		struct strbuf want = STRBUF_INIT;
+
+		for (char *w = b; *w; w++)
+			if (*w == '#')
+				strbuf_addstr(&want, "runtime.systemstack_switch");
+			else
+				strbuf_addch(&want, *w);
+		H_ASSERT(!strcmp(a, want.buf), "callback stack:\n  perch: %s\n  gdb:   %s", a,
+			 want.buf);
+		strbuf_release(&want);
+	}
+	free(a);
+	free(b);
+
+	/* C under Go: gdb's frames down to asmcgocall, Go's traceback after it */
+	ia = find_func(pc, "runtime.asmcgocall");
+	ig = find_func(gc, "runtime.asmcgocall");
+	H_ASSERT(ia != SIZE_MAX && ig != SIZE_MAX, "no runtime.asmcgocall frame");
+	a = func_list(pc, 0, ia + 1);
+	b = func_list(gc, 0, ig + 1);
+	H_ASSERT(!strcmp(a, b), "C frames under Go:\n  perch: %s\n  gdb:   %s", a, b);
+	free(a);
+	free(b);
+	harness_bt_release(&gbt);
+	kill(pid, SIGQUIT);
+	harness_proc_wait(t, 20);
+	b = go_goroutine(t->err.buf ? t->err.buf : "", "main._Cfunc_c_sleep");
+	a = func_list(pc, ia + 1, pc->nr);
+	H_ASSERT(!strncmp(a, b, strlen(b)),
+		 "Go callers of the C code:\n  perch: %s\n  Go:    %s (then created by)", a, b);
+	free(a);
+	free(b);
+	harness_bt_release(&pbt);
+}
+END_TEST
+
 #if defined(__x86_64__)
 #define RESTART_NR "219"
 #elif defined(__aarch64__)
@@ -235,10 +377,11 @@ START_TEST(resumed_sleep)
 	struct harness_folded f;
 	struct harness_bt bt;
 	const char *sc;
+	int code;
 
 	harness_sleep(0.2);
 	dump_out(pid, NULL); /* this one breaks the sleep off: it goes on in restart_syscall */
-	sc = harness_sh(harness_fmt("cat /proc/%d/syscall", (int)pid), NULL, 5);
+	sc = harness_sh(harness_fmt("cat /proc/%d/syscall", (int)pid), &code, 5);
 	H_ASSERT(sc && !strncmp(sc, RESTART_NR " ", strlen(RESTART_NR) + 1),
 		 "after a dump the sleep is not restart_syscall: %s", sc ? sc : "?");
 	harness_bt_parse_perch(&bt, dump_out(pid, NULL));
@@ -269,6 +412,7 @@ Suite *dumpall_suite(void)
 	tcase_add_test(tc, signal_storm);
 	tcase_add_test(tc, thread_creation);
 	tcase_add_test(tc, go_preemption);
+	tcase_add_test(tc, go_cgo_vs_gdb);
 	tcase_add_test(tc, musl_stopped_early);
 	tcase_add_test(tc, deep_20000_frames);
 	tcase_add_test(tc, resumed_sleep);

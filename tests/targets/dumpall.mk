@@ -17,3 +17,11 @@ $(TARGETS_DIR)/dumpall-go: $(T_DIR)/dumpall_go/main.go
 	@mkdir -p $(dir $@)
 	$(call msg,GO,$@)cd $(T_DIR)/dumpall_go && GOCACHE=$(abspath $(TARGETS_DIR))/go-cache \
 		GO111MODULE=off GOPATH=$(abspath $(TARGETS_DIR))/go-path go build -o $(abspath $@) .
+
+# Go calling C and C calling back into Go (cgo): Go's stack switches in both directions
+T_PROGS += dumpall-cgo
+$(TARGETS_DIR)/dumpall-cgo: $(T_DIR)/dumpall_cgo/main.go
+	@mkdir -p $(dir $@)
+	$(call msg,GO,$@)cd $(T_DIR)/dumpall_cgo && GOCACHE=$(abspath $(TARGETS_DIR))/go-cache \
+		GO111MODULE=off CGO_ENABLED=1 GOPATH=$(abspath $(TARGETS_DIR))/go-path \
+		go build -o $(abspath $@) .
