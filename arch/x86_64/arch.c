@@ -127,6 +127,30 @@ static int x86_64_go_cgo_return(const uint8_t *c, size_t len, int *g_off, int *h
 	return 0;
 }
 
+/* rt_sigreturn's ucontext: uc_flags, uc_link, uc_stack (24 bytes), then mcontext's gregs in
+ * the kernel's struct sigcontext order (asm/sigcontext.h): r8-r15, rdi, rsi, rbp, rbx, rdx,
+ * rax, rcx, rsp, rip. */
+#define UC_MCONTEXT 40
+static int x86_64_sigreturn_regs(const struct perch_mem *mem, uint64_t pc, uint64_t sp,
+				 struct perch_regs *out)
+{
+	static const uint8_t dw[17] = {DW_R8,  DW_R9,  DW_R10, DW_R11, DW_R12, DW_R13,
+				       DW_R14, DW_R15, DW_RDI, DW_RSI, DW_RBP, DW_RBX,
+				       DW_RDX, DW_RAX, DW_RCX, DW_RSP, DW_RIP};
+	uint8_t code[9];
+	uint64_t g[17];
+
+	if (mem->read(mem->ctx, pc, code, sizeof(code)) < 0 ||
+	    (x86_64_syscall_at(code, 9) != 15 && x86_64_syscall_at(code, 7) != 15) ||
+	    mem->read(mem->ctx, sp + UC_MCONTEXT, g, sizeof(g)) < 0)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < 17; i++)
+		out->r[dw[i]] = g[i];
+	out->valid = (1ULL << DW_NR) - 1;
+	return 0;
+}
+
 const struct perch_arch perch_arch_x86_64 = {
     .name = "x86_64",
     .e_machine = EM_X86_64,
@@ -143,4 +167,5 @@ const struct perch_arch perch_arch_x86_64 = {
     .fp_step = x86_64_fp_step,
     .syscall_at = x86_64_syscall_at,
     .go_cgo_return = x86_64_go_cgo_return,
+    .sigreturn_regs = x86_64_sigreturn_regs,
 };

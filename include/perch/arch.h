@@ -84,6 +84,12 @@ struct perch_arch {
 	 * architecture. */
 	int (*go_cgo_return)(const uint8_t *code, size_t len, int *g_off, int *hi_off,
 			     int *depth_off);
+	/* A signal handler returned to @pc, a trampoline with no unwind table (Go's
+	 * runtime.sigreturn): when the code at @pc is the rt_sigreturn call, the registers of the
+	 * frame the signal interrupted, from the ucontext at @sp (the handler's CFA), into @out.
+	 * 0 or -1. NULL when not known for the architecture. */
+	int (*sigreturn_regs)(const struct perch_mem *mem, uint64_t pc, uint64_t sp,
+			      struct perch_regs *out);
 };
 
 /* How many bytes before a call site syscall_at() wants. */

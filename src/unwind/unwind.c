@@ -986,19 +986,28 @@ static int entry_step(struct unwinder *u, const struct perch_regs *r, struct per
 	struct cfi_row row;
 
 	if (!t || cfi_row_find(t, pc - mm->bias, &row) < 0 || row.fde_start != pc - mm->bias ||
-	    own_cfi_step(u, r, 1, next, &flags) != 0)
+	    own_cfi_step(u, r, 1, next, &flags) != 0 || !is_code(u, perch_regs_pc(u->arch, next)))
 		return -1;
 	return 1;
 }
 
 /* After the ordinary step of frame @n - 1 (registers @r, @exact: its pc is not a return
  * address) failed: Go's switches. 0 (the stack switched: @next is the caller's frame on the
- * other stack), 1 (stepped as a function entry: frame @n - 1 is named by its own pc), or -1. */
+ * other stack), 1 (stepped as a function entry: frame @n - 1 is named by its own pc), 2 (a
+ * signal trampoline without CFI, Go's runtime.sigreturn: @next is the interrupted frame, on
+ * the goroutine's or g0's stack where the handler ran on gsignal's), or -1. */
 static int go_step(struct unwinder *u, const struct perch_regs *r, int exact,
 		   struct perch_regs *next)
 {
+	const struct perch_arch *a = u->arch;
+	struct perch_mem mem = {perch_mem_read, u};
+
 	if (exact)
 		return -1;
+	if (a->sigreturn_regs &&
+	    a->sigreturn_regs(&mem, perch_regs_pc(a, r), perch_regs_sp(a, r), next) == 0 &&
+	    is_code(u, perch_regs_pc(a, next)))
+		return 2;
 	if (go_cgo_step(u, r, next) == 0)
 		return 0;
 	return entry_step(u, r, next);
@@ -1080,11 +1089,12 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 			bad = UNWIND_STOP_NOT_CODE;
 		if (bad && (ret = go_step(u, &r, cur_exact, &next)) >= 0) {
 			/* Go's stack switch (or a function entry): perch's CFI steps on */
-			if (ret == 1)
+			if (ret >= 1)
 				u->exact[n - 1] = 1;
-			by_unw = by_fp = sigframe = 0;
+			by_unw = by_fp = 0;
+			sigframe = ret == 2;
 			w.own_only = 1;
-			w.exact = 0;
+			w.exact = ret == 2;
 			ip = perch_regs_pc(a, &next);
 			sp = perch_regs_sp(a, &next);
 			bad = UNWIND_STOP_NONE;
