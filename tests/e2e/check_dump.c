@@ -315,7 +315,7 @@ START_TEST(dump_format)
 	    "^TID [1-9][0-9]* \"[^\"]*\" \\([A-Za-z]\\)$",
 	    "^#[0-9]+  0x[0-9a-f]{16} [^ ].* \\([^()]+\\)( at [^ ]+:[0-9]+)?( \\[inlined\\])?"
 	    "( \\(tail call\\))?$",
-	    "^    \\[(lock|io|sleep|poll|binder|wait other:) [^]]+\\]$",
+	    "^    \\[(lock|io|sleep|poll|binder|wait other:) .+\\]$",
 	    "^    \\[(stopped early: .+|truncated at [0-9]+ frames)\\]$",
 	};
 	regex_t re[5];
