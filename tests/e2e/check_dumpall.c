@@ -30,8 +30,8 @@ static const char *dump_out(pid_t pid, const char *extra)
 	struct harness_proc *p =
 	    extra ? harness_spawn("perch", HARNESS_ARGV(harness_perch(), "dump", extra, "0", "-p",
 							harness_fmt("%d", pid)))
-		  : harness_spawn("perch",
-				  HARNESS_ARGV(harness_perch(), "dump", "-p", harness_fmt("%d", pid)));
+		  : harness_spawn("perch", HARNESS_ARGV(harness_perch(), "dump", "-p",
+							harness_fmt("%d", pid)));
 
 	H_ASSERT(harness_proc_wait(p, 60) == 0, "perch dump did not finish");
 	H_ASSERT(harness_proc_exit_code(p) == 0, "perch dump exited with %d: %s",
@@ -108,9 +108,9 @@ static size_t tids_of(pid_t pid, pid_t *tids, size_t max)
  * started must be in every dump; after them it runs on untraced. */
 static void dump_many(const char *name, const char *mode, int exits_ok)
 {
-	struct harness_proc *t = harness_spawn(
-	    "target", mode ? HARNESS_ARGV(harness_target(name), mode)
-			   : HARNESS_ARGV(harness_target(name)));
+	struct harness_proc *t =
+	    harness_spawn("target", mode ? HARNESS_ARGV(harness_target(name), mode)
+					 : HARNESS_ARGV(harness_target(name)));
 	pid_t pid = harness_proc_wait_ready(t, 10), keep[64];
 	size_t nr_keep;
 	int complete = 0;
@@ -174,7 +174,8 @@ START_TEST(musl_stopped_early)
 	pid_t pid;
 
 	if (access(harness_target("dumpall-musl"), X_OK) != 0) {
-		H_ASSERT(0, "dumpall-musl was not built: install musl-tools (scripts/install-deps.sh)");
+		H_ASSERT(
+		    0, "dumpall-musl was not built: install musl-tools (scripts/install-deps.sh)");
 		return;
 	}
 	t = harness_spawn("target", HARNESS_ARGV(harness_target("dumpall-musl"), "signals"));
@@ -207,8 +208,8 @@ END_TEST
 
 START_TEST(deep_20000_frames)
 {
-	struct harness_proc *t = harness_spawn("target", HARNESS_ARGV(harness_target("deeprec"),
-								     "19999"));
+	struct harness_proc *t =
+	    harness_spawn("target", HARNESS_ARGV(harness_target("deeprec"), "19999"));
 	pid_t pid = harness_proc_wait_ready(t, 10);
 	struct harness_bt bt;
 	const struct harness_bt_thread *th;
@@ -281,8 +282,9 @@ static char *go_goroutine(const char *trace, const char *fn)
  * that switch) the goroutine's functions as Go's own traceback lists them. */
 START_TEST(go_cgo_vs_gdb)
 {
-	struct harness_proc *t = harness_spawn(
-	    "target", HARNESS_ARGV("/usr/bin/env", "GOTRACEBACK=all", harness_target("dumpall-cgo")));
+	struct harness_proc *t =
+	    harness_spawn("target", HARNESS_ARGV("/usr/bin/env", "GOTRACEBACK=all",
+						 harness_target("dumpall-cgo")));
 	pid_t pid = harness_proc_wait_ready(t, 10);
 	struct harness_bt pbt, gbt;
 	const struct harness_bt_thread *pcb = NULL, *gcb = NULL, *pc = NULL, *gc = NULL;
@@ -369,8 +371,8 @@ static int sleeps(const struct harness_folded_line *l, const void *unused)
 
 START_TEST(resumed_sleep)
 {
-	struct harness_proc *t = harness_spawn("target", HARNESS_ARGV(harness_target("dumpall"),
-								     "sleep"));
+	struct harness_proc *t =
+	    harness_spawn("target", HARNESS_ARGV(harness_target("dumpall"), "sleep"));
 	pid_t pid = harness_proc_wait_ready(t, 10);
 	const char *out = harness_tmpfile("sleep.folded");
 	struct harness_proc *perch;
@@ -391,8 +393,9 @@ START_TEST(resumed_sleep)
 		 bt.nr && bt.threads[0].nr_notes ? bt.threads[0].notes[0] : "(none)");
 	harness_bt_release(&bt);
 
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "100", "-d",
-						    "0.5", "-o", out, "-p", harness_fmt("%d", pid)));
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "100", "-d", "0.5",
+						"-o", out, "-p", harness_fmt("%d", pid)));
 	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch record did not finish");
 	H_CHECK_RECORD(perch, 0, out, &f);
 	H_ASSERT(harness_folded_count(&f, NULL, sleeps, NULL) == f.total,
