@@ -19,6 +19,7 @@
 #include "perch/unwind/resolve.h"
 
 #define DUMP_STACK_SIZE (256 * 1024)
+#define WHY_NOT_ATTACHED "perch could not attach to it"
 /* A stopped thread's stack is copied whole, up to this (a 3000-frame recursion of 200-byte
  * frames takes 600 KiB; glibc's default thread stack is 8 MiB) */
 #define DUMP_STACK_MAX	     (64 * 1024 * 1024)
@@ -90,11 +91,13 @@ static void thread_init(const struct tracee *t, struct dump_thread *dt, pid_t ti
 		dt->state = tracee_state_letter(th, ps.state);
 	if (proc_task_comm(t->pid, dt->tid, dt->name, sizeof(dt->name)) < 0)
 		strcpy(dt->name, "?");
-	if (!th)
+	if (!th && dt->state == '?')
+		dt->why = "the thread exited"; /* listed by /proc a moment before */
+	else if (!th)
 		dt->why = dt->tid == t->pid && (dt->state == 'Z' || dt->state == 'X')
 			      ? "the main thread has exited; the process runs on in its "
 				"other threads"
-			      : "perch could not attach to it";
+			      : WHY_NOT_ATTACHED;
 	read_wait(t->pid, th, dt);
 	dt->snap.stack_cap = DUMP_STACK_SIZE;
 	dt->snap.stack = xmalloc(DUMP_STACK_SIZE);
@@ -189,12 +192,26 @@ static int add_new_thread(struct tracee *t, struct tracee_thread *th, struct dum
 		dt = &(*set->dts)[(*set->nr)++];
 		thread_init(t, dt, th->tid, NULL, 0);
 		dt->snap.maps = set->maps;
-	} else if (dt->taken || (dt->why && strcmp(dt->why, "perch could not attach to it"))) {
+	} else if (dt->taken || (dt->why && strcmp(dt->why, WHY_NOT_ATTACHED))) {
 		return 0;
 	}
 	dt->why = NULL; /* listed before its clone event was seen: traced now */
 	dt->asked = tracee_interrupt_persist(t, th, monotime_ns()) == 0;
+	if (!dt->asked)
+		dt->why = "the thread exited";
 	return dt->asked;
+}
+
+/* A thread perch could not attach to because it was on its way out (the kernel refuses to
+ * trace an exiting thread) is gone by now: say that instead. */
+static void gone_untraced(const struct tracee *t, struct dump_thread *dts, size_t nr)
+{
+	struct proc_stat ps;
+
+	for (size_t i = 0; i < nr; i++)
+		if (dts[i].why && !strcmp(dts[i].why, WHY_NOT_ATTACHED) &&
+		    proc_stat_read(t->pid, dts[i].tid, &ps) < 0)
+			dts[i].why = "the thread exited";
 }
 
 static int by_tid(const void *a, const void *b)
@@ -275,6 +292,7 @@ void dump_collect(struct tracee *t, const struct perch_arch *arch, struct dump_t
 	}
 	for (size_t i = 0; i < t->nr_threads; i++)
 		tracee_interrupt_cancel(t->threads[i]);
+	gone_untraced(t, *dtsp, *nrp);
 	for (size_t i = 0; i < *nrp; i++)
 		(*dtsp)[i].snap.maps = NULL;
 	qsort(*dtsp, *nrp, sizeof(**dtsp), by_tid);

@@ -1,6 +1,7 @@
 /* dumpall target: `dumpall MODE`, the programs e2e-dumpall dumps again and again.
  *   signals  thread "storm" takes a timer signal every 200 us (its own POSIX timer,
- *            SIGEV_THREAD_ID), thread "sleeper" sleeps, main waits in pthread_join();
+ *            SIGEV_THREAD_ID), thread "sleeper" sleeps, main waits in pthread_join(); every
+ *            SIGRTMIN+1 sent to the process is counted, and SIGUSR2 prints "rt COUNT";
  *   spawn    thread "spawner" creates and joins short-lived threads ("child") without pause,
  *            thread "sleeper" sleeps, main waits in pthread_join();
  *   sleep    main sleeps in dumpall_sleep() -> nanosleep(), one long sleep.
@@ -16,12 +17,41 @@
 
 #include "target_common.h"
 
-static volatile unsigned long signals_seen, children;
+static volatile unsigned long signals_seen, children, rt_seen;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	signals_seen++;
+}
+
+/* a queued real-time signal: each one sent is delivered once, never merged */
+static void on_rt(int sig)
+{
+	(void)sig;
+	__atomic_fetch_add(&rt_seen, 1, __ATOMIC_RELAXED);
+}
+
+static void on_usr2(int sig)
+{
+	char buf[40];
+	int n = snprintf(buf, sizeof(buf), "rt %lu\n", __atomic_load_n(&rt_seen, __ATOMIC_RELAXED));
+
+	(void)sig;
+	if (write(1, buf, (size_t)n) != n)
+		return;
+}
+
+static void count_rt(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_flags = SA_RESTART;
+	sa.sa_handler = on_rt;
+	sigaction(SIGRTMIN + 1, &sa, NULL);
+	sa.sa_handler = on_usr2;
+	sigaction(SIGUSR2, &sa, NULL);
 }
 
 __attribute__((noinline)) void dumpall_sleep(void)
@@ -123,6 +153,7 @@ int main(int argc, char **argv)
 		dumpall_sleep();
 		return 0;
 	}
+	count_rt();
 	start(&a, sleeper_main, "sleeper");
 	if (!strcmp(mode, "spawn"))
 		start(&b, spawner_main, "spawner");
