@@ -18,7 +18,7 @@
 #include "perch/sample/tracee.h"
 #include "perch/unwind/resolve.h"
 
-#define DUMP_STACK_SIZE (256 * 1024)
+#define DUMP_STACK_SIZE	 (256 * 1024)
 #define WHY_NOT_ATTACHED "perch could not attach to it"
 /* A stopped thread's stack is copied whole, up to this (a 3000-frame recursion of 200-byte
  * frames takes 600 KiB; glibc's default thread stack is 8 MiB) */
