@@ -991,8 +991,26 @@ static int entry_step(struct unwinder *u, const struct perch_regs *r, struct per
 	return 1;
 }
 
+/* x86_64: a frame stopped at its exact pc in code without CFI (hand-written assembly: glibc's
+ * clone3 just after its system call, in a gap its CFI leaves) whose frame pointer chain gives
+ * nothing: when the word at SP is a return address right after a call, the function pushed
+ * nothing yet and that is its caller, as gdb's frameless step assumes. 3 with @next, or -1. */
+static int leaf_step(struct unwinder *u, const struct perch_regs *r, struct perch_regs *next)
+{
+	const struct perch_arch *a = u->arch;
+	uint64_t sp = perch_regs_sp(a, r), ra = 0, target;
+
+	if (a->e_machine != EM_X86_64 || mem_read(u, sp, &ra, 8) < 0 || !is_code(u, ra) ||
+	    !call_before(u, ra, 8, &target))
+		return -1;
+	*next = *r;
+	next->r[a->dw_pc] = ra;
+	next->r[a->dw_sp] = sp + 8;
+	return 3;
+}
+
 /* After the ordinary step of frame @n - 1 (registers @r, @exact: its pc is not a return
- * address) failed: Go's switches. 0 (the stack switched: @next is the caller's frame on the
+ * address) failed: a frameless leaf without CFI (3, leaf_step()), or Go's switches. 0 (the stack switched: @next is the caller's frame on the
  * other stack), 1 (stepped as a function entry: frame @n - 1 is named by its own pc), 2 (a
  * signal trampoline without CFI, Go's runtime.sigreturn: @next is the interrupted frame, on
  * the goroutine's or g0's stack where the handler ran on gsignal's), or -1. */
@@ -1003,7 +1021,7 @@ static int go_step(struct unwinder *u, const struct perch_regs *r, int exact,
 	struct perch_mem mem = {perch_mem_read, u};
 
 	if (exact)
-		return -1;
+		return leaf_step(u, r, next);
 	if (a->sigreturn_regs &&
 	    a->sigreturn_regs(&mem, perch_regs_pc(a, r), perch_regs_sp(a, r), next) == 0 &&
 	    is_code(u, perch_regs_pc(a, next)))
@@ -1089,7 +1107,7 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 			bad = UNWIND_STOP_NOT_CODE;
 		if (bad && (ret = go_step(u, &r, cur_exact, &next)) >= 0) {
 			/* Go's stack switch (or a function entry): perch's CFI steps on */
-			if (ret >= 1)
+			if (ret == 1 || ret == 2)
 				u->exact[n - 1] = 1;
 			by_unw = by_fp = 0;
 			sigframe = ret == 2;
