@@ -40,6 +40,9 @@ go-md2man groff-base man-db bash-completion debhelper dpkg-dev clang-format"
 # libc6-dbg is also the unit suites' glibc DWARF 5 (tail calls, line tables: check_debuginfo.c);
 # rustc their Rust legacy and v0 symbol names (check_symbolize.c)
 PKGS="$PKGS clang lld rustc sqlite3 perl libc6-dbg"
+# musl-tools (musl-gcc): the dump suite builds a program on musl, whose libc has no unwind
+# tables, to see the dump say where a stack stopped early
+PKGS="$PKGS musl-tools"
 
 # npm fetches the report page's uPlot at build time (mk/report.mk, web/package-lock.json). A
 # Node.js from elsewhere (NodeSource) brings its own npm, which Debian's npm package would fight

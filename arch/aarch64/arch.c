@@ -81,6 +81,29 @@ static int aarch64_fp_step(const struct perch_regs *in, const struct perch_mem *
 	return ret;
 }
 
+/* The last `mov x8, #NR` / `mov w8, #NR` (movz, no shift) among the few instructions before
+ * `svc #0`, with nothing else between that names x8 as its destination. */
+static long aarch64_syscall_at(const uint8_t *code, size_t len)
+{
+	uint32_t insn;
+	size_t n = len / 4;
+
+	if (n < 2)
+		return -1;
+	code += len - 4 * n;
+	memcpy(&insn, code + 4 * (n - 1), 4);
+	if (insn != 0xd4000001) /* svc #0 */
+		return -1;
+	for (size_t i = n - 1; i-- > 0 && n - i <= 8;) {
+		memcpy(&insn, code + 4 * i, 4);
+		if ((insn & 0x7fe0001f) == 0x52800008) /* movz x8|w8, #imm16 */
+			return (long)((insn >> 5) & 0xffff);
+		if ((insn & 0x1f) == 8) /* another write to x8 (or a store of it: give up) */
+			return -1;
+	}
+	return -1;
+}
+
 const struct perch_arch perch_arch_aarch64 = {
     .name = "aarch64",
     .e_machine = EM_AARCH64,
@@ -96,4 +119,5 @@ const struct perch_arch perch_arch_aarch64 = {
     .regs_read = aarch64_regs_read,
     .fp_step = aarch64_fp_step,
     .pac_mask_read = aarch64_pac_mask_read,
+    .syscall_at = aarch64_syscall_at,
 };

@@ -89,6 +89,68 @@ static int x86_64_fp_step(const struct perch_regs *in, const struct perch_mem *m
 	return perch_frame_record_step(&perch_arch_x86_64, 8, in, mem, out);
 }
 
+/* `mov $NR,%eax` (b8 imm32) or `mov $NR,%rax` (48 c7 c0 imm32) right before `syscall`
+ * (0f 05), as glibc's and Go's wrappers load the number. */
+static long x86_64_syscall_at(const uint8_t *code, size_t len)
+{
+	const uint8_t *end = code + len;
+	const uint8_t *imm;
+
+	if (len < 7 || end[-2] != 0x0f || end[-1] != 0x05)
+		return -1;
+	if (end[-7] == 0xb8)
+		imm = end - 6;
+	else if (len >= 9 && end[-9] == 0x48 && end[-8] == 0xc7 && end[-7] == 0xc0)
+		imm = end - 6;
+	else
+		return -1;
+	if (imm[2] || imm[3] || imm[1] > 3) /* a system-call number is small */
+		return -1;
+	return (long)imm[0] | (long)imm[1] << 8;
+}
+
+/* runtime.asmcgocall after `call *%rax` (Go 1.17 to 1.22 at least):
+ *   48 8b 7c 24 G    mov G(%rsp),%rdi      the goroutine's g
+ *   48 8b 77 H       mov H(%rdi),%rsi      g.stack.hi
+ *   48 2b 74 24 D    sub D(%rsp),%rsi      minus the depth saved before the call */
+static int x86_64_go_cgo_return(const uint8_t *c, size_t len, int *g_off, int *hi_off,
+				int *depth_off)
+{
+	static const uint8_t mov_g[] = {0x48, 0x8b, 0x7c, 0x24}, mov_hi[] = {0x48, 0x8b, 0x77},
+			     sub_d[] = {0x48, 0x2b, 0x74, 0x24};
+
+	if (len < 14 || memcmp(c, mov_g, 4) || memcmp(c + 5, mov_hi, 3) || memcmp(c + 9, sub_d, 4))
+		return -1;
+	*g_off = c[4];
+	*hi_off = c[8];
+	*depth_off = c[13];
+	return 0;
+}
+
+/* rt_sigreturn's ucontext: uc_flags, uc_link, uc_stack (24 bytes), then mcontext's gregs in
+ * the kernel's struct sigcontext order (asm/sigcontext.h): r8-r15, rdi, rsi, rbp, rbx, rdx,
+ * rax, rcx, rsp, rip. */
+#define UC_MCONTEXT 40
+static int x86_64_sigreturn_regs(const struct perch_mem *mem, uint64_t pc, uint64_t sp,
+				 struct perch_regs *out)
+{
+	static const uint8_t dw[17] = {DW_R8,  DW_R9,  DW_R10, DW_R11, DW_R12, DW_R13,
+				       DW_R14, DW_R15, DW_RDI, DW_RSI, DW_RBP, DW_RBX,
+				       DW_RDX, DW_RAX, DW_RCX, DW_RSP, DW_RIP};
+	uint8_t code[9];
+	uint64_t g[17];
+
+	if (mem->read(mem->ctx, pc, code, sizeof(code)) < 0 ||
+	    (x86_64_syscall_at(code, 9) != 15 && x86_64_syscall_at(code, 7) != 15) ||
+	    mem->read(mem->ctx, sp + UC_MCONTEXT, g, sizeof(g)) < 0)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < 17; i++)
+		out->r[dw[i]] = g[i];
+	out->valid = (1ULL << DW_NR) - 1;
+	return 0;
+}
+
 const struct perch_arch perch_arch_x86_64 = {
     .name = "x86_64",
     .e_machine = EM_X86_64,
@@ -103,4 +165,7 @@ const struct perch_arch perch_arch_x86_64 = {
     .syscalls = &perch_syscalls_x86_64,
     .regs_read = x86_64_regs_read,
     .fp_step = x86_64_fp_step,
+    .syscall_at = x86_64_syscall_at,
+    .go_cgo_return = x86_64_go_cgo_return,
+    .sigreturn_regs = x86_64_sigreturn_regs,
 };

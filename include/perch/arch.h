@@ -70,7 +70,30 @@ struct perch_arch {
 	 * addresses), for a stopped thread. NULL when the architecture has none; -errno when
 	 * the kernel does not report it (no PAC). Host arch only. */
 	int (*pac_mask_read)(pid_t tid, uint64_t *mask);
+	/* The system call a call site makes, from its code: @code holds the @len bytes that end
+	 * at the site's pc (just after the system-call instruction, as /proc/PID/syscall shows
+	 * it). The number loaded just before that instruction (x86_64 `mov $NR,%eax`, aarch64
+	 * `mov x8, #NR`), or -1 when the code does not say. Names the call a thread goes on
+	 * with when /proc shows restart_syscall. NULL when the architecture has no reader. */
+	long (*syscall_at)(const uint8_t *code, size_t len);
+	/* Go's runtime.asmcgocall: @code, the @len bytes at a return address, restores the
+	 * goroutine's stack after a call of C code on the system stack (x86_64: `mov G(%rsp),%rdi;
+	 * mov HI(%rdi),%rsi; sub D(%rsp),%rsi`). Then the goroutine's g is at SP + *@g_off, its
+	 * stack.hi at g + *@hi_off, and the goroutine's SP is stack.hi minus the word at SP +
+	 * *@depth_off. 0, or -1 when the code is not that. NULL when not known for the
+	 * architecture. */
+	int (*go_cgo_return)(const uint8_t *code, size_t len, int *g_off, int *hi_off,
+			     int *depth_off);
+	/* A signal handler returned to @pc, a trampoline with no unwind table (Go's
+	 * runtime.sigreturn): when the code at @pc is the rt_sigreturn call, the registers of the
+	 * frame the signal interrupted, from the ucontext at @sp (the handler's CFA), into @out.
+	 * 0 or -1. NULL when not known for the architecture. */
+	int (*sigreturn_regs)(const struct perch_mem *mem, uint64_t pc, uint64_t sp,
+			      struct perch_regs *out);
 };
+
+/* How many bytes before a call site syscall_at() wants. */
+#define PERCH_SYSCALL_SITE_BYTES 32
 
 extern const struct perch_arch perch_arch_x86_64, perch_arch_aarch64, perch_arch_i386;
 extern const struct perch_syscall_table perch_syscalls_x86_64, perch_syscalls_aarch64,

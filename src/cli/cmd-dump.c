@@ -27,14 +27,17 @@ enum { OPT_SYSROOT = 256, OPT_SYMFS, OPT_ART_FRAMES, OPT_HELP };
 /* A dump is short-lived and reads much DWARF at once: its heap grows in huge pages
  * (xalloc_short_lived). 32 MiB is of address space; only what is used is backed. */
 #define DUMP_HEAP_BYTES (32u << 20)
+/* the largest -n N (0 asks for every frame the stack copy holds) */
+#define DUMP_MAX_FRAMES_ARG 10000000
 
 static const struct opt_spec dump_opts[] = {
     {"pid", 'p', "PID", "the process", 0},
     {"sysroot", OPT_SYSROOT, "DIR", "look for debug files under DIR/usr/lib/debug", 0},
     {"symfs", OPT_SYMFS, "DIR", "look for unstripped copies of modules under DIR first", 0},
     {"max-frames", 'n', "N",
-     "show at most N frames a thread (default 1024; 0: 4000); a\n"
-     "longer stack ends in a [truncated] frame",
+     "show at most N frames a thread (default 1024; 0: all, as\n"
+     "far as the stack copy goes); a longer stack ends in a\n"
+     "[truncated] frame",
      0},
     {"show-art-frames", OPT_ART_FRAMES, NULL,
      "keep the Android runtime's own frames between Java frames", 0},
@@ -78,6 +81,8 @@ static void print_thread(struct profile *p, struct resolver *r, struct dump_thre
 	const char *note;
 
 	printf("TID %d \"%s\" (%c)\n", dt->tid, dt->name, dt->state);
+	if (dt->wait[0])
+		printf("    %s\n", dt->wait);
 	if (dt->taken && dump_frames(p, r, dt, print_frame, &sb))
 		log_warn(0, "thread %d: stack cut at %d frames (--max-frames N shows more, 0 all)",
 			 dt->tid, max_frames);
@@ -122,12 +127,12 @@ static int dump_run(int argc, char **argv)
 			break;
 		case 'n':
 			v = strtol(optarg, &end, 10);
-			if (*end || !*optarg || v < 0 || v > UNWIND_MAX_FRAMES) {
-				log_err(0, "--max-frames wants 0 to %d frames (0: %d), not '%s'",
-					UNWIND_MAX_FRAMES, UNWIND_MAX_FRAMES, optarg);
+			if (*end || !*optarg || v < 0 || v > DUMP_MAX_FRAMES_ARG) {
+				log_err(0, "--max-frames wants 0 (all) to %d frames, not '%s'",
+					DUMP_MAX_FRAMES_ARG, optarg);
 				return PERCH_EXIT_USAGE;
 			}
-			max_frames = v ? (int)v : UNWIND_MAX_FRAMES;
+			max_frames = (int)v;
 			break;
 		case OPT_SYSROOT:
 			sysroot = optarg;
@@ -168,7 +173,7 @@ static int dump_run(int argc, char **argv)
 	task = tracee_proc_task(&t, t.procs[0]);
 	dts = dump_threads(&t, 0, pre, nr_pre, &nr);
 	dump_release(pre, 0);
-	dump_collect(&t, arch, dts, nr);
+	dump_collect(&t, arch, &dts, &nr, DUMP_NEW_THREADS);
 	tracee_detach_all(&t, 2000);
 
 	p = profile_new();

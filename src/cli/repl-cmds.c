@@ -431,7 +431,7 @@ static int dump_job(struct session *s, void *arg)
 	d = dump_threads(&s->t, q->only, NULL, 0, &nr);
 	if (!d)
 		return log_err(PERCH_EXIT_USAGE, "%d is not a thread of %d", q->only, s->pid);
-	dump_collect(&s->t, arch, d, nr);
+	dump_collect(&s->t, arch, &d, &nr, q->only ? 0 : DUMP_NEW_THREADS);
 	dump_resume(&s->t);
 	session_target_gone(s);
 	p = profile_new();
@@ -449,9 +449,13 @@ static int dump_job(struct session *s, void *arg)
 		repl_field_str(r, "name", d[i].name);
 		repl_field_str(r, "state", (char[]){d[i].state, 0});
 		repl_printf(r, "TID %d \"%s\" (%c)\n", d[i].tid, d[i].name, d[i].state);
+		if (d[i].wait[0])
+			repl_printf(r, "    %s\n", d[i].wait);
 		repl_array_begin(r, "frames");
 		cut = d[i].taken && dump_frames(p, res, &d[i], dump_frame, r);
 		repl_array_end(r);
+		if (d[i].wait[0])
+			repl_field_str(r, "wait", d[i].wait);
 		if (cut)
 			repl_field_int(r, "truncated", 1);
 		text = dump_note(&d[i], &note);

@@ -275,7 +275,7 @@ static void add_method_line(struct strbuf *sb, const struct art *a, uint32_t idx
 		strbuf_addch(sb, '\t');
 		if (m->frameless) {
 			char *label = mod && *mod
-					  ? xasprintf("%s+0x%" PRIx64, path_base(mod), m->addr)
+					  ? xasprintf("[%s+0x%" PRIx64 "]", path_base(mod), m->addr)
 					  : xasprintf("0x%" PRIx64, m->addr);
 
 			add_clean(sb, label, SIZE_MAX, "[unknown]");

@@ -22,7 +22,7 @@ struct item {
 	uint32_t file, line, module;
 	uint32_t loc;
 	uint8_t kind;
-	uint8_t frameless; /* a location without frames, named "module+0xaddr" */
+	uint8_t frameless; /* a location without frames, named "[module+0xaddr]" */
 	uint8_t tailcall;  /* a tail-call frame: "_[t]" after the name, as in folded output */
 };
 
@@ -68,7 +68,8 @@ static void add_item_name(struct strbuf *sb, const struct profile *p, const stru
 	}
 	l = profile_location(p, it->loc);
 	if (l && l->module)
-		name = xasprintf("%s+0x%" PRIx64, path_base(profile_str(p, l->module)), l->addr);
+		name =
+		    xasprintf("[%s+0x%" PRIx64 "]", path_base(profile_str(p, l->module)), l->addr);
 	else if (l && it->kind != PROFILE_FRAME_PSEUDO)
 		name = xasprintf("0x%" PRIx64, l->addr);
 	else

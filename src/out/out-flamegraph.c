@@ -119,7 +119,7 @@ static void add_count(uint32_t thread, uint32_t stack, uint64_t count, void *arg
 			char *name;
 
 			if (l && l->module)
-				name = xasprintf("%s+0x%" PRIx64,
+				name = xasprintf("[%s+0x%" PRIx64 "]",
 						 path_base(profile_str(p, l->module)), l->addr);
 			else
 				name = xasprintf("0x%" PRIx64, l ? l->addr : 0);

@@ -86,8 +86,9 @@ static void add_location(struct folded *fo, uint32_t loc_id)
 		const char *mod = loc ? profile_str(fo->p, loc->module) : NULL;
 
 		if (mod && *mod) {
+			strbuf_addch(&fo->sb, '[');
 			add_clean(&fo->sb, path_base(mod), 0);
-			strbuf_addf(&fo->sb, "+0x%" PRIx64, loc->addr);
+			strbuf_addf(&fo->sb, "+0x%" PRIx64 "]", loc->addr);
 		} else if (loc) {
 			strbuf_addf(&fo->sb, "0x%" PRIx64, loc->addr);
 		} else {

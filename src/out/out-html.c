@@ -82,7 +82,7 @@ struct html_func {
 	uint32_t module; /* profile string id */
 	uint8_t kind;
 	int8_t wait; /* HTML_W_*: the wait a stack ending in it means */
-	char *label; /* "libfoo.so+0x1a2b" for a nameless frame */
+	char *label; /* "[libfoo.so+0x1a2b]" for a nameless frame */
 };
 
 struct html_col {
@@ -215,7 +215,7 @@ static uint32_t func_of(struct html *h, uint32_t loc, const struct profile_frame
 
 		if (l && l->module)
 			h->funcs[h->nr_funcs].label = xasprintf(
-			    "%s+0x%" PRIx64, path_base(profile_str(p, l->module)), l->addr);
+			    "[%s+0x%" PRIx64 "]", path_base(profile_str(p, l->module)), l->addr);
 		else
 			h->funcs[h->nr_funcs].label = xasprintf("0x%" PRIx64, l ? l->addr : 0);
 		if (l)

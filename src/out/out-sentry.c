@@ -502,7 +502,7 @@ static void add_frames(struct sentry *c, struct strbuf *sb, uint32_t loc)
 			sep = ", ";
 		} else if (!img) { /* with an image, Sentry can symbolicate the address */
 			if (l && l->module)
-				label = xasprintf("%s+0x%" PRIx64, path_base(mpath), l->addr);
+				label = xasprintf("[%s+0x%" PRIx64 "]", path_base(mpath), l->addr);
 			else if (l && kind != PROFILE_FRAME_PSEUDO)
 				label = xasprintf("0x%" PRIx64, l->addr);
 			add_kv(sb, "", "function", label ? label : "[unknown]");

@@ -75,7 +75,7 @@ static uint32_t frame_index(struct ss *s, uint32_t fid)
 	return s->frame_idx[fid];
 }
 
-/* A location without frames is shown as "libfoo.so+0x1a2b" (or "0x..." without a module). */
+/* A location without frames is shown as "[libfoo.so+0x1a2b]" (or "0x..." without a module). */
 static uint32_t location_index(struct ss *s, uint32_t loc)
 {
 	const struct profile_location *l = profile_location(s->p, loc);
@@ -84,7 +84,8 @@ static uint32_t location_index(struct ss *s, uint32_t loc)
 	if (s->loc_idx[loc] != UINT32_MAX)
 		return s->loc_idx[loc];
 	if (l && l->module)
-		name = xasprintf("%s+0x%" PRIx64, path_base(profile_str(s->p, l->module)), l->addr);
+		name = xasprintf("[%s+0x%" PRIx64 "]", path_base(profile_str(s->p, l->module)),
+				 l->addr);
 	else
 		name = xasprintf("0x%" PRIx64, l ? l->addr : 0);
 	s->loc_idx[loc] = add_frame_json(s, name, NULL, NULL, 0);

@@ -117,9 +117,13 @@ static const uint32_t *loc_labels(struct text *t, uint32_t loc, size_t *n)
 			const char *mod = l ? profile_str(t->p, l->module) : NULL;
 			struct strbuf sb = STRBUF_INIT;
 
-			if (mod && *mod)
+			if (mod && *mod) {
+				strbuf_addch(&sb, '[');
 				add_clean(&sb, path_base(mod));
-			strbuf_addf(&sb, "%s0x%" PRIx64, sb.len ? "+" : "", l ? l->addr : 0);
+				strbuf_addf(&sb, "+0x%" PRIx64 "]", l ? l->addr : 0);
+			} else {
+				strbuf_addf(&sb, "0x%" PRIx64, l ? l->addr : 0);
+			}
 			t->loc_l[t->nr_loc_l++] = label_id(t, strbuf_detach(&sb, NULL));
 		}
 		for (i = nf; i-- > 0;) {

@@ -2,6 +2,7 @@
  * line, name the call with a per-arch table (data, keyed by e_machine), classify, make a frame. */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,51 @@ int waitreason_unrestart(unsigned int e_machine, char *text, size_t len, long nr
 	memmove(text + n, text + digits, rest + 1);
 	memcpy(text, num, n);
 	return 1;
+}
+
+long waitreason_site_call(unsigned int e_machine, const uint8_t *code, size_t len)
+{
+	const struct perch_arch *a = perch_arch_by_machine(e_machine);
+
+	return a && a->syscall_at ? a->syscall_at(code, len) : -1;
+}
+
+/* The PERCH_SYSCALL_SITE_BYTES before @pc in process @pid (its memory file: perch traces it, or
+ * may read it as its owner). 0 or -errno. */
+static int read_site(pid_t pid, uint64_t pc, uint8_t *code)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	if (pc < PERCH_SYSCALL_SITE_BYTES)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, code, PERCH_SYSCALL_SITE_BYTES, (off_t)(pc - PERCH_SYSCALL_SITE_BYTES));
+	close(fd);
+	return n == PERCH_SYSCALL_SITE_BYTES ? 0 : -EIO;
+}
+
+long waitreason_restarted_call(unsigned int e_machine, pid_t pid, const char *text, uint64_t *sp,
+			       uint64_t *pc)
+{
+	struct waitreason_syscall sc;
+	uint8_t code[PERCH_SYSCALL_SITE_BYTES];
+	long nr;
+
+	if (!text || waitreason_syscall_parse(text, &sc) < 0 || sc.what != WAITREASON_SC_SYSCALL ||
+	    !waitreason_is_restart(e_machine, sc.nr) || read_site(pid, sc.pc, code) < 0)
+		return -1;
+	nr = waitreason_site_call(e_machine, code, sizeof(code));
+	if (nr < 0 || waitreason_is_restart(e_machine, nr) ||
+	    !waitreason_syscall_name(e_machine, nr))
+		return -1;
+	*sp = sc.sp;
+	*pc = sc.pc;
+	return nr;
 }
 
 /* " 0x" and 1..16 hex digits: one argument, sp or pc. 0 or -EINVAL. */
@@ -357,6 +403,8 @@ int waitreason_read(pid_t pid, pid_t tid, unsigned int e_machine, struct waitrea
 {
 	struct proc_stat st;
 	char path[96], *sc, *wchan;
+	uint64_t sp, pc;
+	long restarted;
 	int ret;
 
 	ret = proc_stat_read(pid, tid, &st);
@@ -364,6 +412,13 @@ int waitreason_read(pid_t pid, pid_t tid, unsigned int e_machine, struct waitrea
 		return ret;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
 	sc = proc_read_file(path, NULL);
+	restarted = waitreason_restarted_call(e_machine, pid, sc, &sp, &pc);
+	if (restarted >= 0) { /* room for the longer number it is replaced with */
+		size_t len = strlen(sc) + 24;
+
+		sc = xrealloc(sc, len);
+		waitreason_unrestart(e_machine, sc, len, restarted, sp, pc);
+	}
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", (int)pid, (int)tid);
 	wchan = proc_read_file(path, NULL);
 	waitreason_classify(e_machine, st.state, sc, wchan, waitreason_fd_path_proc, &pid, out);

@@ -232,7 +232,7 @@ static uint32_t copy_location(const struct profile *src, uint32_t loc, struct pr
 			if (symbolizer_func_start(rs->sym, report_symfs_elf(rs, src, module),
 						  l->addr, NULL, &start) < 0)
 				start = l->addr;
-			snprintf(name, sizeof(name), "%s+0x%llx", path_base(module),
+			snprintf(name, sizeof(name), "[%s+0x%llx]", path_base(module),
 				 (unsigned long long)start);
 		}
 		pf[i].name = profile_intern_str(dst, sf[i].func ? sf[i].func : name);

@@ -384,6 +384,22 @@ static void idle_at(struct tracee *t, struct tracee_thread *th, struct sthread *
 
 /* cpu mode with task clocks: a runnable thread goes to the interrupt pass, where
  * sampler_cpu_visit() sees whether it was on a CPU (for 1 + @missed ticks). */
+/* A thread found in restart_syscall that no stop of this run broke off (an earlier run or
+ * another tracer did): its call site tells which call it goes on with, kept as if this run had
+ * broken it off, so that it reads as that call from now on. */
+static void note_restarted_call(struct tracee_thread *th, const struct perch_arch *arch,
+				const char *text)
+{
+	uint64_t sp, pc;
+	long nr = waitreason_restarted_call(arch->e_machine, th->tid, text, &sp, &pc);
+
+	if (nr < 0)
+		return;
+	th->broken_call = (uint32_t)nr + 1;
+	th->broken_sp = sp;
+	th->broken_pc = pc;
+}
+
 static int cpu_candidate(struct sthread *s, uint64_t missed)
 {
 	s->tick_weight = 1 + (uint32_t)missed;
@@ -470,6 +486,8 @@ int sampler_tick_thread(struct tracee *t, const struct perch_arch *arch, struct 
 	s->has_syscall = s->state && s->state != 'R' &&
 			 sampler_read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall,
 						sizeof(s->syscall)) > 0;
+	if (s->has_syscall && !th->broken_call)
+		note_restarted_call(th, sampler_arch_of(th, arch), s->syscall);
 	if (s->has_syscall && th->broken_call)
 		waitreason_unrestart(sampler_arch_of(th, arch)->e_machine, s->syscall,
 				     sizeof(s->syscall), (long)th->broken_call - 1, th->broken_sp,

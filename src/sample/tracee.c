@@ -573,6 +573,34 @@ int tracee_interrupt(struct tracee *t, struct tracee_thread *th, uint64_t now_ns
 	return 0;
 }
 
+int tracee_interrupt_persist(struct tracee *t, struct tracee_thread *th, uint64_t now_ns)
+{
+	int ret = 0;
+
+	if (th->state == TRACEE_STOPPED)
+		return -EINVAL;
+	if (th->state != TRACEE_INTERRUPTING)
+		ret = tracee_interrupt(t, th, now_ns);
+	if (ret == 0)
+		th->persist = 1;
+	return ret;
+}
+
+void tracee_interrupt_cancel(struct tracee_thread *th)
+{
+	th->persist = 0;
+}
+
+/* After a stop that cancelled @th's persistent interrupt was restarted: ask again (the thread
+ * runs, or already sits in its next stop, where the request waits for the one after). */
+static void interrupt_again(struct tracee *t, struct tracee_thread *th)
+{
+	if (th->state != TRACEE_RUNNING || th->detaching)
+		return;
+	if (tracee_interrupt(t, th, th->interrupt_ns) < 0)
+		th->persist = 0;
+}
+
 int tracee_resume(struct tracee *t, struct tracee_thread *th)
 {
 	int listen;
@@ -725,7 +753,8 @@ static int on_event_stop(struct tracee *t, struct tracee_thread *th, int sig,
 	}
 	if (th->new_stop_pending) {
 		th->new_stop_pending = 0;
-		if (!is_stop_signal(sig)) {
+		/* (an interrupt sent before the first stop merged with it: that stop is ours) */
+		if (!is_stop_signal(sig) && th->state != TRACEE_INTERRUPTING) {
 			restart(t, th, 0);
 			return 0;
 		}
@@ -737,6 +766,7 @@ static int on_event_stop(struct tracee *t, struct tracee_thread *th, int sig,
 		set_group_stop(t, th, 1);
 		if (th->state == TRACEE_INTERRUPTING) {
 			th->state = TRACEE_STOPPED; /* tracee_resume() listens again */
+			th->persist = 0;
 			ev->kind = TRACEE_EV_STOPPED;
 			ev->thread = th;
 			ev->proc = th->proc;
@@ -751,6 +781,7 @@ static int on_event_stop(struct tracee *t, struct tracee_thread *th, int sig,
 	set_group_stop(t, th, 0);
 	if (th->state == TRACEE_INTERRUPTING) {
 		th->state = TRACEE_STOPPED;
+		th->persist = 0;
 		ev->kind = TRACEE_EV_STOPPED;
 		ev->thread = th;
 		ev->proc = th->proc;
@@ -761,18 +792,11 @@ static int on_event_stop(struct tracee *t, struct tracee_thread *th, int sig,
 	return 0;
 }
 
-/* A ptrace-stop of a known thread. Returns 1 when @ev was filled. */
-static int handle_stop(struct tracee *t, struct tracee_thread *th, int status,
-		       struct tracee_event *ev)
+/* A ptrace-stop of a known thread other than a PTRACE_EVENT_STOP. Returns 1 when @ev was
+ * filled. */
+static int handle_other_stop(struct tracee *t, struct tracee_thread *th, int sig, int event,
+			     struct tracee_event *ev)
 {
-	int sig = WSTOPSIG(status), event = status >> 16;
-
-	/* Any ptrace-stop clears a pending PTRACE_INTERRUPT (kernel/signal.c ptrace_stop():
-	 * "Any trap clears pending STOP trap"): after a signal-delivery or clone/exec event stop
-	 * no interrupt-stop will follow, so the thread is no longer being interrupted. */
-	if (event != PTRACE_EVENT_STOP && th->state == TRACEE_INTERRUPTING)
-		th->state = TRACEE_RUNNING;
-
 	switch (event) {
 	case PTRACE_EVENT_CLONE:
 	case PTRACE_EVENT_FORK:
@@ -780,8 +804,6 @@ static int handle_stop(struct tracee *t, struct tracee_thread *th, int status,
 		return on_clone(t, th, event, ev);
 	case PTRACE_EVENT_EXEC:
 		return on_exec(t, th, ev);
-	case PTRACE_EVENT_STOP:
-		return on_event_stop(t, th, sig, ev);
 	case PTRACE_EVENT_EXIT:
 		/* the caller reads what it needs of a process's last thread (its maps: a sample
 		 * of a short-lived child is often named after the child is gone) */
@@ -808,6 +830,28 @@ static int handle_stop(struct tracee *t, struct tracee_thread *th, int status,
 		restart(t, th, 0);
 		return 0;
 	}
+}
+
+/* A ptrace-stop of a known thread. Returns 1 when @ev was filled. */
+static int handle_stop(struct tracee *t, struct tracee_thread *th, int status,
+		       struct tracee_event *ev)
+{
+	int sig = WSTOPSIG(status), event = status >> 16, again, ret;
+
+	if (event == PTRACE_EVENT_STOP)
+		return on_event_stop(t, th, sig, ev);
+	/* Any ptrace-stop clears a pending PTRACE_INTERRUPT (kernel/signal.c ptrace_stop():
+	 * "Any trap clears pending STOP trap"): after a signal-delivery or clone/exec event stop
+	 * no interrupt-stop will follow, so the thread is no longer being interrupted, unless
+	 * the request persists: then it is made again once the stop is restarted. */
+	again = th->state == TRACEE_INTERRUPTING && th->persist && !th->detaching &&
+		event != PTRACE_EVENT_EXIT;
+	if (th->state == TRACEE_INTERRUPTING)
+		th->state = TRACEE_RUNNING;
+	ret = handle_other_stop(t, th, sig, event, ev);
+	if (again)
+		interrupt_again(t, th);
+	return ret;
 }
 
 /* The exec of a thread whose process's main thread perch does not trace (it had exited): the

@@ -22,9 +22,12 @@
 #include "perch/unwind/tailcall.h"
 #include "perch/unwind/unwind.h"
 
-/* Locations of one stack: the unwound frames, a Java frame after each interpreter frame, and
- * tail-call frames between them. */
-#define RESOLVE_MAX_LOCS (4 * UNWIND_MAX_FRAMES)
+/* Locations of one stack of @frames unwound frames: a Java frame after each interpreter frame,
+ * and tail-call frames between them. */
+#define RESOLVE_MAX_LOCS(frames) (4 * (frames))
+/* resolver_set_max_frames(r, 0): as many frames as the stack copy can hold, each return
+ * address taking at least one word of it */
+#define RESOLVE_WORD 8
 
 struct resolver {
 	pid_t pid;
@@ -34,23 +37,27 @@ struct resolver {
 	struct modules *ms;
 	struct unwinder *u;
 	struct resolve_stats st;
-	/* pcs and locations with room for a Java frame after each interpreter frame, and for
-	 * a pseudo-frame at each end ("[truncated]", resolver_add_leaf()) */
-	uint64_t pcs[2 * UNWIND_MAX_FRAMES];
-	uint8_t is_dex[2 * UNWIND_MAX_FRAMES]; /* pcs[i] is a dex pc (an interpreted frame) */
-	uint8_t exact[2 * UNWIND_MAX_FRAMES];  /* pcs[i] is no return address: named as is */
-	uint32_t locs[RESOLVE_MAX_LOCS + 2];
+	/* pcs and locations for stacks of up to @cap frames (grown by frames_room()), with room
+	 * for a Java frame after each interpreter frame, and for a pseudo-frame at each end
+	 * ("[truncated]", resolver_add_leaf()) */
+	int cap, max_locs; /* max_locs: RESOLVE_MAX_LOCS(cap) */
+	uint64_t *pcs;	   /* 2 * cap */
+	uint8_t *is_dex;   /* 2 * cap: pcs[i] is a dex pc (an interpreted frame) */
+	uint8_t *exact;	   /* 2 * cap: pcs[i] is no return address: named as is */
+	uint32_t *locs;	   /* max_locs + 2 */
 	/* the last stack with its tail-call frames (tailcall.h) and, when cut at the frame
-	 * limit, its "[truncated]" frame: locations and their pcs */
-	uint32_t out_locs[RESOLVE_MAX_LOCS + 1];
-	uint64_t out_pcs[RESOLVE_MAX_LOCS + 1];
+	 * limit, its "[truncated]" frame: locations and their pcs (max_locs + 1) */
+	uint32_t *out_locs;
+	uint64_t *out_pcs;
 	int nr_out;
+	struct unwind_result last_res; /* how the last unwind ended */
+	int last_at_root;
 	struct tailcall *tc;
-	unsigned int tc_generation; /* of r->ms when the tail-call cache was last valid */
-	uint8_t art_kind[2 * UNWIND_MAX_FRAMES]; /* art.h ART_FRAME_* of each location */
-	uint8_t art_hide[2 * UNWIND_MAX_FRAMES];
+	unsigned int tc_generation;	 /* of r->ms when the tail-call cache was last valid */
+	uint8_t *art_kind;		 /* 2 * cap: art.h ART_FRAME_* of each location */
+	uint8_t *art_hide;		 /* 2 * cap */
 	int show_art_frames;		 /* keep ART's runtime frames between Java frames */
-	int max_frames;			 /* resolver_set_max_frames() */
+	int max_frames;			 /* resolver_set_max_frames(); 0: no limit */
 	uint32_t truncated_loc;		 /* location + 1 of the "[truncated]" pseudo-frame */
 	struct art_proc *art;		 /* ART's JIT and dex lists (and GDB JIT interfaces) */
 	uint32_t jit_module, dex_module; /* string id + 1 of "[jit]", "[dex]" */
@@ -124,6 +131,8 @@ static int tail_locate(void *arg, uint64_t addr, const struct elffile **ef, uint
 	return 0;
 }
 
+static void frames_room(struct resolver *r, int frames);
+
 struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,
 			      struct symbolizer *sym)
 {
@@ -144,12 +153,43 @@ struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct p
 	unwinder_set_jit(r->u, jit_cfi, r);
 	r->tc = tailcall_new(sym, tail_locate, r);
 	r->max_frames = UNWIND_DEFAULT_FRAMES;
+	frames_room(r, UNWIND_DEFAULT_FRAMES);
 	return r;
 }
 
 void resolver_set_max_frames(struct resolver *r, int max)
 {
-	r->max_frames = max < 1 ? 1 : max > UNWIND_MAX_FRAMES ? UNWIND_MAX_FRAMES : max;
+	r->max_frames = max < 0 ? 1 : max;
+}
+
+/* Room for stacks of @frames unwound frames. */
+static void frames_room(struct resolver *r, int frames)
+{
+	size_t n2;
+
+	if (frames <= r->cap)
+		return;
+	r->cap = frames;
+	r->max_locs = RESOLVE_MAX_LOCS(frames);
+	n2 = 2 * (size_t)frames;
+	r->pcs = xrealloc(r->pcs, n2 * sizeof(*r->pcs));
+	r->is_dex = xrealloc(r->is_dex, n2);
+	r->exact = xrealloc(r->exact, n2);
+	r->art_kind = xrealloc(r->art_kind, n2);
+	r->art_hide = xrealloc(r->art_hide, n2);
+	r->locs = xrealloc(r->locs, ((size_t)r->max_locs + 2) * sizeof(*r->locs));
+	r->out_locs = xrealloc(r->out_locs, ((size_t)r->max_locs + 1) * sizeof(*r->out_locs));
+	r->out_pcs = xrealloc(r->out_pcs, ((size_t)r->max_locs + 1) * sizeof(*r->out_pcs));
+}
+
+/* The frame limit for @snap: the one set, or what its stack copy can hold. */
+static int frame_limit(const struct resolver *r, const struct unwind_snapshot *snap)
+{
+	size_t words = snap->stack_len / RESOLVE_WORD + 2;
+
+	if (r->max_frames)
+		return r->max_frames;
+	return words > (size_t)INT32_MAX / 8 ? INT32_MAX / 8 : (int)words;
 }
 
 void resolver_free(struct resolver *r)
@@ -161,6 +201,14 @@ void resolver_free(struct resolver *r)
 	art_proc_free(r->art);
 	perfmap_free(r->perfmap);
 	modules_free(r->ms);
+	free(r->pcs);
+	free(r->is_dex);
+	free(r->exact);
+	free(r->art_kind);
+	free(r->art_hide);
+	free(r->locs);
+	free(r->out_locs);
+	free(r->out_pcs);
 	u64map_release(&r->seen_unwind);
 	u64map_release(&r->seen_sym);
 	free(r);
@@ -201,6 +249,12 @@ const uint64_t *resolver_last_loc_pcs(const struct resolver *r, int *n)
 {
 	*n = r->nr_out;
 	return r->out_pcs;
+}
+
+const struct unwind_result *resolver_last_result(const struct resolver *r, int *at_root)
+{
+	*at_root = r->last_at_root;
+	return &r->last_res;
 }
 
 int resolve_is_root_name(const char *name)
@@ -357,9 +411,9 @@ static uint32_t perfmap_location(struct resolver *r, const struct modules_map *m
 }
 
 /* The name of a frame in @mm's module at ELF vaddr @addr that no symbol names:
- * "libfoo.so+0x1a20" with the offset of its function's start (symbolizer_func_start()), so
- * that a stripped function is one frame, not one per pc; the pc's own offset when nothing
- * bounds the function. */
+ * "[libfoo.so+0x1a20]" (bracketed, so that it cannot be read as a symbol plus an offset) with the
+ * offset of its function's start (symbolizer_func_start()), so that a stripped function is one
+ * frame, not one per pc; the pc's own offset when nothing bounds the function. */
 static void unknown_name(struct resolver *r, const struct modules_map *mm, const struct elffile *ef,
 			 uint64_t addr, char *buf, size_t size)
 {
@@ -367,7 +421,7 @@ static void unknown_name(struct resolver *r, const struct modules_map *mm, const
 
 	if (symbolizer_func_start(r->sym, ef, addr, modules_cfi(r->ms, mm), &start) < 0)
 		start = addr;
-	snprintf(buf, size, "%s+0x%llx", base_name(mm->mod->path), (unsigned long long)start);
+	snprintf(buf, size, "[%s+0x%llx]", base_name(mm->mod->path), (unsigned long long)start);
 }
 
 /* The profile location for one pc (@lookup is already pc - 1 for return addresses); with
@@ -437,7 +491,7 @@ static uint32_t locate(struct resolver *r, uint64_t lookup, int tail)
 		if (ef)
 			unknown_name(r, mm, ef, addr, name, sizeof(name));
 		else if (mm && mm->name[0])
-			snprintf(name, sizeof(name), "%s+0x%llx", base_name(mm->name),
+			snprintf(name, sizeof(name), "[%s+0x%llx]", base_name(mm->name),
 				 (unsigned long long)(lookup - mm->start + mm->offset));
 		else
 			snprintf(name, sizeof(name), "0x%llx", (unsigned long long)lookup);
@@ -469,8 +523,8 @@ static void add_tail_calls(struct resolver *r, int n)
 
 		r->out_locs[k] = r->locs[i];
 		r->out_pcs[k++] = r->pcs[i];
-		if (i + 1 < n && !dex && RESOLVE_MAX_LOCS - k > n - i) {
-			int room = RESOLVE_MAX_LOCS - k - (n - i);
+		if (i + 1 < n && !dex && r->max_locs - k > n - i) {
+			int room = r->max_locs - k - (n - i);
 
 			nt = tailcall_frames(r->tc, r->pcs[i + 1],
 					     r->exact[i] ? r->pcs[i] : r->pcs[i] - 1, f,
@@ -512,8 +566,8 @@ uint32_t resolver_add_leaf(struct resolver *r, uint32_t stack, const char *text)
 	size_t n;
 	const uint32_t *locs = profile_stack(r->p, stack, &n);
 
-	if (n > RESOLVE_MAX_LOCS)
-		n = RESOLVE_MAX_LOCS;
+	if (n > (size_t)r->max_locs)
+		n = (size_t)r->max_locs;
 	memmove(r->locs + 1, locs, n * sizeof(r->locs[0]));
 	r->locs[0] = pseudo_location(r, text);
 	return profile_intern_stack(r->p, r->locs, n + 1);
@@ -560,7 +614,7 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	struct unwind_result res;
 	unsigned long long reloads0;
 	uint64_t t0, java_ns;
-	int n, loaded = 0, at_root;
+	int n, loaded = 0, at_root, max;
 
 	r->snap_ns = snap->time_ns;
 	/* the JIT and dex lists: found once, re-read at most once per batch when they changed */
@@ -568,7 +622,9 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	art_proc_update(r->art, snap->time_ns);
 	reloads0 = r->ms->reloads;
 	t0 = monotime_ns();
-	n = unwinder_unwind(r->u, snap, r->pcs, r->max_frames, &res);
+	max = frame_limit(r, snap);
+	frames_room(r, max);
+	n = unwinder_unwind(r->u, snap, r->pcs, max, &res);
 	memcpy(r->exact, unwinder_exact_pcs(r->u), (size_t)(n > 0 ? n : 0));
 	/* a frame in a module not unwound through before: its table was built in this call */
 	for (int i = 0; i < n; i++) {
@@ -603,6 +659,8 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	/* the unwinder saw the outermost frame, or it has a root's name (a walk that ended
 	 * otherwise, e.g. on frame pointers, at _start or clone) */
 	at_root = n && ((res.flags & UNWIND_AT_ROOT) || ends_at_root(r, r->locs[n - 1]));
+	r->last_res = res;
+	r->last_at_root = at_root;
 	if (at_root)
 		r->st.to_root++;
 	else if (res.flags & UNWIND_STOPPED_EARLY)

@@ -1006,6 +1006,97 @@ static int fallback_step(struct unwinder *u, struct walk *w, struct perch_regs *
 	return 1;
 }
 
+/* ---- Go's stack switches ----
+ * Go runs C code (cgo) and its own runtime on the thread's system stack (g0) and goroutines on
+ * stacks of their own; the switches between them are in assembly whose CFI cannot say where
+ * the other stack is. Go's traceback (runtime/traceback.go) and gdb follow them from the
+ * runtime's structures; perch does the same for the two places a stack of a cgo program
+ * crosses, tried only where the ordinary step failed. */
+
+/* C code called through runtime.asmcgocall returns to it on the system stack, where it saved
+ * the goroutine's g and how deep the goroutine's stack was (arch.h go_cgo_return): the
+ * caller is asmcgocall's caller on the goroutine's stack (runtime.cgocall), whose return
+ * address is the word at the goroutine's SP. rbp is callee-saved: the C code kept Go's. */
+static int go_cgo_step(struct unwinder *u, const struct perch_regs *r, struct perch_regs *next)
+{
+	const struct perch_arch *a = u->arch;
+	uint64_t pc = perch_regs_pc(a, r), sp = perch_regs_sp(a, r), g = 0, hi = 0, depth = 0;
+	uint64_t ra = 0;
+	uint8_t code[16];
+	int g_off, hi_off, depth_off;
+
+	if (!a->go_cgo_return || mem_read(u, pc, code, sizeof(code)) < 0 ||
+	    a->go_cgo_return(code, sizeof(code), &g_off, &hi_off, &depth_off) < 0 ||
+	    mem_read(u, sp + (uint64_t)g_off, &g, 8) < 0 ||
+	    mem_read(u, sp + (uint64_t)depth_off, &depth, 8) < 0 ||
+	    mem_read(u, g + (uint64_t)hi_off, &hi, 8) < 0 || depth > hi ||
+	    mem_read(u, hi - depth, &ra, 8) < 0 || !is_code(u, ra))
+		return -1;
+	*next = *r;
+	next->r[a->dw_pc] = ra;
+	next->r[a->dw_sp] = hi - depth + 8;
+	return 0;
+}
+
+/* A return address at the very first byte of a function: Go's scheduler saves such a pc for a
+ * goroutine that switched to the system stack (gobuf.pc = runtime.systemstack_switch, which
+ * runtime.cgocallback pushes as the return address of the goroutine's frames above a
+ * callback from C). pc - 1 is then in the function before it; the function's own CFI at its
+ * entry steps the frame, as gdb's frameless step does. 1 with @next, else -1. */
+static int entry_step(struct unwinder *u, const struct perch_regs *r, struct perch_regs *next)
+{
+	uint64_t pc = perch_regs_pc(u->arch, r);
+	const struct modules_map *mm = modules_find_fresh(u->ms, pc, u->snap->time_ns);
+	const struct cfi_table *t = mm ? modules_cfi(u->ms, mm) : NULL;
+	unsigned int flags;
+	struct cfi_row row;
+
+	if (!t || cfi_row_find(t, pc - mm->bias, &row) < 0 || row.fde_start != pc - mm->bias ||
+	    own_cfi_step(u, r, 1, next, &flags) != 0 || !is_code(u, perch_regs_pc(u->arch, next)))
+		return -1;
+	return 1;
+}
+
+/* x86_64: a frame stopped at its exact pc in code without CFI (hand-written assembly: glibc's
+ * clone3 just after its system call, in a gap its CFI leaves) whose frame pointer chain gives
+ * nothing: when the word at SP is a return address right after a call, the function pushed
+ * nothing yet and that is its caller, as gdb's frameless step assumes. 3 with @next, or -1. */
+static int leaf_step(struct unwinder *u, const struct perch_regs *r, struct perch_regs *next)
+{
+	const struct perch_arch *a = u->arch;
+	uint64_t sp = perch_regs_sp(a, r), ra = 0, target;
+
+	if (a->e_machine != EM_X86_64 || mem_read(u, sp, &ra, 8) < 0 || !is_code(u, ra) ||
+	    !call_before(u, ra, 8, &target))
+		return -1;
+	*next = *r;
+	next->r[a->dw_pc] = ra;
+	next->r[a->dw_sp] = sp + 8;
+	return 3;
+}
+
+/* After the ordinary step of frame @n - 1 (registers @r, @exact: its pc is not a return
+ * address) failed: a frameless leaf without CFI (3, leaf_step()), or Go's switches. 0 (the stack switched: @next is the caller's frame on the
+ * other stack), 1 (stepped as a function entry: frame @n - 1 is named by its own pc), 2 (a
+ * signal trampoline without CFI, Go's runtime.sigreturn: @next is the interrupted frame, on
+ * the goroutine's or g0's stack where the handler ran on gsignal's), or -1. */
+static int go_step(struct unwinder *u, const struct perch_regs *r, int exact,
+		   struct perch_regs *next)
+{
+	const struct perch_arch *a = u->arch;
+	struct perch_mem mem = {perch_mem_read, u};
+
+	if (exact)
+		return leaf_step(u, r, next);
+	if (a->sigreturn_regs &&
+	    a->sigreturn_regs(&mem, perch_regs_pc(a, r), perch_regs_sp(a, r), next) == 0 &&
+	    is_code(u, perch_regs_pc(a, next)))
+		return 2;
+	if (go_cgo_step(u, r, next) == 0)
+		return 0;
+	return entry_step(u, r, next);
+}
+
 static void frames_prepare(struct unwinder *u, int max)
 {
 	if ((size_t)max > u->frames_cap) {
@@ -1041,8 +1132,9 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 
 	for (;;) {
 		struct perch_regs r, next;
-		uint64_t ip, sp;
-		int ret, in_jit, by_fp = 0, by_unw, sigframe = 0;
+		uint64_t ip = 0, sp = 0;
+		int ret, in_jit, by_fp = 0, by_unw, sigframe = 0, bad = UNWIND_STOP_NONE;
+		int cur_exact = w.cursor_ok ? w.fresh && w.exact : w.exact;
 
 		frame_regs(u, &w, pcs, n, &r, &in_jit);
 		ret = w.cursor_ok && !in_jit
@@ -1064,25 +1156,35 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 				res->flags |= UNWIND_AT_ROOT;
 				break;
 			}
-			if (ret < 0) {
-				res->stop = (enum unwind_stop)(-ret - 1000);
-				break;
-			}
+			if (ret < 0)
+				bad = -ret - 1000;
 			by_fp = ret == 1;
-			sigframe = w.exact; /* the row was a signal frame's ('S') */
+			sigframe = ret >= 0 && w.exact; /* the row was a signal frame's ('S') */
 			ip = perch_regs_pc(a, &next) & ~snap->pac_mask;
 			sp = perch_regs_sp(a, &next);
 			/* equal SP only for the caller of a leaf (link register), never the same
 			 * pc */
-			if (sp < w.prev_sp || (sp == w.prev_sp && ip == pcs[n - 1])) {
-				res->stop = UNWIND_STOP_STACK;
-				break;
-			}
+			if (!bad && (sp < w.prev_sp || (sp == w.prev_sp && ip == pcs[n - 1])))
+				bad = UNWIND_STOP_STACK;
 		}
 		/* a return address outside executable code is garbage (a frame pointer chain
 		 * through code that does not keep one), not a frame */
-		if (!is_code(u, ip)) {
-			res->stop = UNWIND_STOP_NOT_CODE;
+		if (!bad && !is_code(u, ip))
+			bad = UNWIND_STOP_NOT_CODE;
+		if (bad && (ret = go_step(u, &r, cur_exact, &next)) >= 0) {
+			/* Go's stack switch (or a function entry): perch's CFI steps on */
+			if (ret == 1 || ret == 2)
+				u->exact[n - 1] = 1;
+			by_unw = by_fp = 0;
+			sigframe = ret == 2;
+			w.own_only = 1;
+			w.exact = ret == 2;
+			ip = perch_regs_pc(a, &next);
+			sp = perch_regs_sp(a, &next);
+			bad = UNWIND_STOP_NONE;
+		}
+		if (bad) {
+			res->stop = (enum unwind_stop)bad;
 			break;
 		}
 		if (n == max) {

@@ -302,9 +302,11 @@ END_TEST
 /* The exact layout of the contract:
  *   PID 1234 (comm)
  *   TID 1234 "name" (S)
+ *       [sleep clock_nanosleep]            (why a sleeping thread waits, when known)
  *   #0  0x00007f3a2b4c5d6e clock_nanosleep (libc.so.6)
  *   #1  0x000055d0c3a01234 f3 (chain) at chain_f3.c:12 [inlined]
  *   #2  0x00007f3a2b4c5e6f do_futex_wait (libc.so.6) at sem_waitcommon.c:111 (tail call)
+ *       [stopped early: no CFI for libc.so] (how a stack ended short of its root, if it did)
  *   (a blank line between threads) */
 START_TEST(dump_format)
 {
@@ -313,15 +315,17 @@ START_TEST(dump_format)
 	    "^TID [1-9][0-9]* \"[^\"]*\" \\([A-Za-z]\\)$",
 	    "^#[0-9]+  0x[0-9a-f]{16} [^ ].* \\([^()]+\\)( at [^ ]+:[0-9]+)?( \\[inlined\\])?"
 	    "( \\(tail call\\))?$",
+	    "^    \\[(lock|io|sleep|poll|binder|wait other:) .+\\]$",
+	    "^    \\[(stopped early: .+|truncated at [0-9]+ frames)\\]$",
 	};
-	regex_t re[3];
+	regex_t re[5];
 	struct harness_proc *t, *perch;
 	const char *s, *nl;
 	int want_frame = 0, threads = 0, lineno = 0;
 	size_t i;
 	pid_t pid;
 
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 5; i++)
 		H_ASSERT(regcomp(&re[i], patterns[i], REG_EXTENDED | REG_NOSUB) == 0,
 			 "bad pattern %zu", i);
 	t = harness_spawn("target", HARNESS_ARGV(harness_target("dump"), "12"));
@@ -346,6 +350,10 @@ START_TEST(dump_format)
 			ok = want_frame <= 0 && !regexec(&re[1], line, 0, NULL, 0);
 			want_frame = 0;
 			threads++;
+		} else if (!strncmp(line, "    [", 5) && want_frame == 0) {
+			ok = !regexec(&re[3], line, 0, NULL, 0);
+		} else if (!strncmp(line, "    [", 5)) {
+			ok = want_frame > 0 && !regexec(&re[4], line, 0, NULL, 0);
 		} else {
 			ok = want_frame >= 0 && !regexec(&re[2], line, 0, NULL, 0) &&
 			     strtol(line + 1, NULL, 10) == want_frame;
@@ -358,7 +366,7 @@ START_TEST(dump_format)
 	}
 	H_ASSERT(*s == '\0', "perch dump's output does not end with a newline");
 	H_ASSERT(threads == 3, "perch dump printed %d threads, want 3", threads);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 5; i++)
 		regfree(&re[i]);
 }
 END_TEST

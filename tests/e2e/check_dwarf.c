@@ -1,7 +1,7 @@
 /* e2e for debug information and names:
  * - code no symbol names: the stripped target burns CPU in a static function of a copy without
  *   .symtab (strip --strip-all); `nm` on the unstripped link says where that function starts,
- *   and every sample in it must carry that one name, "stripped+0x<start>";
+ *   and every sample in it must carry that one name, "[stripped+0x<start>]";
  * - tail-call frames: the tailcall target (fixtures/elf/tailcall/tail.c, -O2) waits in
  *   sem_wait() at the end of chains of tail calls; `perch dump` must show every frame gdb shows
  *   down to main, in gdb's order, with "(tail call)" exactly on the frames gdb's Python API
@@ -48,7 +48,7 @@ START_TEST(stripped_one_frame)
 	size_t i;
 	pid_t pid;
 
-	want = harness_fmt("stripped+0x%lx", nm_addr("stripped.full", "hot_unnamed"));
+	want = harness_fmt("[stripped+0x%lx]", nm_addr("stripped.full", "hot_unnamed"));
 	t = harness_spawn("target", HARNESS_ARGV(harness_target("stripped"), "4"));
 	pid = harness_proc_wait_ready(t, 5);
 	perch =
@@ -65,7 +65,7 @@ START_TEST(stripped_one_frame)
 		total += l->count;
 		if (!strcmp(leaf, want))
 			in_hot += l->count;
-		else if (!strncmp(leaf, "stripped+0x", 11) &&
+		else if (!strncmp(leaf, "[stripped+0x", 12) &&
 			 (!leaves || !strstr(leaves, harness_fmt(" %s ", leaf)))) {
 			char *n = NULL;
 

@@ -72,7 +72,7 @@ START_TEST(harness_bt_perch)
 		 "#0  0x00007f3a2b4c5d6e clock_nanosleep (libc.so.6)\n"
 		 "#1  0x000055d0c3a01234 f3 (chain) at chain_f3.c:12\n"
 		 "#2  0x000055d0c3a01250 ns::f(int) const (cpp_target) at x.cpp:7 [inlined]\n"
-		 "#3  0x000055d0c3a01250 libfoo.so+0x1a2b (libfoo.so)\n"
+		 "#3  0x000055d0c3a01250 [libfoo.so+0x1a2b] (libfoo.so)\n"
 		 "\n"
 		 "TID 1240 \"w A\" (R)\n"
 		 "#0  0x00007f3a2b4c5d6e spin (chain)\n");
@@ -88,7 +88,7 @@ START_TEST(harness_bt_perch)
 	ck_assert_int_eq(bt.threads[0].frames[1].line, 12);
 	ck_assert_str_eq(bt.threads[0].frames[2].func, "ns::f(int) const");
 	ck_assert_int_eq(bt.threads[0].frames[2].inlined, 1);
-	ck_assert_str_eq(bt.threads[0].frames[3].func, "libfoo.so+0x1a2b");
+	ck_assert_str_eq(bt.threads[0].frames[3].func, "[libfoo.so+0x1a2b]");
 	ck_assert_str_eq(bt.threads[1].name, "w A");
 	ck_assert_ptr_nonnull(harness_bt_find(&bt, 1240));
 	ck_assert_ptr_null(harness_bt_find(&bt, 1));

@@ -226,7 +226,7 @@ static unsigned long report_total(const char *rec, const char *args, struct harn
 }
 
 /* A wait frame is "[...]" ("[lock futex]", "[sleep nanosleep]", "[stopped]"); unnamed code
- * also starts with '[' ("[vdso]+0x7a1": a running thread stopped in the vDSO's unnamed helper)
+ * is bracketed too ("[[vdso]+0x7a1]": a running thread stopped in the vDSO's unnamed helper)
  * and must not count: that made --mode cpu look as if it kept waiting threads (issue 15). */
 static int ends_in_wait(const struct harness_folded_line *l, const void *unused)
 {
@@ -234,7 +234,8 @@ static int ends_in_wait(const struct harness_folded_line *l, const void *unused)
 	size_t n = strlen(leaf);
 
 	(void)unused;
-	return leaf[0] == '[' && n > 1 && leaf[n - 1] == ']' && strcmp(leaf, "[unknown]");
+	return leaf[0] == '[' && n > 1 && leaf[n - 1] == ']' && strcmp(leaf, "[unknown]") &&
+	       !strstr(leaf, "+0x");
 }
 
 START_TEST(report_filters)

@@ -15,7 +15,7 @@
  *
  * Function names are compared after normalizing both sides the same way: a trailing C++
  * parameter list and qualifiers are cut (perf prints none), perch's "_[j]"-style folded markers
- * are dropped, and unnamed code (perf's "[unknown]" in a DSO, perch's "module+0xADDR") is one
+ * are dropped, and unnamed code (perf's "[unknown]" in a DSO, perch's "[module+0xADDR]") is one
  * bucket per module, "[unknown] (module)": Debian's xz, python3 and sqlite3 libraries keep only
  * their exported symbols, so much of their time is unnamed for both tools.
  *
@@ -161,7 +161,11 @@ static void norm_name(const char *in, size_t len, char *out, size_t size)
 		out[n -= 4] = 0;
 	while (n && isspace((unsigned char)out[n - 1]))
 		out[--n] = 0;
-	/* unnamed: "[unknown]", "0x7f...", "libfoo.so+0x1a2b" */
+	/* unnamed: "[unknown]", "0x7f...", perch's "[libfoo.so+0x1a2b]" */
+	if (n > 2 && out[0] == '[' && out[n - 1] == ']' && strstr(out, "+0x")) {
+		memmove(out, out + 1, n - 2);
+		out[n -= 2] = 0;
+	}
 	k = n;
 	while (k && isxdigit((unsigned char)out[k - 1]))
 		k--;

@@ -1099,6 +1099,11 @@ int harness_bt_parse_perch(struct harness_bt *bt, const char *text)
 			}
 		} else if (line[0] == '#' && t) {
 			ok = perch_frame(t, line) == 0;
+		} else if (t && !strncmp(line, "    ", 4) && (line[4] == '[' || line[4] == '(')) {
+			/* the wait reason above the frames, an end marker or a note below */
+			t->notes = xrealloc(t->notes, (t->nr_notes + 1) * sizeof(*t->notes));
+			t->notes[t->nr_notes++] = xstrdup(line + 4);
+			ok = 1;
 		}
 		if (!ok)
 			add_bad(&bt->bad, &bt->nr_bad, line, len, "perch dump");
@@ -1194,6 +1199,9 @@ void harness_bt_release(struct harness_bt *bt)
 			free(t->frames[j].module);
 			free(t->frames[j].file);
 		}
+		for (j = 0; j < t->nr_notes; j++)
+			free(t->notes[j]);
+		free(t->notes);
 		free(t->frames);
 		free(t->name);
 	}

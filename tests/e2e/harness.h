@@ -197,6 +197,10 @@ struct harness_bt_thread {
 	char state; /* perch only */
 	struct harness_bt_frame *frames;
 	size_t nr, alloc;
+	/* perch only: its indented lines, "[sleep clock_nanosleep]" (why it waits, above the
+	 * frames), "[stopped early: ...]", "(no stack: ...)" (below them) */
+	char **notes;
+	size_t nr_notes;
 };
 
 /* perch: "PID 1234 (comm)" followed by the threads, a blank line between them */

@@ -171,8 +171,9 @@ def norm(name):
 
 
 def is_unnamed(name):
-    """perch's way of printing a frame it could not name: 'module+0xoff', '0x...', '??'."""
-    return name is None or norm(name) is None or re.search(r"\+0x[0-9a-f]+$", name) is not None
+    """perch's way of printing a frame it could not name: '[module+0xoff]' (before issue 39
+    'module+0xoff'), '0x...', '??'."""
+    return name is None or norm(name) is None or re.search(r"\+0x[0-9a-f]+\]?$", name) is not None
 
 
 def _split_path(s):

@@ -578,6 +578,64 @@ START_TEST(test_regs_from_kernel)
 }
 END_TEST
 
+/* ---- call sites: the system call a site makes, Go's asmcgocall return ----
+ * The bytes are as the disassemblers read them (objdump -D -b binary -m i386:x86-64,
+ * llvm-mc-14 --disassemble -triple=aarch64): the number is the immediate moved into
+ * eax/rax (x86_64) or x8/w8 (aarch64) before the system-call instruction. */
+struct site_case {
+	const struct perch_arch *a;
+	uint8_t code[16];
+	size_t len;
+	long want; /* -1: the code does not say */
+};
+
+static const struct site_case site_cases[] = {
+    /* glibc's clock_nanosleep: mov $0xe6,%eax; syscall */
+    {&perch_arch_x86_64, {0xb8, 0xe6, 0, 0, 0, 0x0f, 0x05}, 7, 230},
+    /* Go's sigreturn: mov $0xf,%rax; syscall */
+    {&perch_arch_x86_64, {0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05}, 9, 15},
+    /* the number comes from another register: not told */
+    {&perch_arch_x86_64, {0x89, 0xf8, 0x0f, 0x05}, 4, -1},
+    {&perch_arch_x86_64, {0xb8, 0xe6, 0, 0, 0, 0x90}, 6, -1},
+    /* aarch64: mov x8, #0x73; svc #0 */
+    {&perch_arch_aarch64, {0x68, 0x0e, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4}, 8, 115},
+    /* mov w8, #0x65; mov x0, x1; svc #0 */
+    {&perch_arch_aarch64,
+     {0xa8, 0x0c, 0x80, 0x52, 0xe0, 0x03, 0x01, 0xaa, 0x01, 0x00, 0x00, 0xd4},
+     12,
+     101},
+    /* mov x0, x1; svc #0: no number */
+    {&perch_arch_aarch64, {0xe0, 0x03, 0x01, 0xaa, 0x01, 0x00, 0x00, 0xd4}, 8, -1},
+};
+
+START_TEST(test_syscall_at)
+{
+	const struct site_case *c = &site_cases[_i];
+
+	ck_assert_int_eq(c->a->syscall_at(c->code, c->len), c->want);
+}
+END_TEST
+
+/* runtime.asmcgocall after its call of C code, as Go 1.19 builds it (go tool objdump) */
+START_TEST(test_go_cgo_return)
+{
+	static const uint8_t go119[] = {0x48, 0x8b, 0x7c, 0x24, 0x30, 0x48, 0x8b, 0x77,
+					0x08, 0x48, 0x2b, 0x74, 0x24, 0x28, 0x64, 0x48};
+	uint8_t other[sizeof(go119)];
+	int g, hi, depth;
+
+	ck_assert_int_eq(perch_arch_x86_64.go_cgo_return(go119, sizeof(go119), &g, &hi, &depth), 0);
+	ck_assert_int_eq(g, 0x30);
+	ck_assert_int_eq(hi, 8);
+	ck_assert_int_eq(depth, 0x28);
+	memcpy(other, go119, sizeof(other));
+	other[9] = 0x8b; /* mov, not sub: another function */
+	ck_assert_int_eq(perch_arch_x86_64.go_cgo_return(other, sizeof(other), &g, &hi, &depth),
+			 -1);
+	ck_assert_ptr_null(perch_arch_aarch64.go_cgo_return);
+}
+END_TEST
+
 Suite *arch_suite(void)
 {
 	Suite *s = suite_create("arch");
@@ -595,6 +653,8 @@ Suite *arch_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("tables");
+	tcase_add_loop_test(tc, test_syscall_at, 0, (int)ARRAY_SIZE(site_cases));
+	tcase_add_test(tc, test_go_cgo_return);
 	tcase_add_test(tc, test_table_regs);
 	tcase_add_test(tc, test_table_host);
 	suite_add_tcase(s, tc);

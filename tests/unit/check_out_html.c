@@ -33,7 +33,7 @@ static struct profile *build(int keep)
 	l_main = profile_intern_location(p, exe, 0x100, &f, 1);
 	f.name = profile_intern_str(p, "hot");
 	l_hot = profile_intern_location(p, exe, 0x200, &f, 1);
-	f.name = 0; /* a nameless frame: "app+0x300" */
+	f.name = 0; /* a nameless frame: "[app+0x300]" */
 	l_cold = profile_intern_location(p, exe, 0x300, &f, 1);
 	f.name = profile_intern_str(p, "[sleep nanosleep]");
 	f.kind = PROFILE_FRAME_PSEUDO;
@@ -160,7 +160,7 @@ START_TEST(test_page)
 	ck_assert_ptr_nonnull(strstr(json, "\"period_ns\":10000000,\"unit_ns\":1000000,"));
 	ck_assert_ptr_nonnull(strstr(json, "\"t0_ns\":\"9000000000\",\"first\":0,"));
 	ck_assert_ptr_nonnull(strstr(json, "\"name\":[\"main\",\"hot\",\"[sleep nanosleep]\","
-					   "\"app+0x300\"]"));
+					   "\"[app+0x300]\"]"));
 	ck_assert_ptr_nonnull(strstr(json, "\"kind\":[0,0,1,0]"));
 	ck_assert_ptr_nonnull(strstr(json, "\"nodes\":{\"n\":5,"));
 	ck_assert_ptr_nonnull(strstr(json, "\"name\":\"io \\\"\\u003cx\\u003e\\\"\""));

@@ -166,7 +166,7 @@ START_TEST(test_folded_golden)
 	ck_assert_ptr_nonnull(strstr(text, "\nperch_demo-1234;_start;__libc_start_main;main;"
 					   "compute 8\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\nworker_1-1240;worker;__x64_sys_read_[k] 15\n"));
-	ck_assert_ptr_nonnull(strstr(text, "\nworker_1-1240;worker;libc.so.6+0x1234 5\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nworker_1-1240;worker;[libc.so.6+0x1234] 5\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\nworker_1-1240;main;odd_name_with_control;"
 					   "operator new 12_ 2\n"));
 	/* JIT "_[j]", interpreted "_[0]" (docs/design/formats.md 1.4) */

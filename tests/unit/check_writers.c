@@ -564,7 +564,7 @@ START_TEST(test_chrome_golden)
 	ck_assert_ptr_nonnull(strstr(text, "\"name\": \"__x64_sys_read\", \"cat\": \"kernel\", "
 					   "\"pid\": 1234, \"tid\": 1240, \"ts\": 1.000, "
 					   "\"dur\": 100000.000}"));
-	ck_assert_ptr_nonnull(strstr(text, "\"name\": \"libc.so.6+0x1234\""));
+	ck_assert_ptr_nonnull(strstr(text, "\"name\": \"[libc.so.6+0x1234]\""));
 	ck_assert_ptr_nonnull(strstr(text,
 				     "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1234, "
 				     "\"tid\": 1260, \"args\": {\"name\": \"tid 1260\"}}"));

@@ -439,7 +439,7 @@ START_TEST(test_arttrace_golden)
 	    "0x1c\tcom.example.Foo\tbaz\t()\tFoo.java\n"
 	    "0x20\t[kernel]\t__x64_sys_read\t()V\t?\n"
 	    "0x24\tdemo\trecurse\t()V\trec.c\n"
-	    "0x28\tlibc.so.6\tlibc.so.6+0x1234\t()V\t?\n"
+	    "0x28\tlibc.so.6\t[libc.so.6+0x1234]\t()V\t?\n"
 	    "0x2c\tlibc.so.6\tmemcpy\t()V\t?\n"
 	    "0x30\tdemo\ttab_here_nl \"q\" <x> & \xef\xbf\xbd bad \xef\xbf\xbd\xef\xbf\xbd end"
 	    "\t()V\t_\"e\".c\n"
@@ -467,7 +467,7 @@ START_TEST(test_arttrace_golden)
 		ck_assert_uint_eq(count_str(out, "\n100 enter "), 12); /* + the first line */
 		ck_assert_uint_eq(count_str(out, "\n100 exit "), 13);
 		ck_assert_ptr_nonnull(strstr(out, "100 enter 30000 libc.so.6.memcpy\n"
-						  "1 exit 30001 libc.so.6.libc.so.6+0x1234\n"));
+						  "1 exit 30001 libc.so.6.[libc.so.6+0x1234]\n"));
 		ck_assert_ptr_nonnull(strstr(out, "100 exit 50000 libc.so.6.memcpy\n"
 						  "100 exit 50000 demo.helper\n"
 						  "100 exit 50000 demo.compute\n"
@@ -475,7 +475,7 @@ START_TEST(test_arttrace_golden)
 						  "100 exit 50000 demo._start\n"));
 		ck_assert_ptr_nonnull(strstr(out, "1 exit 20001 com.example.Foo.baz\n"
 						  "1 exit 20001 com.example.Foo.bar\n"
-						  "1 enter 20001 libc.so.6.libc.so.6+0x1234\n"));
+						  "1 enter 20001 libc.so.6.[libc.so.6+0x1234]\n"));
 		ck_assert_ptr_nonnull(strstr(out, "4464 exit 30002 demo.worker\n"));
 		ck_assert_ptr_nonnull(strstr(out, "100 exit 110000 demo._start\n"));
 		free(out);
@@ -620,7 +620,7 @@ START_TEST(test_text_golden)
 				     "   50.00%     0.00%         2  |- com.example.Foo.bar(int) "
 				     "(memfd:jit-cache (deleted))\n"
 				     "   50.00%    50.00%         2  |  `- com.example.Foo.baz()\n"
-				     "   25.00%    25.00%         1  |- libc.so.6+0x1234\n"
+				     "   25.00%    25.00%         1  |- [libc.so.6+0x1234]\n"
 				     "   25.00%    25.00%         1  `- tab_here_nl \"q\" <x> & "
 				     "\xef\xbf\xbd bad \xef\xbf\xbd\xef\xbf\xbd end (demo)\n"));
 	/* recursion: one node per level */
@@ -764,7 +764,7 @@ START_TEST(test_hostile_meta)
 	ck_assert_ptr_null(strstr(data, "cpu_usage"));
 	ck_assert_ptr_nonnull(strstr(data, "\"release\": \"rel\\\"ease\\n1\""));
 	/* a libc frame without an image has a name again */
-	ck_assert_ptr_nonnull(strstr(data, "{\"function\": \"libc.so.6+0x1234\", \"package\""));
+	ck_assert_ptr_nonnull(strstr(data, "{\"function\": \"[libc.so.6+0x1234]\", \"package\""));
 	path = testutil_tmp_file("hostile.json", data, len);
 	out = py_check("sentry", path, NULL);
 	free(out);

@@ -82,6 +82,15 @@ int waitreason_is_restart(unsigned int e_machine, long nr);
  * @text was rewritten, 0 when it was left alone (another call or place, or too long). */
 int waitreason_unrestart(unsigned int e_machine, char *text, size_t len, long nr, uint64_t sp,
 			 uint64_t pc);
+/* The system call a call site makes, from the @len bytes of code that end at its pc
+ * (arch.h syscall_at), or -1. */
+long waitreason_site_call(unsigned int e_machine, const uint8_t *code, size_t len);
+/* When syscall text @text names restart_syscall: the call it restarts, told by the code of the
+ * call site (read from process @pid's memory), with *@sp and *@pc set to the site's; else -1.
+ * A sleep that an earlier ptrace stop broke off (another tracer, an earlier perch run) goes
+ * on as restart_syscall at the very instruction that made the call. */
+long waitreason_restarted_call(unsigned int e_machine, pid_t pid, const char *text, uint64_t *sp,
+			       uint64_t *pc);
 /* Does a ptrace stop make call @nr on @e_machine fail with EINTR in the program, where other
  * blocking calls are restarted by the kernel unseen? Those that return -EINTR themselves when
  * a stop (not a signal handler) breaks them off: epoll_wait and its kin, semop/semtimedop,
@@ -95,7 +104,8 @@ const char *waitreason_kind_name(enum waitreason_kind kind);
 
 /* A waitreason_fd_path_fn reading the link /proc/PID/fd/N; @ctx points to the pid_t. */
 int waitreason_fd_path_proc(void *ctx, int fd, char *buf, size_t len);
-/* Read /proc/@pid/task/@tid/{stat,syscall,wchan} and classify (@e_machine is the target's,
+/* Read /proc/@pid/task/@tid/{stat,syscall,wchan} and classify (restart_syscall named as the
+ * call it restarts: waitreason_restarted_call()) (@e_machine is the target's,
  * normally the host's). 0, or -errno when stat cannot be read (thread gone). syscall needs
  * ptrace-read access to the process; unreadable syscall or wchan count as absent. */
 int waitreason_read(pid_t pid, pid_t tid, unsigned int e_machine, struct waitreason *out);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "perch/proc/waitreason.h"
 #include "perch/unwind/unwind.h"
 
 struct perch_arch;
@@ -31,8 +32,18 @@ struct dump_thread {
 	char state; /* the /proc letter before perch stopped it ('?' when unknown) */
 	enum dump_taken taken;
 	const char *why; /* no stack: why (a static string), or NULL */
+	int asked;	 /* dump_collect() asked it to stop */
+	/* why it waited when perch came ('S' or 'D'), as record's wait frames: "[lock futex]",
+	 * "[sleep clock_nanosleep]"; "" when running or unknown */
+	char wait[WAITREASON_PATH_MAX + 64];
+	/* after dump_frames(): how its stack ended short of a thread's root, "" when it did not
+	 * ("[stopped early: no CFI for libc.so]", "[truncated at 1024 frames]") */
+	char end[160];
 	struct unwind_snapshot snap;
 };
+
+/* dump_collect() flags */
+#define DUMP_NEW_THREADS 0x1 /* stop and show the threads created while the dump is taken */
 
 /* The states of @pid's threads now, before perch traces it (a stopped process's threads read
  * 't' once traced): an array of *@nr (tid and state set), for dump_threads()' @pre. */
@@ -45,12 +56,15 @@ struct dump_thread *dump_states(pid_t pid, size_t *nr);
 struct dump_thread *dump_threads(const struct tracee *t, pid_t only, const struct dump_thread *pre,
 				 size_t nr_pre, size_t *nr);
 
-/* Snapshot the traced threads among @dts, each with its whole stack: a thread asleep in a
- * system call ('S') or in uninterruptible sleep ('D') is read from /proc without a stop, the
- * others are interrupted and taken when their stop arrives, within DUMP_STOP_TIMEOUT_MS. The
- * stopped threads stay stopped: the caller resumes them (dump_resume()) or detaches. */
-void dump_collect(struct tracee *t, const struct perch_arch *arch, struct dump_thread *dts,
-		  size_t nr);
+/* Snapshot the traced threads among *@dts (*@nr of them), each with its whole stack: a thread
+ * asleep in a system call ('S') or in uninterruptible sleep ('D') is read from /proc without a
+ * stop, the others are interrupted and taken when their stop arrives, within
+ * DUMP_STOP_TIMEOUT_MS. The interrupts persist (tracee_interrupt_persist()): a signal or a
+ * clone that cancels one does not lose the thread. With DUMP_NEW_THREADS, threads created
+ * meanwhile are added to *@dts (kept ascending by tid) and stopped too. The stopped threads
+ * stay stopped: the caller resumes them (dump_resume()) or detaches. */
+void dump_collect(struct tracee *t, const struct perch_arch *arch, struct dump_thread **dts,
+		  size_t *nr, int flags);
 
 /* Resume every thread of @t in a stop of perch's (after dump_collect(), when staying attached;
  * a stop that arrives later is the caller's to resume). */
@@ -69,8 +83,8 @@ struct dump_frame {
 
 typedef void dump_frame_fn(void *arg, const struct dump_frame *f);
 
-/* Unwind and name @dt's snapshot (it must be taken) through @r, calling @fn for each frame.
- * Returns 1 when the stack was cut at the resolver's frame limit, else 0. */
+/* Unwind and name @dt's snapshot (it must be taken) through @r, calling @fn for each frame, and
+ * set @dt->end. Returns 1 when the stack was cut at the resolver's frame limit, else 0. */
 int dump_frames(struct profile *p, struct resolver *r, struct dump_thread *dt, dump_frame_fn *fn,
 		void *arg);
 
@@ -78,7 +92,8 @@ int dump_frames(struct profile *p, struct resolver *r, struct dump_thread *dt, d
  *   #2  0x00007f3a2b4c5e6f do_futex_wait (libc.so.6) at sem_waitcommon.c:111 (tail call) */
 void dump_frame_text(const struct dump_frame *f, struct strbuf *sb);
 
-/* The note printed under a thread without a full stack ("(no stack: ...)"), or NULL. */
+/* The note printed under a thread without a full stack ("(no stack: ...)", or its end
+ * marker "[stopped early: ...]" after dump_frames()), or NULL. */
 const char *dump_note(const struct dump_thread *dt, struct strbuf *sb);
 
 void dump_release(struct dump_thread *dts, size_t nr);

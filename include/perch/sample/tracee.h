@@ -53,6 +53,8 @@ struct tracee_thread {
 	int in_group_stop;     /* its process is group-stopped (SIGSTOP & co): a stop of ours is
 				* then the group-stop re-reported, and tracee_resume() listens */
 	int exit_stop;	       /* TRACEE_STOPPED at its exit (TRACEE_EV_PROC_EXITING) */
+	int persist;	       /* tracee_interrupt_persist(): ask again when a stop other than
+				* ours cancels the interrupt, until ours is reported */
 	uint64_t interrupt_ns; /* CLOCK_MONOTONIC when PTRACE_INTERRUPT was sent */
 	void *user;	       /* the caller's per-thread data */
 	/* the blocking call a stop of ours last broke off (sampler_snapshot()): the thread
@@ -139,6 +141,15 @@ int tracee_launch(struct tracee *t, char *const argv[]);
 /* Send PTRACE_INTERRUPT to a running or group-stopped thread. 0, -ESRCH (gone), -EINVAL
  * (already interrupted or stopped). */
 int tracee_interrupt(struct tracee *t, struct tracee_thread *th, uint64_t now_ns);
+/* The same, but the request holds until the thread is in our stop: a signal-delivery-stop or a
+ * clone/fork/exec event stop cancels a pending PTRACE_INTERRUPT (kernel/signal.c ptrace_stop():
+ * "any trap clears pending STOP trap"), so after restarting such a stop (with its signal, once)
+ * tracee_poll() interrupts the thread again. A new thread interrupted before its first stop is
+ * reported stopped at that stop. 0 (also when already interrupting), -ESRCH, -EINVAL (already
+ * stopped). tracee_interrupt_cancel() or the TRACEE_EV_STOPPED report ends it. */
+int tracee_interrupt_persist(struct tracee *t, struct tracee_thread *th, uint64_t now_ns);
+/* Stop asking again for @th (its interrupt, if pending, still arrives). */
+void tracee_interrupt_cancel(struct tracee_thread *th);
 /* Restart a thread that is in our interrupt-stop (listen again when it is group-stopped).
  * 0 or -errno. */
 int tracee_resume(struct tracee *t, struct tracee_thread *th);

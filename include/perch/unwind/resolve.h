@@ -39,8 +39,9 @@ struct resolver;
 struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,
 			      struct symbolizer *sym);
 void resolver_free(struct resolver *r);
-/* Unwind at most @max frames a stack (UNWIND_DEFAULT_FRAMES until set); a stack cut there ends
- * in a "[truncated]" pseudo-frame (module "[perch]") at its root end. */
+/* Unwind at most @max frames a stack (UNWIND_DEFAULT_FRAMES until set; 0: no limit but the
+ * snapshot's stack copy); a stack cut there ends in a "[truncated]" pseudo-frame (module
+ * "[perch]") at its root end. */
 void resolver_set_max_frames(struct resolver *r, int max);
 /* Stacks that ended before a root, all reasons together. */
 static inline uint64_t resolve_stats_stopped(const struct resolve_stats *st)
@@ -70,6 +71,10 @@ const uint64_t *resolver_last_pcs(const struct resolver *r, int *n);
 /* The pc of each location of the last resolver_stack() stack (same order): the unwound
  * frames' pcs and, for a tail-call frame, the address after its jump. */
 const uint64_t *resolver_last_loc_pcs(const struct resolver *r, int *n);
+
+/* How the last resolver_stack() walk ended (flags and stop reason); *@at_root: it reached a
+ * thread's root (by the CFI, or by the outermost frame's name). */
+const struct unwind_result *resolver_last_result(const struct resolver *r, int *at_root);
 
 /* Is @name a function where a thread's stack legitimately ends? */
 int resolve_is_root_name(const char *name);

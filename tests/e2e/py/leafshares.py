@@ -15,7 +15,7 @@ The leaf of a sample is its innermost user-space function: perf's kernel frames 
 system call counts at its user side, as perch sees it), and perch's pseudo-frames ([io read
 ...], [lock futex], ...) likewise. Names are compared after folding glibc's aliases of one
 function (__GI___libc_write, __libc_write and write are one) and perch's folded markers
-(_[j], _[i], module+0xADDR as "[unknown] (module)"). perf records system-wide (-a) and is
+(_[j], _[i], [module+0xADDR] as "[unknown] (module)"). perf records system-wide (-a) and is
 filtered by pid or name here: its cpu-clock event is then one timer per CPU, which samples
 what runs on that CPU; attached to a process (-p) it is a timer per thread, cancelled at each
 switch-out and armed again at the next switch-in with what was left of its period, so periods
@@ -38,7 +38,7 @@ def norm(name):
     name = re.sub(r"_\[[a-z]\]$", "", name)
     name = re.sub(r"^(__GI___libc_|__libc_|__GI___|__GI_|__)", "", name)
     name = re.sub(r"(64|_nocancel)$", "", name) if name.startswith("pread") else name
-    m = re.match(r"(.*)\+0x[0-9a-f]+$", name)
+    m = re.match(r"\[?(.*)\+0x[0-9a-f]+\]?$", name)
     if m:
         name = "[unknown] (" + m.group(1).split("/")[-1] + ")"
     return name
