@@ -676,3 +676,29 @@ int diff_rule_matches(const struct diff *d, const struct diff_rule *r)
 			return 1;
 	return 0;
 }
+
+size_t diff_rule_family(const struct diff *d, const struct diff_rule *r)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < d->nr_fns; i++)
+		m += d->fns[i].total.tested && d->fns[i].total.se > 0 &&
+		     !regexec(&r->re, d->fns[i].name, 0, NULL, 0);
+	return m;
+}
+
+double diff_rule_margin(const struct diff *d, const struct diff_fn *fn, size_t family)
+{
+	return diff_crit2(d->o.alpha / (double)(family ? family : 1), fn->total.df) *
+	       fn->total.se;
+}
+
+int diff_rule_trips_at(const struct diff *d, const struct diff_rule *r, const struct diff_fn *fn,
+		       size_t family)
+{
+	const struct diff_stat *st = &fn->total;
+
+	return r->text && st->tested && st->se > 0 &&
+	       st->change - diff_rule_margin(d, fn, family) > r->points / 100 &&
+	       !regexec(&r->re, fn->name, 0, NULL, 0);
+}

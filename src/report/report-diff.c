@@ -56,8 +56,9 @@ static const struct opt_spec report_diff_opts[] = {
      REPORT_DIFF_BASE},
     {"fail-if", REPORT_DIFF_KEY + 1, "FUNCTION_REGEX:+POINTS",
      "with --diff: exit 3 when a function whose name matches grew in\n"
-     "total share of its thread by more than POINTS beyond noise\n"
-     "(repeatable)",
+     "total share of its thread by more than POINTS beyond noise (the\n"
+     "noise level over the functions the rule matches); exit 2 when\n"
+     "it matches no function of either side (repeatable)",
      0},
     {"alpha", REPORT_DIFF_KEY + 2, "A",
      "with --diff: the family-wise false-positive rate of 'beyond\n"
@@ -262,16 +263,19 @@ size_t report_diff_trips(const struct diff *d, const struct report_diff_args *a,
 {
 	size_t n = 0;
 
-	for (size_t r = 0; r < a->nr_rules; r++)
+	for (size_t r = 0; r < a->nr_rules; r++) {
+		size_t family = diff_rule_family(d, &a->rules[r]);
+
 		for (size_t i = 0; i < diff_nr_fns(d); i++) {
 			const struct diff_fn *f = diff_fn(d, diff_fns_sorted(d)[i]);
 
-			if (diff_rule_trips(&a->rules[r], f)) {
+			if (diff_rule_trips_at(d, &a->rules[r], f, family)) {
 				if (fn)
 					fn(&a->rules[r], f, arg);
 				n++;
 			}
 		}
+	}
 	return n;
 }
 
@@ -284,8 +288,8 @@ char *report_diff_trip_text(const struct diff *d, const struct diff_rule *r,
 	if (*fn->module)
 		strbuf_addf(&sb, " (%s)", fn->module);
 	strbuf_addf(&sb, " of thread %s grew by %.2f points (±%.2f), more than %g (--fail-if '%s')",
-		    diff_group(d, fn->group)->label, 100 * fn->total.change, 100 * fn->total.margin,
-		    r->points, r->text);
+		    diff_group(d, fn->group)->label, 100 * fn->total.change,
+		    100 * diff_rule_margin(d, fn, diff_rule_family(d, r)), r->points, r->text);
 	return strbuf_detach(&sb, NULL);
 }
 

@@ -58,12 +58,13 @@ int report_diff_option(struct report_diff_args *a, const char *name, const char 
 int report_diff_open(struct report_diff_run *run, const struct report_diff_args *a);
 void report_diff_close(struct report_diff_run *run);
 
-/* Call @fn for every (rule, function) that trips; the number of trips. */
+/* Call @fn for every (rule, function) that trips (diff_rule_trips_at(): each rule at the level
+ * of its own family); the number of trips. */
 typedef void report_diff_trip_fn(const struct diff_rule *r, const struct diff_fn *fn, void *arg);
 size_t report_diff_trips(const struct diff *d, const struct report_diff_args *a,
 			 report_diff_trip_fn *fn, void *arg);
 /* "step_b (app) of thread app/app grew by 26.70 points (±6.12), more than 5 (--fail-if
- * 'step_b:+5')". Malloc'ed. */
+ * 'step_b:+5')", the margin the rule's. Malloc'ed. */
 char *report_diff_trip_text(const struct diff *d, const struct diff_rule *r,
 			    const struct diff_fn *fn);
 
