@@ -110,7 +110,7 @@ static int add_pairing(struct strbuf *sb, const char *const name[2], const char 
 			return 0;
 		strbuf_addf(sb, "#   only in %s: ", s ? "NEW" : "BASE");
 		add_clean(sb, name[s]);
-		strbuf_addf(sb, " (%" PRIu64 " samples)\n", samples[s]);
+		strbuf_addf(sb, " (%" PRIu64 " sample%s)\n", samples[s], samples[s] == 1 ? "" : "s");
 		return 1;
 	}
 	strbuf_addstr(sb, "#   ");
