@@ -83,6 +83,7 @@ struct diff {
 	uint32_t *grep; /* (group * 2 + side) * NR_REP + rep: samples */
 	size_t alloc_grep;
 	double *gdisp; /* group * 2 + side: dispersion between the runs (0: one run) */
+	uint32_t *gdf; /* group * 2 + side: its degrees of freedom */
 	uint32_t *groups_sorted;
 
 	/* call tree */

@@ -173,6 +173,7 @@ static void group_dispersions(struct diff *d)
 	uint32_t *cats = xcalloc(n + 1, sizeof(*cats));
 
 	d->gdisp = xcalloc(n + 1, sizeof(*d->gdisp));
+	d->gdf = xcalloc(n + 1, sizeof(*d->gdf));
 	for (size_t i = 0; i < d->nr_fns; i++)
 		for (int s = 0; s < 2; s++) {
 			size_t gs = (size_t)d->fns[i].group * 2 + s;
@@ -199,8 +200,10 @@ static void group_dispersions(struct diff *d)
 
 		for (size_t r = 0; r < d->s[gs % 2].nr_rep; r++)
 			used += d->grep[gs * NR_REP + r] > 0;
-		if (used >= 2 && cats[gs] >= 2)
-			d->gdisp[gs] = chi[gs] / (double)((used - 1) * (cats[gs] - 1));
+		if (used >= 2 && cats[gs] >= 2) {
+			d->gdf[gs] = (uint32_t)((used - 1) * (cats[gs] - 1));
+			d->gdisp[gs] = chi[gs] / (double)d->gdf[gs];
+		}
 	}
 	free(chi);
 	free(cats);
@@ -208,16 +211,22 @@ static void group_dispersions(struct diff *d)
 
 /* Widen @deff (per side) to the spread between runs: the group's dispersion and, for a
  * function (@x: its per-run counts, side s at @x + s * @stride; NULL for a call path), its
- * own. */
+ * own moderated by the group's (their average weighted by degrees of freedom: a function's own
+ * estimate from two or three runs has one or two, and alone it would swing by a factor of ten
+ * from draw to draw). */
 static void widen_by_runs(const struct diff *d, uint32_t g, const uint32_t *x, size_t stride,
 			  double deff[2])
 {
 	for (int s = 0; s < 2; s++) {
-		size_t gs = (size_t)g * 2 + s;
-		double own = x ? run_dispersion(x + s * stride, d->grep + gs * NR_REP,
-						d->s[s].nr_rep)
-			       : 0;
+		size_t gs = (size_t)g * 2 + s, used = 0;
+		double own = 0, d0 = d->gdf[gs];
 
+		for (size_t r = 0; x && r < d->s[s].nr_rep; r++)
+			used += d->grep[gs * NR_REP + r] > 0;
+		if (x && used >= 2)
+			own = run_dispersion(x + s * stride, d->grep + gs * NR_REP, d->s[s].nr_rep);
+		if (own > 0)
+			own = (d0 * d->gdisp[gs] + (double)(used - 1) * own) / (d0 + (double)(used - 1));
 		if (d->gdisp[gs] > deff[s])
 			deff[s] = d->gdisp[gs];
 		if (own > deff[s])

@@ -506,6 +506,7 @@ void diff_free(struct diff *d)
 	free(d->grank);
 	free(d->grep);
 	free(d->gdisp);
+	free(d->gdf);
 	free(d->groups_sorted);
 	free(d->nodes);
 	free(d->node_key);

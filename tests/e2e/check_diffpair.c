@@ -6,7 +6,7 @@
  * the other. Checked: the diff pairs the main executables, the main threads, the library by its
  * name without version and the pool as one group, says so in its header with the share
  * compared; it names step_b beyond noise and --fail-if exits 3; the same build under two names
- * exits 0; a rule that matches no function exits 2 naming the rule; two runs a side given as
+ * exits 0; a rule that matches no function exits 2 naming the rule; three runs a side given as
  * comma lists (replicates) still find step_b. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,20 +229,24 @@ END_TEST
 
 static void record_replicates(void)
 {
-	record("diff-named/app", "a1.perch");
-	record("diff-named/app", "a2.perch");
-	record("diff-named/app-slow", "b1.perch");
-	record("diff-named/app-slow", "b2.perch");
+	for (int i = 1; i <= 3; i++) {
+		record("diff-named/app", harness_fmt("a%d.perch", i));
+		record("diff-named/app-slow", harness_fmt("b%d.perch", i));
+	}
 }
 
-/* Two runs a side as comma lists. */
+/* Three runs a side as comma lists. */
 START_TEST(replicates)
 {
-	const char *base = harness_fmt("%s,%s", tmp("a1.perch"), tmp("a2.perch")),
-		   *new = harness_fmt("%s,%s", tmp("b1.perch"), tmp("b2.perch")), *out;
+	const char *base = harness_fmt("%s,%s,%s", tmp("a1.perch"), tmp("a2.perch"),
+				       tmp("a3.perch")),
+		   *new = harness_fmt("%s,%s,%s", tmp("b1.perch"), tmp("b2.perch"),
+				      tmp("b3.perch")),
+		   *out;
 
 	out = slower_found(record_replicates, base, new, "replicates");
-	H_ASSERT(strstr(out, "# BASE a1.perch,a2.perch: ") && strstr(out, "samples in 2 runs"),
+	H_ASSERT(strstr(out, "# BASE a1.perch,a2.perch,a3.perch: ") &&
+		     strstr(out, "samples in 3 runs"),
 		 "the header does not name both runs:\n%.1500s", out);
 	H_ASSERT(strstr(out, "and for the spread between runs"),
 		 "the header does not say the spread between runs counts:\n%.1500s", out);
