@@ -36,8 +36,9 @@
  * narrowed), and the critical value comes from Student's t with (batches - 1) degrees of
  * freedom. With replicates, the spread between the runs widens it too: each side's dispersion
  * between runs (Pearson's chi-square of the group's self shares over the runs, per degree of
- * freedom) and the function's own (its share's spread over the runs against the binomial)
- * replace the design effect when larger. The level is family-wise: alpha is divided by the
+ * freedom) and the function's own (its share's spread over the runs against the binomial,
+ * averaged with the group's by degrees of freedom: alone, an estimate from three runs swings
+ * too much) replace the design effect when larger. The level is family-wise: alpha is divided by the
  * number of tests made (Bonferroni), separately for the function table and for the call paths
  * of the flame graph. Correlation over longer than a batch within one run is seen only through
  * replicates. */
