@@ -690,8 +690,10 @@ size_t diff_rule_family(const struct diff *d, const struct diff_rule *r)
 
 double diff_rule_margin(const struct diff *d, const struct diff_fn *fn, size_t family)
 {
-	return diff_crit2(d->o.alpha / (double)(family ? family : 1), fn->total.df) *
-	       fn->total.se;
+	double p = 2 * d->o.alpha / (double)(family ? family : 1);
+
+	/* one-sided: a rule only asks whether a function grew (P(T > t) = p / 2) */
+	return diff_crit2(p < 1 ? p : 0.999999, fn->total.df) * fn->total.se;
 }
 
 int diff_rule_trips_at(const struct diff *d, const struct diff_rule *r, const struct diff_fn *fn,
