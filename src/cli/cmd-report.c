@@ -84,12 +84,11 @@ static void report_help(struct strbuf *sb)
 	    "and the top functions go to stdout as text.\n"
 	    "\n");
 	opts_help_list(sb, report_tables, ARRAY_SIZE(report_tables), REPORT_SCOPE, 25);
-	strbuf_addstr(sb,
-		      "\n"
-		      "Exit status: 0 ok, 2 the recording cannot be read, an output cannot be "
-		      "written\n"
-		      "or a --fail-if rule matches no function, 3 a --fail-if rule tripped, 64 "
-		      "usage.\n");
+	strbuf_addstr(sb, "\n"
+			  "Exit status: 0 ok, 2 the recording cannot be read, an output cannot be "
+			  "written\n"
+			  "or a --fail-if rule matches no function, 3 a --fail-if rule tripped, 64 "
+			  "usage.\n");
 }
 
 struct report {

@@ -110,7 +110,8 @@ static int add_pairing(struct strbuf *sb, const char *const name[2], const char 
 			return 0;
 		strbuf_addf(sb, "#   only in %s: ", s ? "NEW" : "BASE");
 		add_clean(sb, name[s]);
-		strbuf_addf(sb, " (%" PRIu64 " sample%s)\n", samples[s], samples[s] == 1 ? "" : "s");
+		strbuf_addf(sb, " (%" PRIu64 " sample%s)\n", samples[s],
+			    samples[s] == 1 ? "" : "s");
 		return 1;
 	}
 	strbuf_addstr(sb, "#   ");
@@ -159,9 +160,9 @@ static void print_compared(const struct diff *d, struct strbuf *sb)
 	double c[2];
 
 	for (int s = 0; s < 2; s++)
-		c[s] = diff_samples(d, s) ? 100.0 * (double)diff_compared(d, s) /
-						(double)diff_samples(d, s)
-					  : 0;
+		c[s] = diff_samples(d, s)
+			   ? 100.0 * (double)diff_compared(d, s) / (double)diff_samples(d, s)
+			   : 0;
 	strbuf_addf(sb,
 		    "# compared: %.1f%% of BASE's samples and %.1f%% of NEW's (thread and "
 		    "module paired)\n",

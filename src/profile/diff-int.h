@@ -11,7 +11,7 @@
 #include "perch/base/u64map.h"
 #include "perch/profile/diff.h"
 
-#define NO_ID UINT32_MAX
+#define NO_ID  UINT32_MAX
 #define NR_REP DIFF_MAX_REPLICATES
 
 /* What a frame key stands for: shown as name (module). */
@@ -52,7 +52,7 @@ struct side {
 
 struct diff {
 	struct diff_opts o;
-	struct diff_map *map; /* o.map, copied */
+	struct diff_map *map;  /* o.map, copied */
 	int cur_side, cur_rep; /* where add_count() adds */
 	char *label[2];
 	struct side s[2];

@@ -226,7 +226,8 @@ static void widen_by_runs(const struct diff *d, uint32_t g, const uint32_t *x, s
 		if (x && used >= 2)
 			own = run_dispersion(x + s * stride, d->grep + gs * NR_REP, d->s[s].nr_rep);
 		if (own > 0)
-			own = (d0 * d->gdisp[gs] + (double)(used - 1) * own) / (d0 + (double)(used - 1));
+			own = (d0 * d->gdisp[gs] + (double)(used - 1) * own) /
+			      (d0 + (double)(used - 1));
 		if (d->gdisp[gs] > deff[s])
 			deff[s] = d->gdisp[gs];
 		if (own > deff[s])
@@ -304,7 +305,8 @@ static void test_fns(struct diff *d, const double *crit)
 		uint32_t g = fn->group;
 		const uint32_t *used = &d->gnb[2 * g],
 			       *nb = d->gbatch + (size_t)g * 2 * DIFF_BATCHES;
-		const uint32_t *fb = d->fbatch + i * 4 * DIFF_BATCHES, *fr = d->frep + i * 4 * NR_REP;
+		const uint32_t *fb = d->fbatch + i * 4 * DIFF_BATCHES,
+			       *fr = d->frep + i * 4 * NR_REP;
 		double deff[2];
 		int df;
 

@@ -343,8 +343,7 @@ static void add_side(struct diff *d, int side)
 			uint64_t size = d->grank[2 * g + side], at = d->groups[g].samples[side];
 			uint32_t nb = d->gnb[2 * g + side];
 
-			add_sample(d, rp, g, smp[i].stack, w,
-				   nb ? (uint32_t)(at * nb / size) : 0);
+			add_sample(d, rp, g, smp[i].stack, w, nb ? (uint32_t)(at * nb / size) : 0);
 		}
 	}
 }
@@ -455,8 +454,7 @@ struct diff *diff_new_replicates(const struct profile *const *base, size_t nr_ba
 	for (int s = 0; s < 2; s++)
 		for (size_t r = 0; r < d->s[s].nr_rep; r++)
 			pair_rep_init(d, &d->s[s].rep[r]);
-	d->key_no_stack =
-	    key_id(d, "P[no stack]", "[no stack]", "", NO_ID, PROFILE_FRAME_PSEUDO);
+	d->key_no_stack = key_id(d, "P[no stack]", "[no stack]", "", NO_ID, PROFILE_FRAME_PSEUDO);
 	diff_node_new(d, 0, NO_ID, "all", DIFF_NODE_ROOT, 0);
 	add_side(d, DIFF_BASE);
 	add_side(d, DIFF_NEW);

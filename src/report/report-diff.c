@@ -87,8 +87,9 @@ static int add_map(struct report_diff_args *a, const char *arg)
 	const char *eq = strchr(arg, '=');
 
 	if (!eq || eq == arg || !eq[1])
-		return log_err(-EINVAL, "--map wants OLD=NEW (a module, thread or process name "
-					"of BASE and of NEW), not '%s'",
+		return log_err(-EINVAL,
+			       "--map wants OLD=NEW (a module, thread or process name "
+			       "of BASE and of NEW), not '%s'",
 			       arg);
 	ALLOC_GROW(a->maps, a->nr_maps + 1, a->alloc_maps);
 	a->maps[a->nr_maps].old = xstrndup(arg, (size_t)(eq - arg));
@@ -210,11 +211,12 @@ static void warn_compared(const struct diff *d)
 		uint64_t n = diff_samples(d, s), c = diff_compared(d, s);
 
 		if (n && 2 * c < n)
-			fprintf(stderr,
-				"perch: warning: only %.0f%% of %s's samples were compared (threads "
-				"or modules not paired: see the header; --map OLD=NEW pairs them by "
-				"hand)\n",
-				100.0 * (double)c / (double)n, s ? "NEW" : "BASE");
+			fprintf(
+			    stderr,
+			    "perch: warning: only %.0f%% of %s's samples were compared (threads "
+			    "or modules not paired: see the header; --map OLD=NEW pairs them by "
+			    "hand)\n",
+			    100.0 * (double)c / (double)n, s ? "NEW" : "BASE");
 	}
 }
 

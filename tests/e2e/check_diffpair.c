@@ -14,8 +14,8 @@
 
 #include "harness.h"
 
-#define RATE "400"
-#define SECS 3.0
+#define RATE	 "400"
+#define SECS	 3.0
 #define ATTEMPTS 3 /* a loaded machine can widen the margin past even this change: see below */
 
 static const char *tmp(const char *name)
@@ -181,8 +181,8 @@ START_TEST(same_build_two_names)
 
 	record("diff-base/diffwork", "diffwork.perch");
 	record("diff-named/app", "app.perch");
-	out = report(harness_fmt("-q --diff %s %s --fail-if '^step_[abc]$:+5'", tmp("diffwork.perch"),
-				 tmp("app.perch")),
+	out = report(harness_fmt("-q --diff %s %s --fail-if '^step_[abc]$:+5'",
+				 tmp("diffwork.perch"), tmp("app.perch")),
 		     0);
 	H_ASSERT(strstr(out, "\n#   diffwork ~ app (main executable)\n"),
 		 "the header does not pair the executables:\n%.1500s", out);
@@ -195,7 +195,8 @@ END_TEST
 static void record_lib(const char *ver, const char *first, const char *name)
 {
 	record_cmd(harness_fmt("'%s' 60 '%s' %s", harness_target("diff-lib/difflib"),
-			       harness_target(harness_fmt("diff-lib/libdifflib.so.%s", ver)), first),
+			       harness_target(harness_fmt("diff-lib/libdifflib.so.%s", ver)),
+			       first),
 		   name);
 }
 
@@ -238,10 +239,10 @@ static void record_replicates(void)
 /* Three runs a side as comma lists. */
 START_TEST(replicates)
 {
-	const char *base = harness_fmt("%s,%s,%s", tmp("a1.perch"), tmp("a2.perch"),
-				       tmp("a3.perch")),
-		   *new = harness_fmt("%s,%s,%s", tmp("b1.perch"), tmp("b2.perch"),
-				      tmp("b3.perch")),
+	const char *base =
+		       harness_fmt("%s,%s,%s", tmp("a1.perch"), tmp("a2.perch"), tmp("a3.perch")),
+		   *new =
+		       harness_fmt("%s,%s,%s", tmp("b1.perch"), tmp("b2.perch"), tmp("b3.perch")),
 		   *out;
 
 	out = slower_found(record_replicates, base, new, "replicates");

@@ -134,10 +134,17 @@ static const char *const pool_b[] = {"worker-7", NULL};
 /* Builds under two file names, a library's version changed, the pool renumbered. */
 START_TEST(exe_by_meta)
 {
-	const struct run a = {"/ci/1/app", "/lib/libfoo.so.1.2", "app", "/ci/1/app", NULL,
-			      pool_a, 100, 30, 10};
-	const struct run b = {"/ci/2/app-slow", "/lib/libfoo.so.1.3", "app-slow", "/ci/2/app-slow",
-			      NULL, pool_b, 200, 10, 30};
+	const struct run a = {
+	    "/ci/1/app", "/lib/libfoo.so.1.2", "app", "/ci/1/app", NULL, pool_a, 100, 30, 10};
+	const struct run b = {"/ci/2/app-slow",
+			      "/lib/libfoo.so.1.3",
+			      "app-slow",
+			      "/ci/2/app-slow",
+			      NULL,
+			      pool_b,
+			      200,
+			      10,
+			      30};
 	struct profile *pa = run_profile(&a), *pb = run_profile(&b);
 	struct diff *d = diff_new(pa, pb, NULL);
 	const struct diff_group *g;
@@ -177,8 +184,8 @@ END_TEST
 START_TEST(exe_by_lowest_module)
 {
 	const struct run a = {"/ci/1/app", "/lib/libfoo.so", "app", NULL, "yes", NULL, 100, 30, 10};
-	const struct run b = {"/ci/2/app-v2", "/lib/libfoo.so", "app-v2", NULL, "yes", NULL, 100,
-			      30, 10};
+	const struct run b = {
+	    "/ci/2/app-v2", "/lib/libfoo.so", "app-v2", NULL, "yes", NULL, 100, 30, 10};
 	struct profile *pa = run_profile(&a), *pb = run_profile(&b);
 	struct diff *d = diff_new(pa, pb, NULL);
 
@@ -197,8 +204,8 @@ START_TEST(unpaired_then_map)
 {
 	static const char *const pa_w[] = {"alpha", NULL}, *const pb_w[] = {"beta", NULL};
 	const struct run a = {"/ci/1/app", "/lib/libfoo.so", "app", NULL, NULL, pa_w, 100, 80, 0};
-	const struct run b = {"/ci/2/app-v2", "/lib/libfoo.so", "app-v2", NULL, NULL, pb_w, 100,
-			      80, 0};
+	const struct run b = {
+	    "/ci/2/app-v2", "/lib/libfoo.so", "app-v2", NULL, NULL, pb_w, 100, 80, 0};
 	struct profile *pa = run_profile(&a), *pb = run_profile(&b);
 	struct diff *d = diff_new(pa, pb, NULL);
 	const struct diff_map map[] = {{"app", "app-v2"}, {"alpha", "beta"}};

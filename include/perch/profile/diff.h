@@ -38,8 +38,8 @@
  * between runs (Pearson's chi-square of the group's self shares over the runs, per degree of
  * freedom) and the function's own (its share's spread over the runs against the binomial,
  * averaged with the group's by degrees of freedom: alone, an estimate from three runs swings
- * too much) replace the design effect when larger. The level is family-wise: alpha is divided by the
- * number of tests made (Bonferroni), separately for the function table and for the call paths
+ * too much) replace the design effect when larger. The level is family-wise: alpha is divided by
+ * the number of tests made (Bonferroni), separately for the function table and for the call paths
  * of the flame graph. Correlation over longer than a batch within one run is seen only through
  * replicates. */
 #ifndef PERCH_DIFF_H
@@ -51,10 +51,10 @@
 
 struct profile;
 
-#define DIFF_BATCHES	   32	/* batches of consecutive samples per side and thread group */
-#define DIFF_BATCH_MIN	   10	/* samples per batch at least (fewer batches for short runs) */
-#define DIFF_DEFAULT_ALPHA 0.01 /* family-wise false-positive rate */
-#define DIFF_MAX_REPLICATES 16	/* recordings per side */
+#define DIFF_BATCHES	    32	 /* batches of consecutive samples per side and thread group */
+#define DIFF_BATCH_MIN	    10	 /* samples per batch at least (fewer batches for short runs) */
+#define DIFF_DEFAULT_ALPHA  0.01 /* family-wise false-positive rate */
+#define DIFF_MAX_REPLICATES 16	 /* recordings per side */
 
 enum diff_side { DIFF_BASE = 0, DIFF_NEW = 1 };
 
@@ -66,7 +66,7 @@ struct diff_opts {
 	 * process name) pairs with NEW's named NEW. Borrowed for diff_new()'s call. */
 	const struct diff_map {
 		const char *old, *new;
-	} *map;
+	} * map;
 	size_t nr_map;
 };
 
@@ -212,8 +212,9 @@ int diff_rule_matches(const struct diff *d, const struct diff_rule *r);
  * family-wise over those alone, not over every test of the table. diff_rule_family() is the
  * number of tested functions whose name @r matches; diff_rule_margin() the margin of @fn's
  * total change at alpha / @family, one-sided since a rule only asks whether a function grew
- * (its standard error times Student's t at its degrees of freedom); diff_rule_trips_at() trips when @r matches @fn and change - that margin >
- * POINTS / 100. The table's '*' stays at its own, wider, level. */
+ * (its standard error times Student's t at its degrees of freedom); diff_rule_trips_at() trips when
+ * @r matches @fn and change - that margin > POINTS / 100. The table's '*' stays at its own, wider,
+ * level. */
 size_t diff_rule_family(const struct diff *d, const struct diff_rule *r);
 double diff_rule_margin(const struct diff *d, const struct diff_fn *fn, size_t family);
 int diff_rule_trips_at(const struct diff *d, const struct diff_rule *r, const struct diff_fn *fn,
