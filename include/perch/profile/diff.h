@@ -211,8 +211,8 @@ int diff_rule_matches(const struct diff *d, const struct diff_rule *r);
 /* The gate's own family: a rule asks one question of the functions it names, so its level is
  * family-wise over those alone, not over every test of the table. diff_rule_family() is the
  * number of tested functions whose name @r matches; diff_rule_margin() the margin of @fn's
- * total change at alpha / @family, one-sided since a rule only asks whether a function grew
- * (its standard error times Student's t at its degrees of freedom); diff_rule_trips_at() trips when
+ * total change at alpha / @family (its standard error times Student's t at its degrees of
+ * freedom, two-sided); diff_rule_trips_at() trips when
  * @r matches @fn and change - that margin > POINTS / 100. The table's '*' stays at its own, wider,
  * level. */
 size_t diff_rule_family(const struct diff *d, const struct diff_rule *r);
