@@ -691,8 +691,7 @@ double diff_rule_margin(const struct diff *d, const struct diff_fn *fn, size_t f
 	/* two-sided, as the table, although a rule only asks whether a function grew: the
 	 * one-sided margin tripped on one of 20 same-build trials of make bench-diff on a loaded
 	 * machine (the spread between runs moves with the load) */
-	return diff_crit2(d->o.alpha / (double)(family ? family : 1), fn->total.df) *
-	       fn->total.se;
+	return diff_crit2(d->o.alpha / (double)(family ? family : 1), fn->total.df) * fn->total.se;
 }
 
 int diff_rule_trips_at(const struct diff *d, const struct diff_rule *r, const struct diff_fn *fn,
