@@ -84,11 +84,11 @@ static void report_help(struct strbuf *sb)
 	    "and the top functions go to stdout as text.\n"
 	    "\n");
 	opts_help_list(sb, report_tables, ARRAY_SIZE(report_tables), REPORT_SCOPE, 25);
-	strbuf_addstr(sb,
-		      "\n"
-		      "Exit status: 0 ok, 2 the recording cannot be read or an output cannot be "
-		      "written,\n"
-		      "3 a --fail-if rule tripped, 64 usage.\n");
+	strbuf_addstr(sb, "\n"
+			  "Exit status: 0 ok, 2 the recording cannot be read, an output cannot be "
+			  "written\n"
+			  "or a --fail-if rule matches no function, 3 a --fail-if rule tripped, 64 "
+			  "usage.\n");
 }
 
 struct report {
@@ -191,7 +191,7 @@ static int check_args(struct report *rep)
 		return log_err(-EINVAL, "--frames does not go with --diff");
 	if (rep->diff_opts && !rep->diff_base)
 		return log_err(-EINVAL,
-			       "--fail-if, --alpha and --merge-threads go with --diff BASE");
+			       "--fail-if, --alpha, --merge-threads and --map go with --diff BASE");
 	if (rep->diff_base && rep->filter.nr_tids)
 		return log_err(-EINVAL, "--tid does not go with --diff (thread ids differ between "
 					"runs): use --thread REGEX");

@@ -192,7 +192,8 @@ static void on_trip(const struct diff_rule *rule, const struct diff_fn *fn, void
 	repl_field_str(t->r, "thread", diff_group(t->d, fn->group)->label);
 	repl_field_str(t->r, "function", fn->name);
 	repl_field_double(t->r, "change", 100 * fn->total.change);
-	repl_field_double(t->r, "margin", 100 * fn->total.margin);
+	repl_field_double(t->r, "margin",
+			  100 * diff_rule_margin(t->d, fn, diff_rule_family(t->d, rule)));
 	repl_object_end(t->r);
 	/* the result's "error" is the last error line */
 	log_err(0, "%s", text);

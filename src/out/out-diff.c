@@ -94,6 +94,88 @@ static void print_group(const struct diff *d, uint32_t g, const uint32_t *first,
 			    left == 1 ? "" : "s");
 }
 
+#define DIFF_PAIR_LINES 8 /* pairings listed per kind in the header */
+
+/* "  name ~ other (how)" or "  only in BASE: name (N samples)" of one pairing, when it is
+ * worth saying (the names differ, or one side has none); 1 when said. */
+static int add_pairing(struct strbuf *sb, const char *const name[2], const char *how,
+		       const uint64_t samples[2])
+{
+	if (name[0] && name[1] && !strcmp(name[0], name[1]))
+		return 0;
+	if (!name[0] || !name[1]) {
+		int s = name[1] ? DIFF_NEW : DIFF_BASE;
+
+		if (!samples[s])
+			return 0;
+		strbuf_addf(sb, "#   only in %s: ", s ? "NEW" : "BASE");
+		add_clean(sb, name[s]);
+		strbuf_addf(sb, " (%" PRIu64 " sample%s)\n", samples[s],
+			    samples[s] == 1 ? "" : "s");
+		return 1;
+	}
+	strbuf_addstr(sb, "#   ");
+	add_clean(sb, name[0]);
+	strbuf_addstr(sb, " ~ ");
+	add_clean(sb, name[1]);
+	strbuf_addf(sb, " (%s)\n", how);
+	return 1;
+}
+
+/* The modules and threads paired under different names, or found on one side only. */
+static void print_pairings(const struct diff *d, struct strbuf *sb)
+{
+	size_t said = 0, more = 0;
+
+	strbuf_addstr(sb, "# modules: the main executable with the main executable, libraries "
+			  "by name without version suffix\n");
+	for (uint32_t i = 0; i < diff_nr_modules(d); i++) {
+		const struct diff_module *m = diff_module(d, i);
+
+		if (said < DIFF_PAIR_LINES)
+			said += add_pairing(sb, m->name, m->how, m->samples);
+		else
+			more += (!m->name[0] || !m->name[1] || strcmp(m->name[0], m->name[1]));
+	}
+	if (more)
+		strbuf_addf(sb, "#   ... %zu more\n", more);
+	said = more = 0;
+	strbuf_addstr(sb, "# threads: the main thread with the main thread, others by name "
+			  "with numbers as '#' (a pool as one)\n");
+	for (uint32_t i = 0; i < diff_nr_groups(d); i++) {
+		const struct diff_group *g = diff_group(d, diff_groups_sorted(d)[i]);
+
+		if (said < DIFF_PAIR_LINES)
+			said += add_pairing(sb, g->name, g->how, g->samples);
+		else
+			more += (!g->name[0] || !g->name[1] || strcmp(g->name[0], g->name[1]));
+	}
+	if (more)
+		strbuf_addf(sb, "#   ... %zu more\n", more);
+}
+
+/* What share of each side was compared; a warning under half. */
+static void print_compared(const struct diff *d, struct strbuf *sb)
+{
+	double c[2];
+
+	for (int s = 0; s < 2; s++)
+		c[s] = diff_samples(d, s)
+			   ? 100.0 * (double)diff_compared(d, s) / (double)diff_samples(d, s)
+			   : 0;
+	strbuf_addf(sb,
+		    "# compared: %.1f%% of BASE's samples and %.1f%% of NEW's (thread and "
+		    "module paired)\n",
+		    c[0], c[1]);
+	for (int s = 0; s < 2; s++)
+		if (c[s] < 50)
+			strbuf_addf(sb,
+				    "# WARNING: only %.1f%% of %s's samples were compared: what "
+				    "was not paired cannot show a change (see above; --map "
+				    "OLD=NEW)\n",
+				    c[s], s ? "NEW" : "BASE");
+}
+
 static void print_head(const struct diff *d, struct strbuf *sb)
 {
 	for (int s = 0; s < 2; s++) {
@@ -102,23 +184,29 @@ static void print_head(const struct diff *d, struct strbuf *sb)
 		strbuf_addf(sb, "# %-4s ", s ? "NEW" : "BASE");
 		add_clean(sb, diff_label(d, s));
 		strbuf_addf(sb, ": %" PRIu64 " samples", diff_samples(d, s));
+		if (diff_nr_replicates(d, s) > 1)
+			strbuf_addf(sb, " in %zu runs", diff_nr_replicates(d, s));
 		if (comm) {
 			strbuf_addstr(sb, " of ");
 			add_clean(sb, comm);
 		}
 		strbuf_addch(sb, '\n');
 	}
+	print_pairings(d, sb);
+	print_compared(d, sb);
 	strbuf_addf(sb,
-		    "# shares of each thread's samples (threads matched by process and thread "
-		    "name); change = NEW - BASE in points\n"
+		    "# shares of each thread's samples; change = NEW - BASE in points\n"
 		    "# ± is the noise margin at a family-wise false-positive rate of %g%% over %zu "
 		    "tests, '*' a change beyond it\n",
 		    100 * diff_alpha(d), diff_nr_tests(d));
 	if (diff_time_ordered(d))
 		strbuf_addf(sb,
 			    "# (two-proportion test; variance widened for consecutive samples "
-			    "of a thread, from %d batches)\n",
-			    DIFF_BATCHES);
+			    "of a thread, from %d batches%s)\n",
+			    DIFF_BATCHES,
+			    diff_nr_replicates(d, 0) > 1 || diff_nr_replicates(d, 1) > 1
+				? ", and for the spread between runs"
+				: "");
 	else
 		strbuf_addstr(sb, "# (two-proportion test; no time order in a profile: samples "
 				  "taken as independent, the margin may be too small)\n");

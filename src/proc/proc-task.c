@@ -534,3 +534,18 @@ int proc_task_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 	free(path);
 	return ret;
 }
+
+int proc_task_exe(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, buf, len ? len - 1 : 0);
+	if (n < 0)
+		return -errno;
+	if (len == 0 || (size_t)n >= len - 1)
+		return -ENAMETOOLONG;
+	buf[n] = 0;
+	return 0;
+}

@@ -44,15 +44,19 @@ static struct record_proc *proc_find(struct record_core *rc, pid_t pid)
 	return NULL;
 }
 
-/* Read process @pid's name now into the profile (at attach, fork and exec). */
+/* Read process @pid's name now into the profile (at attach, fork and exec), and its program
+ * as meta "exe:PID" (what --diff pairs as the main executable). */
 static void name_process(struct record_core *rc, pid_t pid, pid_t task)
 {
-	char comm[64];
+	char comm[64], exe[4096], key[32];
 
 	if (proc_task_comm(task, task, comm, sizeof(comm)) == 0)
 		profile_process(rc->p, pid, comm);
 	else
 		profile_process(rc->p, pid, NULL);
+	snprintf(key, sizeof(key), "exe:%d", (int)pid);
+	if (proc_task_exe(task, exe, sizeof(exe)) == 0)
+		profile_set_meta(rc->p, key, exe);
 }
 
 /* Start resolving process @pid (@task: a live thread of it), an @arch program it runs after

@@ -489,7 +489,8 @@ START_TEST(match_across_builds)
 }
 END_TEST
 
-/* Another program name: no thread matches; each group is in one profile only, untested. */
+/* Another program name (a build under another file name): the recorded process is the same
+ * role whatever its name, its threads pair by name, and everything is compared. */
 START_TEST(match_process_name)
 {
 	const struct build b1 = {"/b/app", "aa", "cc", "app", 0, 10, 1};
@@ -497,10 +498,14 @@ START_TEST(match_process_name)
 	struct profile *a = build_profile(&b1, 10, 10), *b = build_profile(&b2, 10, 10);
 	struct diff *d = diff_new(a, b, NULL);
 
-	ck_assert_int_eq(diff_nr_groups(d), 4);
-	ck_assert_uint_eq(diff_nr_tests(d), 0);
+	ck_assert_int_eq(diff_nr_groups(d), 2);
+	ck_assert_uint_gt(diff_nr_tests(d), 0);
+	ck_assert_str_eq(diff_group(d, diff_groups_sorted(d)[1])->name[1], "other/main");
+	ck_assert_str_eq(diff_group(d, diff_groups_sorted(d)[1])->label, "app/main");
+	ck_assert_uint_eq(diff_compared(d, DIFF_BASE), diff_samples(d, DIFF_BASE));
+	ck_assert_uint_eq(diff_compared(d, DIFF_NEW), diff_samples(d, DIFF_NEW));
 	for (uint32_t i = 0; i < diff_nr_fns(d); i++)
-		ck_assert(!diff_fn(d, i)->total.tested);
+		ck_assert(diff_fn(d, i)->total.tested);
 	diff_free(d);
 	profile_free(a);
 	profile_free(b);

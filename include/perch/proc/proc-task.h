@@ -97,6 +97,9 @@ int proc_task_list_dir(const char *dir, pid_t **tids);
 int proc_task_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 /* The same from a comm file at @path (a fixture). 0 or -errno. */
 int proc_task_comm_file(const char *path, char *buf, size_t len);
+/* The path of @pid's program (the link /proc/@pid/exe) into @buf. 0, or -errno (-ENAMETOOLONG
+ * when it does not fit in @len - 1 chars). */
+int proc_task_exe(pid_t pid, char *buf, size_t len);
 
 /* Read a whole small /proc file into a malloc'ed NUL-terminated buffer. NULL with errno set. */
 char *proc_read_file(const char *path, size_t *len);

@@ -14,7 +14,7 @@ struct profile;
 struct report_filter;
 struct report_symfs;
 
-/* The comparison options (--diff, --fail-if, --alpha, --merge-threads), for a command's
+/* The comparison options (--diff, --fail-if, --alpha, --merge-threads, --map), for a command's
  * option tables: keys from REPORT_DIFF_KEY on; --diff BASE has scope REPORT_DIFF_BASE (the
  * prompt's `diff` names BASE as a word). */
 #define REPORT_DIFF_KEY	 0x1100
@@ -23,41 +23,48 @@ extern const struct opt_table report_diff_table;
 /* The comparison option whose key is @key, or NULL. */
 const struct opt_spec *report_diff_opt(int key);
 
-/* Both recordings read, filtered and compared. */
+/* Both sides read, filtered and compared: each one recording, or several (replicates). */
 struct report_diff_run {
-	struct profile *read[2]; /* as read (NULL for a profile given by the caller) */
-	struct profile *kept[2]; /* after the filters (NULL: the profile itself is used) */
+	struct profile *read[2][DIFF_MAX_REPLICATES]; /* as read (NULL: given by the caller) */
+	struct profile *kept[2][DIFF_MAX_REPLICATES]; /* after the filters (NULL: as read) */
+	size_t nr[2];
 	struct diff *d;
 };
 
 /* The rules and options of one comparison. */
 struct report_diff_args {
-	const char *path[2];	    /* BASE and NEW recordings; path[NEW] may be NULL with @live */
+	const char *path[2]; /* BASE and NEW recordings, each one path or a comma-separated list
+			      * (replicates); path[NEW] may be NULL with @live */
 	const struct profile *live; /* the NEW profile when path[NEW] is NULL (REPL's last one) */
 	const struct report_filter *filter;
 	struct report_symfs *rs; /* may be NULL */
 	struct diff_opts opts;
 	struct diff_rule *rules;
 	size_t nr_rules, alloc_rules;
+	struct diff_map *maps; /* --map OLD=NEW (strings owned) */
+	size_t nr_maps, alloc_maps;
 	int quiet;
 };
 
 void report_diff_args_init(struct report_diff_args *a);
 void report_diff_args_release(struct report_diff_args *a);
-/* --fail-if, --alpha, --merge-threads (@name without dashes) with @arg. 0, or -EINVAL with a
- * message printed. */
+/* --fail-if, --alpha, --merge-threads, --map (@name without dashes) with @arg. 0, or -EINVAL
+ * with a message printed. */
 int report_diff_option(struct report_diff_args *a, const char *name, const char *arg);
 
-/* Read, filter and compare. 0, or a perch exit code (message printed); @run is then empty. */
+/* Read, filter and compare. 0, or a perch exit code (message printed); @run is then empty.
+ * Less than half of a side's samples compared is a warning (unless quiet); a --fail-if rule
+ * that matches no function of either side is an error (PERCH_EXIT_FATAL, the rule named). */
 int report_diff_open(struct report_diff_run *run, const struct report_diff_args *a);
 void report_diff_close(struct report_diff_run *run);
 
-/* Call @fn for every (rule, function) that trips; the number of trips. */
+/* Call @fn for every (rule, function) that trips (diff_rule_trips_at(): each rule at the level
+ * of its own family); the number of trips. */
 typedef void report_diff_trip_fn(const struct diff_rule *r, const struct diff_fn *fn, void *arg);
 size_t report_diff_trips(const struct diff *d, const struct report_diff_args *a,
 			 report_diff_trip_fn *fn, void *arg);
 /* "step_b (app) of thread app/app grew by 26.70 points (±6.12), more than 5 (--fail-if
- * 'step_b:+5')". Malloc'ed. */
+ * 'step_b:+5')", the margin the rule's. Malloc'ed. */
 char *report_diff_trip_text(const struct diff *d, const struct diff_rule *r,
 			    const struct diff_fn *fn);
 
