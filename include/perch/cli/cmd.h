@@ -37,7 +37,8 @@ extern const struct cmd cmd_report, cmd_annotate;
 /* the prompt's own (repl-cmds.c, repl-diff.c) */
 extern const struct cmd cmd_attach, cmd_detach, cmd_save, cmd_diff, cmd_set, cmd_help, cmd_quit;
 
-/* Print @c's help to @f (stderr after a usage error: then a blank line first). */
+/* Print @c's help to @f; to stderr (after a usage error) only its synopsis and a pointer to
+ * `perch CMD --help`. */
 void cmd_print_help(const struct cmd *c, FILE *f);
 
 #endif
