@@ -282,8 +282,13 @@ static int c_attach(struct repl *r, int argc, char **argv)
 	repl_field_int(r, "pid", r->s->pid);
 	repl_field_str(r, "comm", r->s->comm);
 	repl_field_int(r, "threads", (long long)r->s->t.nr_threads);
-	repl_printf(r, "attached to %d (%s), %zu threads\n", r->s->pid, r->s->comm,
-		    r->s->t.nr_threads);
+	/* perch threads/maps/top -p: a note on stderr, stdout holds the command's own output */
+	if (r->mode == REPL_CLI)
+		fprintf(stderr, "perch: attached to %d (%s), %zu threads\n", r->s->pid, r->s->comm,
+			r->s->t.nr_threads);
+	else
+		repl_printf(r, "attached to %d (%s), %zu threads\n", r->s->pid, r->s->comm,
+			    r->s->t.nr_threads);
 	return PERCH_EXIT_OK;
 }
 
