@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "perch/base/log.h"
+#include "perch/base/path.h"
 #include "perch/base/strbuf.h"
 #include "perch/cli/cmd.h"
 #include "perch/cli/repl.h"
@@ -68,6 +69,31 @@ static int no_samples(const struct record_core *rc, int *empty)
 	record_core_why_empty(rc, why, sizeof(why));
 	log_err(0, "no samples: %s", why);
 	return PERCH_EXIT_FATAL;
+}
+
+/* Something the recording goes to: an -o, or what --top and --verify print (the summary is
+ * printed anyway: not a product of its own). */
+static int has_sink(const struct record_opts *o)
+{
+	return o->nr_outputs || o->top || o->verify;
+}
+
+/* perch stopped sampling (a signal, -d) while the program it launched runs on: it waits
+ * for the program's exit, whose status it returns. Say so unless the program ends at once. */
+static void say_waiting(const struct record_core *rc, pid_t pid)
+{
+	siginfo_t si;
+
+	for (int i = 0; i < 20; i++) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid)
+			return;
+		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+	}
+	fprintf(stderr,
+		"perch: recording done; waiting for %s (pid %d) to exit, as it runs on without "
+		"perch ('kill %d' ends it)\n",
+		path_base(rc->o.argv[0]), (int)pid, (int)pid);
 }
 
 /* ---- --wait NAME ---- */
@@ -305,6 +331,13 @@ static int record_run(int argc, char **argv)
 		record_core_release(&rc);
 		return ret < 0 ? PERCH_EXIT_USAGE : PERCH_EXIT_OK;
 	}
+	if (!has_sink(&rc.o)) {
+		log_err(0, "nothing to write: give -o FILE (.svg, .html, .folded, .perch, ...) or "
+			   "--top N");
+		cmd_print_help(&cmd_record, stderr);
+		record_core_release(&rc);
+		return PERCH_EXIT_USAGE;
+	}
 	ret = record_core_open(&rc);
 	if (ret < 0) {
 		record_core_release(&rc);
@@ -380,6 +413,8 @@ static int record_run(int argc, char **argv)
 		if (t.alive && rc.st->stop_reason == SAMPLER_STOP_SIGNAL &&
 		    (rc.st->signal_code == SI_USER || rc.st->signal_code == SI_QUEUE))
 			kill(t.pid, rc.st->signal);
+		if (t.alive && !rc.o.quiet)
+			say_waiting(&rc, t.pid);
 		status = exit_code_of(tracee_wait_exit(&t));
 		/* a recording without a sample fails even when the program did not, a partial one
 		 * when the program did not fail itself */

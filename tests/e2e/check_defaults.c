@@ -95,6 +95,125 @@ START_TEST(zombie_leader_maps_and_memory)
 }
 END_TEST
 
+/* ---- outputs ---- */
+
+#define RECORDING "fixtures/recording/demo-v2.perch"
+
+/* /dev/stdout is the system's link to /proc/self/fd/1; a perch that renamed a file over it
+ * (issue 37) broke it for every program: put it back, then fail. */
+static void assert_dev_stdout_link(void)
+{
+	struct stat st;
+	int broken = lstat("/dev/stdout", &st) < 0 || !S_ISLNK(st.st_mode);
+
+	if (broken && !access("/proc/self/fd/1", F_OK) && unlink("/dev/stdout") == 0)
+		H_ASSERT(symlink("/proc/self/fd/1", "/dev/stdout") == 0, "cannot restore /dev/stdout");
+	H_ASSERT(!broken, "perch replaced the system's /dev/stdout link (restored now)");
+}
+
+/* -o through a link writes the file it names and keeps the link; /dev/stdout redirected to a
+ * file gets the profile (and stays the system's link); a FIFO with a reader gets it; a
+ * directory is refused. Each compared with the same profile written to stdout ("-"). */
+START_TEST(outputs_link_stdout_fifo_dir)
+{
+	const char *dir = harness_tmpdir(), *want, *got;
+	struct harness_proc *perch;
+	struct stat st;
+	int code;
+
+	perch = run(HARNESS_ARGV(harness_perch(), "report", RECORDING, "--format", "folded", "-o",
+				 "-"),
+		    20);
+	H_ASSERT(harness_proc_exit_code(perch) == 0 && perch->out.len > 20,
+		 "perch report -o - failed:\n%s", perch->err.buf);
+	want = harness_fmt("%s", perch->out.buf);
+
+	/* a link: its target replaced, the link kept */
+	harness_sh(harness_fmt("mkdir %s/runs && echo old > %s/runs/a.folded && "
+			       "ln -s runs/a.folded %s/latest.folded",
+			       dir, dir, dir),
+		   &code, 5);
+	H_ASSERT(code == 0, "cannot make the link");
+	perch = run(HARNESS_ARGV(harness_perch(), "report", RECORDING, "-o",
+				 harness_fmt("%s/latest.folded", dir)),
+		    20);
+	H_ASSERT(harness_proc_exit_code(perch) == 0, "exit %d through a link:\n%s",
+		 harness_proc_exit_code(perch), perch->err.buf);
+	H_ASSERT(lstat(harness_fmt("%s/latest.folded", dir), &st) == 0 && S_ISLNK(st.st_mode),
+		 "the link was replaced by a file");
+	got = harness_sh(harness_fmt("cat %s/runs/a.folded", dir), &code, 5);
+	H_ASSERT(!strcmp(got, want), "the link's target holds:\n%s\nwant:\n%s", got, want);
+	got = harness_sh(harness_fmt("ls -A %s/runs", dir), &code, 5);
+	H_ASSERT(!strcmp(got, "a.folded\n"), "left beside the target: %s", got);
+
+	/* /dev/stdout redirected to a file */
+	assert_dev_stdout_link();
+	harness_sh(harness_fmt("%s report %s --format folded -o /dev/stdout > %s/redirected",
+			       harness_perch(), RECORDING, dir),
+		   &code, 20);
+	assert_dev_stdout_link();
+	H_ASSERT(code == 0, "perch report -o /dev/stdout exit %d", code);
+	got = harness_sh(harness_fmt("cat %s/redirected", dir), &code, 5);
+	H_ASSERT(!strcmp(got, want), "the redirected stdout holds:\n%s\nwant:\n%s", got, want);
+
+	/* a FIFO with a reader */
+	got = harness_sh(harness_fmt("mkfifo %s/pipe && { cat %s/pipe > %s/from-pipe & c=$!; "
+				     "%s report %s --format folded -o %s/pipe 2>/dev/null && wait $c && "
+				     "test -p %s/pipe && cat %s/from-pipe; }",
+				     dir, dir, dir, harness_perch(), RECORDING, dir, dir, dir),
+			 &code, 20);
+	H_ASSERT(code == 0 && !strcmp(got, want), "through a FIFO (exit %d):\n%s", code, got);
+
+	/* a directory */
+	perch = run(HARNESS_ARGV(harness_perch(), "report", RECORDING, "-o", dir), 20);
+	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_FATAL &&
+		     strstr(perch->err.buf, "Is a directory"),
+		 "a directory as -o: exit %d\n%s", harness_proc_exit_code(perch), perch->err.buf);
+}
+END_TEST
+
+/* ---- usage ---- */
+
+/* A usage error prints a few lines and where the help is, not the whole help; record with
+ * nothing to write is one, before attaching. */
+START_TEST(usage_short_nothing_to_write)
+{
+	struct harness_proc *t, *perch;
+	pid_t pid;
+
+	t = harness_spawn("target", HARNESS_ARGV(harness_target("lifecycle"), "20"));
+	pid = harness_proc_wait_ready(t, 10);
+	perch = run(HARNESS_ARGV(harness_perch(), "record", "-p", harness_fmt("%d", pid), "-d",
+				 "1"),
+		    10);
+	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_USAGE, "exit %d, want 64",
+		 harness_proc_exit_code(perch));
+	H_ASSERT(strstr(perch->err.buf, "nothing to write: give -o FILE"),
+		 "no word about the missing -o:\n%s", perch->err.buf);
+	H_ASSERT(lines_of(perch->err.buf) <= 8 &&
+		     strstr(perch->err.buf, "see 'perch record --help' for the options"),
+		 "not a short usage (%d lines):\n%s", lines_of(perch->err.buf), perch->err.buf);
+	H_ASSERT(harness_tracer_pid(pid) == 0, "perch attached before the usage error");
+	perch = run(HARNESS_ARGV(harness_perch(), "record", "--no-such-option", "-o", "x.folded"),
+		    10);
+	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_USAGE &&
+		     lines_of(perch->err.buf) <= 8,
+		 "exit %d, %d lines:\n%s", harness_proc_exit_code(perch), lines_of(perch->err.buf),
+		 perch->err.buf);
+	perch = run(HARNESS_ARGV(harness_perch(), "report", "--no-such-option"), 10);
+	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_USAGE &&
+		     lines_of(perch->err.buf) <= 6 &&
+		     strstr(perch->err.buf, "see 'perch report --help'"),
+		 "exit %d, %d lines:\n%s", harness_proc_exit_code(perch), lines_of(perch->err.buf),
+		 perch->err.buf);
+	/* --help itself is the whole help, on stdout */
+	perch = run(HARNESS_ARGV(harness_perch(), "record", "--help"), 10);
+	H_ASSERT(harness_proc_exit_code(perch) == 0 && lines_of(perch->out.buf) > 30,
+		 "record --help: exit %d, %d lines", harness_proc_exit_code(perch),
+		 lines_of(perch->out.buf));
+}
+END_TEST
+
 Suite *defaults_suite(void)
 {
 	Suite *s = suite_create("e2e-defaults");
@@ -102,6 +221,8 @@ Suite *defaults_suite(void)
 
 	harness_tcase_init(tc, 90);
 	tcase_add_test(tc, zombie_leader_maps_and_memory);
+	tcase_add_test(tc, outputs_link_stdout_fifo_dir);
+	tcase_add_test(tc, usage_short_nothing_to_write);
 	suite_add_tcase(s, tc);
 	return s;
 }
