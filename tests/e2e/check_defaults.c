@@ -214,6 +214,36 @@ START_TEST(usage_short_nothing_to_write)
 }
 END_TEST
 
+/* SIGTERM to perch alone while the program it launched ignores it: perch passes the signal
+ * on, says it waits for the program and how to end it, and exits with the program's status. */
+START_TEST(sigterm_says_it_waits)
+{
+	const char *out = harness_tmpfile("term.folded");
+	struct harness_proc *perch;
+	const char *line;
+	double t0;
+
+	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "--allow-partial",
+						    "-o", out, "--", "/bin/sh", "-c",
+						    "trap '' TERM; echo ready; sleep 3; exit 7"));
+	/* (the program's stdout passes through perch: its trap is set) */
+	H_ASSERT(harness_proc_wait_line(perch, "ready", 20), "the program did not start");
+	t0 = harness_now();
+	harness_proc_kill(perch, SIGTERM);
+	while (!(line = strstr(perch->err.buf ? perch->err.buf : "",
+			       "perch: recording done; waiting for sh (pid "))) {
+		H_ASSERT(harness_now() < t0 + 10 && perch->err_fd >= 0,
+			 "perch did not say it waits for the program:\n%s", perch->err.buf);
+		harness_proc_pump(perch, 0.01);
+	}
+	H_ASSERT(strstr(line, "to exit") && strstr(line, "'kill "), "the line: %s", line);
+	H_ASSERT(harness_proc_wait(perch, 20) == 0, "perch did not exit after the program");
+	H_ASSERT(harness_proc_exit_code(perch) == 7, "exit %d, want the program's 7",
+		 harness_proc_exit_code(perch));
+	H_ASSERT(harness_now() - t0 > 0.5, "perch did not wait for the program");
+}
+END_TEST
+
 Suite *defaults_suite(void)
 {
 	Suite *s = suite_create("e2e-defaults");
@@ -223,6 +253,7 @@ Suite *defaults_suite(void)
 	tcase_add_test(tc, zombie_leader_maps_and_memory);
 	tcase_add_test(tc, outputs_link_stdout_fifo_dir);
 	tcase_add_test(tc, usage_short_nothing_to_write);
+	tcase_add_test(tc, sigterm_says_it_waits);
 	suite_add_tcase(s, tc);
 	return s;
 }
