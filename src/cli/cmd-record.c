@@ -11,6 +11,7 @@
 #include "perch/base/log.h"
 #include "perch/base/path.h"
 #include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
 #include "perch/cli/cmd.h"
 #include "perch/cli/repl.h"
 #include "perch/out/output.h"
@@ -21,7 +22,7 @@
 #include "perch/sample/tracee.h"
 
 static const char record_synopsis[] =
-    "usage: perch record [options] -p PID[,PID...]\n"
+    "usage: perch record [options] -p PID[,PID...]|NAME\n"
     "       perch record [options] --app NAME\n"
     "       perch record [options] --wait NAME\n"
     "       perch record [options] -- PROGRAM [ARGS...]\n"
@@ -94,6 +95,34 @@ static void say_waiting(const struct record_core *rc, pid_t pid)
 		"perch: recording done; waiting for %s (pid %d) to exit, as it runs on without "
 		"perch ('kill %d' ends it)\n",
 		path_base(rc->o.argv[0]), (int)pid, (int)pid);
+}
+
+/* -p NAME (--pid NAME, --pid=NAME, -pNAME) before the options are read: the pid of the one
+ * process NAME names, found as top, threads and maps find theirs (cmd_find_pid()); a
+ * PID[,PID...] list stays as it is. Words of @argv replaced (the new ones in @keep[], for the
+ * caller to free). 0, or the exit code with the message printed. */
+static int resolve_pid_names(int argc, char **argv, char **keep)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		const char *prefix = "", *val = NULL;
+		int slot = i, code;
+		pid_t pid;
+
+		if ((!strcmp(argv[i], "-p") || !strcmp(argv[i], "--pid")) && i + 1 < argc)
+			val = argv[slot = ++i];
+		else if (!strncmp(argv[i], "--pid=", 6))
+			val = argv[i] + strlen(prefix = "--pid=");
+		else if (!strncmp(argv[i], "-p", 2) && argv[i][2])
+			val = argv[i] + strlen(prefix = "-p");
+		if (!val || !val[0] || strspn(val, "0123456789,") == strlen(val))
+			continue;
+		code = cmd_find_pid(val, &pid);
+		if (code)
+			return code;
+		keep[slot] = xasprintf("%s%d", prefix, (int)pid);
+		argv[slot] = keep[slot];
+	}
+	return 0;
 }
 
 /* ---- --wait NAME ---- */
@@ -316,7 +345,7 @@ out:
 	return 0;
 }
 
-static int record_run(int argc, char **argv)
+static int record_main(int argc, char **argv)
 {
 	struct record_core rc;
 	struct tracee t = {0};
@@ -426,6 +455,19 @@ out:
 	record_core_release(&rc);
 	tracee_release(&t);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	return code;
+}
+
+static int record_run(int argc, char **argv)
+{
+	char **keep = xcalloc((size_t)argc + 1, sizeof(*keep));
+	int code = resolve_pid_names(argc, argv, keep);
+
+	if (!code)
+		code = record_main(argc, argv);
+	for (int i = 0; i < argc; i++)
+		free(keep[i]);
+	free(keep);
 	return code;
 }
 

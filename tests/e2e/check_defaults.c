@@ -244,6 +244,44 @@ START_TEST(sigterm_says_it_waits)
 }
 END_TEST
 
+/* -p NAME works for record and dump as for top, threads and maps: a copy of a target under a
+ * name of its own; a name that matches nothing is a fatal error. */
+START_TEST(pid_by_name)
+{
+	const char *name = harness_fmt("pn%d", (int)getpid()), *copy, *out;
+	struct harness_proc *t, *perch;
+	struct harness_folded f;
+	int code;
+	pid_t pid;
+
+	copy = harness_fmt("%s/%s", harness_tmpdir(), name);
+	harness_sh(harness_fmt("cp %s %s", harness_target("lifecycle"), copy), &code, 10);
+	H_ASSERT(code == 0, "cannot copy the target");
+	t = harness_spawn("target", HARNESS_ARGV(copy, "20"));
+	pid = harness_proc_wait_ready(t, 10);
+	out = harness_tmpfile("byname.folded");
+	perch = run(HARNESS_ARGV(harness_perch(), "record", "-p", name, "-d", "0.5",
+				 "--allow-partial", "-o", out),
+		    30);
+	H_CHECK_RECORD(perch, HARNESS_EXIT_OK, out, &f);
+	code = 0;
+	for (size_t i = 0; i < f.nr; i++)
+		code |= f.lines[i].tid == pid;
+	H_ASSERT(code, "no sample of the main thread %d in the recording", pid);
+	harness_folded_release(&f);
+	perch = run(HARNESS_ARGV(harness_perch(), "dump", "-p", name), 30);
+	H_ASSERT(harness_proc_exit_code(perch) == 0 &&
+		     strstr(perch->out.buf, harness_fmt("PID %d (%s)", pid, name)),
+		 "perch dump -p %s: exit %d\n%s", name, harness_proc_exit_code(perch),
+		 perch->out.buf);
+	perch = run(HARNESS_ARGV(harness_perch(), "record", "-p", "no-such-name-x", "-o", out), 10);
+	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_FATAL &&
+		     strstr(perch->err.buf, "no process matches 'no-such-name-x'"),
+		 "exit %d\n%s", harness_proc_exit_code(perch), perch->err.buf);
+	H_ASSERT(harness_tracer_pid(pid) == 0, "the target is still traced");
+}
+END_TEST
+
 Suite *defaults_suite(void)
 {
 	Suite *s = suite_create("e2e-defaults");
@@ -254,6 +292,7 @@ Suite *defaults_suite(void)
 	tcase_add_test(tc, outputs_link_stdout_fifo_dir);
 	tcase_add_test(tc, usage_short_nothing_to_write);
 	tcase_add_test(tc, sigterm_says_it_waits);
+	tcase_add_test(tc, pid_by_name);
 	suite_add_tcase(s, tc);
 	return s;
 }
