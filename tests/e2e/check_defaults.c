@@ -282,6 +282,28 @@ START_TEST(pid_by_name)
 }
 END_TEST
 
+/* A launched program's memory starts at its first reading after it ran, not at the few pages
+ * of arguments it holds while stopped at its exec (a chart that rose from a false 0). */
+START_TEST(launched_memory_no_false_zero)
+{
+	const char *out = harness_tmpfile("launched.folded"), *line;
+	struct harness_proc *perch;
+	double start = -1, end = -1;
+
+	perch = run(HARNESS_ARGV(harness_perch(), "record", "--summary", "--allow-partial", "-o",
+				 out, "--", harness_target("lifecycle"), "2.5"),
+		    60);
+	H_ASSERT(harness_proc_exit_code(perch) == 0, "exit %d\n%s", harness_proc_exit_code(perch),
+		 perch->err.buf);
+	line = strstr(perch->err.buf, "perch:   RSS ");
+	H_ASSERT(line && sscanf(line, "perch:   RSS %lf %lf", &start, &end) == 2,
+		 "no RSS line in the summary:\n%s", perch->err.buf);
+	/* the program's libraries are mapped and touched: over half a MiB from its first read */
+	H_ASSERT(start > 0.5 && end > 0.5, "RSS from %.1f to %.1f MiB:\n%s", start, end,
+		 perch->err.buf);
+}
+END_TEST
+
 Suite *defaults_suite(void)
 {
 	Suite *s = suite_create("e2e-defaults");
@@ -293,6 +315,7 @@ Suite *defaults_suite(void)
 	tcase_add_test(tc, usage_short_nothing_to_write);
 	tcase_add_test(tc, sigterm_says_it_waits);
 	tcase_add_test(tc, pid_by_name);
+	tcase_add_test(tc, launched_memory_no_false_zero);
 	suite_add_tcase(s, tc);
 	return s;
 }
