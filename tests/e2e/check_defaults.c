@@ -97,7 +97,8 @@ END_TEST
 
 /* ---- outputs ---- */
 
-#define RECORDING "fixtures/recording/demo-v2.perch"
+#define RECORDING  "fixtures/recording/demo-v2.perch"
+#define EXIT_EMPTY 5 /* PERCH_EXIT_EMPTY */
 
 /* /dev/stdout is the system's link to /proc/self/fd/1; a perch that renamed a file over it
  * (issue 37) broke it for every program: put it back, then fail. */
@@ -169,6 +170,35 @@ START_TEST(outputs_link_stdout_fifo_dir)
 	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_FATAL &&
 		     strstr(perch->err.buf, "Is a directory"),
 		 "a directory as -o: exit %d\n%s", harness_proc_exit_code(perch), perch->err.buf);
+}
+END_TEST
+
+/* Filters that match nothing: a clear message, exit 5 (PERCH_EXIT_EMPTY), no empty output;
+ * one that matches still writes (the fixture's threads: sh-700, sh-worker-702, xz-...). */
+START_TEST(filters_match_nothing)
+{
+	static const char *const filters[][2] = {
+	    {"--thread", "^no-such-thread$"}, {"--tid", "999999"}, {"--start", "1000"}};
+	const char *out = harness_tmpfile("filtered.folded");
+	struct harness_proc *perch;
+
+	for (size_t i = 0; i < sizeof(filters) / sizeof(filters[0]); i++) {
+		perch = run(HARNESS_ARGV(harness_perch(), "report", RECORDING, filters[i][0],
+					 filters[i][1], "-o", out),
+			    20);
+		H_ASSERT(harness_proc_exit_code(perch) == EXIT_EMPTY &&
+			     strstr(perch->err.buf, "the filters match none of the 50 samples") &&
+			     strstr(perch->err.buf, "nothing written"),
+			 "%s %s: exit %d\n%s", filters[i][0], filters[i][1],
+			 harness_proc_exit_code(perch), perch->err.buf);
+		H_ASSERT(access(out, F_OK) < 0, "%s %s: an output was written", filters[i][0],
+			 filters[i][1]);
+	}
+	perch = run(HARNESS_ARGV(harness_perch(), "report", RECORDING, "--thread", "^sh", "-o", out),
+		    20);
+	H_ASSERT(harness_proc_exit_code(perch) == 0 && access(out, F_OK) == 0,
+		 "a filter that matches: exit %d\n%s", harness_proc_exit_code(perch),
+		 perch->err.buf);
 }
 END_TEST
 
@@ -304,6 +334,50 @@ START_TEST(launched_memory_no_false_zero)
 }
 END_TEST
 
+/* ---- honest results ---- */
+
+/* perch killed with SIGKILL mid-recording: report's warning gives the samples it loads (what
+ * the folded output adds up to) and where reading stopped (within the file, its end when it was
+ * cut between two chunks). */
+START_TEST(recovered_recording_counts)
+{
+	const char *rec = harness_tmpfile("killed.perch"), *folded = harness_tmpfile("killed.folded");
+	struct harness_proc *t, *perch;
+	struct harness_folded f;
+	unsigned long long said = 0, at = 0, chunks = 0;
+	const char *w;
+	struct stat st;
+	pid_t pid;
+
+	t = harness_spawn("target", HARNESS_ARGV(harness_target("chain-fp"), "30"));
+	pid = harness_proc_wait_ready(t, 5);
+	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-F", "200", "-o",
+						    rec, "-p", harness_fmt("%d", pid)));
+	H_ASSERT(harness_wait_traced(pid, 1, 5) == 0, "perch did not attach");
+	harness_sleep(2.6);
+	harness_proc_kill(perch, SIGKILL);
+	H_ASSERT(harness_proc_wait(perch, 5) == 0, "perch did not die");
+	H_ASSERT(harness_wait_traced(pid, 0, 5) == 0, "target still traced after perch died");
+	H_ASSERT(stat(rec, &st) == 0 && st.st_size > 0, "no recording");
+	perch = run(HARNESS_ARGV(harness_perch(), "report", rec, "-o", folded), 30);
+	H_ASSERT(harness_proc_exit_code(perch) == 0, "report exit %d", harness_proc_exit_code(perch));
+	w = strstr(perch->err.buf, " at byte ");
+	H_ASSERT(w && sscanf(w, " at byte %llu): using the %llu samples of its %llu", &at, &said,
+			     &chunks) == 3,
+		 "no cut-short warning with its figures:\n%s", perch->err.buf);
+	H_ASSERT(harness_folded_load(&f, folded) == 0, "no %s", folded);
+	H_ASSERT(said == f.total && said > 100, "the warning says %llu samples, report wrote %lu",
+		 said, f.total);
+	H_ASSERT(at > 0 && at <= (unsigned long long)st.st_size,
+		 "stopped at byte %llu of a %lld-byte file", at, (long long)st.st_size);
+	if (strstr(perch->err.buf, "no end record"))
+		H_ASSERT(at == (unsigned long long)st.st_size,
+			 "cut between chunks, but stopped at byte %llu of %lld", at,
+			 (long long)st.st_size);
+	harness_folded_release(&f);
+}
+END_TEST
+
 Suite *defaults_suite(void)
 {
 	Suite *s = suite_create("e2e-defaults");
@@ -316,6 +390,8 @@ Suite *defaults_suite(void)
 	tcase_add_test(tc, sigterm_says_it_waits);
 	tcase_add_test(tc, pid_by_name);
 	tcase_add_test(tc, launched_memory_no_false_zero);
+	tcase_add_test(tc, recovered_recording_counts);
+	tcase_add_test(tc, filters_match_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
