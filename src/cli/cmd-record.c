@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "perch/base/fdlimit.h"
 #include "perch/base/log.h"
 #include "perch/base/path.h"
 #include "perch/base/strbuf.h"
@@ -406,6 +407,11 @@ static int record_main(int argc, char **argv)
 	if (!rc.o.quiet && rc.o.wait_name)
 		print_wait_summary(&rc, &job.wres, job.attached_ns);
 	record_core_print_warnings(&rc, stderr);
+	if (fdlimit_failures())
+		log_warn(0,
+			 "%lu times a file perch needed to name frames (a program's or library's) "
+			 "could not be opened: out of file descriptors (see 'ulimit -Hn')",
+			 fdlimit_failures());
 	record_core_finish(&rc);
 	if (record_core_write_outputs(&rc, rc.o.quiet ? NULL : stderr) < 0)
 		code = PERCH_EXIT_FATAL;
@@ -429,6 +435,12 @@ static int record_main(int argc, char **argv)
 			       "a partial recording: perch served %.1f%% of its ticks (under %g%%); "
 			       "its outputs are written, --allow-partial accepts them with exit 0",
 			       record_core_served_pct(&rc), RECORD_SERVED_WARN_PCT);
+	else if (fdlimit_failures() && !rc.o.allow_partial &&
+		 profile_total_samples(record_core_profile(&rc)))
+		code = log_err(PERCH_EXIT_PARTIAL,
+			       "a partial recording: frames left unnamed for lack of file "
+			       "descriptors; its outputs are written, --allow-partial accepts them "
+			       "with exit 0");
 	else if (!profile_total_samples(record_core_profile(&rc)))
 		code = no_samples(&rc, &empty);
 	else if (code == PERCH_EXIT_OK && (rc.st->err_regs || rc.st->err_stack))

@@ -378,6 +378,43 @@ START_TEST(recovered_recording_counts)
 }
 END_TEST
 
+/* ---- descriptors ---- */
+
+/* 600 threads under `ulimit -n 1024` (soft and hard): perch keeps what /proc files its budget
+ * allows and opens the rest on demand, so the program's own files still open and every
+ * thread's frames are named (states_idle_wait, idle_main), unwound to the root. */
+START_TEST(many_threads_few_descriptors)
+{
+	const char *out = harness_tmpfile("fds.folded");
+	struct harness_proc *t, *perch;
+	struct harness_folded f;
+	unsigned long named;
+	double unwound;
+	pid_t pid;
+
+	t = harness_spawn("target", HARNESS_ARGV(harness_target("states"), "threads", "600"));
+	pid = harness_proc_wait_ready(t, 30);
+	perch = harness_spawn(
+	    "perch",
+	    HARNESS_ARGV("/bin/sh", "-c",
+			 harness_fmt("ulimit -Sn 1024 && ulimit -Hn 1024 && exec '%s' record -p %d "
+				     "-F 20 -d 1.5 --allow-partial -o '%s'",
+				     harness_perch(), pid, out)));
+	H_ASSERT(harness_proc_wait(perch, 120) == 0, "perch did not finish");
+	H_CHECK_RECORD(perch, HARNESS_EXIT_OK, out, &f);
+	H_ASSERT(!strstr(perch->err.buf, "file descriptors"), "perch ran out of descriptors:\n%s",
+		 perch->err.buf);
+	named = harness_folded_count(&f, NULL, harness_pred_has, "states_idle_wait");
+	H_ASSERT(f.nr >= 550 && named * 100 >= f.total * 90,
+		 "%zu threads recorded, %lu of %lu samples in states_idle_wait", f.nr, named,
+		 f.total);
+	unwound = harness_summary_unwound(perch->err.buf);
+	H_ASSERT(unwound >= 90, "unwound to root %.1f%%", unwound);
+	harness_folded_release(&f);
+	H_ASSERT(harness_tracer_pid(pid) == 0, "the target is still traced");
+}
+END_TEST
+
 Suite *defaults_suite(void)
 {
 	Suite *s = suite_create("e2e-defaults");
@@ -392,6 +429,7 @@ Suite *defaults_suite(void)
 	tcase_add_test(tc, launched_memory_no_false_zero);
 	tcase_add_test(tc, recovered_recording_counts);
 	tcase_add_test(tc, filters_match_nothing);
+	tcase_add_test(tc, many_threads_few_descriptors);
 	suite_add_tcase(s, tc);
 	return s;
 }
