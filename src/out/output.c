@@ -130,9 +130,25 @@ static int own_fd(const char *path)
 	return *end || fd > 1 << 30 ? -1 : (int)fd;
 }
 
+/* May link @p (lstat @lnk) be followed? As the kernel's fs.protected_symlinks rules it for
+ * open(), which this resolution bypasses: not in a sticky world-writable directory (/tmp)
+ * unless perch or the directory's owner owns the link, so that a link planted there cannot
+ * make perch replace another file. */
+static int may_follow(const char *p, const struct stat *lnk)
+{
+	char *dir = path_dir(p);
+	struct stat st;
+	int ok = stat(dir, &st) < 0 || !(st.st_mode & S_ISVTX) || !(st.st_mode & S_IWOTH) ||
+		 lnk->st_uid == geteuid() || lnk->st_uid == st.st_uid;
+
+	free(dir);
+	return ok;
+}
+
 /* @path with every symbolic link in its last component followed (the file it finally names
  * need not exist: a dangling link creates its target), allocated; stops early at one of
- * perch's own descriptors (*@fd set, else -1). NULL with errno set (ELOOP, ...). */
+ * perch's own descriptors (*@fd set, else -1). NULL with errno set (ELOOP, EACCES for a link
+ * may_follow() refuses, ...). */
 static char *follow_links(const char *path, int *fd)
 {
 	char *p = xstrdup(path), target[4096];
@@ -145,6 +161,11 @@ static char *follow_links(const char *path, int *fd)
 		*fd = own_fd(p);
 		if (*fd >= 0 || lstat(p, &st) < 0 || !S_ISLNK(st.st_mode))
 			return p;
+		if (!may_follow(p, &st)) {
+			free(p);
+			errno = EACCES;
+			return NULL;
+		}
 		n = readlink(p, target, sizeof(target) - 1);
 		if (n < 0) {
 			free(p);

@@ -679,6 +679,37 @@ START_TEST(test_commit_never_over_link)
 }
 END_TEST
 
+/* A link someone else planted in a sticky world-writable directory (/tmp) is not followed,
+ * as the kernel's fs.protected_symlinks rules for open(); perch's own link there is. */
+START_TEST(test_link_planted)
+{
+	char *dir = testutil_tmp_path("shared"), *link = testutil_tmp_path("shared/out.folded");
+	char *victim = testutil_tmp_path("victim"), *text;
+	struct output_file of;
+
+	ck_assert_int_eq(mkdir(dir, 0777), 0);
+	ck_assert_int_eq(chmod(dir, 01777), 0);
+	testutil_write_file(victim, "precious\n", 9);
+	ck_assert_int_eq(symlink(victim, link), 0);
+	if (lchown(link, 65534, 65534) < 0 || geteuid() == 65534) {
+		/* (not root: no link of another user to make; our own is followed) */
+		ck_assert_int_eq(output_check(link), 0);
+	} else {
+		ck_assert_int_eq(output_check(link), -EACCES);
+		ck_assert_int_eq(output_open(&of, link), -EACCES);
+		text = proc_read_file(victim, NULL);
+		ck_assert_str_eq(text, "precious\n");
+		free(text);
+		ck_assert_int_eq(lchown(link, geteuid(), getegid()), 0);
+		ck_assert_int_eq(output_open(&of, link), 0); /* perch's own link: followed */
+		output_abort(&of);
+	}
+	free(dir);
+	free(link);
+	free(victim);
+}
+END_TEST
+
 START_TEST(test_atomic_stdout)
 {
 	struct output_file of;
@@ -724,6 +755,7 @@ Suite *output_suite(void)
 	tcase_add_test(tc, test_dev_stdout_file);
 	tcase_add_test(tc, test_fifo_in_place);
 	tcase_add_test(tc, test_commit_never_over_link);
+	tcase_add_test(tc, test_link_planted);
 	suite_add_tcase(s, tc);
 	return s;
 }
