@@ -431,10 +431,11 @@ static int record_main(int argc, char **argv)
 		code = PERCH_EXIT_FATAL;
 	else if (record_core_served_pct(&rc) < RECORD_SERVED_WARN_PCT && !rc.o.allow_partial &&
 		 profile_total_samples(record_core_profile(&rc)))
-		code = log_err(PERCH_EXIT_PARTIAL,
-			       "a partial recording: perch served %.1f%% of its ticks (under %g%%); "
-			       "its outputs are written, --allow-partial accepts them with exit 0",
-			       record_core_served_pct(&rc), RECORD_SERVED_WARN_PCT);
+		code =
+		    log_err(PERCH_EXIT_PARTIAL,
+			    "a partial recording: perch served %.1f%% of its ticks (under %g%%); "
+			    "its outputs are written, --allow-partial accepts them with exit 0",
+			    record_core_served_pct(&rc), RECORD_SERVED_WARN_PCT);
 	else if (fdlimit_failures() && !rc.o.allow_partial &&
 		 profile_total_samples(record_core_profile(&rc)))
 		code = log_err(PERCH_EXIT_PARTIAL,
@@ -459,9 +460,9 @@ static int record_main(int argc, char **argv)
 		status = exit_code_of(tracee_wait_exit(&t));
 		/* a recording without a sample fails even when the program did not, a partial one
 		 * when the program did not fail itself */
-		code = empty && !status			   ? PERCH_EXIT_FATAL
+		code = empty && !status			       ? PERCH_EXIT_FATAL
 		       : !status && code == PERCH_EXIT_PARTIAL ? PERCH_EXIT_PARTIAL
-							   : status;
+							       : status;
 	}
 out:
 	record_core_release(&rc);

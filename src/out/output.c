@@ -108,7 +108,8 @@ static int name_anon(struct output_file *of, int fd)
  * /dev/fd/N, /proc/self/fd/N, /proc/<perch's pid>/fd/N), else -1. */
 static int own_fd(const char *path)
 {
-	static const char *const prefixes[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"};
+	static const char *const prefixes[] = {"/dev/fd/", "/proc/self/fd/",
+					       "/proc/thread-self/fd/"};
 	char mine[40];
 	const char *n = NULL;
 	char *end;

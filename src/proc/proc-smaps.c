@@ -265,7 +265,8 @@ int proc_smaps_rollup_load(pid_t pid, struct proc_smaps_rollup *out)
 	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
 	ret = proc_smaps_rollup_load_file(path, out);
 	/* ESRCH, or no mapping: a zombie leader (proc_live_task_path()) */
-	if ((ret == -ESRCH || ret == -EINVAL) && (live = proc_live_task_path(pid, "smaps_rollup"))) {
+	if ((ret == -ESRCH || ret == -EINVAL) &&
+	    (live = proc_live_task_path(pid, "smaps_rollup"))) {
 		ret = proc_smaps_rollup_load_file(live, out);
 		free(live);
 	}

@@ -67,8 +67,9 @@ START_TEST(zombie_leader_maps_and_memory)
 	perch = run(HARNESS_ARGV(harness_perch(), "maps", "-p", harness_fmt("%d", pid)), 20);
 	H_ASSERT(harness_proc_exit_code(perch) == 0, "perch maps exit %d",
 		 harness_proc_exit_code(perch));
-	H_ASSERT(lines_of(perch->out.buf) == want, "perch maps printed %d lines, the kernel %d:\n%s",
-		 lines_of(perch->out.buf), want, perch->out.buf);
+	H_ASSERT(lines_of(perch->out.buf) == want,
+		 "perch maps printed %d lines, the kernel %d:\n%s", lines_of(perch->out.buf), want,
+		 perch->out.buf);
 	H_ASSERT(strstr(perch->out.buf, "targets/states"), "no mapping of the program");
 	/* the note goes to stderr: stdout is the command's own output */
 	H_ASSERT(!strstr(perch->out.buf, "attached to"), "\"attached to\" on stdout");
@@ -80,8 +81,8 @@ START_TEST(zombie_leader_maps_and_memory)
 		 "perch mem of a zombie leader: exit %d\n%s%s", harness_proc_exit_code(perch),
 		 perch->out.buf, perch->err.buf);
 
-	perch = run(HARNESS_ARGV(harness_perch(), "stat", "-p", harness_fmt("%d", pid), "-d", "1"),
-		    20);
+	perch =
+	    run(HARNESS_ARGV(harness_perch(), "stat", "-p", harness_fmt("%d", pid), "-d", "1"), 20);
 	line = strstr(perch->out.buf, "memory: RSS ");
 	H_ASSERT(line && sscanf(line, "memory: RSS %lf MiB", &rss) == 1 && rss > 0.1,
 		 "perch stat reads no memory for a zombie leader:\n%s", perch->out.buf);
@@ -108,7 +109,8 @@ static void assert_dev_stdout_link(void)
 	int broken = lstat("/dev/stdout", &st) < 0 || !S_ISLNK(st.st_mode);
 
 	if (broken && !access("/proc/self/fd/1", F_OK) && unlink("/dev/stdout") == 0)
-		H_ASSERT(symlink("/proc/self/fd/1", "/dev/stdout") == 0, "cannot restore /dev/stdout");
+		H_ASSERT(symlink("/proc/self/fd/1", "/dev/stdout") == 0,
+			 "cannot restore /dev/stdout");
 	H_ASSERT(!broken, "perch replaced the system's /dev/stdout link (restored now)");
 }
 
@@ -122,9 +124,9 @@ START_TEST(outputs_link_stdout_fifo_dir)
 	struct stat st;
 	int code;
 
-	perch = run(HARNESS_ARGV(harness_perch(), "report", RECORDING, "--format", "folded", "-o",
-				 "-"),
-		    20);
+	perch =
+	    run(HARNESS_ARGV(harness_perch(), "report", RECORDING, "--format", "folded", "-o", "-"),
+		20);
 	H_ASSERT(harness_proc_exit_code(perch) == 0 && perch->out.len > 20,
 		 "perch report -o - failed:\n%s", perch->err.buf);
 	want = harness_fmt("%s", perch->out.buf);
@@ -158,11 +160,12 @@ START_TEST(outputs_link_stdout_fifo_dir)
 	H_ASSERT(!strcmp(got, want), "the redirected stdout holds:\n%s\nwant:\n%s", got, want);
 
 	/* a FIFO with a reader */
-	got = harness_sh(harness_fmt("mkfifo %s/pipe && { cat %s/pipe > %s/from-pipe & c=$!; "
-				     "%s report %s --format folded -o %s/pipe 2>/dev/null && wait $c && "
-				     "test -p %s/pipe && cat %s/from-pipe; }",
-				     dir, dir, dir, harness_perch(), RECORDING, dir, dir, dir),
-			 &code, 20);
+	got = harness_sh(
+	    harness_fmt("mkfifo %s/pipe && { cat %s/pipe > %s/from-pipe & c=$!; "
+			"%s report %s --format folded -o %s/pipe 2>/dev/null && wait $c && "
+			"test -p %s/pipe && cat %s/from-pipe; }",
+			dir, dir, dir, harness_perch(), RECORDING, dir, dir, dir),
+	    &code, 20);
 	H_ASSERT(code == 0 && !strcmp(got, want), "through a FIFO (exit %d):\n%s", code, got);
 
 	/* a directory */
@@ -194,8 +197,8 @@ START_TEST(filters_match_nothing)
 		H_ASSERT(access(out, F_OK) < 0, "%s %s: an output was written", filters[i][0],
 			 filters[i][1]);
 	}
-	perch = run(HARNESS_ARGV(harness_perch(), "report", RECORDING, "--thread", "^sh", "-o", out),
-		    20);
+	perch = run(
+	    HARNESS_ARGV(harness_perch(), "report", RECORDING, "--thread", "^sh", "-o", out), 20);
 	H_ASSERT(harness_proc_exit_code(perch) == 0 && access(out, F_OK) == 0,
 		 "a filter that matches: exit %d\n%s", harness_proc_exit_code(perch),
 		 perch->err.buf);
@@ -213,9 +216,8 @@ START_TEST(usage_short_nothing_to_write)
 
 	t = harness_spawn("target", HARNESS_ARGV(harness_target("lifecycle"), "20"));
 	pid = harness_proc_wait_ready(t, 10);
-	perch = run(HARNESS_ARGV(harness_perch(), "record", "-p", harness_fmt("%d", pid), "-d",
-				 "1"),
-		    10);
+	perch = run(
+	    HARNESS_ARGV(harness_perch(), "record", "-p", harness_fmt("%d", pid), "-d", "1"), 10);
 	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_USAGE, "exit %d, want 64",
 		 harness_proc_exit_code(perch));
 	H_ASSERT(strstr(perch->err.buf, "nothing to write: give -o FILE"),
@@ -224,8 +226,8 @@ START_TEST(usage_short_nothing_to_write)
 		     strstr(perch->err.buf, "see 'perch record --help' for the options"),
 		 "not a short usage (%d lines):\n%s", lines_of(perch->err.buf), perch->err.buf);
 	H_ASSERT(harness_tracer_pid(pid) == 0, "perch attached before the usage error");
-	perch = run(HARNESS_ARGV(harness_perch(), "record", "--no-such-option", "-o", "x.folded"),
-		    10);
+	perch =
+	    run(HARNESS_ARGV(harness_perch(), "record", "--no-such-option", "-o", "x.folded"), 10);
 	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_USAGE &&
 		     lines_of(perch->err.buf) <= 8,
 		 "exit %d, %d lines:\n%s", harness_proc_exit_code(perch), lines_of(perch->err.buf),
@@ -341,7 +343,8 @@ END_TEST
  * cut between two chunks). */
 START_TEST(recovered_recording_counts)
 {
-	const char *rec = harness_tmpfile("killed.perch"), *folded = harness_tmpfile("killed.folded");
+	const char *rec = harness_tmpfile("killed.perch"),
+		   *folded = harness_tmpfile("killed.folded");
 	struct harness_proc *t, *perch;
 	struct harness_folded f;
 	unsigned long long said = 0, at = 0, chunks = 0;
@@ -360,7 +363,8 @@ START_TEST(recovered_recording_counts)
 	H_ASSERT(harness_wait_traced(pid, 0, 5) == 0, "target still traced after perch died");
 	H_ASSERT(stat(rec, &st) == 0 && st.st_size > 0, "no recording");
 	perch = run(HARNESS_ARGV(harness_perch(), "report", rec, "-o", folded), 30);
-	H_ASSERT(harness_proc_exit_code(perch) == 0, "report exit %d", harness_proc_exit_code(perch));
+	H_ASSERT(harness_proc_exit_code(perch) == 0, "report exit %d",
+		 harness_proc_exit_code(perch));
 	w = strstr(perch->err.buf, " at byte ");
 	H_ASSERT(w && sscanf(w, " at byte %llu): using the %llu samples of its %llu", &at, &said,
 			     &chunks) == 3,

@@ -218,8 +218,8 @@ START_TEST(failed_attach_keeps_target)
 							"attach %d\n"
 							"threads\n",
 							pid, gone));
-	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "-x", script, "--json",
-						    "--keep-going"));
+	perch = harness_spawn(
+	    "perch", HARNESS_ARGV(harness_perch(), "-x", script, "--json", "--keep-going"));
 	H_ASSERT(harness_proc_wait(perch, 30) == 0, "perch -x did not finish");
 	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_FATAL, "exit %d, want 2",
 		 harness_proc_exit_code(perch));
