@@ -221,6 +221,8 @@ void stall_feed(struct stall_detector *d, pid_t tid, const char *comm, const str
 			off_open(d, gap, 0);
 		off_add(d, STALL_NO_STACK, 0, NULL, 0);
 	}
+	if (is_off(s->state) && s->ran == 1)
+		off_close(d, t, 0); /* it ran in between: a new off-CPU run from here */
 	if (is_off(s->state)) {
 		if (!d->off.active)
 			off_open(d, t, first);
@@ -375,9 +377,9 @@ const char *stall_stack_reason(const struct profile *p, uint32_t stack)
 }
 
 void stall_feed_stack(struct stall_detector *d, const struct profile *p, pid_t tid,
-		      const char *comm, uint64_t time_ns, char state, uint32_t stack)
+		      const char *comm, uint64_t time_ns, char state, int ran, uint32_t stack)
 {
-	struct stall_sample s = {.time_ns = time_ns, .state = state, .stack = stack};
+	struct stall_sample s = {.time_ns = time_ns, .state = state, .stack = stack, .ran = ran};
 
 	if (!d->tid && !(d->name && comm && !strcmp(comm, d->name)))
 		return;

@@ -42,12 +42,17 @@ struct dump_thread *dump_states(pid_t pid, size_t *nr)
 	return dts;
 }
 
-static struct dump_thread *dump_find(struct dump_thread *dts, size_t nr, pid_t tid)
+static int cmp_tid(const void *key, const void *elem)
 {
-	for (size_t i = 0; i < nr; i++)
-		if (dts[i].tid == tid)
-			return &dts[i];
-	return NULL;
+	pid_t a = *(const pid_t *)key, b = ((const struct dump_thread *)elem)->tid;
+
+	return a < b ? -1 : a > b;
+}
+
+/* @tid's entry in @dts (ascending by tid, as /proc lists them), or NULL. */
+static struct dump_thread *dump_find(const struct dump_thread *dts, size_t nr, pid_t tid)
+{
+	return nr ? bsearch(&tid, dts, nr, sizeof(*dts), cmp_tid) : NULL;
 }
 
 struct dump_thread *dump_threads(const struct tracee *t, pid_t only, const struct dump_thread *pre,
@@ -56,6 +61,7 @@ struct dump_thread *dump_threads(const struct tracee *t, pid_t only, const struc
 	pid_t *tids = NULL;
 	int n = proc_task_list(t->pid, &tids);
 	struct dump_thread *dts;
+	const struct dump_thread *p;
 	struct proc_stat ps;
 
 	*nr = 0;
@@ -69,9 +75,8 @@ struct dump_thread *dump_threads(const struct tracee *t, pid_t only, const struc
 		(*nr)++;
 		dt->tid = tids[i];
 		dt->state = '?';
-		for (size_t k = 0; k < nr_pre; k++)
-			if (pre[k].tid == dt->tid)
-				dt->state = pre[k].state;
+		if ((p = dump_find(pre, nr_pre, dt->tid)))
+			dt->state = p->state;
 		if (dt->state == '?' && proc_stat_read(t->pid, dt->tid, &ps) == 0)
 			dt->state = tracee_state_letter(th, ps.state);
 		if (proc_task_comm(t->pid, dt->tid, dt->name, sizeof(dt->name)) < 0)
@@ -107,6 +112,49 @@ static void take_blocked(const struct tracee *t, const struct perch_arch *arch,
 		dt->why = "it is in uninterruptible sleep (D) outside a system call, so it "
 			  "cannot be stopped and /proc does not show where it is";
 	free(text);
+}
+
+/* The number of times @tid was switched in (the third field of its schedstat), or 0. */
+static uint64_t switch_ins(pid_t pid, pid_t tid)
+{
+	char path[80], *text;
+	unsigned long long run, wait, slices = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
+	text = proc_read_file(path, NULL);
+	if (!text || sscanf(text, "%llu %llu %llu", &run, &wait, &slices) != 3)
+		slices = 0;
+	free(text);
+	return slices;
+}
+
+/* A thread asleep in a system call ('S'): its registers there (SP, PC) are in /proc and its
+ * stack does not change while it sleeps, so it is read without a stop, as `record` reads
+ * blocked threads. A stop would break off epoll_wait(), semtimedop(), sigtimedwait() and
+ * their kin with EINTR in the program, and at ten thousand threads the stops one by one take
+ * longer than any deadline. Kept only if the thread was not switched in while its stack was
+ * copied (schedstat's count, read before and after): else it is stopped as a running one.
+ * 0, or -1 with nothing taken. */
+static int take_sleeping(const struct tracee *t, const struct perch_arch *arch,
+			 struct dump_thread *dt)
+{
+	char path[64], *text;
+	uint64_t before = switch_ins(t->pid, dt->tid);
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", t->pid, dt->tid);
+	text = proc_read_file(path, NULL);
+	ret = before ? sampler_snapshot_blocked(arch, dt->tid, text, &dt->snap) : -1;
+	free(text);
+	if (ret == 0 && dt->snap.stack_len == dt->snap.stack_cap)
+		unwind_snapshot_grow(dt->tid, &dt->snap, DUMP_STACK_MAX);
+	if (ret < 0 || switch_ins(t->pid, dt->tid) != before) {
+		dt->snap.stack_len = 0;
+		dt->snap.regs.valid = 0;
+		return -1;
+	}
+	dt->taken = DUMP_ASLEEP;
+	return 0;
 }
 
 /* Is the thread in uninterruptible sleep now? */
@@ -156,6 +204,8 @@ void dump_collect(struct tracee *t, const struct perch_arch *arch, struct dump_t
 
 		if (dt && dt->state == 'D')
 			take_blocked(t, arch, dt);
+		else if (dt && dt->state == 'S' && take_sleeping(t, arch, dt) == 0)
+			continue;
 		else if (dt && tracee_interrupt(t, th, monotime_ns()) == 0)
 			waiting++;
 	}

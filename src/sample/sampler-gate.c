@@ -254,8 +254,14 @@ static void gate_rescan(struct gate_ctx *g, struct tracee_proc *p, struct sproc 
 		s->run_tick = 0;
 		idle = sampler_idle_check(t, th, s, g->now);
 		if (idle == IDLE_STILL && gate_fits(th, s, g->now)) {
-			if (!was)
-				gate_join(g, th, s, sp);
+			if (!was) {
+				gate_join(g, th, s, sp); /* (visited at this tick already) */
+			} else { /* this tick's count: the process's epoch does not move at a rescan
+				  */
+				sampler_credit(g->w, th, s, (uint32_t)(1 + g->missed), g->now,
+					       g->st);
+				g->st->gated += 1 + g->missed;
+			}
 			continue;
 		}
 		/* it ran (or woke) since it was found blocked there */

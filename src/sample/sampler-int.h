@@ -72,6 +72,7 @@ struct item {
 	const struct perch_arch *arch;
 	uint32_t weight;
 	char state;
+	signed char ran; /* see sampler_info.ran */
 	int has_syscall;
 	char syscall[SAMPLER_SYSCALL_TEXT];
 	char comm[SAMPLER_COMM];
@@ -133,14 +134,20 @@ struct schedstat {
 };
 
 /* What the sampler keeps per thread (tracee_thread.user). */
+/* sthread.ran (0 = unknown, what a new thread starts with) */
+enum { SAMPLER_RAN_UNKNOWN, SAMPLER_RAN_YES, SAMPLER_RAN_NO };
+
 struct sthread {
-	uint32_t late_ticks;	 /* ticks to credit to the next sample */
-	int stat_fd;		 /* kept open /proc/PID/task/TID/stat; -1 not yet, -2 failed */
-	int syscall_fd;		 /* the same for .../syscall */
-	char state;		 /* state letter read at the last tick */
-	int cpu;		 /* CPU it last ran on, from the same read (-1 unknown) */
-	char comm[SAMPLER_COMM]; /* name read at the last tick */
-	int has_syscall;	 /* @syscall holds the text read at the last tick */
+	uint32_t late_ticks;	      /* ticks to credit to the next sample */
+	int stat_fd;		      /* kept open /proc/PID/task/TID/stat; -1 not yet, -2 failed */
+	int syscall_fd;		      /* the same for .../syscall */
+	char state;		      /* state letter read at the last tick */
+	unsigned char ran;	      /* SAMPLER_RAN_*: ran since its previous sample? (the next
+				       * item's; reset once it is filled) */
+	unsigned char ran_since_idle; /* switched in since it was last found blocked */
+	int cpu;		      /* CPU it last ran on, from the same read (-1 unknown) */
+	char comm[SAMPLER_COMM];      /* name read at the last tick */
+	int has_syscall;	      /* @syscall holds the text read at the last tick */
 	char syscall[SAMPLER_SYSCALL_TEXT];
 	/* places (user SP, PC) where samples of this thread were taken, newest first */
 	struct {

@@ -98,6 +98,7 @@ static void worker_do(struct worker *w, struct item *it)
 		    .state = it->state,
 		    .syscall = it->has_syscall ? it->syscall : NULL,
 		    .comm = it->comm,
+		    .ran = it->ran,
 		    .time_ns = it->snap.time_ns,
 		    .verify_pcs = it->verify,
 		    .nr_verify = it->verify ? it->nr_verify : -1,

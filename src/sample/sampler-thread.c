@@ -271,6 +271,7 @@ int sampler_idle_check(struct tracee *t, struct tracee_thread *th, struct sthrea
 			s->wait_ppm =
 			    (uint32_t)((s->wait_ppm + (ppm < 1000000 ? ppm : 1000000)) / 2);
 		}
+		s->ran_since_idle = 1; /* switched in since: it ran, wherever it is now */
 		return IDLE_GONE;
 	}
 	if (s->wait_ppm < SAMPLER_WAIT_PPM)
@@ -312,6 +313,8 @@ void sampler_fill_item(struct item *it, int kind, struct tracee_thread *th, stru
 	it->tid = th->tid;
 	it->weight = 1 + s->late_ticks;
 	it->state = s->state;
+	it->ran = s->ran == SAMPLER_RAN_YES ? 1 : s->ran == SAMPLER_RAN_NO ? 0 : -1;
+	s->ran = SAMPLER_RAN_UNKNOWN;
 	memcpy(it->comm, s->comm, sizeof(it->comm));
 	it->has_syscall = s->has_syscall;
 	if (s->has_syscall)

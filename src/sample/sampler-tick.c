@@ -241,6 +241,7 @@ int sampler_credit_flush(struct worker *w, struct tracee_thread *th, struct sthr
 	if (wait)
 		sampler_queue_wait_free(&w->q);
 	s->late_ticks += n - 1;
+	s->ran = SAMPLER_RAN_NO; /* not switched in since it was found there */
 	if (reuse(w, th, s, s->credit_state, s->idle_sp, s->idle_pc, &st->reused) < 0) {
 		s->late_ticks = late;
 		return -ENOSPC;
@@ -305,6 +306,8 @@ int sampler_sample_blocked(struct worker *w, struct tracee_thread *th, struct st
 		return ret;
 	}
 	it->nr_verify = 0;
+	if (s->ran == SAMPLER_RAN_UNKNOWN && s->nr_sites)
+		s->ran = SAMPLER_RAN_YES; /* blocked at a place new to it: it moved there */
 	sampler_fill_item(it, ITEM_SAMPLE, th, s);
 	it->state = state;
 	sampler_remember_site(s, perch_regs_sp(arch, &it->snap.regs),
@@ -434,6 +437,10 @@ int sampler_tick_thread(struct tracee *t, const struct perch_arch *arch, struct 
 		sampler_credit_flush(w, th, s, st, 1); /* (its ticks where it was come first) */
 		s->idle_known = 0;
 		s->woken = idle == IDLE_WOKEN;
+		if (s->ran_since_idle)
+			s->ran = SAMPLER_RAN_YES; /* (this tick's sample: back at its site, or
+						     elsewhere) */
+		s->ran_since_idle = 0;
 	}
 	if (idle != IDLE_WOKEN)
 		s->state = sampler_read_state(t, th, s);

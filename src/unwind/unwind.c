@@ -772,20 +772,21 @@ static int in_elf(struct unwinder *u, const struct perch_regs *r, int exact)
  * without CFI (frame pointer, link register), -ENOENT at the outermost frame, -EAGAIN to retry
  * the frame with libunwind, or a stop reason as -(UNWIND_STOP_* + 1000). */
 #define STOP_RET(reason) (-(1000 + (int)(reason)))
-/* Does the code before return address @ra end in a call of @entry: a direct call (E8 rel32)
- * to it (2), an indirect call (FF /2, through a register or memory: any target) (1), or no
- * call (0)? x86_64 and i386 encodings; @word is the address size. */
-static int call_before(struct unwinder *u, uint64_t ra, uint64_t entry, unsigned int word)
+/* Does the code before return address @ra end in a call: a direct call (E8 rel32) (2, its
+ * target in @target), an indirect call (FF /2, through a register or memory: any target) (1),
+ * or no call (0)? x86_64 and i386 encodings; @word is the address size. */
+static int call_before(struct unwinder *u, uint64_t ra, unsigned int word, uint64_t *target)
 {
 	uint8_t b[8];
 	int32_t rel;
 
 	if (ra < sizeof(b) || mem_read(u, ra - sizeof(b), b, sizeof(b)) < 0)
 		return 0;
-	memcpy(&rel, b + 3, sizeof(rel));
-	if (b[3] == 0xe8 &&
-	    ((ra + (uint64_t)(int64_t)rel) & (word == 4 ? 0xffffffffULL : ~0ULL)) == entry)
+	memcpy(&rel, b + 4, sizeof(rel)); /* E8 at ra - 5, rel32 after it */
+	if (b[3] == 0xe8) {
+		*target = (ra + (uint64_t)(int64_t)rel) & (word == 4 ? 0xffffffffULL : ~0ULL);
 		return 2;
+	}
 	/* FF with a ModRM whose reg field is 2, as long as the bytes left to @ra */
 	for (int at = 0; at < 7; at++) {
 		uint8_t modrm = b[at + 1];
@@ -807,22 +808,71 @@ static int call_before(struct unwinder *u, uint64_t ra, uint64_t entry, unsigned
 	return 0;
 }
 
-/* The frame pointer of a frame whose CFA rule needs it when it is not known: a thread read
- * from /proc without a stop has only its SP and PC (and the system call's arguments), and a
- * libc wrapper that does not touch rbp leaves its caller's frame pointer in the register,
- * where no stack word holds it. On x86_64 and i386 it can be found instead: the word where the
- * frame's return address is by its own CFA rule (CFA = fp + off, RA at CFA - word) must hold a
- * return address right after a call of this very function: the lowest place above SP after a
- * direct call to its FDE's start, else (a thread's start routine, a callback) the lowest after
- * an indirect call. 0 with the register set in @r, or -ENOENT. */
-#define FP_RECOVER_MAX (64 * 1024) /* bytes of stack above SP searched */
+/* The frame pointer of a frame that needs it when it is not known: a thread read from /proc
+ * without a stop has only its SP and PC (and the system call's arguments), and a libc wrapper
+ * that does not touch rbp leaves its caller's frame pointer in the register, where no stack
+ * word holds it. On x86_64 and i386 it can be found instead: the word where the frame's return
+ * address is (CFA = fp + off by the frame's CFI, fp + 2 words without CFI) must hold a return
+ * address right after a call of this very function. With CFI that is a direct call to its
+ * FDE's start; without, a direct call to the nearest start at or below the pc (a stale return
+ * address of an earlier call goes to another function), and the saved frame pointer under it
+ * must continue the chain (0 or higher up the stack). The lowest such place above SP, else (a
+ * thread's start routine, a callback) the lowest after an indirect call. 0 with the register
+ * set in @r, or -ENOENT. */
+#define FP_RECOVER_MAX	  (64 * 1024) /* bytes of stack above SP searched */
+#define FP_RECOVER_FN_MAX (1 << 20)   /* no function is longer than this (no CFI: a guess) */
+
+struct fp_search {
+	uint64_t entry; /* the function's start by its CFI, or 0: unknown */
+	uint64_t pc;	/* the pc looked up (pc - 1 after a call) */
+	uint64_t off;	/* CFA - fp */
+	uint64_t best_target, direct, indirect;
+};
+
+/* Is @ra a signal trampoline's first byte (its FDE a signal frame's, 'S')? A handler's
+ * return address: the kernel called it, no call instruction did. */
+static int is_sigreturn(struct unwinder *u, uint64_t ra)
+{
+	const struct modules_map *mm = modules_find_fresh(u->ms, ra, u->snap->time_ns);
+	const struct cfi_table *t = mm ? modules_cfi(u->ms, mm) : NULL;
+	struct cfi_row row;
+
+	return t && cfi_row_find(t, ra - mm->bias, &row) == 0 && row.signal_frame;
+}
+
+static void fp_candidate(struct unwinder *u, struct fp_search *f, uint64_t x, unsigned int word)
+{
+	uint64_t ra = 0, saved = 0, target = 0;
+	int call;
+
+	if (mem_read(u, x + f->off - word, &ra, word) < 0 || !is_code(u, ra))
+		return;
+	if (!f->entry && (mem_read(u, x, &saved, word) < 0 || (saved && saved <= x)))
+		return; /* without CFI the saved frame pointer must continue the chain */
+	call = call_before(u, ra, word, &target);
+	if (!call && is_sigreturn(u, ra)) {
+		call = 2; /* a signal handler's frame: as good as a direct call of it */
+		target = f->entry ? f->entry : f->pc;
+	}
+	if (call == 1 && !f->indirect)
+		f->indirect = x;
+	if (call != 2)
+		return;
+	if (f->entry ? target == f->entry
+		     : target <= f->pc && f->pc - target < FP_RECOVER_FN_MAX &&
+			   target > f->best_target) {
+		f->best_target = target;
+		f->direct = x;
+	}
+}
 
 static int recover_fp(struct unwinder *u, struct perch_regs *r, int exact)
 {
 	const struct perch_arch *a = u->arch;
 	const struct unwind_snapshot *s = u->snap;
-	uint64_t pc = perch_regs_pc(a, r), sp = perch_regs_sp(a, r), entry, end, found = 0;
+	uint64_t sp = perch_regs_sp(a, r), end;
 	unsigned int word = a->e_machine == EM_386 ? 4 : 8;
+	struct fp_search f = {.pc = perch_regs_pc(a, r) - (exact ? 0 : 1), .off = 2 * word};
 	const struct modules_map *mm;
 	const struct cfi_table *t;
 	struct cfi_row row;
@@ -830,32 +880,26 @@ static int recover_fp(struct unwinder *u, struct perch_regs *r, int exact)
 	if ((a->e_machine != EM_X86_64 && a->e_machine != EM_386) ||
 	    (r->valid & (1ULL << a->dw_fp)) || !(r->valid & (1ULL << a->dw_sp)))
 		return -ENOENT;
-	mm = modules_find_fresh(u->ms, exact ? pc : pc - 1, s->time_ns);
+	mm = modules_find_fresh(u->ms, f.pc, s->time_ns);
 	t = mm ? modules_cfi(u->ms, mm) : NULL;
-	if (!t || cfi_row_find(t, (exact ? pc : pc - 1) - mm->bias, &row) < 0 ||
-	    row.cfa_kind != CFI_CFA_REG_OFF || row.cfa_reg != a->dw_fp || row.cfa_off < word)
-		return -ENOENT;
-	entry = row.fde_start + mm->bias;
+	if (t && cfi_row_find(t, f.pc - mm->bias, &row) == 0) {
+		if (row.cfa_kind != CFI_CFA_REG_OFF || row.cfa_reg != a->dw_fp ||
+		    row.cfa_off < word)
+			return -ENOENT;
+		f.entry = row.fde_start + mm->bias;
+		f.off = (uint64_t)row.cfa_off;
+	}
 	end = s->stack_addr + s->stack_len;
 	if (end > sp + FP_RECOVER_MAX)
 		end = sp + FP_RECOVER_MAX;
-	for (uint64_t x = (sp + word - 1) & ~(uint64_t)(word - 1); x + (uint64_t)row.cfa_off <= end;
-	     x += word) {
-		uint64_t ra = 0;
-		int call;
-
-		if (mem_read(u, x + (uint64_t)row.cfa_off - word, &ra, word) < 0 || !is_code(u, ra))
-			continue;
-		call = call_before(u, ra, entry, word);
-		if (call == 2 || (call == 1 && !found)) {
-			found = x;
-			if (call == 2)
-				break;
-		}
+	for (uint64_t x = (sp + word - 1) & ~(uint64_t)(word - 1); x + f.off <= end; x += word) {
+		fp_candidate(u, &f, x, word);
+		if (f.direct && f.entry)
+			break; /* with CFI the lowest direct call of the function is the one */
 	}
-	if (!found)
+	if (!f.direct && !f.indirect)
 		return -ENOENT;
-	r->r[a->dw_fp] = found;
+	r->r[a->dw_fp] = f.direct ? f.direct : f.indirect;
 	r->valid |= 1ULL << a->dw_fp;
 	return 0;
 }
@@ -891,6 +935,11 @@ static int fallback_step(struct unwinder *u, struct walk *w, struct perch_regs *
 	w->exact = ret == 0 && (out_flags & CFI_PC_EXACT);
 	if (ret == 0)
 		return perch_regs_pc(a, next) & ~u->snap->pac_mask ? 0 : -ENOENT; /* RA 0: root */
+	/* no CFI, and a snapshot read from /proc (no frame pointer in it from the start): the
+	 * frame-pointer walk needs the register. (A chain that loses it on the way ends there:
+	 * a guess would take a stale word for the next frame.) */
+	if (ret == -ENODATA && !(u->snap->regs.valid & (1ULL << a->dw_fp)))
+		recover_fp(u, r, exact);
 	fret = a->fp_step(r, &mem, next);
 	if (exact && ret == -ENODATA && a->dw_lr >= 0) {
 		struct perch_regs fp_next = *next;

@@ -274,7 +274,11 @@ START_TEST(allocation_shows_in_memory)
 }
 END_TEST
 
-START_TEST(main_thread_stalls)
+/* The stalls of procstats' main thread in @mode: blocked 500 ms every 2 s, busy between
+ * ("stall") or awake every 10 ms between ("stall-ticks": off-CPU at nearly every tick, and
+ * not a stall: its switch-in count moves between the ticks). Every whole off-CPU stall is
+ * one of the 500 ms blocks, whose length the target's own nanosleep sets. */
+static void main_thread_stalls_in(const char *mode)
 {
 	pid_t pid;
 	struct harness_proc *perch;
@@ -291,7 +295,7 @@ START_TEST(main_thread_stalls)
 
 	H_ASSERT(mkdtemp(tmpdir), "mkdtemp: %s", strerror(errno));
 	setenv("TMPDIR", tmpdir, 1);
-	start_target("stall", "20", &pid);
+	start_target(mode, "20", &pid);
 	perch =
 	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
 						harness_fmt("%d", (int)pid), "-d", "6", "-o", out));
@@ -326,6 +330,18 @@ START_TEST(main_thread_stalls)
 		 "no stall line in the summary");
 	H_ASSERT(strstr(perch->err.buf, "off-cpu [sleep "), "the summary shows no sleep stall");
 	free(text);
+}
+START_TEST(main_thread_stalls)
+{
+	main_thread_stalls_in("stall");
+}
+END_TEST
+
+/* (before perch looked at the thread's progress: the 1.5 s of 10-ms wakeups and the block
+ * after them read as one off-CPU stall of up to 2 s) */
+START_TEST(main_thread_ticks_no_stall)
+{
+	main_thread_stalls_in("stall-ticks");
 }
 END_TEST
 
@@ -704,6 +720,43 @@ START_TEST(mem_breakdown)
 }
 END_TEST
 
+/* --trigger stall:300 on a main thread awake every 10 ms between 500 ms blocks: every
+ * off-CPU trigger is a block (the dump at the trigger shows block_500ms), never the 10-ms
+ * sleeps, which once triggered as soon as 300 ms of them had passed. */
+START_TEST(ring_ticks_trigger)
+{
+	pid_t pid;
+	char *dir = window_dir();
+	const char *dumps[16];
+	struct harness_proc *perch;
+	size_t nd, off = 0;
+
+	start_target("stall-ticks", "30", &pid);
+	perch = harness_spawn(
+	    "perch", HARNESS_ARGV(harness_perch(), "record", "-p", harness_fmt("%d", (int)pid),
+				  "-d", "7", "--ring", "2", "--trigger", "stall:300",
+				  "--trigger-max", "10", "-o", harness_fmt("%s/t.folded", dir)));
+	H_ASSERT(harness_proc_wait(perch, 40) == 0, "perch did not finish");
+	H_ASSERT(harness_proc_exit_code(perch) == 0, "perch exited %d",
+		 harness_proc_exit_code(perch));
+	assert_untouched(pid);
+	nd = files_like(dir, "-stall", "-threads.txt", dumps, 16);
+	for (size_t i = 0; i < nd; i++) {
+		char *dump = read_text(dumps[i]);
+
+		harness_context_add("dump %s:\n%s\n", dumps[i], dump);
+		if (strstr(dump, "had been off-cpu")) {
+			H_ASSERT(strstr(dump, "block_500ms") && !strstr(dump, "tick_10ms"),
+				 "an off-CPU trigger outside the 500 ms blocks: %s", dumps[i]);
+			off++;
+		}
+		free(dump);
+	}
+	/* blocks at 0, 2, 4, 6 s after ready (the first may be under way at the attach) */
+	H_ASSERT(off >= 2 && off <= 4, "%zu off-CPU triggers in 7 s (want the 2-4 blocks)", off);
+}
+END_TEST
+
 Suite *procstats_suite(void)
 {
 	Suite *s = suite_create("e2e-procstats");
@@ -713,10 +766,12 @@ Suite *procstats_suite(void)
 	tcase_add_test(tc, duty_cycle_cpu);
 	tcase_add_test(tc, allocation_shows_in_memory);
 	tcase_add_test(tc, main_thread_stalls);
+	tcase_add_test(tc, main_thread_ticks_no_stall);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("windows");
 	harness_tcase_init(tc, 60);
 	tcase_add_test(tc, ring_stall_trigger);
+	tcase_add_test(tc, ring_ticks_trigger);
 	tcase_add_test(tc, ring_signal_trigger);
 	tcase_add_test(tc, chunks);
 	suite_add_tcase(s, tc);

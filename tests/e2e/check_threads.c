@@ -147,7 +147,9 @@ static void shares(int one_cpu)
  * its CPU to itself. Pinned to one CPU, the four threads want 2.2 CPUs: each is runnable far
  * longer than it runs, and counting a sample per tick that found it runnable gave each 2.2-4.1x
  * its CPU time. The truth is the thread's own CLOCK_THREAD_CPUTIME_ID over its window. */
-START_TEST(threads_cpu_mode_one_cpu)
+/* One --mode cpu recording of threads4 pinned to one CPU: 0 when every thread's samples are
+ * within 5% of its CPU time, else -1 with the first that is not in @why. */
+static int cpu_mode_once(struct strbuf *why)
 {
 	const char *names[] = {"wA", "wB", "wC", "wD"};
 	const char *out = harness_tmpfile("threads4-cpu.folded");
@@ -172,12 +174,30 @@ START_TEST(threads_cpu_mode_one_cpu)
 				    "work %.3f s, window %.3f s",
 				    names[i], all, cpu, want, burn_wall, window);
 		/* 5%, and a few samples: the run before a thread's first stop is not counted */
-		H_ASSERT(diff((double)all, want) <= 0.05 * want + 3,
-			 "thread %s has %lu samples in --mode cpu, its CPU time is %.0f periods of "
-			 "2 ms (want within 5%%)",
-			 names[i], all, want);
+		if (!why->len && diff((double)all, want) > 0.05 * want + 3)
+			strbuf_addf(why,
+				    "thread %s has %lu samples in --mode cpu, its CPU time is %.0f "
+				    "periods of 2 ms (want within 5%%; missed ticks %.1f%%)",
+				    names[i], all, want, harness_missed_ticks_pct(perch->err.buf));
 	}
 	harness_folded_release(&f);
+	return why->len ? -1 : 0;
+}
+
+/* Judged twice, like the shares above: the other programs of a shared machine on that one
+ * CPU move ticks (a tick perch could not keep counts at the next, for whoever runs then); a
+ * systematic error fails both runs. */
+START_TEST(threads_cpu_mode_one_cpu)
+{
+	struct strbuf why = STRBUF_INIT;
+
+	if (cpu_mode_once(&why) == 0)
+		return;
+	fprintf(stderr, "e2e-threads: cpu mode, first run: %s; recording again\n", why.buf);
+	strbuf_reset(&why);
+	harness_context_reset();
+	H_ASSERT(cpu_mode_once(&why) == 0, "%s (second run; the first failed too)", why.buf);
+	strbuf_release(&why);
 }
 END_TEST
 

@@ -153,6 +153,9 @@ void harness_setup(void)
 	harness_context_reset();
 	/* the suites read perch record's whole summary (its default is the first lines) */
 	setenv("PERCH_SUMMARY", "full", 0);
+	/* a loaded machine keeps perch from some of its ticks: the suites judge the figures
+	 * (e2e-overload tests the exit without this) */
+	setenv("PERCH_ALLOW_PARTIAL", "1", 0);
 	/* Line-buffered stderr keeps our context and Check's messages in order. */
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	if (!is_executable(perch))

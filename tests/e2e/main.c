@@ -3,6 +3,8 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "../ck_scale.h"
+
 #define SUITE(name) Suite *name##_suite(void);
 #include "suites.def"
 #undef SUITE
@@ -15,6 +17,7 @@ int main(void)
 	/* hermetic: no symbolization results from the user's cache (symcache.h), unless a
 	 * test sets its own directory */
 	setenv("PERCH_CACHE_DIR", "off", 0);
+	ck_scale_timeouts(); /* before the suites set their limits */
 
 #define SUITE(name) srunner_add_suite(sr, name##_suite());
 #include "suites.def"

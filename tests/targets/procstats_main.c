@@ -114,12 +114,28 @@ static void __attribute__((noinline)) work_wall(double s)
 	}
 }
 
-static int run_stall(double end)
+/* Awake 100 times a second for a moment, as a UI or event loop's main thread: off-CPU at
+ * nearly every tick of a profiler, yet never stalled. */
+static void __attribute__((noinline)) tick_10ms(double s)
+{
+	double until = target_now() + s;
+
+	while (target_now() < until) {
+		burn_cpu(0.0001);
+		usleep(10000);
+	}
+}
+
+/* Blocked 500 ms, then busy for 1.5 s (@ticking: waking every 10 ms instead), and again. */
+static int run_stall(double end, int ticking)
 {
 	target_ready();
 	while (target_now() < end) {
 		block_500ms();
-		work_wall(1.5);
+		if (ticking)
+			tick_10ms(1.5);
+		else
+			work_wall(1.5);
 	}
 	return 0;
 }
@@ -160,8 +176,8 @@ int main(int argc, char **argv)
 		return run_duty(target_now() + seconds);
 	if (!strcmp(mode, "alloc"))
 		return run_alloc(target_now() + seconds);
-	if (!strcmp(mode, "stall"))
-		return run_stall(target_now() + seconds);
+	if (!strcmp(mode, "stall") || !strcmp(mode, "stall-ticks"))
+		return run_stall(target_now() + seconds, !strcmp(mode, "stall-ticks"));
 	fprintf(stderr, "usage: procstats duty|alloc|stall SECONDS | maps N SECONDS\n");
 	return 64;
 }

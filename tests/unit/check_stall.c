@@ -311,8 +311,8 @@ START_TEST(test_stack_key)
 	size_t n;
 
 	for (unsigned int t = 0; t < 400; t += 10)
-		stall_feed_stack(d, p, TID, "main", t * MS, 'S', s4);
-	stall_feed_stack(d, p, TID, "main", 400 * MS, 'R', s1);
+		stall_feed_stack(d, p, TID, "main", t * MS, 'S', 0, s4);
+	stall_feed_stack(d, p, TID, "main", 400 * MS, 'R', -1, s1);
 	stall_finish(d, 400 * MS);
 	v = stall_list(d, &n);
 	ck_assert_uint_eq(n, 1);
@@ -320,6 +320,40 @@ START_TEST(test_stack_key)
 	ck_assert_uint_eq(v[0].stack, s4);
 	stall_free(d);
 	profile_free(p);
+}
+END_TEST
+
+/* Off-CPU at every sample, but running in between (a thread that wakes every 10 ms for a
+ * moment): samples that say it ran since the previous one end each run, so no stall; the
+ * same sequence with the thread left alone between the samples (ran 0, or unknown: the state
+ * alone) is one 500-ms stall. */
+static size_t stalls_of_sleeper(int ran)
+{
+	struct stall_detector *d = new_detector(0);
+	size_t n;
+
+	for (unsigned int t = 0; t < 500; t += 10) {
+		struct stall_sample s = {.time_ns = t * MS,
+					 .state = 'S',
+					 .key = 50,
+					 .stack = 7,
+					 .reason = "[sleep clock_nanosleep]",
+					 .ran = t ? ran : -1};
+
+		stall_feed(d, TID, "main", &s);
+	}
+	feed(d, 500, 600, 'R', 1, 3, 1, NULL);
+	stall_finish(d, 600 * MS);
+	stall_list(d, &n);
+	stall_free(d);
+	return n;
+}
+
+START_TEST(test_progress_between_samples)
+{
+	ck_assert_uint_eq(stalls_of_sleeper(1), 0);
+	ck_assert_uint_eq(stalls_of_sleeper(0), 1);
+	ck_assert_uint_eq(stalls_of_sleeper(-1), 1);
 }
 END_TEST
 
@@ -419,6 +453,7 @@ Suite *stall_suite(void)
 	TCase *tc = tcase_create("detect");
 
 	tcase_add_test(tc, test_off_cpu);
+	tcase_add_test(tc, test_progress_between_samples);
 	tcase_add_test(tc, test_reason_of_longest_stretch);
 	tcase_add_test(tc, test_running);
 	tcase_add_test(tc, test_cut);

@@ -5,10 +5,13 @@
  * the profile meta ("stalls", see writers.h).
  *
  * A stall is a maximal run of consecutive samples of the thread that are either
- *  - all off-CPU (state not 'R' and known): kind STALL_OFF_CPU; it starts at the first such
- *    sample and ends at the next sample that ran (so each end is off by less than one period,
- *    the errors cancel on average); the reason and stack are those of the longest stretch of
- *    identical stacks inside it ("[sleep nanosleep]", or "state D" without a wait frame);
+ *  - all off-CPU (state not 'R' and known) with no progress between them: kind STALL_OFF_CPU;
+ *    it starts at the first such sample and ends at the next sample that ran, or that found
+ *    the thread blocked again after it ran in between (its switch-in count moved: a thread
+ *    that wakes 100 times a second for a moment is found blocked at nearly every tick, yet
+ *    makes progress), so each end is off by less than one period; the reason and stack are those of
+ * the longest stretch of identical stacks inside it ("[sleep nanosleep]", or "state D" without a
+ * wait frame);
  *  - or all on one stack (same functions root to leaf, whatever the PCs inside them) with
  *    the thread running in more than half of them: kind STALL_RUNNING, reason "running".
  * In cpu mode the sampler does not sample a waiting thread at all, so a gap of more than two
@@ -60,6 +63,8 @@ struct stall_sample {
 	uint32_t stack;	    /* reported as the stall's stack */
 	uint64_t key;	    /* equal keys = the same stack (see stall_stack_key()) */
 	const char *reason; /* the wait frame, NULL when none */
+	int ran;	    /* ran since its previous sample: 1, 0 (no), -1 unknown (the state
+			     * alone decides) */
 };
 
 struct stall_detector;
@@ -76,7 +81,7 @@ void stall_feed(struct stall_detector *d, pid_t tid, const char *comm,
 /* stall_feed() of a sample on profile stack @stack: the key from stall_stack_key(), the
  * reason from its leaf pseudo-frame ("[lock futex]"). */
 void stall_feed_stack(struct stall_detector *d, const struct profile *p, pid_t tid,
-		      const char *comm, uint64_t time_ns, char state, uint32_t stack);
+		      const char *comm, uint64_t time_ns, char state, int ran, uint32_t stack);
 /* Is the watched thread in a run that would be a stall if it ended now (off-CPU, or running
  * in one stack)? 1 with its start in *@start_ns and its kind in *@kind (may be NULL; the
  * earlier run when both are open), 0 when not. Its length so far is the last sample's time

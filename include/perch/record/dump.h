@@ -22,6 +22,7 @@ enum dump_taken {
 	DUMP_NONE,
 	DUMP_STOPPED, /* registers and stack from a ptrace-stop */
 	DUMP_BLOCKED, /* from /proc: it is in uninterruptible sleep and cannot be stopped */
+	DUMP_ASLEEP,  /* from /proc without a stop: asleep in a system call ('S') */
 };
 
 struct dump_thread {
@@ -44,9 +45,10 @@ struct dump_thread *dump_states(pid_t pid, size_t *nr);
 struct dump_thread *dump_threads(const struct tracee *t, pid_t only, const struct dump_thread *pre,
 				 size_t nr_pre, size_t *nr);
 
-/* Interrupt the traced threads among @dts and snapshot each (its whole stack) when its stop
- * arrives, within DUMP_STOP_TIMEOUT_MS; a thread in uninterruptible sleep is read from /proc
- * instead. The threads stay stopped: the caller resumes them (dump_resume()) or detaches. */
+/* Snapshot the traced threads among @dts, each with its whole stack: a thread asleep in a
+ * system call ('S') or in uninterruptible sleep ('D') is read from /proc without a stop, the
+ * others are interrupted and taken when their stop arrives, within DUMP_STOP_TIMEOUT_MS. The
+ * stopped threads stay stopped: the caller resumes them (dump_resume()) or detaches. */
 void dump_collect(struct tracee *t, const struct perch_arch *arch, struct dump_thread *dts,
 		  size_t nr);
 

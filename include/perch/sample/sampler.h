@@ -78,6 +78,8 @@ struct sampler_info {
 	const char *syscall; /* its /proc/PID/task/TID/syscall text when it was not running,
 			      * else NULL */
 	const char *comm;    /* its name from the same stat read ("" when unknown) */
+	int ran;	     /* did it run since its previous sample (its switch-in count
+			      * moved)? 1, 0 (counted again where it was blocked), -1 unknown */
 	uint64_t time_ns;    /* CLOCK_MONOTONIC of the sample */
 	/* --verify: the pcs libunwind-ptrace found in the stop window, innermost first
 	 * (nr_verify of them, at most SAMPLER_VERIFY_MAX); nr_verify -1 when not verifying */
