@@ -35,7 +35,7 @@ ifneq ($(V),1)
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all check check-unit check-e2e deps demo bench clean format golden targets
+.PHONY: all check check-unit check-e2e deps deps-build demo bench clean format golden targets
 
 SRCS := $(wildcard src/*/*.c) $(wildcard arch/*.c arch/*/*.c)
 LIB_SRCS := $(filter-out src/cli/main.c,$(SRCS))
@@ -79,8 +79,12 @@ include tests/targets/targets.mk
 # Further rule sets (cross builds, VM tests, benchmarks) live in mk/, one file each.
 -include $(wildcard mk/*.mk)
 
+# `make check` installs the test toolchain too; `make demo` only what building perch needs.
 deps:
-	$(Q)scripts/install-deps.sh
+	$(Q)scripts/install-deps.sh all
+
+deps-build:
+	$(Q)scripts/install-deps.sh build
 
 # mk/*.mk files add their own test steps to `make check` with CHECK_EXTRA += check-NAME.
 check: deps
@@ -106,7 +110,7 @@ check-e2e: $(O)/perch $(O)/tests/e2e/run targets
 	$(Q)cd $(CURDIR) && PERCH=$(CURDIR)/$(O)/perch TARGETS=$(CURDIR)/$(O)/targets \
 		$(if $(SAN),PERCH_TEST_SANITIZED=1) $(O)/tests/e2e/run
 
-demo: deps
+demo: deps-build
 	$(Q)$(MAKE) --no-print-directory demo-build
 	$(Q)scripts/demo.sh $(O)
 

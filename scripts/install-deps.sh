@@ -1,10 +1,32 @@
 #!/bin/sh
-# Install the Debian packages perch needs to build and test, when any is missing.
+# Install the Debian packages perch needs, when any is missing. Usage:
+#   scripts/install-deps.sh build   what building perch and running `make demo` need
+#   scripts/install-deps.sh [all]   that and the test toolchain (`make check`)
+#   --list first: print the set's packages, one a line, and install nothing
 # Idempotent: does nothing (and needs no network) when everything is there.
 # Works as root or through sudo.
 set -eu
+LIST=
+if [ "${1:-}" = --list ]; then
+	LIST=1
+	shift
+fi
+SET=${1:-all}
+case "$SET" in
+build | all) ;;
+*)
+	echo "usage: scripts/install-deps.sh [--list] [build|all]" >&2
+	exit 64
+	;;
+esac
 
-# build: compiler and libraries; tests: gdb (reference stacks), elfutils, binutils (fixture
+# build: the compiler and the libraries perch links with or dlopen()s (capstone, isa-l's
+# inflater: src/symbols/inflate.c, perch falls back to zlib without it); python3 and npm put
+# the report page together (mk/report.mk: npm fetches its uPlot at build time)
+BUILD_PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
+libreadline-dev liblzma-dev zlib1g-dev libzstd-dev libisal-dev libiberty-dev python3"
+
+# tests: check (the unit and e2e suites), gdb (reference stacks), elfutils, binutils (fixture
 # checks), util-linux (setpriv, unshare), strace (a second tracer); output consumers the writer tests open their files with:
 # dmtracedump (ART .trace), protobuf-compiler (pprof), python3 + python3-jsonschema
 # (speedscope schema, Sentry/Chrome/trace checkers), python3-scipy (Student's t and chi-square
@@ -20,11 +42,8 @@ set -eu
 # (android-libnativehelper-dev), zip (its jars);
 # go-md2man (the man pages, docs/man/*.md, for make install), groff-base, man-db and
 # bash-completion (check-docs, check-install), debhelper and dpkg-dev (make deb);
-# lld (the module and toolchain tests link with it), libzstd-dev (zstd sections); libisal-dev
-# (isa-l's inflater, dlopen()ed: src/symbols/inflate.c; perch falls back to zlib without it); clang-format
-# (make check-format)
-PKGS="build-essential pkg-config libunwind-dev libdwarf-dev libelf-dev libcapstone-dev
-libreadline-dev check liblzma-dev zlib1g-dev libzstd-dev libisal-dev libiberty-dev elfutils gdb binutils xz-utils
+# lld (the module and toolchain tests link with it); clang-format (make check-format)
+PKGS="check elfutils gdb binutils xz-utils
 util-linux strace g++ dmtracedump protobuf-compiler python3 python3-jsonschema python3-scipy
 libsmali-java dexdump zipalign
 golang-go chromium
@@ -43,11 +62,17 @@ PKGS="$PKGS clang lld rustc sqlite3 perl libc6-dbg"
 # musl-tools (musl-gcc): the dump suite builds a program on musl, whose libc has no unwind
 # tables, to see the dump say where a stack stopped early
 PKGS="$PKGS musl-tools"
+[ "$SET" = build ] && PKGS=$BUILD_PKGS || PKGS="$BUILD_PKGS $PKGS"
 
 # npm fetches the report page's uPlot at build time (mk/report.mk, web/package-lock.json). A
 # Node.js from elsewhere (NodeSource) brings its own npm, which Debian's npm package would fight
 # with: install Debian's only when there is no npm at all.
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
+if [ -n "$LIST" ]; then
+	# shellcheck disable=SC2086
+	printf '%s\n' $PKGS
+	exit 0
+fi
 
 missing=""
 for p in $PKGS; do

@@ -25,6 +25,19 @@ void fdlimit_raise(void)
 	fdlimit_reserve(FDLIMIT_AT_START);
 }
 
+static unsigned long failures;
+
+void fdlimit_note_failure(int err)
+{
+	if (err == EMFILE || err == ENFILE)
+		__atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);
+}
+
+unsigned long fdlimit_failures(void)
+{
+	return __atomic_load_n(&failures, __ATOMIC_RELAXED);
+}
+
 void fdlimit_restore(void)
 {
 	if (raised)

@@ -31,7 +31,7 @@ enum { OPT_SYSROOT = 256, OPT_SYMFS, OPT_ART_FRAMES, OPT_HELP };
 #define DUMP_MAX_FRAMES_ARG 10000000
 
 static const struct opt_spec dump_opts[] = {
-    {"pid", 'p', "PID", "the process", 0},
+    {"pid", 'p', "PID|NAME", "the process: a pid, or a name as attach takes it", 0},
     {"sysroot", OPT_SYSROOT, "DIR", "look for debug files under DIR/usr/lib/debug", 0},
     {"symfs", OPT_SYMFS, "DIR", "look for unstripped copies of modules under DIR first", 0},
     {"max-frames", 'n', "N",
@@ -47,7 +47,7 @@ static const struct opt_spec dump_opts[] = {
 
 static void dump_help(struct strbuf *sb)
 {
-	strbuf_addstr(sb, "usage: perch dump [options] -p PID\n"
+	strbuf_addstr(sb, "usage: perch dump [options] -p PID|NAME\n"
 			  "\n"
 			  "Print the stack of every thread of PID once, then detach.\n"
 			  "\n");
@@ -119,8 +119,9 @@ static int dump_run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (opt_parse_pid(optarg, &pid) < 0)
-				return PERCH_EXIT_USAGE;
+			code = cmd_find_pid(optarg, &pid);
+			if (code)
+				return code;
 			break;
 		case 'v':
 			log_level++;

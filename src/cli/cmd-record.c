@@ -8,8 +8,11 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "perch/base/fdlimit.h"
 #include "perch/base/log.h"
+#include "perch/base/path.h"
 #include "perch/base/strbuf.h"
+#include "perch/base/xalloc.h"
 #include "perch/cli/cmd.h"
 #include "perch/cli/repl.h"
 #include "perch/out/output.h"
@@ -20,7 +23,7 @@
 #include "perch/sample/tracee.h"
 
 static const char record_synopsis[] =
-    "usage: perch record [options] -p PID[,PID...]\n"
+    "usage: perch record [options] -p PID[,PID...]|NAME\n"
     "       perch record [options] --app NAME\n"
     "       perch record [options] --wait NAME\n"
     "       perch record [options] -- PROGRAM [ARGS...]\n"
@@ -68,6 +71,59 @@ static int no_samples(const struct record_core *rc, int *empty)
 	record_core_why_empty(rc, why, sizeof(why));
 	log_err(0, "no samples: %s", why);
 	return PERCH_EXIT_FATAL;
+}
+
+/* Something the recording goes to: an -o, or what --top and --verify print (the summary is
+ * printed anyway: not a product of its own). */
+static int has_sink(const struct record_opts *o)
+{
+	return o->nr_outputs || o->top || o->verify;
+}
+
+/* perch stopped sampling (a signal, -d) while the program it launched runs on: it waits
+ * for the program's exit, whose status it returns. Say so unless the program ends at once. */
+static void say_waiting(const struct record_core *rc, pid_t pid)
+{
+	siginfo_t si;
+
+	for (int i = 0; i < 20; i++) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid)
+			return;
+		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+	}
+	fprintf(stderr,
+		"perch: recording done; waiting for %s (pid %d) to exit, as it runs on without "
+		"perch ('kill %d' ends it)\n",
+		path_base(rc->o.argv[0]), (int)pid, (int)pid);
+}
+
+/* -p NAME (--pid NAME, --pid=NAME, -pNAME) before the options are read: the pid of the one
+ * process NAME names, found as top, threads and maps find theirs (cmd_find_pid()); a
+ * PID[,PID...] list stays as it is. Words of @argv replaced (the new ones in @keep[], for the
+ * caller to free). 0, or the exit code with the message printed. */
+static int resolve_pid_names(int argc, char **argv, char **keep)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		const char *prefix = "", *val = NULL;
+		int slot = i, code;
+		pid_t pid;
+
+		if ((!strcmp(argv[i], "-p") || !strcmp(argv[i], "--pid")) && i + 1 < argc)
+			val = argv[slot = ++i];
+		else if (!strncmp(argv[i], "--pid=", 6))
+			val = argv[i] + strlen(prefix = "--pid=");
+		else if (!strncmp(argv[i], "-p", 2) && argv[i][2])
+			val = argv[i] + strlen(prefix = "-p");
+		if (!val || !val[0] || strspn(val, "0123456789,") == strlen(val))
+			continue;
+		code = cmd_find_pid(val, &pid);
+		if (code)
+			return code;
+		keep[slot] = xasprintf("%s%d", prefix, (int)pid);
+		argv[slot] = keep[slot];
+	}
+	return 0;
 }
 
 /* ---- --wait NAME ---- */
@@ -290,7 +346,7 @@ out:
 	return 0;
 }
 
-static int record_run(int argc, char **argv)
+static int record_main(int argc, char **argv)
 {
 	struct record_core rc;
 	struct tracee t = {0};
@@ -304,6 +360,13 @@ static int record_run(int argc, char **argv)
 		cmd_print_help(&cmd_record, ret < 0 ? stderr : stdout);
 		record_core_release(&rc);
 		return ret < 0 ? PERCH_EXIT_USAGE : PERCH_EXIT_OK;
+	}
+	if (!has_sink(&rc.o)) {
+		log_err(0, "nothing to write: give -o FILE (.svg, .html, .folded, .perch, ...) or "
+			   "--top N");
+		cmd_print_help(&cmd_record, stderr);
+		record_core_release(&rc);
+		return PERCH_EXIT_USAGE;
 	}
 	ret = record_core_open(&rc);
 	if (ret < 0) {
@@ -344,6 +407,11 @@ static int record_run(int argc, char **argv)
 	if (!rc.o.quiet && rc.o.wait_name)
 		print_wait_summary(&rc, &job.wres, job.attached_ns);
 	record_core_print_warnings(&rc, stderr);
+	if (fdlimit_failures())
+		log_warn(0,
+			 "%lu times a file perch needed to name frames (a program's or library's) "
+			 "could not be opened: out of file descriptors (see 'ulimit -Hn')",
+			 fdlimit_failures());
 	record_core_finish(&rc);
 	if (record_core_write_outputs(&rc, rc.o.quiet ? NULL : stderr) < 0)
 		code = PERCH_EXIT_FATAL;
@@ -368,6 +436,12 @@ static int record_run(int argc, char **argv)
 			    "a partial recording: perch served %.1f%% of its ticks (under %g%%); "
 			    "its outputs are written, --allow-partial accepts them with exit 0",
 			    record_core_served_pct(&rc), RECORD_SERVED_WARN_PCT);
+	else if (fdlimit_failures() && !rc.o.allow_partial &&
+		 profile_total_samples(record_core_profile(&rc)))
+		code = log_err(PERCH_EXIT_PARTIAL,
+			       "a partial recording: frames left unnamed for lack of file "
+			       "descriptors; its outputs are written, --allow-partial accepts them "
+			       "with exit 0");
 	else if (!profile_total_samples(record_core_profile(&rc)))
 		code = no_samples(&rc, &empty);
 	else if (code == PERCH_EXIT_OK && (rc.st->err_regs || rc.st->err_stack))
@@ -381,6 +455,8 @@ static int record_run(int argc, char **argv)
 		if (t.alive && rc.st->stop_reason == SAMPLER_STOP_SIGNAL &&
 		    (rc.st->signal_code == SI_USER || rc.st->signal_code == SI_QUEUE))
 			kill(t.pid, rc.st->signal);
+		if (t.alive && !rc.o.quiet)
+			say_waiting(&rc, t.pid);
 		status = exit_code_of(tracee_wait_exit(&t));
 		/* a recording without a sample fails even when the program did not, a partial one
 		 * when the program did not fail itself */
@@ -392,6 +468,19 @@ out:
 	record_core_release(&rc);
 	tracee_release(&t);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	return code;
+}
+
+static int record_run(int argc, char **argv)
+{
+	char **keep = xcalloc((size_t)argc + 1, sizeof(*keep));
+	int code = resolve_pid_names(argc, argv, keep);
+
+	if (!code)
+		code = record_main(argc, argv);
+	for (int i = 0; i < argc; i++)
+		free(keep[i]);
+	free(keep);
 	return code;
 }
 

@@ -299,6 +299,22 @@ static void print_frames(const struct profile *p)
 	framestats_print_summary(p, 10, n ? base : 0, "perch: ", stderr);
 }
 
+/* The filters kept none of @src's samples: say what the recording holds, write nothing. */
+static int filtered_out(const struct profile *src, const char *path)
+{
+	const char *dur = profile_meta(src, "duration_ns");
+	char span[48] = "";
+
+	if (dur)
+		snprintf(span, sizeof(span), " over %.2f s", strtod(dur, NULL) / 1e9);
+	log_err(0,
+		"the filters match none of the %llu samples in %s (%zu threads%s): nothing "
+		"written ('perch report %s' shows them all)",
+		(unsigned long long)profile_total_samples(src), path, profile_nr_threads(src), span,
+		path);
+	return PERCH_EXIT_EMPTY;
+}
+
 static int report_run(int argc, char **argv)
 {
 	struct report rep = {0};
@@ -340,6 +356,10 @@ static int report_run(int argc, char **argv)
 		log_info("%s: %llu samples, %zu threads; %llu after the filters", rep.in,
 			 (unsigned long long)profile_total_samples(src), profile_nr_threads(src),
 			 (unsigned long long)profile_total_samples(p ? p : src));
+	if (p && !profile_total_samples(p) && profile_total_samples(src)) {
+		code = filtered_out(src, rep.in);
+		goto out;
+	}
 	for (int i = 0; i < rep.nr_outputs; i++)
 		if (write_one(&rep, p ? p : src, &rep.outputs[i]) < 0)
 			code = PERCH_EXIT_FATAL;

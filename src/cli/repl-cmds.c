@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,14 +270,25 @@ static int c_attach(struct repl *r, int argc, char **argv)
 		return log_err(PERCH_EXIT_USAGE, "%d processes match '%s': attach one by pid", n,
 			       argv[1]);
 	}
+	/* attaching detaches from the current target first: a process that is not there (or
+	 * not perch's to signal, so not to trace either) leaves the current target as it is */
+	if (kill(pids[0], 0) < 0)
+		return log_err(PERCH_EXIT_FATAL, "cannot attach to %d: %s%s", (int)pids[0],
+			       errno == ESRCH ? "no such process" : strerror(errno),
+			       r->s->attached ? " (the current target is kept)" : "");
 	ret = session_attach(r->s, pids[0]);
 	if (ret < 0)
 		return PERCH_EXIT_FATAL;
 	repl_field_int(r, "pid", r->s->pid);
 	repl_field_str(r, "comm", r->s->comm);
 	repl_field_int(r, "threads", (long long)r->s->t.nr_threads);
-	repl_printf(r, "attached to %d (%s), %zu threads\n", r->s->pid, r->s->comm,
-		    r->s->t.nr_threads);
+	/* perch threads/maps/top -p: a note on stderr, stdout holds the command's own output */
+	if (r->mode == REPL_CLI)
+		fprintf(stderr, "perch: attached to %d (%s), %zu threads\n", r->s->pid, r->s->comm,
+			r->s->t.nr_threads);
+	else
+		repl_printf(r, "attached to %d (%s), %zu threads\n", r->s->pid, r->s->comm,
+			    r->s->t.nr_threads);
 	return PERCH_EXIT_OK;
 }
 

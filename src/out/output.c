@@ -1,8 +1,10 @@
 /* Atomic output files: write to an unnamed file in <path>'s directory (O_TMPFILE), give it
  * the name "<path>.tmp.<pid>" once complete and fsynced, then rename that over <path>: a
  * reader never sees a half-written profile, and a perch killed while writing leaves nothing
- * behind. Where the file system has no O_TMPFILE, the temporary is named from the start. The
- * writers themselves only see a FILE *. */
+ * behind. Where the file system has no O_TMPFILE, the temporary is named from the start. A
+ * symbolic link is followed first (the file it names is replaced, never the link); devices,
+ * FIFOs and perch's own descriptors (/dev/stdout) are written in place. The writers themselves
+ * only see a FILE *. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -102,10 +104,137 @@ static int name_anon(struct output_file *of, int fd)
 	return -1;
 }
 
-int output_open(struct output_file *of, const char *path)
+/* The descriptor @path names when it is one of perch's own (/dev/stdout, /dev/stderr,
+ * /dev/fd/N, /proc/self/fd/N, /proc/<perch's pid>/fd/N), else -1. */
+static int own_fd(const char *path)
+{
+	static const char *const prefixes[] = {"/dev/fd/", "/proc/self/fd/",
+					       "/proc/thread-self/fd/"};
+	char mine[40];
+	const char *n = NULL;
+	char *end;
+	long fd;
+
+	if (!strcmp(path, "/dev/stdout"))
+		return 1;
+	if (!strcmp(path, "/dev/stderr"))
+		return 2;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]) && !n; i++)
+		if (!strncmp(path, prefixes[i], strlen(prefixes[i])))
+			n = path + strlen(prefixes[i]);
+	snprintf(mine, sizeof(mine), "/proc/%d/fd/", (int)getpid());
+	if (!n && !strncmp(path, mine, strlen(mine)))
+		n = path + strlen(mine);
+	if (!n || *n < '0' || *n > '9')
+		return -1;
+	fd = strtol(n, &end, 10);
+	return *end || fd > 1 << 30 ? -1 : (int)fd;
+}
+
+/* May link @p (lstat @lnk) be followed? As the kernel's fs.protected_symlinks rules it for
+ * open(), which this resolution bypasses: not in a sticky world-writable directory (/tmp)
+ * unless perch or the directory's owner owns the link, so that a link planted there cannot
+ * make perch replace another file. */
+static int may_follow(const char *p, const struct stat *lnk)
+{
+	char *dir = path_dir(p);
+	struct stat st;
+	int ok = stat(dir, &st) < 0 || !(st.st_mode & S_ISVTX) || !(st.st_mode & S_IWOTH) ||
+		 lnk->st_uid == geteuid() || lnk->st_uid == st.st_uid;
+
+	free(dir);
+	return ok;
+}
+
+/* @path with every symbolic link in its last component followed (the file it finally names
+ * need not exist: a dangling link creates its target), allocated; stops early at one of
+ * perch's own descriptors (*@fd set, else -1). NULL with errno set (ELOOP, EACCES for a link
+ * may_follow() refuses, ...). */
+static char *follow_links(const char *path, int *fd)
+{
+	char *p = xstrdup(path), target[4096];
+	struct stat st;
+
+	for (int hops = 0; hops < 40; hops++) {
+		ssize_t n;
+		char *dir, *next;
+
+		*fd = own_fd(p);
+		if (*fd >= 0 || lstat(p, &st) < 0 || !S_ISLNK(st.st_mode))
+			return p;
+		if (!may_follow(p, &st)) {
+			free(p);
+			errno = EACCES;
+			return NULL;
+		}
+		n = readlink(p, target, sizeof(target) - 1);
+		if (n < 0) {
+			free(p);
+			return NULL;
+		}
+		target[n] = '\0';
+		dir = path_dir(p);
+		next = target[0] == '/' ? xstrdup(target) : xasprintf("%s/%s", dir, target);
+		free(dir);
+		free(p);
+		p = next;
+	}
+	errno = ELOOP;
+	free(p);
+	return NULL;
+}
+
+/* @path (the end of its links) is written as it is: a device, FIFO or socket, or perch's
+ * own descriptor @fd (duplicated: its offset and O_APPEND are the shell's). */
+static int open_direct(struct output_file *of, const char *path, int fd)
+{
+	int err;
+
+	fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	of->f = fdopen(fd, "w");
+	if (!of->f) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	of->path = xstrdup(path);
+	of->direct = 1;
+	return 0;
+}
+
+/* Where an output at @path goes: 0 with *@real set (allocated, the end of @path's links)
+ * and *@fd (perch's own descriptor, or -1); *@direct when it is written in place (not a
+ * regular file). -EISDIR for a directory, -EACCES for a regular file perch may not write. */
+static int output_target(const char *path, char **real, int *fd, int *direct)
 {
 	struct stat st;
-	int fd, err;
+
+	*real = follow_links(path, fd);
+	if (!*real)
+		return -errno;
+	*direct = *fd >= 0;
+	if (*direct || stat(*real, &st) < 0)
+		return 0;
+	if (S_ISDIR(st.st_mode)) {
+		free(*real);
+		return -EISDIR;
+	}
+	*direct = !S_ISREG(st.st_mode);
+	if (!*direct && access(*real, W_OK) < 0) { /* read-only: not perch's to replace */
+		int err = errno;
+
+		free(*real);
+		return -err;
+	}
+	return 0;
+}
+
+int output_open(struct output_file *of, const char *path)
+{
+	int fd, err, direct;
+	char *real;
 
 	memset(of, 0, sizeof(*of));
 	if (!strcmp(path, "-")) {
@@ -113,27 +242,19 @@ int output_open(struct output_file *of, const char *path)
 		of->path = xstrdup(path);
 		return 0;
 	}
-	/* a device or a FIFO (-o /dev/null, a pipe) is written as it is: renaming a file over
-	 * it would replace the device node */
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		if (S_ISDIR(st.st_mode))
-			return -EISDIR;
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		of->f = fdopen(fd, "w");
-		if (!of->f) {
-			err = errno;
-			close(fd);
-			return -err;
-		}
-		of->path = xstrdup(path);
-		of->direct = 1;
-		return 0;
+	err = output_target(path, &real, &fd, &direct);
+	if (err)
+		return err;
+	/* a device, a FIFO or perch's own stdout is written as it is: renaming a file over it
+	 * would replace the device node or the link */
+	if (direct) {
+		err = open_direct(of, real, fd);
+		free(real);
+		return err;
 	}
-	of->path = xstrdup(path);
-	of->tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
-	fd = open_anon(path);
+	of->path = real; /* a link's target: the temporary goes beside it, the rename over it */
+	of->tmp = xasprintf("%s.tmp.%d", real, (int)getpid());
+	fd = open_anon(real);
 	of->anon = fd >= 0;
 	/* (any failure there: the named open says why, when it fails too) O_EXCL: never follow
 	 * a planted symlink or reuse a stale file; 0644 minus umask */
@@ -158,18 +279,22 @@ int output_open(struct output_file *of, const char *path)
 
 int output_check(const char *path)
 {
-	struct stat st;
-	char *dir;
-	int ret = 0;
+	int fd, direct, ret;
+	char *real, *dir;
 
 	if (!strcmp(path, "-"))
 		return 0;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		return S_ISDIR(st.st_mode) ? -EISDIR : 0; /* devices and FIFOs: written in place */
-	dir = path_dir(path);
+	ret = output_target(path, &real, &fd, &direct);
+	if (ret || direct) {
+		if (!ret)
+			free(real);
+		return ret; /* devices, FIFOs and perch's own descriptors: written in place */
+	}
+	dir = path_dir(real);
 	if (access(dir, W_OK | X_OK) < 0)
 		ret = -errno;
 	free(dir);
+	free(real);
 	return ret;
 }
 
@@ -192,6 +317,20 @@ static int output_chown_sudo(int fd)
 	if (errno || *end || gid >= (gid_t)-1)
 		return 0;
 	return fchown(fd, (uid_t)uid, (gid_t)gid);
+}
+
+/* 0 when nothing is at @path or a regular file is (what output_open() saw may have changed
+ * since: a link or a directory put there is never renamed over); -1 with errno set. */
+static int replaceable(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (S_ISREG(st.st_mode))
+		return 0;
+	errno = S_ISDIR(st.st_mode) ? EISDIR : EEXIST;
+	return -1;
 }
 
 int output_commit(struct output_file *of)
@@ -225,7 +364,9 @@ int output_commit(struct output_file *of)
 	if (fclose(of->f) && !err)
 		err = errno ? errno : EIO;
 	of->f = NULL;
-	if (!err && rename(of->tmp, of->path))
+	if (!err && replaceable(of->path))
+		err = errno;
+	else if (!err && rename(of->tmp, of->path))
 		err = errno;
 	if (err && !of->anon)
 		unlink(of->tmp);

@@ -139,10 +139,18 @@ struct proc_maps *proc_maps_load_file(const char *path)
 
 struct proc_maps *proc_maps_load(pid_t pid)
 {
-	char path[64];
+	struct proc_maps *m;
+	char path[64], *live;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	return proc_maps_load_file(path);
+	m = proc_maps_load_file(path);
+	/* a process has mappings: none means a zombie leader, read through a live thread */
+	if (m && !m->nr && (live = proc_live_task_path(pid, "maps"))) {
+		proc_maps_free(m);
+		m = proc_maps_load_file(live);
+		free(live);
+	}
+	return m;
 }
 
 void proc_maps_free(struct proc_maps *m)

@@ -184,10 +184,18 @@ struct proc_smaps *proc_smaps_load_file(const char *path)
 
 struct proc_smaps *proc_smaps_load(pid_t pid)
 {
-	char path[64];
+	struct proc_smaps *s;
+	char path[64], *live;
 
 	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
-	return proc_smaps_load_file(path);
+	s = proc_smaps_load_file(path);
+	/* none: a zombie leader (proc_live_task_path()) */
+	if (s && !s->nr && (live = proc_live_task_path(pid, "smaps"))) {
+		proc_smaps_free(s);
+		s = proc_smaps_load_file(live);
+		free(live);
+	}
+	return s;
 }
 
 void proc_smaps_free(struct proc_smaps *s)
@@ -251,8 +259,16 @@ int proc_smaps_rollup_load_file(const char *path, struct proc_smaps_rollup *out)
 
 int proc_smaps_rollup_load(pid_t pid, struct proc_smaps_rollup *out)
 {
-	char path[64];
+	char path[64], *live;
+	int ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
-	return proc_smaps_rollup_load_file(path, out);
+	ret = proc_smaps_rollup_load_file(path, out);
+	/* ESRCH, or no mapping: a zombie leader (proc_live_task_path()) */
+	if ((ret == -ESRCH || ret == -EINVAL) &&
+	    (live = proc_live_task_path(pid, "smaps_rollup"))) {
+		ret = proc_smaps_rollup_load_file(live, out);
+		free(live);
+	}
+	return ret;
 }

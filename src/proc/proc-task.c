@@ -507,6 +507,23 @@ int proc_task_list(pid_t pid, pid_t **tids)
 	return ret;
 }
 
+char *proc_live_task_path(pid_t pid, const char *file)
+{
+	struct proc_stat st;
+	pid_t *tids = NULL, live = 0;
+	int n;
+
+	if (proc_stat_read(pid, 0, &st) < 0 || st.state != 'Z')
+		return NULL;
+	n = proc_task_list(pid, &tids);
+	for (int i = 0; i < n && !live; i++)
+		if (tids[i] != pid && proc_stat_read(pid, tids[i], &st) == 0 && st.state != 'Z' &&
+		    st.state != 'X')
+			live = tids[i];
+	free(tids);
+	return live ? task_path(pid, live, file) : NULL;
+}
+
 int proc_task_comm_file(const char *path, char *buf, size_t len)
 {
 	size_t n;

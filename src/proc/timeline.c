@@ -555,6 +555,9 @@ static void *collector(void *arg)
 	uint64_t now = mono_ns(), next_cpu = now, next_mem = now;
 	unsigned int cpu_ms = tl->o.cpu_interval_ms, mem_ms = tl->o.mem_interval_ms;
 
+	if (tl->o.launched)
+		next_mem = now + (uint64_t)mem_ms * 1000000;
+
 	pthread_mutex_lock(&tl->mu);
 	while (!tl->stop && !tl->gone) {
 		uint64_t wake = UINT64_MAX;

@@ -899,9 +899,9 @@ int recording_read_mem(const uint8_t *data, size_t size, struct profile **out,
 		info->chunks++;
 	}
 	free(raw);
-	if (off < size)
-		info->bad_offset = off;
 	info->complete = r->ended && off >= size;
+	if (!info->complete)
+		info->bad_offset = off; /* also the end of a file cut between two chunks */
 	if (r->ended && off < size && !info->error[0])
 		snprintf(info->error, sizeof(info->error), "data after the end record");
 	if (!info->complete && !info->error[0])

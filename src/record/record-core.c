@@ -742,6 +742,7 @@ void record_core_start(struct record_core *rc)
 		struct timeline_opts o = {.pid = rc->pid,
 					  .cpu_interval_ms = rc->o.cpu_ms,
 					  .mem_interval_ms = rc->o.mem_ms,
+					  .launched = rc->o.argv != NULL,
 					  .points = rc->rw || is_windowed(rc)
 							? TIMELINE_POINTS_DRAIN
 						    : rc->no_points ? TIMELINE_POINTS_NONE

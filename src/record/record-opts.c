@@ -66,7 +66,8 @@ enum opt_id {
 static const struct opt_spec specs[O_NR] = {
     [O_PID] = {"pid", 'p', "PID[,PID...]",
 	       "attach to process PID (several: one recording of them\n"
-	       "all, each output keeping the processes apart)",
+	       "all, each output keeping the processes apart), or to the\n"
+	       "one process named NAME (-p NAME, as attach finds it)",
 	       CLI},
     [O_APP] = {"app", LONG_ONLY(O_APP), "NAME",
 	       "attach to every process named NAME or NAME:SUFFIX (an\n"

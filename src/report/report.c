@@ -131,7 +131,8 @@ int report_load(const char *path, struct profile **out, int quiet)
 			 "%s was cut short (%s at byte %llu): using the %llu samples of its %llu "
 			 "complete chunks",
 			 path, info.error, (unsigned long long)info.bad_offset,
-			 (unsigned long long)info.samples, (unsigned long long)info.chunks);
+			 (unsigned long long)profile_total_samples(*out),
+			 (unsigned long long)info.chunks);
 	return 0;
 }
 

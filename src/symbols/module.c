@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perch/base/fdlimit.h"
 #include "perch/base/log.h"
 #include "perch/base/xalloc.h"
 #include "perch/proc/proc-maps.h"
@@ -292,6 +293,8 @@ static struct elffile *open_file(struct modules *ms, struct module *m, const str
 		ef = open_path(m, mapped);
 	if (!ef)
 		ef = open_checked(m, file, &mismatch);
+	if (!ef)
+		fdlimit_note_failure(errno); /* (counted for the lack of descriptors only) */
 	if (!ef && mismatch) {
 		log_warn(0,
 			 "%s was replaced on disk after process %d mapped it (inode %llu): its "

@@ -13,6 +13,8 @@ the program itself.
     words are read here from the help texts, with a parser of its own (not the completion's).
   * the module map of docs/how-it-works.md names every src/*/*.c and arch/**.c in its folder's
     row, and only those.
+  * scripts/install-deps.sh: `build` (make demo) lists no test tool and is a part of `all`
+    (make check); README.md names every build dependency.
   * --version: "perch VERSION" equal to the Makefile's and debian/changelog's version, the
     build-id equal to readelf's, each library version equal to the Debian -dev package the
     build used (dpkg-query).
@@ -321,10 +323,28 @@ def check_version():
         check(libs.get(lib) == want, f"version: {lib} {libs.get(lib)} is the Debian {pkg} {want}")
 
 
+# the packages `make demo` installs (build only) and `make check` adds (the test toolchain)
+TEST_ONLY = {"check", "gdb", "chromium", "golang-go", "clang-14", "valgrind", "linux-perf",
+             "redis-server", "android-libart", "rustc"}
+
+
+def check_deps():
+    deps = os.path.join(ROOT, "scripts/install-deps.sh")
+    build = set(run([deps, "--list", "build"]).stdout.split()) - {"npm"}
+    every = set(run([deps, "--list", "all"]).stdout.split()) - {"npm"}
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    check(build and build < every, "deps: the build set is a part of make check's",
+          f"{sorted(build - every)}")
+    check(not build & TEST_ONLY, "deps: make demo installs no test tool", f"{build & TEST_ONLY}")
+    missing = sorted(p for p in build if not re.search(r"\b" + re.escape(p) + r"\b", readme))
+    check(not missing, "deps: README.md lists the build dependencies", f"missing: {missing}")
+
+
 def main():
     commands = check_man_pages()
     check_completion(commands)
     check_module_map()
+    check_deps()
     check_version()
     print(f"check-docs: {passed} passed, {len(failures)} failed")
     return 1 if failures else 0

@@ -4,6 +4,8 @@
  * (the first failure's, also with --keep-going) and ends the script without --keep-going.
  * A session recording is perch record's (the shared record core); top's interval and total
  * columns; attach NAME lists an Android package's processes with uid and user. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +199,40 @@ START_TEST(stdin_commands_and_attach_failure)
 			"{\"line\":2,\"cmd\":\"attach\",\"ok\":false,\"status\":2,"
 			"\"error\":\"no process matches 'no-such-process-name-x'\"}"),
 		 "unexpected attach result:\n%s", perch->out.buf);
+}
+END_TEST
+
+/* A failed attach keeps the current target: `attach 999999` then `threads` still lists the
+ * earlier target's threads (--keep-going runs it after the failure). */
+START_TEST(failed_attach_keeps_target)
+{
+	struct harness_proc *target, *perch;
+	const char *script;
+	pid_t pid, gone = 999999;
+
+	while (kill(gone, 0) == 0 || errno != ESRCH)
+		gone--;
+	target = harness_spawn("target", HARNESS_ARGV(harness_target("chain-fp"), "30"));
+	pid = harness_proc_wait_ready(target, 10);
+	script = write_script("keep.perch", harness_fmt("attach %d\n"
+							"attach %d\n"
+							"threads\n",
+							pid, gone));
+	perch = harness_spawn(
+	    "perch", HARNESS_ARGV(harness_perch(), "-x", script, "--json", "--keep-going"));
+	H_ASSERT(harness_proc_wait(perch, 30) == 0, "perch -x did not finish");
+	H_ASSERT(harness_proc_exit_code(perch) == HARNESS_EXIT_FATAL, "exit %d, want 2",
+		 harness_proc_exit_code(perch));
+	H_ASSERT(strstr(perch->out.buf, harness_fmt("\"cmd\":\"attach\",\"ok\":false,\"status\":2,"
+						    "\"error\":\"cannot attach to %d: no such "
+						    "process (the current target is kept)\"",
+						    gone)),
+		 "unexpected attach result:\n%s", perch->out.buf);
+	H_ASSERT(strstr(perch->out.buf, "\"cmd\":\"threads\",\"ok\":true"),
+		 "threads failed after the failed attach:\n%s", perch->out.buf);
+	H_ASSERT(strstr(perch->out.buf, harness_fmt("\"tid\":%d", pid)),
+		 "threads does not list the target's main thread %d:\n%s", pid, perch->out.buf);
+	H_ASSERT(harness_tracer_pid(pid) == 0, "the target is still traced after the script");
 }
 END_TEST
 
@@ -421,6 +457,7 @@ Suite *script_suite(void)
 	tcase_add_test(tc, json_golden);
 	tcase_add_test(tc, first_failure_ends_script);
 	tcase_add_test(tc, stdin_commands_and_attach_failure);
+	tcase_add_test(tc, failed_attach_keeps_target);
 	tcase_add_test(tc, session_record_is_perch_record);
 	tcase_add_test(tc, top_interval_and_totals);
 	tcase_add_test(tc, attach_lists_package_processes);

@@ -13,12 +13,15 @@
 #include <errno.h>
 #include <gelf.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "perch/base/fdlimit.h"
 #include "perch/base/strbuf.h"
 #include "perch/base/xalloc.h"
 #include "perch/proc/proc-maps.h"
@@ -451,6 +454,41 @@ START_TEST(test_candidates_order)
 }
 END_TEST
 
+/* A module's ELF file that cannot be opened for lack of descriptors is counted (record then
+ * warns, and exits 4 without --allow-partial); one that opens is not. */
+START_TEST(test_fd_shortage_counted)
+{
+	struct modules *ms = modules_new(getpid());
+	const struct modules_map *mm;
+	unsigned long before = fdlimit_failures();
+	struct rlimit old, low = {256, 256};
+	int fds[256], n = 0;
+
+	ck_assert_int_eq(modules_reload(ms), 0);
+	mm = modules_find(ms, (uint64_t)(uintptr_t)&printf); /* libc, not opened yet */
+	ck_assert_ptr_nonnull(mm);
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low.rlim_max = old.rlim_max;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0); /* (Check forks each test) */
+	while (n < (int)ARRAY_SIZE(fds) && (fds[n] = dup(0)) >= 0)
+		n++;
+	ck_assert_int_eq(errno, EMFILE);
+	ck_assert_ptr_null(modules_elf(ms, mm));
+	while (n > 0)
+		close(fds[--n]);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+	ck_assert_uint_eq(fdlimit_failures(), before + 1);
+	modules_free(ms);
+
+	ms = modules_new(getpid());
+	ck_assert_int_eq(modules_reload(ms), 0);
+	mm = modules_find(ms, (uint64_t)(uintptr_t)&printf);
+	ck_assert_ptr_nonnull(modules_elf(ms, mm));
+	ck_assert_uint_eq(fdlimit_failures(), before + 1);
+	modules_free(ms);
+}
+END_TEST
+
 Suite *module_suite(void)
 {
 	Suite *s = suite_create("module");
@@ -461,6 +499,7 @@ Suite *module_suite(void)
 	tcase_add_loop_test(tc, test_layout, 0, (int)ARRAY_SIZE(layouts));
 	tcase_add_test(tc, test_mprotect_split);
 	tcase_add_test(tc, test_candidates_order);
+	tcase_add_test(tc, test_fd_shortage_counted);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,6 +6,7 @@
  * then review the diff like code. */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <regex.h>
 #include <signal.h>
@@ -507,6 +508,208 @@ START_TEST(test_atomic_open_fails)
 }
 END_TEST
 
+/* A symbolic link is followed: the file it names is replaced atomically (the temporary
+ * beside it), the link stays a link; a dangling link creates its target. */
+START_TEST(test_link_followed)
+{
+	char *runs = testutil_tmp_path("runs"), *target = testutil_tmp_path("runs/a.folded");
+	char *link = testutil_tmp_path("latest.folded"), *text, buf[64];
+	struct output_file of;
+	struct stat st;
+	ssize_t n;
+
+	ck_assert_int_eq(mkdir(runs, 0755), 0);
+	testutil_write_file(target, "old 1\n", 6);
+	ck_assert_int_eq(symlink("runs/a.folded", link), 0);
+	ck_assert_int_eq(output_check(link), 0);
+	ck_assert_int_eq(output_open(&of, link), 0);
+	ck_assert_str_eq(of.path, target);
+	fputs("new 2\n", of.f);
+	ck_assert_int_eq(output_commit(&of), 0);
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	n = readlink(link, buf, sizeof(buf) - 1);
+	ck_assert_int_eq(n, 13);
+	text = proc_read_file(target, NULL);
+	ck_assert_str_eq(text, "new 2\n");
+	free(text);
+	ck_assert_int_eq(nr_entries(runs), 1); /* no temporary left beside the target */
+
+	/* a dangling link: its target is created, the link kept */
+	ck_assert_int_eq(unlink(target), 0);
+	ck_assert_int_eq(output_open(&of, link), 0);
+	fputs("fresh 3\n", of.f);
+	ck_assert_int_eq(output_commit(&of), 0);
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	text = proc_read_file(target, NULL);
+	ck_assert_str_eq(text, "fresh 3\n");
+	free(text);
+	free(runs);
+	free(target);
+	free(link);
+}
+END_TEST
+
+/* A link to a directory is refused; a loop of links is ELOOP; a read-only file perch may not
+ * write is not replaced by a rename. */
+START_TEST(test_link_refused)
+{
+	char *dir = testutil_tmp_path("d"), *link = testutil_tmp_path("to-d");
+	char *a = testutil_tmp_path("a"), *b = testutil_tmp_path("b");
+	char *ro = testutil_tmp_path("ro.folded"), *text;
+	struct output_file of;
+
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_int_eq(symlink("d", link), 0);
+	ck_assert_int_eq(output_check(link), -EISDIR);
+	ck_assert_int_eq(output_open(&of, link), -EISDIR);
+	ck_assert_int_eq(symlink("b", a), 0);
+	ck_assert_int_eq(symlink("a", b), 0);
+	ck_assert_int_eq(output_open(&of, a), -ELOOP);
+	if (geteuid() != 0) { /* root may write anything */
+		testutil_write_file(ro, "keep 1\n", 7);
+		ck_assert_int_eq(chmod(ro, 0444), 0);
+		ck_assert_int_eq(output_check(ro), -EACCES);
+		ck_assert_int_eq(output_open(&of, ro), -EACCES);
+		text = proc_read_file(ro, NULL);
+		ck_assert_str_eq(text, "keep 1\n");
+		free(text);
+	}
+	ck_assert_int_eq(nr_entries(testutil_tmp), 4 + (geteuid() != 0));
+	free(dir);
+	free(link);
+	free(a);
+	free(b);
+	free(ro);
+}
+END_TEST
+
+/* -o /dev/stdout with stdout redirected to a file (`> out.folded`): written through perch's
+ * own descriptor, at the shell's offset; /dev/stdout stays the system's link. */
+START_TEST(test_dev_stdout_file)
+{
+	char *path = testutil_tmp_path("redirected"), *text, buf[64];
+	struct output_file of;
+	struct stat st;
+	int fd, saved;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "before\n", 7), 7);
+	fflush(stdout);
+	saved = dup(1);
+	ck_assert_int_eq(dup2(fd, 1), 1);
+	close(fd);
+	ck_assert_int_eq(output_check("/dev/stdout"), 0);
+	ck_assert_int_eq(output_open(&of, "/dev/stdout"), 0);
+	ck_assert_ptr_null(of.tmp);
+	fputs("a;b 1\n", of.f);
+	ck_assert_int_eq(output_commit(&of), 0);
+	ck_assert_int_eq(output_open(&of, "/dev/fd/1"), 0);
+	fputs("c 2\n", of.f);
+	ck_assert_int_eq(output_commit(&of), 0);
+	dup2(saved, 1);
+	close(saved);
+	text = proc_read_file(path, NULL);
+	ck_assert_str_eq(text, "before\na;b 1\nc 2\n");
+	free(text);
+	ck_assert_int_eq(lstat("/dev/stdout", &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_gt(readlink("/dev/stdout", buf, sizeof(buf)), 0);
+	ck_assert_int_eq(nr_entries(testutil_tmp), 1);
+	free(path);
+}
+END_TEST
+
+/* A FIFO with a reader is written in place; the FIFO stays a FIFO. */
+START_TEST(test_fifo_in_place)
+{
+	char *fifo = testutil_tmp_path("pipe"), *link = testutil_tmp_path("to-pipe");
+	char buf[64] = {0};
+	struct output_file of;
+	struct stat st;
+	size_t got = 0;
+	int fd;
+
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(symlink("pipe", link), 0);
+	fd = open(fifo, O_RDONLY | O_NONBLOCK); /* the reader: open for writing does not block */
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(output_check(link), 0);
+	ck_assert_int_eq(output_open(&of, link), 0);
+	ck_assert_ptr_null(of.tmp);
+	fputs("x;y 3\n", of.f);
+	ck_assert_int_eq(output_commit(&of), 0);
+	while (got < 6) {
+		ssize_t n = read(fd, buf + got, sizeof(buf) - 1 - got);
+
+		ck_assert_int_gt(n, 0);
+		got += (size_t)n;
+	}
+	close(fd);
+	ck_assert_str_eq(buf, "x;y 3\n");
+	ck_assert_int_eq(stat(fifo, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(nr_entries(testutil_tmp), 2);
+	free(fifo);
+	free(link);
+}
+END_TEST
+
+/* What output_open() saw may change before the commit: a link or directory put at the
+ * path meanwhile is never renamed over. */
+START_TEST(test_commit_never_over_link)
+{
+	char *path = testutil_tmp_path("out.folded"), *other = testutil_tmp_path("other");
+	struct output_file of;
+	struct stat st;
+
+	ck_assert_int_eq(output_open(&of, path), 0);
+	fputs("a 1\n", of.f);
+	ck_assert_int_eq(symlink("other", path), 0);
+	ck_assert_int_eq(output_commit(&of), -EEXIST);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(nr_entries(testutil_tmp), 1); /* the link; no temporary */
+	free(path);
+	free(other);
+}
+END_TEST
+
+/* A link someone else planted in a sticky world-writable directory (/tmp) is not followed,
+ * as the kernel's fs.protected_symlinks rules for open(); perch's own link there is. */
+START_TEST(test_link_planted)
+{
+	char *dir = testutil_tmp_path("shared"), *link = testutil_tmp_path("shared/out.folded");
+	char *victim = testutil_tmp_path("victim"), *text;
+	struct output_file of;
+
+	ck_assert_int_eq(mkdir(dir, 0777), 0);
+	ck_assert_int_eq(chmod(dir, 01777), 0);
+	testutil_write_file(victim, "precious\n", 9);
+	ck_assert_int_eq(symlink(victim, link), 0);
+	if (lchown(link, 65534, 65534) < 0 || geteuid() == 65534) {
+		/* (not root: no link of another user to make; our own is followed) */
+		ck_assert_int_eq(output_check(link), 0);
+	} else {
+		ck_assert_int_eq(output_check(link), -EACCES);
+		ck_assert_int_eq(output_open(&of, link), -EACCES);
+		text = proc_read_file(victim, NULL);
+		ck_assert_str_eq(text, "precious\n");
+		free(text);
+		ck_assert_int_eq(lchown(link, geteuid(), getegid()), 0);
+		ck_assert_int_eq(output_open(&of, link), 0); /* perch's own link: followed */
+		output_abort(&of);
+	}
+	free(dir);
+	free(link);
+	free(victim);
+}
+END_TEST
+
 START_TEST(test_atomic_stdout)
 {
 	struct output_file of;
@@ -547,6 +750,12 @@ Suite *output_suite(void)
 	tcase_add_test(tc, test_atomic_write_fails);
 	tcase_add_test(tc, test_atomic_open_fails);
 	tcase_add_test(tc, test_atomic_stdout);
+	tcase_add_test(tc, test_link_followed);
+	tcase_add_test(tc, test_link_refused);
+	tcase_add_test(tc, test_dev_stdout_file);
+	tcase_add_test(tc, test_fifo_in_place);
+	tcase_add_test(tc, test_commit_never_over_link);
+	tcase_add_test(tc, test_link_planted);
 	suite_add_tcase(s, tc);
 	return s;
 }

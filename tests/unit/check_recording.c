@@ -234,6 +234,11 @@ START_TEST(test_cut_and_corrupt)
 			last = info.samples;
 			ck_assert_int_eq(info.complete, len == size);
 			ck_assert(info.complete || info.error[0]);
+			/* where it stopped: within the prefix, its end when cut between chunks */
+			ck_assert(info.complete ? !info.bad_offset
+						: info.bad_offset > 0 && info.bad_offset <= len);
+			if (strstr(info.error, "no end record"))
+				ck_assert_uint_eq(info.bad_offset, len);
 			profile_free(back);
 		}
 		free(copy);

@@ -11,6 +11,8 @@ enum perch_exit {
 	PERCH_EXIT_REGRESSION = 3, /* report --diff: a --fail-if rule tripped */
 	PERCH_EXIT_PARTIAL = 4,	   /* record: perch served too few of its ticks (outputs written;
 				    * --allow-partial accepts them) */
+	PERCH_EXIT_EMPTY = 5,	   /* report: the filters (--thread, --tid, --start/--end, --mode)
+				    * match no sample of the recording (nothing written) */
 	PERCH_EXIT_USAGE = 64,
 };
 

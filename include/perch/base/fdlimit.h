@@ -29,4 +29,10 @@ void fdlimit_restore(void);
  * opening them later never waits for the table to grow. */
 void fdlimit_reserve(size_t n);
 
+/* A file perch needed (a module's ELF file: its frames' names) could not be opened for lack
+ * of descriptors (@err EMFILE or ENFILE; other errors are not counted). Thread-safe. */
+void fdlimit_note_failure(int err);
+/* How many such failures there were: a recording with unnamed frames it should have named. */
+unsigned long fdlimit_failures(void);
+
 #endif

@@ -6,6 +6,7 @@
 #define PERCH_CMD_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "perch/base/exitcode.h"
 
@@ -37,7 +38,13 @@ extern const struct cmd cmd_report, cmd_annotate;
 /* the prompt's own (repl-cmds.c, repl-diff.c) */
 extern const struct cmd cmd_attach, cmd_detach, cmd_save, cmd_diff, cmd_set, cmd_help, cmd_quit;
 
-/* Print @c's help to @f (stderr after a usage error: then a blank line first). */
+/* Print @c's help to @f; to stderr (after a usage error) only its synopsis and a pointer to
+ * `perch CMD --help`. */
 void cmd_print_help(const struct cmd *c, FILE *f);
+
+/* -p PID|NAME: a pid as it is; a name as the prompt's attach finds it (comm, argv[0]'s
+ * basename, an Android package), exactly one process. 0 with *@pid set, or the exit code
+ * with the message printed (none: PERCH_EXIT_FATAL; several: PERCH_EXIT_USAGE). */
+int cmd_find_pid(const char *what, pid_t *pid);
 
 #endif

@@ -48,13 +48,16 @@ const struct output_format *output_format_for_path(const char *path);
  * has none, "<path>.tmp.<pid>") for writing; output_commit() flushes and fsyncs it, names it
  * "<path>.tmp.<pid>" (or "....<pid>.N" when that exists), closes it and renames it over @path
  * (returns 0 or -errno and removes the temporary on failure);
- * output_abort() closes and removes it. "-" means stdout (commit only flushes); an existing
- * path that is not a regular file (/dev/null, a FIFO) is written in place, a directory is
- * -EISDIR. Run as root
+ * output_abort() closes and removes it. A symbolic link is followed: the file it names is
+ * written (temporary beside it, renamed over it), never the link. "-" means stdout (commit
+ * only flushes); perch's own descriptors (/dev/stdout, /dev/stderr, /dev/fd/N) and a path
+ * that is not a regular file (/dev/null, a FIFO) are written in place; a directory is
+ * -EISDIR, a regular file perch may not write -EACCES; the commit never renames over
+ * anything but a regular file. Run as root
  * with SUDO_UID/SUDO_GID set, the file is chowned to that user before the rename. */
 struct output_file {
 	FILE *f;
-	char *path;
+	char *path; /* the file written: the end of the given path's links */
 	char *tmp;  /* NULL: written in place (stdout, or @path is a device or FIFO) */
 	int anon;   /* the file has no name yet (O_TMPFILE): nothing to remove on failure */
 	int direct; /* @path is a device or FIFO opened as it is (closed on commit) */

@@ -46,7 +46,8 @@ int proc_maps_parse_line(const char *line, const char *eol, struct proc_map *m, 
 /* Parse maps text (NUL-terminated). Malformed lines are skipped and counted in @bad_lines
  * (may be NULL). Returns NULL only on out-of-memory policy (never: xalloc dies). */
 struct proc_maps *proc_maps_parse(const char *text, size_t *bad_lines);
-/* Read and parse /proc/@pid/maps. NULL with errno set on failure (ENOENT, EACCES, ...). */
+/* Read and parse /proc/@pid/maps (a zombie leader's through a live thread). NULL with errno set
+ * on failure (ENOENT, EACCES, ...). */
 struct proc_maps *proc_maps_load(pid_t pid);
 /* Read and parse a saved maps file. NULL with errno set on failure. */
 struct proc_maps *proc_maps_load_file(const char *path);

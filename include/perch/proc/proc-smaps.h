@@ -68,7 +68,8 @@ struct proc_smaps {
  * NULL (xalloc dies on out-of-memory). */
 #define PROC_SMAPS_MAX_LINE 8192
 struct proc_smaps *proc_smaps_parse(const char *text);
-/* Read and parse /proc/@pid/smaps. NULL with errno set on failure (ENOENT, EACCES, ...). */
+/* Read and parse /proc/@pid/smaps (a zombie leader's through a live thread). NULL with errno
+ * set on failure (ENOENT, EACCES, ...). */
 struct proc_smaps *proc_smaps_load(pid_t pid);
 /* Read and parse a saved smaps file. NULL with errno set on failure. */
 struct proc_smaps *proc_smaps_load_file(const char *path);
@@ -92,7 +93,8 @@ struct proc_smaps_rollup {
 
 /* 0, or -EINVAL when there is no valid header line or no field at all. */
 int proc_smaps_rollup_parse(const char *text, struct proc_smaps_rollup *out);
-/* Read /proc/@pid/smaps_rollup (Linux 4.14+) or a saved copy. 0 or -errno. */
+/* Read /proc/@pid/smaps_rollup (Linux 4.14+; a zombie leader's through a live thread) or a
+ * saved copy. 0 or -errno. */
 int proc_smaps_rollup_load(pid_t pid, struct proc_smaps_rollup *out);
 int proc_smaps_rollup_load_file(const char *path, struct proc_smaps_rollup *out);
 

@@ -101,6 +101,13 @@ int proc_task_comm_file(const char *path, char *buf, size_t len);
  * when it does not fit in @len - 1 chars). */
 int proc_task_exe(pid_t pid, char *buf, size_t len);
 
+/* A process whose main thread called pthread_exit() keeps a zombie leader: its /proc/PID
+ * maps, smaps and smaps_rollup are empty or fail while its other threads run on. The path
+ * of @file ("maps") through a live thread, "/proc/PID/task/TID/FILE", allocated; NULL when the
+ * leader is not a zombie (or no thread is alive). For a fallback after /proc/PID/@file read
+ * empty: two small reads more, only then. */
+char *proc_live_task_path(pid_t pid, const char *file);
+
 /* Read a whole small /proc file into a malloc'ed NUL-terminated buffer. NULL with errno set. */
 char *proc_read_file(const char *path, size_t *len);
 

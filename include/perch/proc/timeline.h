@@ -94,6 +94,9 @@ struct timeline_opts {
 	unsigned int mem_interval_ms; /* 0: no memory timeline */
 	long clk_tck;		      /* 0: cpustat_clk_tck() */
 	unsigned int ncpus;	      /* 0: cpustat_ncpus() */
+	int launched; /* @pid was just started and has not run yet (stopped at its exec, its
+		       * memory a few pages of arguments): the first memory reading waits one
+		       * interval, so a chart does not start at a false 0 */
 };
 
 struct timeline;

@@ -95,9 +95,11 @@ int out_recording_write(const struct profile *p, const struct output_opts *o, FI
 struct recording_info {
 	unsigned int version;
 	uint64_t chunks;     /* complete chunks read */
-	uint64_t samples;    /* sample records read */
+	uint64_t samples;    /* sample records read (one record may weigh several samples:
+			      * profile_total_samples() counts those) */
 	int complete;	     /* the END record was there */
-	uint64_t bad_offset; /* where reading stopped early (0 when complete or clean EOF) */
+	uint64_t bad_offset; /* where reading stopped (the file's end when it was cut between two
+			      * chunks); 0 when complete */
 	char error[256];     /* why it stopped early, or why it failed; "" otherwise */
 };
 
