@@ -1076,10 +1076,11 @@ static int leaf_step(struct unwinder *u, const struct perch_regs *r, struct perc
 }
 
 /* After the ordinary step of frame @n - 1 (registers @r, @exact: its pc is not a return
- * address) failed: a frameless leaf without CFI (3, leaf_step()), or Go's switches. 0 (the stack switched: @next is the caller's frame on the
- * other stack), 1 (stepped as a function entry: frame @n - 1 is named by its own pc), 2 (a
- * signal trampoline without CFI, Go's runtime.sigreturn: @next is the interrupted frame, on
- * the goroutine's or g0's stack where the handler ran on gsignal's), or -1. */
+ * address) failed: a frameless leaf without CFI (3, leaf_step()), or Go's switches. 0 (the stack
+ * switched: @next is the caller's frame on the other stack), 1 (stepped as a function entry: frame
+ * @n - 1 is named by its own pc), 2 (a signal trampoline without CFI, Go's runtime.sigreturn: @next
+ * is the interrupted frame, on the goroutine's or g0's stack where the handler ran on gsignal's),
+ * or -1. */
 static int go_step(struct unwinder *u, const struct perch_regs *r, int exact,
 		   struct perch_regs *next)
 {
