@@ -275,6 +275,10 @@ class Bench:
         # perch's symbolization cache starts empty: the first perch run of each section is
         # cold, the others warm (perch-nocache rows turn it off)
         os.environ["PERCH_CACHE_DIR"] = os.path.join(self.tmp, "cache")
+        # the rows read perch record's whole summary (its default is the first lines), and a
+        # run short of ticks is a figure here (ticks served), not a failure (exit 4)
+        os.environ.setdefault("PERCH_SUMMARY", "full")
+        os.environ.setdefault("PERCH_ALLOW_PARTIAL", "1")
         self.runs = []  # every timed run, for the JSON
         self.rejected = 0
         self.gate_failed = 0
