@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perch/art/art-thread.h"
 #include "perch/art/art.h"
 #include "perch/art/dex.h"
 #include "perch/base/log.h"
@@ -46,6 +47,10 @@ struct art_proc {
 	struct u64map pc_map; /* dex pc -> index into pc_cache */
 	struct dex_pc_entry *pc_cache;
 	size_t nr_pc, alloc_pc;
+	uint64_t runtime_instance; /* &art::Runtime::instance_, 0 when not found */
+	struct art_threads threads; /* ART's threads as last read (art_proc_java_wait) */
+	uint64_t threads_ns;	    /* when */
+	int threads_err;	    /* -EPROTO once the layout was found unknown */
 	uint64_t verified; /* the lists are known as they were at this time */
 	uint64_t last_full, last_retry;
 };
@@ -104,6 +109,7 @@ void art_proc_free(struct art_proc *a)
 		return;
 	art_jit_free(a->jit);
 	art_dex_free(a->dex);
+	art_threads_release(&a->threads);
 	u64map_release(&a->pc_map);
 	free(a->pc_cache);
 	if (a->mem_fd >= 0)
@@ -193,6 +199,9 @@ int art_proc_locate(struct art_proc *a, struct modules *ms)
 		use_descriptors(a, symbol_address(ms, mm, ef, "__jit_debug_descriptor"),
 				symbol_address(ms, mm, ef, "__dex_debug_descriptor"), ef,
 				mm->mod->path);
+		if (!a->runtime_instance)
+			a->runtime_instance =
+			    symbol_address(ms, mm, ef, "_ZN3art7Runtime9instance_E");
 	}
 	/* the plain GDB JIT interface of other runtimes, in any module with code */
 	for (size_t i = 0; i < ms->nr_map && !a->jit; i++) {
@@ -362,4 +371,59 @@ size_t art_hide_runtime_frames(const uint8_t *kind, size_t n, uint8_t *hide)
 			hidden += !hide[j], hide[j] = 1;
 	}
 	return hidden;
+}
+
+int art_proc_threads(struct art_proc *a, struct art_threads *out)
+{
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (!a->runtime_instance)
+		return -ENOENT;
+	/* the list changes only when a thread starts or exits: a few tries */
+	for (int i = 0; i < 4; i++) {
+		ret = art_threads_read(&a->mem, a->runtime_instance, a->is_64, out);
+		if (ret != -EAGAIN)
+			break;
+	}
+	if (ret == -EPROTO && !a->threads_err)
+		log_warn(0, "art: this runtime's thread layout is not one perch knows (it reads "
+			    "Android 11's): Java thread states are not shown, wait reasons are "
+			    "the kernel's");
+	if (ret == -EPROTO)
+		a->threads_err = ret;
+	return ret;
+}
+
+/* The cached entry of @tid, the list re-read (at most once per ART_CHECK_NS) when it has none
+ * or the entry is stale. */
+static struct art_thread *cached_thread(struct art_proc *a, pid_t tid)
+{
+	struct art_thread *t = (struct art_thread *)art_threads_find(&a->threads, tid);
+	uint64_t now;
+
+	if (t && art_thread_refresh(&a->mem, &a->threads, t) == 0)
+		return t;
+	now = now_ns();
+	if (a->threads_ns && now - a->threads_ns < ART_CHECK_NS)
+		return NULL;
+	a->threads_ns = now;
+	art_threads_release(&a->threads);
+	if (art_proc_threads(a, &a->threads) < 0)
+		return NULL;
+	return (struct art_thread *)art_threads_find(&a->threads, tid);
+}
+
+int art_proc_java_wait(struct art_proc *a, pid_t tid, char *buf, size_t size)
+{
+	const struct art_thread *t;
+
+	buf[0] = 0;
+	if (!a->runtime_instance || a->threads_err)
+		return -ENOENT;
+	t = cached_thread(a, tid);
+	if (!t)
+		return -ENOENT;
+	art_thread_wait_frame(t, buf, size);
+	return buf[0] ? 0 : -ENOENT;
 }

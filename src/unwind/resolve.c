@@ -171,6 +171,12 @@ void resolver_show_art_frames(struct resolver *r, int on)
 	r->show_art_frames = on;
 }
 
+struct art_proc *resolver_art(struct resolver *r)
+{
+	art_proc_locate(r->art, r->ms);
+	return r->art;
+}
+
 void resolver_reload(struct resolver *r)
 {
 	modules_reload(r->ms);

@@ -194,6 +194,15 @@ int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *
  * the copy gives no answer, and the search costs no system call. */
 uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct perch_mem *stack, uint64_t sp,
 				uint64_t dex_pc);
+/* ART's threads now (art-thread.h: states, monitors), read through the process's memory with
+ * the runtime found by art_proc_locate(). 0, -ENOENT (no ART runtime, or not started yet),
+ * -EPROTO (a runtime whose layout perch does not know: said once as a warning), -EAGAIN. */
+struct art_threads;
+int art_proc_threads(struct art_proc *a, struct art_threads *out);
+/* The wait-reason frame of Java thread @tid now ("[java blocked on Foo held by tid 7]",
+ * art_thread_wait_frame()) into @buf: 0, or -ENOENT when it is not an ART thread in a Java
+ * wait (or the runtime's threads cannot be read): keep the kernel's reason then. */
+int art_proc_java_wait(struct art_proc *a, pid_t tid, char *buf, size_t size);
 /* Is any list known (so that JIT and dex lookups can succeed)? */
 int art_proc_active(const struct art_proc *a);
 /* Where the descriptors are (0 when not found), for tests and `perch dump`. */
