@@ -1,0 +1,343 @@
+/* e2e: Java thread states and monitors on the real Android runtime (Debian's android-libart
+ * 11.0.0+r48, the fixture of check_realart.c), against ART's own thread dump.
+ *
+ * tests/realart/app/States.smali starts threads in each state (a monitor the launcher's
+ * "holder" thread holds, Object.wait, Thread.sleep, a class initialization that never ends and
+ * a thread waiting for it, a native method, a spinning thread) and they stay put. perch dump
+ * --format anr reads their states, monitors and Java frames from outside; then SIGQUIT makes
+ * the runtime print its own dump of the same threads (the oracle: the runtime, not perch), and
+ * the two are compared thread by thread: name, ART's thread id, state, the lock line (object
+ * class, verb, owner thread) and the Java frames with their lines.
+ *
+ * Known differences, allowed and named here: ART prints the object by identity hash code,
+ * perch by address (ART's own form when it cannot take the hash); the spinning thread is
+ * "Suspended" in ART's dump (the dump suspends it) and "Runnable" in perch's; the Signal
+ * Catcher is dumping (Runnable) in ART's. Native-method frames ("(Native method)") and the
+ * frame that triggered a class initialization (below <clinit>) are not shown by perch yet:
+ * they are taken out of ART's list before comparing, and counted, so that the test says how
+ * many it skipped. The switch interpreter (-Xint -Xmethod-trace) is not in this suite: there
+ * a thread inside a native method shows no Java frames in perch (not done yet). */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+enum interp { NTERP, MTERP };
+static const char *const interp_names[] = {"nterp", "mterp"};
+
+#define MAX_THREADS 32
+#define MAX_LINES   48
+
+struct dthread {
+	char head[160]; /* "\"name\" prio=5 tid=N State", without "daemon"/"(still ...)" */
+	char name[64];
+	unsigned tid;
+	char state[48];
+	char lock[200]; /* the lock line, the object replaced by <obj>, "" none */
+	char frames[MAX_LINES][160];
+	size_t nr_frames;
+	size_t skipped; /* frames taken out of ART's list (known gaps) */
+};
+
+struct dump {
+	struct dthread t[MAX_THREADS];
+	size_t nr;
+};
+
+static const char *ra(const char *name)
+{
+	return harness_target(harness_fmt("realart/%s", name));
+}
+
+static int realart_built(void)
+{
+	const char *targets = getenv("TARGETS");
+	char a[4096];
+
+	if (!targets)
+		return 1;
+	snprintf(a, sizeof(a), "%s/realart/app.jar", targets);
+	return access(a, R_OK) == 0;
+}
+
+static struct harness_proc *start(enum interp it, int jar)
+{
+	const char *dir = harness_tmpdir(), *ext = jar ? "jar" : "dex";
+	static const char *const sub[] = {"root", "data", "art", "i18n", "tz"};
+	static const char *const var[] = {"ANDROID_ROOT", "ANDROID_DATA", "ANDROID_ART_ROOT",
+					  "ANDROID_I18N_ROOT", "ANDROID_TZDATA_ROOT"};
+	const char *argv[16];
+	int n = 0;
+
+	for (size_t i = 0; i < 5; i++) {
+		const char *d = harness_fmt("%s/%s", dir, sub[i]);
+
+		mkdir(d, 0700);
+		setenv(var[i], d, 1);
+	}
+	setenv("LD_LIBRARY_PATH", ra("lib"), 1);
+	argv[n++] = ra("realart-launcher");
+	argv[n++] =
+	    harness_fmt("%s:%s", ra(harness_fmt("core.%s", ext)), ra(harness_fmt("app.%s", ext)));
+	argv[n++] = "perch/realart/States";
+	argv[n++] = "0";
+	argv[n++] = harness_fmt("-Ximage:%s/none.art", dir);
+	argv[n++] = "-Xnoimage-dex2oat";
+	argv[n++] = "-Xusejit:false";
+	if (it == MTERP)
+		argv[n++] = "-Xint";
+	argv[n] = NULL;
+	return harness_spawn("realart", argv);
+}
+
+/* "<0x05ee21b9>" or "<@addr=0x12c80048>" -> "<obj>" */
+static void norm_object(const char *in, char *out, size_t size)
+{
+	const char *lt = strchr(in, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+
+	if (!lt || !gt || (strncmp(lt, "<0x", 3) && strncmp(lt, "<@addr=0x", 9)))
+		snprintf(out, size, "%s", in);
+	else
+		snprintf(out, size, "%.*s<obj>%s", (int)(lt - in), in, gt + 1);
+}
+
+static void parse_head(struct dthread *t, const char *line)
+{
+	const char *q = strchr(line + 1, '"'), *tid = strstr(line, " tid=");
+	char rest[64] = "";
+
+	snprintf(t->name, sizeof(t->name), "%.*s", q ? (int)(q - line - 1) : 0, line + 1);
+	if (tid && sscanf(tid, " tid=%u %63s", &t->tid, rest) >= 1)
+		snprintf(t->state, sizeof(t->state), "%s", rest);
+	snprintf(t->head, sizeof(t->head), "%s", line);
+}
+
+/* Parse a thread dump (ART's or perch's; ART's log prefix "... palette_fake.cc:57] " cut off).
+ * ART's "(Native method)" frames and the frame below a <clinit> are dropped when @art. */
+static void parse_dump(const char *text, struct dump *d, int art)
+{
+	const char *s, *nl;
+	struct dthread *t = NULL;
+	int after_clinit = 0;
+
+	memset(d, 0, sizeof(*d));
+	for (s = text; s && *s; s = nl ? nl + 1 : NULL) {
+		char line[160];
+		const char *l, *cut;
+		size_t len;
+
+		nl = strchr(s, '\n');
+		len = nl ? (size_t)(nl - s) : strlen(s);
+		snprintf(line, sizeof(line), "%.*s", (int)(len < 159 ? len : 159), s);
+		cut = strstr(line, "] ");
+		l = art && cut && strstr(line, "palette_fake") ? cut + 2 : line;
+		if (l[0] == '"' && strstr(l, " tid=") && d->nr < MAX_THREADS) {
+			t = &d->t[d->nr++];
+			parse_head(t, l);
+			after_clinit = 0;
+		} else if (t && !strncmp(l, "  - ", 4)) {
+			norm_object(l + 4, t->lock, sizeof(t->lock));
+		} else if (t && !strncmp(l, "  at ", 5) && t->nr_frames < MAX_LINES) {
+			if (art && (strstr(l, "(Native method)") || after_clinit)) {
+				t->skipped++;
+				after_clinit = 0;
+				continue;
+			}
+			after_clinit = art && strstr(l, ".<clinit>(") != NULL;
+			snprintf(t->frames[t->nr_frames++], sizeof(t->frames[0]), "%s", l + 5);
+		} else if (t && !strncmp(l, "  ... repeated", 14) && t->nr_frames < MAX_LINES) {
+			snprintf(t->frames[t->nr_frames++], sizeof(t->frames[0]), "%s", l + 2);
+		} else if (!strncmp(l, "----- end", 9)) {
+			t = NULL;
+		}
+	}
+}
+
+static const struct dthread *find_thread(const struct dump *d, const char *name)
+{
+	for (size_t i = 0; i < d->nr; i++)
+		if (!strcmp(d->t[i].name, name))
+			return &d->t[i];
+	return NULL;
+}
+
+/* Every line of ART's dump after @from, once it holds its "----- end PID -----". */
+static const char *art_dump(struct harness_proc *t, pid_t pid, size_t from)
+{
+	double end = harness_now() + 20;
+	const char *mark = harness_fmt("----- end %d -----", (int)pid);
+
+	kill(pid, SIGQUIT);
+	while (harness_now() < end) {
+		harness_proc_pump(t, 0.2);
+		if (t->err.len > from && strstr(t->err.buf + from, mark))
+			return t->err.buf + from;
+	}
+	H_ASSERT(0, "the runtime printed no thread dump within 20 s of SIGQUIT");
+	return NULL;
+}
+
+/* perch's state for a thread ART shows as @art_state: equal, but for the two the dump itself
+ * changes (the thread it suspends, the thread that dumps). */
+static int same_state(const char *name, const char *art_state, const char *perch_state)
+{
+	if (!strcmp(art_state, perch_state))
+		return 1;
+	if (!strcmp(art_state, "Suspended") && !strcmp(perch_state, "Runnable"))
+		return 1;
+	return !strcmp(name, "Signal Catcher");
+}
+
+/* A thread waiting for a class's initialization (on java.lang.Class<X>): in mterp ART's stack
+ * starts with the method of X whose call triggered it, which perch does not show: how many
+ * such frames lead ART's list. */
+static size_t init_trigger_frames(const struct dthread *a)
+{
+	const char *c = strstr(a->lock, "(a java.lang.Class<"), *e;
+	char prefix[96];
+	size_t n = 0;
+
+	if (!c || strncmp(a->lock, "waiting on ", 11) || !(e = strchr(c, '>')))
+		return 0;
+	c += strlen("(a java.lang.Class<");
+	snprintf(prefix, sizeof(prefix), "%.*s.", (int)(e - c), c);
+	while (n < a->nr_frames && !strncmp(a->frames[n], prefix, strlen(prefix)))
+		n++;
+	return n;
+}
+
+static size_t compare(const struct dump *art, const struct dump *perch)
+{
+	size_t skipped = 0, skip;
+
+	H_ASSERT(art->nr >= 12, "ART's dump shows %zu threads", art->nr);
+	H_ASSERT(perch->nr == art->nr, "perch shows %zu threads, ART %zu", perch->nr, art->nr);
+	for (size_t i = 0; i < art->nr; i++) {
+		const struct dthread *a = &art->t[i], *p = find_thread(perch, a->name);
+
+		H_ASSERT(p, "perch has no thread \"%s\"", a->name);
+		H_ASSERT(p->tid == a->tid, "\"%s\": perch says tid=%u, ART tid=%u", a->name, p->tid,
+			 a->tid);
+		H_ASSERT(same_state(a->name, a->state, p->state), "\"%s\": perch says %s, ART %s",
+			 a->name, p->state, a->state);
+		H_ASSERT(!strcmp(a->lock, p->lock), "\"%s\": perch's lock line '%s', ART's '%s'",
+			 a->name, p->lock, a->lock);
+		skip = init_trigger_frames(a);
+		H_ASSERT(p->nr_frames + skip == a->nr_frames,
+			 "\"%s\": perch shows %zu Java frames, ART %zu", a->name, p->nr_frames,
+			 a->nr_frames - skip);
+		for (size_t k = 0; k < p->nr_frames; k++)
+			H_ASSERT(!strcmp(a->frames[k + skip], p->frames[k]),
+				 "\"%s\" frame %zu: perch '%s', ART '%s'", a->name, k, p->frames[k],
+				 a->frames[k + skip]);
+		skipped += a->skipped + skip;
+	}
+	return skipped;
+}
+
+/* Every named thread of the program is where it stays: ART says so in perch's dump. */
+static int settled(const struct dump *perch)
+{
+	static const char *const want[][2] = {
+	    {"blocked", "Blocked"}, {"waiting", "Waiting"},  {"sleeping", "Sleeping"},
+	    {"clinit", "Native"},   {"initwait", "Waiting"}, {"native", "Native"},
+	    {"main", "Native"},
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct dthread *t = find_thread(perch, want[i][0]);
+
+		if (!t || strcmp(t->state, want[i][1]) || !t->nr_frames)
+			return 0;
+	}
+	return 1;
+}
+
+static const char *perch_anr(pid_t pid)
+{
+	struct harness_proc *p =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "dump", "--format", "anr", "-p",
+						harness_fmt("%d", (int)pid)));
+
+	H_ASSERT(harness_proc_wait(p, 60) == 0 && harness_proc_exit_code(p) == 0,
+		 "perch dump --format anr failed");
+	return p->out.buf;
+}
+
+static void run_states(enum interp it, int jar)
+{
+	struct harness_proc *t = start(it, jar);
+	pid_t pid = harness_proc_wait_ready(t, 30);
+	static struct dump art, perch;
+	const char *text;
+	double end = harness_now() + 15;
+	size_t skipped;
+	int tries = 0;
+
+	/* the threads reach their states after the ready line: wait until perch sees them */
+	do {
+		harness_sleep(0.2);
+		text = perch_anr(pid);
+		parse_dump(text, &perch, 0);
+	} while (!settled(&perch) && harness_now() < end && ++tries < 8);
+	harness_context_add("perch dump --format anr:\n%s\n", text);
+	H_ASSERT(settled(&perch), "the threads did not reach their states in perch's dump");
+	text = art_dump(t, pid, t->err.len);
+	harness_context_add("ART's dump:\n%s\n", text);
+	parse_dump(text, &art, 1);
+	skipped = compare(&art, &perch);
+	/* Object.wait, Thread.sleep, two parks, block(), Glacier.touch under <clinit> (and in
+	 * mterp Glacier.touch atop "initwait") */
+	H_ASSERT(skipped >= 6 && skipped <= 7, "%zu frames of ART's dump skipped as known gaps",
+		 skipped);
+	printf("e2e-realart-states: %s %s: %zu threads equal to ART's dump (%zu native-method "
+	       "and class-init caller frames not compared)\n",
+	       interp_names[it], jar ? "jar" : "dex", art.nr, skipped);
+	harness_proc_kill(t, SIGKILL);
+}
+
+START_TEST(states_nterp_dex)
+{
+	run_states(NTERP, 0);
+}
+END_TEST
+START_TEST(states_nterp_jar)
+{
+	run_states(NTERP, 1);
+}
+END_TEST
+START_TEST(states_mterp_dex)
+{
+	run_states(MTERP, 0);
+}
+END_TEST
+START_TEST(states_mterp_jar)
+{
+	run_states(MTERP, 1);
+}
+END_TEST
+
+Suite *e2e_realart_states_suite(void)
+{
+	Suite *s = suite_create("e2e-realart-states");
+	TCase *tc;
+
+	if (!realart_built()) {
+		printf(
+		    "framework skip: e2e-realart-states: the real-ART fixture is not built (make "
+		    "targets builds it into $TARGETS/realart)\n");
+		return s;
+	}
+	tc = tcase_create("states");
+	harness_tcase_init(tc, 120);
+	tcase_add_test(tc, states_nterp_dex);
+	tcase_add_test(tc, states_nterp_jar);
+	tcase_add_test(tc, states_mterp_dex);
+	tcase_add_test(tc, states_mterp_jar);
+	suite_add_tcase(s, tc);
+	return s;
+}
