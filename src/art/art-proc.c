@@ -47,11 +47,11 @@ struct art_proc {
 	struct u64map pc_map; /* dex pc -> index into pc_cache */
 	struct dex_pc_entry *pc_cache;
 	size_t nr_pc, alloc_pc;
-	uint64_t runtime_instance; /* &art::Runtime::instance_, 0 when not found */
+	uint64_t runtime_instance;  /* &art::Runtime::instance_, 0 when not found */
 	struct art_threads threads; /* ART's threads as last read (art_proc_java_wait) */
 	uint64_t threads_ns;	    /* when */
 	int threads_err;	    /* -EPROTO once the layout was found unknown */
-	uint64_t verified; /* the lists are known as they were at this time */
+	uint64_t verified;	    /* the lists are known as they were at this time */
 	uint64_t last_full, last_retry;
 };
 
@@ -426,4 +426,27 @@ int art_proc_java_wait(struct art_proc *a, pid_t tid, char *buf, size_t size)
 		return -ENOENT;
 	art_thread_wait_frame(t, buf, size);
 	return buf[0] ? 0 : -ENOENT;
+}
+
+int art_proc_native_method(struct art_proc *a, pid_t tid, const struct perch_mem *stack, char *name,
+			   size_t size)
+{
+	const struct art_thread *t;
+	uint64_t now;
+
+	name[0] = 0;
+	if (!a->runtime_instance || a->threads_err)
+		return -ENOENT;
+	t = art_threads_find(&a->threads, tid);
+	if (!t) { /* a thread not seen yet: the list again, at most once per ART_CHECK_NS */
+		now = now_ns();
+		if (a->threads_ns && now - a->threads_ns < ART_CHECK_NS)
+			return -ENOENT;
+		a->threads_ns = now;
+		art_threads_release(&a->threads);
+		if (art_proc_threads(a, &a->threads) < 0)
+			return -ENOENT;
+		t = art_threads_find(&a->threads, tid);
+	}
+	return t ? art_thread_native_method(&a->mem, t->self, stack, name, size) : -ENOENT;
 }

@@ -9,7 +9,8 @@
  *                           (ThreadList::FindThreadByThreadId: node next +0, value +0x10)
  *   Thread (runtime/thread.h): tls32_ at 0: state_and_flags {u16 flags; u16 state} +0,
  *     thin_lock_thread_id +12, tid +16, daemon +20; tls64_ then tlsPtr_ at +160: self +0xe8,
- *     opeer +0xf0, jpeer +0xf8, monitor_enter_object +0x120 (Monitor::FetchState), name
+ *     managed_stack.tagged_top_quick_frame_ +0xb8 (bit 0: a generic JNI frame), opeer +0xf0,
+ *     jpeer +0xf8, monitor_enter_object +0x120 (Monitor::FetchState), name
  * (std::string*) +0x160; wait_mutex_ +0x1a50, wait_monitor_ +0x1a60 (Monitor::FetchState) Monitor:
  * owner_ (Thread*) +0x30, obj_ (a 32-bit GcRoot) +0x3c mirror::Object: klass_ +0 and the lock word
  * +4, both 32 bits (the heap is below 4 GiB) lock word (runtime/lock_word.h): state in bits 30-31
@@ -33,7 +34,8 @@ struct art_thread_layout {
 	const char *name;
 	uint32_t rt_thread_list, rt_monitor_pool, tl_list;
 	uint32_t t_state, t_thin_id, t_tid, t_daemon, t_self, t_opeer, t_jpeer, t_monitor_enter;
-	uint32_t t_name;
+	uint32_t t_name, t_top_quick_frame;
+	uint32_t am_class, am_flags, am_index;
 	uint32_t t_wait_monitor, m_owner, m_obj;
 	uint32_t c_component, c_dex_cache, c_dex_type_idx, dc_dex_file, df_begin;
 };
@@ -51,6 +53,10 @@ static const struct art_thread_layout layout_r64 = {
     .t_opeer = 0xf0,
     .t_jpeer = 0xf8,
     .t_monitor_enter = 0x120,
+    .t_top_quick_frame = 0xb8,
+    .am_class = 0,
+    .am_flags = 4,
+    .am_index = 12,
     .t_name = 0x160,
     .t_wait_monitor = 0x1a60,
     .m_owner = 0x30,
@@ -167,6 +173,8 @@ static uint32_t lock_owner(const struct reader *r, uint64_t runtime, uint64_t ob
 	return owner ? rd32(r, owner + r->l->t_thin_id) : 0;
 }
 
+static int dex_string(const struct reader *r, uint64_t dex, uint32_t idx, struct strbuf *sb);
+
 static unsigned uleb(const uint8_t **p, const uint8_t *end)
 {
 	unsigned v = 0, shift = 0;
@@ -186,17 +194,24 @@ static unsigned uleb(const uint8_t **p, const uint8_t *end)
 static int dex_type_descriptor(const struct reader *r, uint64_t dex, uint32_t idx,
 			       struct strbuf *sb)
 {
-	uint32_t hdr[4], desc, data;
+	uint32_t hdr[2];
+
+	/* type_ids_size, type_ids_off at 0x40 */
+	if (rd(r, dex + 0x40, hdr, sizeof(hdr)) < 0 || idx >= hdr[0])
+		return -EFAULT;
+	return dex_string(r, dex, rd32(r, dex + hdr[1] + 4ull * idx), sb);
+}
+
+/* String @idx of the dex file at @dex, appended to @sb. */
+static int dex_string(const struct reader *r, uint64_t dex, uint32_t idx, struct strbuf *sb)
+{
+	uint32_t hdr[2], data;
 	uint8_t buf[136];
 	const uint8_t *p = buf;
 	unsigned len;
 
-	/* string_ids_size, string_ids_off, type_ids_size, type_ids_off at 0x38 */
-	if (rd(r, dex + 0x38, hdr, sizeof(hdr)) < 0 || idx >= hdr[2])
-		return -EFAULT;
-	desc = rd32(r, dex + hdr[3] + 4ull * idx);
-	if (desc >= hdr[0] || rd(r, dex + hdr[1] + 4ull * desc, &data, 4) < 0 ||
-	    rd(r, dex + data, buf, 8) < 0)
+	if (rd(r, dex + 0x38, hdr, sizeof(hdr)) < 0 || idx >= hdr[0] ||
+	    rd(r, dex + hdr[1] + 4ull * idx, &data, 4) < 0 || rd(r, dex + data, buf, 8) < 0)
 		return -EFAULT;
 	len = uleb(&p, buf + 8);
 	if (!len || len > 128 || rd(r, dex + data + (uint64_t)(p - buf), buf, len) < 0)
@@ -230,12 +245,13 @@ static void pretty_descriptor(const char *d, struct strbuf *sb)
 
 /* The class at @klass as ART names it (PrettyClass without "java.lang.Class<>"): through its
  * dex file and type index, an array through its component type. */
+static uint64_t class_dex(const struct reader *r, uint64_t klass);
+
 static int class_name(const struct reader *r, uint64_t klass, struct strbuf *sb, int depth)
 {
 	const struct art_thread_layout *l = r->l;
-	uint32_t dex_cache = rd32(r, klass + l->c_dex_cache);
 	uint32_t component = rd32(r, klass + l->c_component);
-	uint64_t dex_file, begin;
+	uint64_t begin;
 	struct strbuf d = STRBUF_INIT;
 	int ret = -EFAULT;
 
@@ -245,8 +261,7 @@ static int class_name(const struct reader *r, uint64_t klass, struct strbuf *sb,
 			strbuf_addstr(sb, "[]");
 		return ret;
 	}
-	dex_file = dex_cache ? rd64(r, dex_cache + l->dc_dex_file) : 0;
-	begin = dex_file ? rd64(r, dex_file + l->df_begin) : 0;
+	begin = class_dex(r, klass);
 	if (begin && dex_type_descriptor(r, begin, rd32(r, klass + l->c_dex_type_idx), &d) == 0) {
 		pretty_descriptor(d.buf, sb);
 		ret = 0;
@@ -276,6 +291,55 @@ static void object_type(const struct reader *r, uint64_t obj, char *out, size_t 
 out:
 	strbuf_release(&sb);
 	strbuf_release(&kname);
+}
+
+/* The dex file (its first byte in the target) of class @klass, 0 when unknown. */
+static uint64_t class_dex(const struct reader *r, uint64_t klass)
+{
+	uint32_t dex_cache = rd32(r, klass + r->l->c_dex_cache);
+	uint64_t dex_file = dex_cache ? rd64(r, dex_cache + r->l->dc_dex_file) : 0;
+
+	return dex_file ? rd64(r, dex_file + r->l->df_begin) : 0;
+}
+
+/* "java.lang.Object.wait": the class and name of ArtMethod @method, when it is native. */
+static int native_method_name(const struct reader *r, uint64_t method, char *out, size_t size)
+{
+	uint32_t f[4], ids[2], name_idx;
+	struct strbuf sb = STRBUF_INIT;
+	uint64_t dex;
+	int ret = -ENOENT;
+
+	if (rd(r, method, f, sizeof(f)) < 0 || !(f[r->l->am_flags / 4] & 0x100) ||
+	    !f[r->l->am_class / 4])
+		return -ENOENT;
+	dex = class_dex(r, f[r->l->am_class / 4]);
+	/* method_ids_size, method_ids_off at 0x58; an id is {u16 class, u16 proto, u32 name} */
+	if (!dex || rd(r, dex + 0x58, ids, sizeof(ids)) < 0 || f[r->l->am_index / 4] >= ids[0] ||
+	    rd(r, dex + ids[1] + 8ull * f[r->l->am_index / 4] + 4, &name_idx, 4) < 0)
+		return -EFAULT;
+	if (class_name(r, f[r->l->am_class / 4], &sb, 0) == 0) {
+		strbuf_addstr(&sb, ".");
+		if (dex_string(r, dex, name_idx, &sb) == 0) {
+			snprintf(out, size, "%s", sb.buf);
+			ret = 0;
+		}
+	}
+	strbuf_release(&sb);
+	return ret;
+}
+
+int art_thread_native_method(const struct perch_mem *mem, uint64_t self,
+			     const struct perch_mem *stack, char *name, size_t size)
+{
+	struct reader r = {mem, &layout_r64};
+	uint64_t frame = rd64(&r, self + r.l->t_top_quick_frame) & ~(uint64_t)3, method = 0;
+
+	name[0] = 0;
+	/* the frame as the snapshot copied it: the method must be there, at that moment */
+	if (!frame || stack->read(stack->ctx, frame, &method, 8) < 0 || !method)
+		return -ENOENT;
+	return native_method_name(&r, method, name, size);
 }
 
 /* ---- threads ---- */

@@ -47,15 +47,24 @@ struct anr_walk {
 	const struct art_thread *jt;
 	struct strbuf *out;
 	size_t java; /* Java frames printed */
-	const char *last_func;
+	char last_func[256];
 	unsigned int last_line;
 	size_t repeated;
 };
 
+#define NATIVE_SUFFIX " (Native method)"
+
 static int is_java_frame(const struct dump_frame *f)
 {
-	return !strcmp(f->module, "[dex]") || !strcmp(f->module, "[jit]") ||
-	       (f->detail && !strcmp(f->detail, " (Native method)"));
+	return !strcmp(f->module, "[dex]") || !strcmp(f->module, "[jit]");
+}
+
+/* The length of @func without the resolver's " (Native method)", or 0 when it has none. */
+static size_t native_name_len(const char *func)
+{
+	size_t n = strlen(func), k = strlen(NATIVE_SUFFIX);
+
+	return n > k && !strcmp(func + n - k, NATIVE_SUFFIX) ? n - k : 0;
 }
 
 static void anr_flush_repeats(struct anr_walk *w)
@@ -71,21 +80,21 @@ static void anr_frame(void *arg, const struct dump_frame *f)
 
 	if (!is_java_frame(f))
 		return;
-	if (w->last_func && !strcmp(w->last_func, f->func) && w->last_line == f->line) {
+	if (w->java && !strcmp(w->last_func, f->func) && w->last_line == f->line) {
 		if (++w->repeated >= ANR_MAX_REPETITION)
 			return;
 	} else {
 		anr_flush_repeats(w);
 	}
-	w->last_func = f->func;
+	snprintf(w->last_func, sizeof(w->last_func), "%s", f->func);
 	w->last_line = f->line;
-	strbuf_addf(w->out, "  at %s", f->func);
-	if (f->detail && !strcmp(f->detail, " (Native method)"))
-		strbuf_addstr(w->out, "(Native method)\n");
+	if (native_name_len(f->func))
+		strbuf_addf(w->out, "  at %.*s(Native method)\n", (int)native_name_len(f->func),
+			    f->func);
 	else if (f->file && f->line)
-		strbuf_addf(w->out, "(%s:%u)\n", f->file, f->line);
+		strbuf_addf(w->out, "  at %s(%s:%u)\n", f->func, f->file, f->line);
 	else
-		strbuf_addf(w->out, "(%s:?)\n", f->file ? f->file : "unavailable");
+		strbuf_addf(w->out, "  at %s(%s:?)\n", f->func, f->file ? f->file : "unavailable");
 	if (!w->java++)
 		lock_line(w->jt, w->out);
 }

@@ -525,13 +525,10 @@ uint32_t resolver_add_leaf(struct resolver *r, uint32_t stack, const char *text)
 	return profile_intern_stack(r->p, r->locs, n + 1);
 }
 
-/* Drop the frames of ART's runtime library that sit next to Java frames (art.h): interpreted
- * frames, JIT and AOT code count as Java, frames of the module ART's runtime is in (and JIT
- * trampolines to JNI) as the runtime. Returns the new count; pcs and locations stay paired. */
-static int hide_art_frames(struct resolver *r, int n)
+/* Which frames are Java (interpreted frames, JIT and AOT code) and which ART's runtime (its
+ * module, and JIT trampolines to JNI): r->art_kind (art.h ART_FRAME_*). */
+static void classify_art_frames(struct resolver *r, int n)
 {
-	int k = 0;
-
 	for (int i = 0; i < n; i++) {
 		const struct profile_frame *f;
 		size_t nf;
@@ -548,6 +545,59 @@ static int hide_art_frames(struct resolver *r, int n)
 			  ART_MOD_RUNTIME))
 			r->art_kind[i] = ART_FRAME_RUNTIME;
 	}
+}
+
+/* A native method's Java frame: module "[dex]", "java.lang.Object.wait (Native method)". */
+static uint32_t native_method_location(struct resolver *r, const char *method)
+{
+	struct profile_frame f = {.kind = PROFILE_FRAME_INTERP};
+	char name[192];
+	uint64_t addr;
+	uint32_t loc;
+
+	snprintf(name, sizeof(name), "%s (Native method)", method);
+	f.module = own_module(r, &r->dex_module, "[dex]");
+	f.name = profile_intern_str(r->p, name);
+	addr = 1ULL << 62 | (uint64_t)f.name << 32; /* apart from dex pcs and dex lines */
+	loc = profile_find_location(r->p, f.module, addr);
+	return loc != UINT32_MAX ? loc : profile_intern_location(r->p, f.module, addr, &f, 1);
+}
+
+/* The leaf-most Java frame called from ART's runtime (a trampoline, then the runtime's or a
+ * library's code of a native method): the native method ART says the thread is in, as a
+ * Java frame of its own above it, when the snapshot's stack holds it (art.h). Returns the new
+ * count. */
+static int insert_native_method(struct resolver *r, const struct unwind_snapshot *snap, int n)
+{
+	struct perch_mem stack = unwind_snapshot_stack(snap);
+	char method[160];
+	int j = 0;
+
+	while (j < n && r->art_kind[j] != ART_FRAME_JAVA)
+		j++;
+	if (j == 0 || j == n || r->art_kind[j - 1] != ART_FRAME_RUNTIME ||
+	    n + 1 > 2 * UNWIND_MAX_FRAMES ||
+	    art_proc_native_method(r->art, snap->tid, &stack, method, sizeof(method)) < 0)
+		return n;
+	memmove(r->locs + j + 1, r->locs + j, (size_t)(n - j) * sizeof(r->locs[0]));
+	memmove(r->pcs + j + 1, r->pcs + j, (size_t)(n - j) * sizeof(r->pcs[0]));
+	memmove(r->exact + j + 1, r->exact + j, (size_t)(n - j));
+	memmove(r->is_dex + j + 1, r->is_dex + j, (size_t)(n - j));
+	memmove(r->art_kind + j + 1, r->art_kind + j, (size_t)(n - j));
+	r->locs[j] = native_method_location(r, method);
+	r->pcs[j] = 0;
+	r->exact[j] = 1;
+	r->is_dex[j] = 0;
+	r->art_kind[j] = ART_FRAME_JAVA;
+	return n + 1;
+}
+
+/* Drop the frames of ART's runtime library that sit next to Java frames (art.h, after
+ * classify_art_frames()). Returns the new count; pcs and locations stay paired. */
+static int hide_art_frames(struct resolver *r, int n)
+{
+	int k = 0;
+
 	if (!art_hide_runtime_frames(r->art_kind, (size_t)n, r->art_hide))
 		return n;
 	for (int i = 0; i < n; i++) {
@@ -613,9 +663,12 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 		r->st.to_root++;
 	else if (res.flags & UNWIND_STOPPED_EARLY)
 		r->st.stopped[res.stop]++;
-	if (n && !r->show_art_frames && art_proc_active(r->art)) {
+	if (n && art_proc_active(r->art)) {
 		t0 = monotime_ns();
-		n = hide_art_frames(r, n);
+		classify_art_frames(r, n);
+		n = insert_native_method(r, snap, n);
+		if (!r->show_art_frames)
+			n = hide_art_frames(r, n);
 		java_ns += monotime_ns() - t0;
 	}
 	r->st.java_ns += java_ns;

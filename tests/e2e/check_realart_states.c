@@ -12,11 +12,15 @@
  * Known differences, allowed and named here: ART prints the object by identity hash code,
  * perch by address (ART's own form when it cannot take the hash); the spinning thread is
  * "Suspended" in ART's dump (the dump suspends it) and "Runnable" in perch's; the Signal
- * Catcher is dumping (Runnable) in ART's. Native-method frames ("(Native method)") and the
- * frame that triggered a class initialization (below <clinit>) are not shown by perch yet:
- * they are taken out of ART's list before comparing, and counted, so that the test says how
- * many it skipped. The switch interpreter (-Xint -Xmethod-trace) is not in this suite: there
- * a thread inside a native method shows no Java frames in perch (not done yet). */
+ * Catcher is dumping (Runnable) in ART's. The frame that triggered a class initialization
+ * (below <clinit>, and in mterp atop the thread waiting for it) is not shown by perch yet: it
+ * is taken out of ART's list before comparing, and counted, so that the test says how many it
+ * skipped. Native methods are compared: perch shows them as ART does ("(Native method)").
+ *
+ * The switch interpreter is not in this suite: ART 11 reaches it only under method tracing
+ * (-Xint -Xmethod-trace), and there its own SIGQUIT dump aborts the runtime
+ * (OatQuickMethodHeader::GetCodeSize's check, from DumpNativeStack), so it has no oracle;
+ * perch shows no Java frames for a thread inside a native method there either (not done). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,7 +121,7 @@ static void parse_head(struct dthread *t, const char *line)
 }
 
 /* Parse a thread dump (ART's or perch's; ART's log prefix "... palette_fake.cc:57] " cut off).
- * ART's "(Native method)" frames and the frame below a <clinit> are dropped when @art. */
+ * The frame below a <clinit> is dropped when @art. */
 static void parse_dump(const char *text, struct dump *d, int art)
 {
 	const char *s, *nl;
@@ -142,7 +146,7 @@ static void parse_dump(const char *text, struct dump *d, int art)
 		} else if (t && !strncmp(l, "  - ", 4)) {
 			norm_object(l + 4, t->lock, sizeof(t->lock));
 		} else if (t && !strncmp(l, "  at ", 5) && t->nr_frames < MAX_LINES) {
-			if (art && (strstr(l, "(Native method)") || after_clinit)) {
+			if (art && after_clinit) {
 				t->skipped++;
 				after_clinit = 0;
 				continue;
@@ -290,12 +294,11 @@ static void run_states(enum interp it, int jar)
 	harness_context_add("ART's dump:\n%s\n", text);
 	parse_dump(text, &art, 1);
 	skipped = compare(&art, &perch);
-	/* Object.wait, Thread.sleep, two parks, block(), Glacier.touch under <clinit> (and in
-	 * mterp Glacier.touch atop "initwait") */
-	H_ASSERT(skipped >= 6 && skipped <= 7, "%zu frames of ART's dump skipped as known gaps",
-		 skipped);
-	printf("e2e-realart-states: %s %s: %zu threads equal to ART's dump (%zu native-method "
-	       "and class-init caller frames not compared)\n",
+	/* Glacier.touch under <clinit> (and in mterp Glacier.touch atop "initwait") */
+	H_ASSERT(skipped == (it == MTERP ? 2u : 1u),
+		 "%zu frames of ART's dump skipped as known gaps", skipped);
+	printf("e2e-realart-states: %s %s: %zu threads equal to ART's dump (%zu class-init "
+	       "caller frames not compared)\n",
 	       interp_names[it], jar ? "jar" : "dex", art.nr, skipped);
 	harness_proc_kill(t, SIGKILL);
 }

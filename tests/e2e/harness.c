@@ -1096,6 +1096,8 @@ int harness_bt_parse_perch(struct harness_bt *bt, const char *text)
 			}
 		} else if (line[0] == '#' && t) {
 			ok = perch_frame(t, line) == 0;
+		} else if (!strncmp(line, "    java: ", 10) && t) {
+			ok = 1; /* ART's view of the thread (check_realart_states.c reads it) */
 		}
 		if (!ok)
 			add_bad(&bt->bad, &bt->nr_bad, line, len, "perch dump");

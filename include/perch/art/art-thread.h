@@ -75,6 +75,13 @@ const struct art_thread *art_threads_find(const struct art_threads *ts, pid_t ti
 int art_thread_refresh(const struct perch_mem *mem, const struct art_threads *ts,
 		       struct art_thread *t);
 
+/* The native method thread @self (an art::Thread*) is in, when its top quick frame is a native
+ * method's and the snapshot's copy of the stack, read through @stack, holds that method at
+ * that frame (so the answer is the snapshot's moment, not a later one): "java.lang.Object.wait"
+ * into @name, 0; -ENOENT (not in a native method, or the copy does not reach the frame). */
+int art_thread_native_method(const struct perch_mem *mem, uint64_t self,
+			     const struct perch_mem *stack, char *name, size_t size);
+
 /* ART's own word for @state ("Blocked", "TimedWaiting", "Native"), as its thread dump
  * prints it; "?" for a value outside the enum. */
 const char *art_thread_state_name(uint16_t state);

@@ -203,6 +203,10 @@ int art_proc_threads(struct art_proc *a, struct art_threads *out);
  * art_thread_wait_frame()) into @buf: 0, or -ENOENT when it is not an ART thread in a Java
  * wait (or the runtime's threads cannot be read): keep the kernel's reason then. */
 int art_proc_java_wait(struct art_proc *a, pid_t tid, char *buf, size_t size);
+/* The native method ("java.lang.Object.wait") thread @tid is in, for a snapshot whose copied
+ * stack @stack reads (art_thread_native_method()): 0, or -ENOENT. */
+int art_proc_native_method(struct art_proc *a, pid_t tid, const struct perch_mem *stack, char *name,
+			   size_t size);
 /* Is any list known (so that JIT and dex lookups can succeed)? */
 int art_proc_active(const struct art_proc *a);
 /* Where the descriptors are (0 when not found), for tests and `perch dump`. */
