@@ -321,12 +321,14 @@ int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *
 }
 
 uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct perch_mem *stack, uint64_t sp,
-				uint64_t dex_pc)
+				uint64_t dex_pc, int *unknown)
 {
 	struct dex_pc_entry *e = dex_cached(a, dex_pc);
 	struct dex_method prev;
 	uint64_t pc;
+	int ret;
 
+	*unknown = 0;
 	if (!e)
 		return dex_pc;
 	/* only a method's first instruction can be a switch interpreter's marker: the
@@ -337,9 +339,11 @@ uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct perch_mem *stac
 				   prev.code_offset != e->m.code_offset
 			       ? 1
 			       : -1;
-	if (e->start < 0 || art_switch_dex_pc(stack, a->is_64, sp, dex_pc, &pc) < 0)
+	if (e->start < 0)
 		return dex_pc;
-	return pc;
+	ret = art_switch_dex_pc(stack, a->is_64, sp, dex_pc, &pc);
+	*unknown = ret == -ERANGE;
+	return ret < 0 ? dex_pc : pc;
 }
 
 int art_proc_active(const struct art_proc *a)

@@ -291,8 +291,8 @@ static uint32_t jit_location(struct resolver *r, uint64_t lookup)
 }
 
 /* An interpreted Java frame at @dex_pc (art.h, dex.h): module "[dex]", keyed by method and
- * line; "[dex]+0x<pc>" when the dex file is unknown. */
-static uint32_t dex_location(struct resolver *r, uint64_t dex_pc)
+ * line (@line_unknown: line 0, the file kept); "[dex]+0x<pc>" when the dex file is unknown. */
+static uint32_t dex_location(struct resolver *r, uint64_t dex_pc, int line_unknown)
 {
 	struct profile_frame f = {.kind = PROFILE_FRAME_INTERP};
 	struct dex_method m;
@@ -306,8 +306,12 @@ static uint32_t dex_location(struct resolver *r, uint64_t dex_pc)
 		f.file = m.file[0] ? profile_intern_str(r->p, m.file) : 0;
 		f.line = m.line;
 		f.detail = m.signature[0] ? profile_intern_str(r->p, m.signature) : 0;
-		/* bit 63 apart from raw dex pcs (user-space addresses) */
-		addr = 1ULL << 63 | (uint64_t)f.name << 32 | m.line;
+		/* bit 63 apart from raw dex pcs (user-space addresses); line 0 with bit 61: the
+		 * method, its line unknown ("File.java:?" in the outputs) */
+		if (line_unknown)
+			f.line = 0;
+		addr =
+		    1ULL << 63 | (line_unknown ? 1ULL << 61 : 0) | (uint64_t)f.name << 32 | f.line;
 	} else {
 		snprintf(name, sizeof(name), "[dex]+0x%llx", (unsigned long long)dex_pc);
 		f.name = profile_intern_str(r->p, name);
@@ -333,8 +337,11 @@ static int insert_dex_frames(struct resolver *r, const struct unwind_snapshot *s
 	k = n + extra;
 	for (int i = n - 1; i >= 0; i--) {
 		if (dex[i]) {
-			r->pcs[--k] = art_proc_interp_dex_pc(r->art, &stack, sps[i], dex[i]);
-			r->is_dex[k] = 1;
+			int unknown;
+
+			r->pcs[--k] =
+			    art_proc_interp_dex_pc(r->art, &stack, sps[i], dex[i], &unknown);
+			r->is_dex[k] = unknown ? 2 : 1; /* 2: the method, its line unknown */
 		}
 		r->pcs[--k] = r->pcs[i];
 		r->exact[k] = exact[i];
@@ -649,7 +656,7 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	for (int i = 0; i < n; i++) {
 		if (art_proc_active(r->art) && r->is_dex[i]) {
 			t0 = monotime_ns();
-			r->locs[i] = dex_location(r, r->pcs[i]);
+			r->locs[i] = dex_location(r, r->pcs[i], r->is_dex[i] == 2);
 			java_ns += monotime_ns() - t0;
 			r->st.java_frames++;
 		} else {

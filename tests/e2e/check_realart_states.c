@@ -68,14 +68,13 @@ static int realart_built(void)
 	return access(a, R_OK) == 0;
 }
 
-static struct harness_proc *start(enum interp it, int jar)
+/* The runtime's environment: empty directories and the stub JNI libraries. */
+static void start_env(void)
 {
-	const char *dir = harness_tmpdir(), *ext = jar ? "jar" : "dex";
+	const char *dir = harness_tmpdir();
 	static const char *const sub[] = {"root", "data", "art", "i18n", "tz"};
 	static const char *const var[] = {"ANDROID_ROOT", "ANDROID_DATA", "ANDROID_ART_ROOT",
 					  "ANDROID_I18N_ROOT", "ANDROID_TZDATA_ROOT"};
-	const char *argv[16];
-	int n = 0;
 
 	for (size_t i = 0; i < 5; i++) {
 		const char *d = harness_fmt("%s/%s", dir, sub[i]);
@@ -84,6 +83,15 @@ static struct harness_proc *start(enum interp it, int jar)
 		setenv(var[i], d, 1);
 	}
 	setenv("LD_LIBRARY_PATH", ra("lib"), 1);
+}
+
+static struct harness_proc *start(enum interp it, int jar)
+{
+	const char *dir = harness_tmpdir(), *ext = jar ? "jar" : "dex";
+	const char *argv[16];
+	int n = 0;
+
+	start_env();
 	argv[n++] = ra("realart-launcher");
 	argv[n++] =
 	    harness_fmt("%s:%s", ra(harness_fmt("core.%s", ext)), ra(harness_fmt("app.%s", ext)));
@@ -303,6 +311,129 @@ static void run_states(enum interp it, int jar)
 	harness_proc_kill(t, SIGKILL);
 }
 
+/* ---- a deep recursion in the switch interpreter: every Java frame right or marked ---- */
+
+#define RECUR_DEPTH 44
+
+/* The line dexdump gives to the first instruction of method @method ("perch.realart.Recur.down")
+ * whose text holds @what: its position table's last row at or before it. */
+static unsigned dexdump_line(const char *method, const char *what)
+{
+	struct harness_proc *p =
+	    harness_spawn("dexdump", HARNESS_ARGV("/usr/bin/dexdump", "-d", ra("app.dex")));
+	const char *m, *insn, *pos;
+	unsigned addr = 0, a, l, line = 0;
+
+	H_ASSERT(harness_proc_wait(p, 30) == 0 && harness_proc_exit_code(p) == 0,
+		 "dexdump -d app.dex failed");
+	m = strstr(p->out.buf, harness_fmt("] %s:", method));
+	H_ASSERT(m, "dexdump has no method %s", method);
+	insn = strstr(m, what);
+	H_ASSERT(insn && insn[-1] != '\n', "no '%s' in %s", what, method);
+	while (insn > m && insn[-1] != '|')
+		insn--;
+	H_ASSERT(sscanf(insn, "%x:", &addr) == 1, "no address for '%s'", what);
+	pos = strstr(m, "positions");
+	H_ASSERT(pos, "no positions for %s", method);
+	for (pos = strchr(pos, '\n'); pos && sscanf(pos + 1, " 0x%x line=%u", &a, &l) == 2;
+	     pos = strchr(pos + 1, '\n'))
+		if (a <= addr)
+			line = l;
+	H_ASSERT(line, "no line for '%s' of %s", what, method);
+	return line;
+}
+
+/* Record Recur(44) in the switch interpreter with @stack_size bytes of stack per sample; the
+ * main thread's samples whose Java frames are all there: *@marked get how many frames were
+ * ":?" over all of them. Every frame must be at dexdump's line or marked. */
+static unsigned long record_recur(const char *stack_size, unsigned long *marked)
+{
+	const char *dir = harness_tmpdir(), *out = harness_tmpfile("recur.folded");
+	const char *down_at = harness_fmt("perch.realart.Recur.down (Recur.java:%u)_[0]",
+					  dexdump_line("perch.realart.Recur.down", "Recur;.down:"));
+	const char *main_at = harness_fmt("perch.realart.Recur.main (Recur.java:%u)_[0]",
+					  dexdump_line("perch.realart.Recur.main", "Recur;.down:"));
+	const char *bottom_at =
+	    harness_fmt("perch.realart.Recur.down (Recur.java:%u)_[0]",
+			dexdump_line("perch.realart.Recur.down", "Deep;.spin:"));
+	const char *argv[16];
+	struct harness_proc *t, *perch;
+	struct harness_folded f;
+	unsigned long whole = 0;
+	int n = 0;
+	pid_t pid;
+
+	start_env();
+	argv[n++] = ra("realart-launcher");
+	argv[n++] = harness_fmt("%s:%s", ra("core.dex"), ra("app.dex"));
+	argv[n++] = "perch/realart/Recur";
+	argv[n++] = harness_fmt("%d", RECUR_DEPTH);
+	argv[n++] = harness_fmt("-Ximage:%s/none.art", dir);
+	argv[n++] = "-Xnoimage-dex2oat";
+	argv[n++] = "-Xusejit:false";
+	argv[n++] = "-Xint";
+	argv[n++] = "-Xmethod-trace";
+	argv[n++] = harness_fmt("-Xmethod-trace-file:%s/trace.bin", dir);
+	argv[n] = NULL;
+	t = harness_spawn("realart", argv);
+	pid = harness_proc_wait_ready(t, 30);
+	perch =
+	    harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
+						harness_fmt("%d", (int)pid), "-F", "200", "-d", "2",
+						"--lines", "--stack-size", stack_size, "-o", out));
+	H_ASSERT(harness_proc_wait(perch, 60) == 0, "perch record did not finish");
+	H_CHECK_RECORD(perch, 0, out, &f);
+	*marked = 0;
+	for (size_t i = 0; i < f.nr; i++) {
+		const struct harness_folded_line *l = &f.lines[i];
+		size_t first = 0, k;
+
+		if (l->tid != pid)
+			continue;
+		while (first < l->nr_frames &&
+		       strncmp(l->frames[first], "perch.realart.Recur.", 20))
+			first++;
+		if (first + RECUR_DEPTH + 2 > l->nr_frames)
+			continue; /* a sample in transit, or cut */
+		H_ASSERT(
+		    !strcmp(l->frames[first], main_at) ||
+			!strcmp(l->frames[first], "perch.realart.Recur.main (Recur.java:?)_[0]"),
+		    "main is at %s, dexdump says %s", l->frames[first], main_at);
+		*marked += strstr(l->frames[first], ":?") ? l->count : 0;
+		for (k = first + 1; k <= first + RECUR_DEPTH; k++) {
+			H_ASSERT(!strcmp(l->frames[k], down_at) ||
+				     !strcmp(l->frames[k],
+					     "perch.realart.Recur.down (Recur.java:?)_[0]"),
+				 "frame %zu is %s, want %s or its line marked", k - first,
+				 l->frames[k], down_at);
+			*marked += strstr(l->frames[k], ":?") ? l->count : 0;
+		}
+		H_ASSERT(!strcmp(l->frames[k], bottom_at), "the bottom frame is %s, want %s",
+			 l->frames[k], bottom_at);
+		whole += l->count;
+	}
+	harness_folded_release(&f);
+	harness_proc_kill(t, SIGKILL);
+	return whole;
+}
+
+START_TEST(recur_switch)
+{
+	unsigned long marked_small, marked_big, small, big;
+
+	small = record_recur("32768", &marked_small);
+	big = record_recur("1048576", &marked_big);
+	printf("e2e-realart-states: switch, %d-deep recursion: %lu whole samples with 32 KiB of "
+	       "stack (%lu frames marked :?), %lu with 1 MiB (%lu marked)\n",
+	       RECUR_DEPTH, small, marked_small, big, marked_big);
+	H_ASSERT(small >= 50 && big >= 50, "only %lu and %lu samples with the whole recursion",
+		 small, big);
+	/* the case is exercised: 32 KiB do not reach main; 1 MiB reaches every frame */
+	H_ASSERT(marked_small > 0, "no frame marked with a 32 KiB copy: the test misses its case");
+	H_ASSERT(marked_big == 0, "%lu frames marked with a 1 MiB copy", marked_big);
+}
+END_TEST
+
 START_TEST(states_nterp_dex)
 {
 	run_states(NTERP, 0);
@@ -341,6 +472,10 @@ Suite *e2e_realart_states_suite(void)
 	tcase_add_test(tc, states_nterp_jar);
 	tcase_add_test(tc, states_mterp_dex);
 	tcase_add_test(tc, states_mterp_jar);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("recur");
+	harness_tcase_init(tc, 120);
+	tcase_add_test(tc, recur_switch);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -191,9 +191,11 @@ int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *
  * SwitchImplContext, the accessor and the ShadowFrame of an interpreted call on the native
  * stack (allocas and locals of interpreter.cc, interpreter_common.cc,
  * quick_trampoline_entrypoints.cc); a heap ShadowFrame (deoptimization) or a stack deeper than
- * the copy gives no answer, and the search costs no system call. */
+ * the copy gives no answer, and the search costs no system call. *@unknown is set to 1 when
+ * the marker is a method's first instruction and the copy ended before the search could tell
+ * (the frame's line is then unknown: never shown as the method's first line), else 0. */
 uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct perch_mem *stack, uint64_t sp,
-				uint64_t dex_pc);
+				uint64_t dex_pc, int *unknown);
 /* ART's threads now (art-thread.h: states, monitors), read through the process's memory with
  * the runtime found by art_proc_locate(). 0, -ENOENT (no ART runtime, or not started yet),
  * -EPROTO (a runtime whose layout perch does not know: said once as a warning), -EAGAIN. */
@@ -236,7 +238,8 @@ size_t art_hide_runtime_frames(const uint8_t *kind, size_t n, uint8_t *hide);
  * sources): @insns is the value of the DEX PC marker of an ExecuteSwitchImplAsm frame (the
  * method's first instruction), @sp that frame's stack pointer; the SwitchImplContext is
  * searched for on the stack above it, through @mem (pointers of @is_64 bits). 0 with *@dex_pc,
- * -ENOENT when nothing matches every check, -EINVAL. */
+ * -ENOENT when nothing matches every check, -ERANGE when @mem ended before the search did
+ * (the stack copy is too short to tell), -EINVAL. */
 int art_switch_dex_pc(const struct perch_mem *mem, int is_64, uint64_t sp, uint64_t insns,
 		      uint64_t *dex_pc);
 
