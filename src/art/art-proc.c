@@ -25,6 +25,7 @@
 #define ART_CHECK_NS	  1000000ULL	/* a lookup miss re-reads a list at most once per ms */
 #define ART_FULL_NS	  1000000000ULL /* and the lists re-read every second regardless */
 #define ART_DEX_CACHE_MAX 65536		/* dex pcs whose method and line are kept */
+#define ART_NATIVE_CACHE  64		/* native methods named, by ArtMethod* (direct-mapped) */
 
 /* One dex pc looked up: its method and line, and whether it is the method's first
  * instruction (the switch interpreter's marker; 0 unknown, 1 yes, -1 no). */
@@ -51,6 +52,10 @@ struct art_proc {
 	struct art_threads threads; /* ART's threads as last read (art_proc_java_wait) */
 	uint64_t threads_ns;	    /* when */
 	int threads_err;	    /* -EPROTO once the layout was found unknown */
+	struct {
+		uint64_t method; /* ArtMethod*, 0 for an empty slot */
+		char name[160];	 /* "" when not a native method */
+	} natives[ART_NATIVE_CACHE];
 	uint64_t verified;	    /* the lists are known as they were at this time */
 	uint64_t last_full, last_retry;
 };
@@ -436,7 +441,8 @@ int art_proc_native_method(struct art_proc *a, pid_t tid, const struct perch_mem
 			   size_t size)
 {
 	const struct art_thread *t;
-	uint64_t now;
+	uint64_t now, method;
+	size_t slot;
 
 	name[0] = 0;
 	if (!a->runtime_instance || a->threads_err)
@@ -452,5 +458,15 @@ int art_proc_native_method(struct art_proc *a, pid_t tid, const struct perch_mem
 			return -ENOENT;
 		t = art_threads_find(&a->threads, tid);
 	}
-	return t ? art_thread_native_method(&a->mem, t->self, stack, name, size) : -ENOENT;
+	if (!t || art_thread_native_frame(&a->mem, t->self, stack, &method) < 0)
+		return -ENOENT;
+	slot = (size_t)(method >> 3) % ART_NATIVE_CACHE;
+	if (a->natives[slot].method != method) {
+		if (art_method_native_name(&a->mem, method, a->natives[slot].name,
+					   sizeof(a->natives[slot].name)) == -EFAULT)
+			return -ENOENT; /* not cached: unreadable now */
+		a->natives[slot].method = method;
+	}
+	snprintf(name, size, "%s", a->natives[slot].name);
+	return name[0] ? 0 : -ENOENT;
 }

@@ -329,16 +329,30 @@ static int native_method_name(const struct reader *r, uint64_t method, char *out
 	return ret;
 }
 
-int art_thread_native_method(const struct perch_mem *mem, uint64_t self,
-			     const struct perch_mem *stack, char *name, size_t size)
+int art_thread_native_frame(const struct perch_mem *mem, uint64_t self,
+			    const struct perch_mem *stack, uint64_t *method)
 {
 	struct reader r = {mem, &layout_r64};
-	uint64_t frame = rd64(&r, self + r.l->t_top_quick_frame) & ~(uint64_t)3, method = 0;
+	uint64_t w[8], frame;
+	size_t at = r.l->t_top_quick_frame, n = (r.l->t_self - at) / 8;
+
+	*method = 0;
+	/* one read from the top quick frame to the self pointer (tlsPtr_, in that order) */
+	if (n >= 8 || rd(&r, self + at, w, (n + 1) * 8) < 0)
+		return -EFAULT;
+	frame = w[0] & ~(uint64_t)3;
+	/* still that thread (a Thread freed at its exit no longer points to itself); the frame
+	 * as the snapshot copied it: the method must be there, at that moment */
+	if (!frame || w[n] != self || stack->read(stack->ctx, frame, method, 8) < 0 || !*method)
+		return -ENOENT;
+	return 0;
+}
+
+int art_method_native_name(const struct perch_mem *mem, uint64_t method, char *name, size_t size)
+{
+	struct reader r = {mem, &layout_r64};
 
 	name[0] = 0;
-	/* the frame as the snapshot copied it: the method must be there, at that moment */
-	if (!frame || stack->read(stack->ctx, frame, &method, 8) < 0 || !method)
-		return -ENOENT;
 	return native_method_name(&r, method, name, size);
 }
 

@@ -75,12 +75,15 @@ const struct art_thread *art_threads_find(const struct art_threads *ts, pid_t ti
 int art_thread_refresh(const struct perch_mem *mem, const struct art_threads *ts,
 		       struct art_thread *t);
 
-/* The native method thread @self (an art::Thread*) is in, when its top quick frame is a native
- * method's and the snapshot's copy of the stack, read through @stack, holds that method at
- * that frame (so the answer is the snapshot's moment, not a later one): "java.lang.Object.wait"
- * into @name, 0; -ENOENT (not in a native method, or the copy does not reach the frame). */
-int art_thread_native_method(const struct perch_mem *mem, uint64_t self,
-			     const struct perch_mem *stack, char *name, size_t size);
+/* The method of the top quick frame of thread @self (an art::Thread*), as the snapshot's copy
+ * of the stack, read through @stack, holds it at that frame (so it is the snapshot's moment,
+ * not a later one): 0 with *@method (an ArtMethod*), -ENOENT (no quick frame, or the copy does
+ * not reach it). */
+int art_thread_native_frame(const struct perch_mem *mem, uint64_t self,
+			    const struct perch_mem *stack, uint64_t *method);
+/* "java.lang.Object.wait" for ArtMethod @method when it is a native method: 0, -ENOENT (not
+ * native), -EFAULT. */
+int art_method_native_name(const struct perch_mem *mem, uint64_t method, char *name, size_t size);
 
 /* ART's own word for @state ("Blocked", "TimedWaiting", "Native"), as its thread dump
  * prints it; "?" for a value outside the enum. */
