@@ -56,7 +56,7 @@ struct art_proc {
 		uint64_t method; /* ArtMethod*, 0 for an empty slot */
 		char name[160];	 /* "" when not a native method */
 	} natives[ART_NATIVE_CACHE];
-	uint64_t verified;	    /* the lists are known as they were at this time */
+	uint64_t verified; /* the lists are known as they were at this time */
 	uint64_t last_full, last_retry;
 };
 
