@@ -42,9 +42,10 @@ static const struct opt_spec dump_opts[] = {
      0},
     {"show-art-frames", OPT_ART_FRAMES, NULL,
      "keep the Android runtime's own frames between Java frames", 0},
-    {"format", OPT_FORMAT, "FMT",
-     "text (default), or anr: the Java threads in the layout of\n"
-     "ART's own thread dump (kill -3, an ANR trace)",
+    {"format", OPT_FORMAT, "NAME",
+     "text (default), or the Java threads in the layout of\n"
+     "ART's own thread dump (kill -3, an ANR trace) with anr:\n"
+     "text anr",
      0},
     {"verbose", 'v', NULL, "more messages", 0},
     {"help", OPT_HELP, NULL, NULL, 0},
