@@ -470,3 +470,14 @@ int art_proc_native_method(struct art_proc *a, pid_t tid, const struct perch_mem
 	snprintf(name, size, "%s", a->natives[slot].name);
 	return name[0] ? 0 : -ENOENT;
 }
+
+int art_proc_callers(struct art_proc *a, pid_t tid, const struct perch_mem *stack,
+		     struct art_shadow_frame *out, size_t max)
+{
+	const struct art_thread *t;
+
+	if (!a->runtime_instance || a->threads_err)
+		return 0;
+	t = art_threads_find(&a->threads, tid);
+	return t ? art_thread_callers(&a->mem, t->self, stack, out, max) : 0;
+}

@@ -348,6 +348,52 @@ int art_thread_native_frame(const struct perch_mem *mem, uint64_t self,
 	return 0;
 }
 
+/* The address of the first instruction of ArtMethod @method in its dex file (a standard dex
+ * code item: 16 bytes of header, then the instructions), 0 when unknown. */
+static uint64_t method_insns(const struct reader *r, uint64_t method)
+{
+	uint32_t f[4];
+	uint64_t dex;
+	char magic[4];
+
+	if (rd(r, method, f, sizeof(f)) < 0 || !f[r->l->am_class / 4] || !f[2])
+		return 0;
+	dex = class_dex(r, f[r->l->am_class / 4]);
+	if (!dex || rd(r, dex, magic, 4) < 0 || memcmp(magic, "dex\n", 4))
+		return 0; /* a compact dex lays its code items out otherwise */
+	return dex + f[2] + 16;
+}
+
+int art_thread_callers(const struct perch_mem *mem, uint64_t self, const struct perch_mem *stack,
+		       struct art_shadow_frame *out, size_t max)
+{
+	struct reader r = {mem, &layout_r64};
+	/* ManagedStack: tagged_top_quick_frame_, link_, top_shadow_frame_ (the current one in
+	 * the Thread, the others locals of the runtime's calls on this stack: in the copy) */
+	uint64_t ms[3], sf[5];
+	uint32_t pc;
+	size_t n = 0;
+
+	if (rd(&r, self + r.l->t_top_quick_frame, ms, sizeof(ms)) < 0)
+		return 0;
+	for (int hops = 0; hops < 64 && n < max; hops++) {
+		/* ShadowFrame: link_, method_, result_register_, dex_pc_ptr_, dex_instructions_,
+		 * lock_count_data_, u32 number_of_vregs_, u32 dex_pc_ (art-interp.c) */
+		if (ms[2] && stack->read(stack->ctx, ms[2], sf, sizeof(sf)) == 0 && sf[1] &&
+		    stack->read(stack->ctx, ms[2] + 52, &pc, 4) == 0) {
+			/* one not run yet has no instructions set: its method's */
+			uint64_t insns = sf[4] ? sf[4] : method_insns(&r, sf[1]);
+
+			out[n].sp = ms[2];
+			out[n].dex_pc = sf[3] ? sf[3] : insns ? insns + 2ull * pc : 0;
+			n += out[n].dex_pc != 0;
+		}
+		if (!ms[1] || stack->read(stack->ctx, ms[1], ms, sizeof(ms)) < 0)
+			break;
+	}
+	return (int)n;
+}
+
 int art_method_native_name(const struct perch_mem *mem, uint64_t method, char *name, size_t size)
 {
 	struct reader r = {mem, &layout_r64};

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "perch/arch.h"
+#include "perch/art/art-thread.h"
 #include "perch/art/art.h"
 #include "perch/art/dex.h"
 #include "perch/art/mapkind.h"
@@ -38,6 +39,7 @@ struct resolver {
 	 * a pseudo-frame at each end ("[truncated]", resolver_add_leaf()) */
 	uint64_t pcs[2 * UNWIND_MAX_FRAMES];
 	uint8_t is_dex[2 * UNWIND_MAX_FRAMES]; /* pcs[i] is a dex pc (an interpreted frame) */
+	uint64_t sps[2 * UNWIND_MAX_FRAMES];   /* each frame's SP (when ART is known) */
 	uint8_t exact[2 * UNWIND_MAX_FRAMES];  /* pcs[i] is no return address: named as is */
 	uint32_t locs[RESOLVE_MAX_LOCS + 2];
 	/* the last stack with its tail-call frames (tailcall.h) and, when cut at the frame
@@ -342,9 +344,11 @@ static int insert_dex_frames(struct resolver *r, const struct unwind_snapshot *s
 			r->pcs[--k] =
 			    art_proc_interp_dex_pc(r->art, &stack, sps[i], dex[i], &unknown);
 			r->is_dex[k] = unknown ? 2 : 1; /* 2: the method, its line unknown */
+			r->sps[k] = sps[i];
 		}
 		r->pcs[--k] = r->pcs[i];
 		r->exact[k] = exact[i];
+		r->sps[k] = sps[i];
 	}
 	return n + extra;
 }
@@ -591,12 +595,73 @@ static int insert_native_method(struct resolver *r, const struct unwind_snapshot
 	memmove(r->exact + j + 1, r->exact + j, (size_t)(n - j));
 	memmove(r->is_dex + j + 1, r->is_dex + j, (size_t)(n - j));
 	memmove(r->art_kind + j + 1, r->art_kind + j, (size_t)(n - j));
+	memmove(r->sps + j + 1, r->sps + j, (size_t)(n - j) * sizeof(r->sps[0]));
 	r->locs[j] = native_method_location(r, method);
 	r->pcs[j] = 0;
 	r->exact[j] = 1;
 	r->is_dex[j] = 0;
 	r->art_kind[j] = ART_FRAME_JAVA;
+	r->sps[j] = r->sps[j + 1];
 	return n + 1;
+}
+
+/* Does location @loc name Java method @name? */
+static int names_method(struct resolver *r, uint32_t loc, const char *name)
+{
+	size_t nf;
+	const uint32_t *fr = profile_location_frames(r->p, loc, &nf);
+
+	return nf && !strcmp(profile_str(r->p, profile_frame(r->p, fr[0])->name), name);
+}
+
+/* Make room at @j and put there the Java frame of dex pc @insns (an address in a dex file). */
+static void put_caller(struct resolver *r, int j, int n, uint64_t insns, uint64_t sp)
+{
+	memmove(r->locs + j + 1, r->locs + j, (size_t)(n - j) * sizeof(r->locs[0]));
+	memmove(r->pcs + j + 1, r->pcs + j, (size_t)(n - j) * sizeof(r->pcs[0]));
+	memmove(r->exact + j + 1, r->exact + j, (size_t)(n - j));
+	memmove(r->is_dex + j + 1, r->is_dex + j, (size_t)(n - j));
+	memmove(r->art_kind + j + 1, r->art_kind + j, (size_t)(n - j));
+	memmove(r->sps + j + 1, r->sps + j, (size_t)(n - j) * sizeof(r->sps[0]));
+	r->locs[j] = dex_location(r, insns, 0);
+	r->pcs[j] = insns;
+	r->exact[j] = 1;
+	r->is_dex[j] = 1;
+	r->art_kind[j] = ART_FRAME_JAVA;
+	r->sps[j] = sp;
+}
+
+/* A method the runtime was about to interpret when it ran other Java code first (a class
+ * initializer for the method whose call needed it: Glacier.<clinit> for Glacier.touch) has a
+ * ShadowFrame at the top of a managed-stack fragment but no interpreter frame of its own yet;
+ * ART's own dump shows it, so perch puts it where its ShadowFrame lies on the stack. Only in
+ * a gap of runtime frames below a Java frame, and never when the Java frame just below or
+ * above is that method (an interpreter's own ShadowFrame). Returns the new count. */
+static int insert_init_callers(struct resolver *r, const struct unwind_snapshot *snap, int n)
+{
+	struct perch_mem stack = unwind_snapshot_stack(snap);
+	struct art_shadow_frame sf[8];
+	int nq = art_proc_callers(r->art, snap->tid, &stack, sf, 8);
+
+	for (int k = 0; k < nq && n + 1 <= 2 * UNWIND_MAX_FRAMES; k++) {
+		struct dex_method m;
+		int i = 0, below = -1, java;
+
+		for (; i < n && r->sps[i] <= sf[k].sp; i++)
+			if (r->art_kind[i] == ART_FRAME_JAVA)
+				below = i;
+		/* above it, past runtime frames only: the Java frame of the caller */
+		for (java = i; java < n && r->art_kind[java] == ART_FRAME_RUNTIME;)
+			java++;
+		if (i == 0 || java >= n || r->art_kind[java] != ART_FRAME_JAVA ||
+		    r->art_kind[i - 1] != ART_FRAME_RUNTIME ||
+		    art_proc_dex_lookup(r->art, sf[k].dex_pc, &m) < 0 ||
+		    (below >= 0 && names_method(r, r->locs[below], m.name)) ||
+		    names_method(r, r->locs[java], m.name))
+			continue;
+		put_caller(r, i, n++, sf[k].dex_pc, sf[k].sp);
+	}
+	return n;
 }
 
 /* Drop the frames of ART's runtime library that sit next to Java frames (art.h, after
@@ -613,6 +678,7 @@ static int hide_art_frames(struct resolver *r, int n)
 		r->locs[k] = r->locs[i];
 		r->pcs[k] = r->pcs[i];
 		r->exact[k] = r->exact[i];
+		r->sps[k] = r->sps[i];
 		r->is_dex[k++] = r->is_dex[i];
 	}
 	return k;
@@ -674,6 +740,7 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 		t0 = monotime_ns();
 		classify_art_frames(r, n);
 		n = insert_native_method(r, snap, n);
+		n = insert_init_callers(r, snap, n);
 		if (!r->show_art_frames)
 			n = hide_art_frames(r, n);
 		java_ns += monotime_ns() - t0;

@@ -689,6 +689,8 @@ static void frame_regs(struct unwinder *u, struct walk *w, const uint64_t *pcs, 
 		int cur_exact = w->cursor_ok ? w->fresh && w->exact : w->exact;
 		uint64_t lookup = cur_exact ? pcs[n - 1] : pcs[n - 1] - 1;
 
+		/* every frame's SP (ART's quick frames are placed by it), a marker's own below */
+		u->dex_sps[n - 1] = perch_regs_sp(u->arch, r);
 		u->dex_pcs[n - 1] = frame_dex_pc(u, &w->c, w->cursor_ok && !w->fresh, r, lookup,
 						 &u->dex_sps[n - 1]);
 		/* JIT code has no module for libunwind: perch's CFI steps it */

@@ -12,10 +12,9 @@
  * Known differences, allowed and named here: ART prints the object by identity hash code,
  * perch by address (ART's own form when it cannot take the hash); the spinning thread is
  * "Suspended" in ART's dump (the dump suspends it) and "Runnable" in perch's; the Signal
- * Catcher is dumping (Runnable) in ART's. The frame that triggered a class initialization
- * (below <clinit>, and in mterp atop the thread waiting for it) is not shown by perch yet: it
- * is taken out of ART's list before comparing, and counted, so that the test says how many it
- * skipped. Native methods are compared: perch shows them as ART does ("(Native method)").
+ * Catcher is dumping (Runnable) in ART's. Every Java frame is compared, the native methods
+ * ("(Native method)") and the method whose call started a class initialization (below
+ * <clinit>, and in mterp atop the thread waiting for it) included.
  *
  * The switch interpreter is not in this suite: ART 11 reaches it only under method tracing
  * (-Xint -Xmethod-trace), and there its own SIGQUIT dump aborts the runtime
@@ -44,7 +43,6 @@ struct dthread {
 	char lock[200]; /* the lock line, the object replaced by <obj>, "" none */
 	char frames[MAX_LINES][160];
 	size_t nr_frames;
-	size_t skipped; /* frames taken out of ART's list (known gaps) */
 };
 
 struct dump {
@@ -134,7 +132,6 @@ static void parse_dump(const char *text, struct dump *d, int art)
 {
 	const char *s, *nl;
 	struct dthread *t = NULL;
-	int after_clinit = 0;
 
 	memset(d, 0, sizeof(*d));
 	for (s = text; s && *s; s = nl ? nl + 1 : NULL) {
@@ -150,16 +147,9 @@ static void parse_dump(const char *text, struct dump *d, int art)
 		if (l[0] == '"' && strstr(l, " tid=") && d->nr < MAX_THREADS) {
 			t = &d->t[d->nr++];
 			parse_head(t, l);
-			after_clinit = 0;
 		} else if (t && !strncmp(l, "  - ", 4)) {
 			norm_object(l + 4, t->lock, sizeof(t->lock));
 		} else if (t && !strncmp(l, "  at ", 5) && t->nr_frames < MAX_LINES) {
-			if (art && after_clinit) {
-				t->skipped++;
-				after_clinit = 0;
-				continue;
-			}
-			after_clinit = art && strstr(l, ".<clinit>(") != NULL;
 			snprintf(t->frames[t->nr_frames++], sizeof(t->frames[0]), "%s", l + 5);
 		} else if (t && !strncmp(l, "  ... repeated", 14) && t->nr_frames < MAX_LINES) {
 			snprintf(t->frames[t->nr_frames++], sizeof(t->frames[0]), "%s", l + 2);
@@ -204,27 +194,10 @@ static int same_state(const char *name, const char *art_state, const char *perch
 	return !strcmp(name, "Signal Catcher");
 }
 
-/* A thread waiting for a class's initialization (on java.lang.Class<X>): in mterp ART's stack
- * starts with the method of X whose call triggered it, which perch does not show: how many
- * such frames lead ART's list. */
-static size_t init_trigger_frames(const struct dthread *a)
-{
-	const char *c = strstr(a->lock, "(a java.lang.Class<"), *e;
-	char prefix[96];
-	size_t n = 0;
-
-	if (!c || strncmp(a->lock, "waiting on ", 11) || !(e = strchr(c, '>')))
-		return 0;
-	c += strlen("(a java.lang.Class<");
-	snprintf(prefix, sizeof(prefix), "%.*s.", (int)(e - c), c);
-	while (n < a->nr_frames && !strncmp(a->frames[n], prefix, strlen(prefix)))
-		n++;
-	return n;
-}
-
+/* Thread by thread; returns how many Java frames were compared. */
 static size_t compare(const struct dump *art, const struct dump *perch)
 {
-	size_t skipped = 0, skip;
+	size_t frames = 0;
 
 	H_ASSERT(art->nr >= 12, "ART's dump shows %zu threads", art->nr);
 	H_ASSERT(perch->nr == art->nr, "perch shows %zu threads, ART %zu", perch->nr, art->nr);
@@ -238,17 +211,16 @@ static size_t compare(const struct dump *art, const struct dump *perch)
 			 a->name, p->state, a->state);
 		H_ASSERT(!strcmp(a->lock, p->lock), "\"%s\": perch's lock line '%s', ART's '%s'",
 			 a->name, p->lock, a->lock);
-		skip = init_trigger_frames(a);
-		H_ASSERT(p->nr_frames + skip == a->nr_frames,
+		H_ASSERT(p->nr_frames == a->nr_frames,
 			 "\"%s\": perch shows %zu Java frames, ART %zu", a->name, p->nr_frames,
-			 a->nr_frames - skip);
+			 a->nr_frames);
 		for (size_t k = 0; k < p->nr_frames; k++)
-			H_ASSERT(!strcmp(a->frames[k + skip], p->frames[k]),
+			H_ASSERT(!strcmp(a->frames[k], p->frames[k]),
 				 "\"%s\" frame %zu: perch '%s', ART '%s'", a->name, k, p->frames[k],
-				 a->frames[k + skip]);
-		skipped += a->skipped + skip;
+				 a->frames[k]);
+		frames += p->nr_frames;
 	}
-	return skipped;
+	return frames;
 }
 
 /* Every named thread of the program is where it stays: ART says so in perch's dump. */
@@ -287,7 +259,7 @@ static void run_states(enum interp it, int jar)
 	static struct dump art, perch;
 	const char *text;
 	double end = harness_now() + 15;
-	size_t skipped;
+	size_t frames;
 	int tries = 0;
 
 	/* the threads reach their states after the ready line: wait until perch sees them */
@@ -301,13 +273,9 @@ static void run_states(enum interp it, int jar)
 	text = art_dump(t, pid, t->err.len);
 	harness_context_add("ART's dump:\n%s\n", text);
 	parse_dump(text, &art, 1);
-	skipped = compare(&art, &perch);
-	/* Glacier.touch under <clinit> (and in mterp Glacier.touch atop "initwait") */
-	H_ASSERT(skipped == (it == MTERP ? 2u : 1u),
-		 "%zu frames of ART's dump skipped as known gaps", skipped);
-	printf("e2e-realart-states: %s %s: %zu threads equal to ART's dump (%zu class-init "
-	       "caller frames not compared)\n",
-	       interp_names[it], jar ? "jar" : "dex", art.nr, skipped);
+	frames = compare(&art, &perch);
+	printf("e2e-realart-states: %s %s: %zu threads, %zu Java frames equal to ART's dump\n",
+	       interp_names[it], jar ? "jar" : "dex", art.nr, frames);
 	harness_proc_kill(t, SIGKILL);
 }
 

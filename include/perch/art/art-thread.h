@@ -81,6 +81,20 @@ int art_thread_refresh(const struct perch_mem *mem, const struct art_threads *ts
  * not reach it). */
 int art_thread_native_frame(const struct perch_mem *mem, uint64_t self,
 			    const struct perch_mem *stack, uint64_t *method);
+/* The ShadowFrame at the top of a managed-stack fragment: the interpreted method the runtime
+ * was about to run or runs there (a method whose call made the runtime initialize its class
+ * waits there at dex pc 0). */
+struct art_shadow_frame {
+	uint64_t sp;	 /* where the ShadowFrame is (on the stack) */
+	uint64_t dex_pc; /* its current instruction, an address in its dex file */
+};
+
+/* The top ShadowFrames of thread @self's managed-stack fragments, innermost first, each read
+ * from the snapshot's copy of the stack (@stack; a fragment outside it ends the walk): how many
+ * (up to @max) were put in @out. */
+int art_thread_callers(const struct perch_mem *mem, uint64_t self, const struct perch_mem *stack,
+		       struct art_shadow_frame *out, size_t max);
+
 /* "java.lang.Object.wait" for ArtMethod @method when it is a native method: 0, -ENOENT (not
  * native), -EFAULT. */
 int art_method_native_name(const struct perch_mem *mem, uint64_t method, char *name, size_t size);

@@ -209,6 +209,12 @@ int art_proc_java_wait(struct art_proc *a, pid_t tid, char *buf, size_t size);
  * stack @stack reads (art_thread_native_method()): 0, or -ENOENT. */
 int art_proc_native_method(struct art_proc *a, pid_t tid, const struct perch_mem *stack, char *name,
 			   size_t size);
+/* The top ShadowFrames of thread @tid's managed-stack fragments, for a snapshot whose copied
+ * stack @stack reads (art_thread_callers()): how many in @out. The thread must have been seen
+ * (art_proc_native_method() reads the list). */
+struct art_shadow_frame;
+int art_proc_callers(struct art_proc *a, pid_t tid, const struct perch_mem *stack,
+		     struct art_shadow_frame *out, size_t max);
 /* Is any list known (so that JIT and dex lookups can succeed)? */
 int art_proc_active(const struct art_proc *a);
 /* Where the descriptors are (0 when not found), for tests and `perch dump`. */

@@ -99,7 +99,8 @@ void unwinder_set_jit(struct unwinder *u, unwind_jit_cfi_fn *fn, void *arg);
  * marker (docs/design/android-art.md 3): an interpreted Java method at that dex pc runs between
  * pcs[i] and pcs[i + 1]. As many entries as the unwind's @max, valid until the next unwind. */
 const uint64_t *unwinder_dex_pcs(const struct unwinder *u);
-/* The stack pointer of each frame with a dex pc (valid where dex_pcs[i] != 0). */
+/* The stack pointer of each frame when a JIT CFI source is set (ART is known), else only
+ * where dex_pcs[i] != 0. */
 const uint64_t *unwinder_dex_sps(const struct unwinder *u);
 
 /* After unwinder_unwind(): exact[i] != 0 when pcs[i] is not a return address and names its
