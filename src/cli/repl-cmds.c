@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "perch/arch.h"
+#include "perch/art/art-thread.h"
+#include "perch/art/art.h"
 #include "perch/base/log.h"
 #include "perch/base/monotime.h"
 #include "perch/base/options.h"
@@ -424,7 +426,9 @@ static int dump_job(struct session *s, void *arg)
 	struct profile *p;
 	struct symbolizer *sym;
 	struct resolver *res;
+	struct art_threads jts;
 	size_t nr;
+	int java;
 
 	if (!arch)
 		return PERCH_EXIT_FATAL;
@@ -432,11 +436,13 @@ static int dump_job(struct session *s, void *arg)
 	if (!d)
 		return log_err(PERCH_EXIT_USAGE, "%d is not a thread of %d", q->only, s->pid);
 	dump_collect(&s->t, arch, d, nr);
-	dump_resume(&s->t);
-	session_target_gone(s);
 	p = profile_new();
 	sym = symbolizer_new(NULL, NULL);
 	res = resolver_new(s->pid, arch, p, sym);
+	/* ART's threads while they are held stopped (art-thread.h) */
+	java = art_proc_threads(resolver_art(res), &jts);
+	dump_resume(&s->t);
+	session_target_gone(s);
 	resolver_set_max_frames(res, UNWIND_DUMP_DEFAULT_FRAMES);
 	repl_field_int(r, "pid", s->pid);
 	repl_array_begin(r, "threads");
@@ -449,6 +455,11 @@ static int dump_job(struct session *s, void *arg)
 		repl_field_str(r, "name", d[i].name);
 		repl_field_str(r, "state", (char[]){d[i].state, 0});
 		repl_printf(r, "TID %d \"%s\" (%c)\n", d[i].tid, d[i].name, d[i].state);
+		if (java == 0 && art_threads_find(&jts, d[i].tid)) {
+			dump_java_text(art_threads_find(&jts, d[i].tid), &note);
+			repl_field_str(r, "java", note.buf + strlen("java: "));
+			repl_printf(r, "    %s\n", note.buf);
+		}
 		repl_array_begin(r, "frames");
 		cut = d[i].taken && dump_frames(p, res, &d[i], dump_frame, r);
 		repl_array_end(r);
@@ -463,6 +474,7 @@ static int dump_job(struct session *s, void *arg)
 	}
 	repl_array_end(r);
 	strbuf_release(&note);
+	art_threads_release(&jts);
 	resolver_free(res);
 	symbolizer_free(sym);
 	profile_free(p);
