@@ -279,6 +279,86 @@ static void run_states(enum interp it, int jar)
 	harness_proc_kill(t, SIGKILL);
 }
 
+/* ---- perch record: ART's reasons as the wait frames of Java samples ---- */
+
+/* The wait frame perch should give thread @a of ART's dump, @art all of it, @f perch's record
+ * (kernel tids by thread name): "" for a thread that keeps the kernel's reason. */
+static const char *want_reason(const struct dthread *a, const struct dump *art,
+			       const struct harness_folded *f)
+{
+	const char *cls = strstr(a->lock, "(a "), *held = strstr(a->lock, "held by thread ");
+	char type[128] = "";
+
+	if (cls)
+		snprintf(type, sizeof(type), "%.*s", (int)(strcspn(cls + 3, ")")), cls + 3);
+	if (!strcmp(a->state, "Sleeping"))
+		return "[java sleeping]";
+	if (!strcmp(a->state, "Waiting"))
+		return harness_fmt("[java waiting on %s]", type);
+	if (strcmp(a->state, "Blocked"))
+		return "";
+	H_ASSERT(held, "\"%s\" is Blocked with no holder in ART's dump", a->name);
+	for (size_t i = 0; i < art->nr; i++)
+		if (art->t[i].tid == (unsigned)atoi(held + 15))
+			for (size_t k = 0; k < f->nr; k++)
+				if (!strcmp(f->lines[k].thread, art->t[i].name))
+					return harness_fmt("[java blocked on %s held by tid %d]",
+							   type, (int)f->lines[k].tid);
+	H_ASSERT(0, "no thread of ART's id %d in the recording", atoi(held + 15));
+	return NULL;
+}
+
+START_TEST(record_reasons)
+{
+	struct harness_proc *t = start(NTERP, 0), *perch;
+	pid_t pid = harness_proc_wait_ready(t, 30);
+	const char *out = harness_tmpfile("states.folded"), *text;
+	static struct dump art, pd;
+	struct harness_folded f;
+	int tries = 0;
+
+	do {
+		harness_sleep(0.2);
+		parse_dump(perch_anr(pid), &pd, 0);
+	} while (!settled(&pd) && ++tries < 8);
+	perch = harness_spawn("perch", HARNESS_ARGV(harness_perch(), "record", "-p",
+						    harness_fmt("%d", (int)pid), "-F", "200", "-d",
+						    "1", "-o", out));
+	H_ASSERT(harness_proc_wait(perch, 60) == 0, "perch record did not finish");
+	H_CHECK_RECORD(perch, 0, out, &f);
+	text = art_dump(t, pid, t->err.len);
+	harness_context_add("ART's dump:\n%s\n", text);
+	parse_dump(text, &art, 1);
+	for (size_t i = 0; i < art.nr; i++) {
+		const struct dthread *a = &art.t[i];
+		const char *want = want_reason(a, &art, &f);
+		unsigned long all = 0, right = 0;
+
+		for (size_t k = 0; k < f.nr; k++) {
+			const struct harness_folded_line *l = &f.lines[k];
+			const char *leaf = l->nr_frames ? l->frames[l->nr_frames - 1] : "";
+
+			if (strcmp(l->thread, a->name))
+				continue;
+			all += l->count;
+			right += *want			      ? !strcmp(leaf, want) * l->count
+				 : strncmp(leaf, "[java ", 6) ? l->count
+							      : 0;
+		}
+		harness_context_add("\"%s\" (%s): %lu of %lu samples end in '%s'\n", a->name,
+				    a->state, right, all, *want ? want : "a kernel reason");
+		if (!strcmp(a->name, "Signal Catcher") || !strcmp(a->name, "running") ||
+		    strlen(a->name) > 15)
+			continue; /* ART's dump changes their states; the kernel cuts long names */
+		H_ASSERT(all >= 50, "\"%s\": only %lu samples", a->name, all);
+		H_ASSERT(right * 10 >= all * 9, "\"%s\": %lu of %lu samples end in '%s'", a->name,
+			 right, all, *want ? want : "a kernel reason");
+	}
+	harness_folded_release(&f);
+	harness_proc_kill(t, SIGKILL);
+}
+END_TEST
+
 /* ---- a deep recursion in the switch interpreter: every Java frame right or marked ---- */
 
 #define RECUR_DEPTH 44
@@ -440,6 +520,10 @@ Suite *e2e_realart_states_suite(void)
 	tcase_add_test(tc, states_nterp_jar);
 	tcase_add_test(tc, states_mterp_dex);
 	tcase_add_test(tc, states_mterp_jar);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("record");
+	harness_tcase_init(tc, 120);
+	tcase_add_test(tc, record_reasons);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("recur");
 	harness_tcase_init(tc, 120);
