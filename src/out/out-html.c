@@ -160,9 +160,15 @@ static int wait_class(const struct profile *p, uint32_t name, uint8_t kind)
 	    {"[java blocked", HTML_JAVA_LOCK},
 	    {"[java waiting for lock inflation", HTML_JAVA_LOCK},
 	    {"[java ", HTML_SLEEPING}, /* waiting, timed waiting, sleeping */
-	    {"[io ", HTML_IO},	       {"[pagefault", HTML_IO},	   {"[lock ", HTML_LOCK},
-	    {"[binder ", HTML_BINDER}, {"[sleep ", HTML_SLEEPING}, {"[poll ", HTML_SLEEPING},
-	    {"[wait ", HTML_SLEEPING}, {"[stopped", HTML_STOPPED}, {"[running]", HTML_W_RUN},
+	    {"[io ", HTML_IO},
+	    {"[pagefault", HTML_IO},
+	    {"[lock ", HTML_LOCK},
+	    {"[binder ", HTML_BINDER},
+	    {"[sleep ", HTML_SLEEPING},
+	    {"[poll ", HTML_SLEEPING},
+	    {"[wait ", HTML_SLEEPING},
+	    {"[stopped", HTML_STOPPED},
+	    {"[running]", HTML_W_RUN},
 	};
 	const char *s = name ? profile_str(p, name) : "";
 
