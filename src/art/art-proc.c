@@ -22,7 +22,10 @@
 #include "perch/symbols/elffile.h"
 #include "perch/symbols/module.h"
 
-#define ART_CHECK_NS	  1000000ULL	/* a lookup miss re-reads a list at most once per ms */
+#define ART_CHECK_NS 1000000ULL /* a lookup miss re-reads a list at most once per ms */
+/* the runtime's thread list is re-read at most this often for a thread not in it (a native
+ * thread never attached, or one started since): about 20 reads per thread each time */
+#define ART_THREADS_NS	  100000000ULL
 #define ART_FULL_NS	  1000000000ULL /* and the lists re-read every second regardless */
 #define ART_DEX_CACHE_MAX 65536		/* dex pcs whose method and line are kept */
 #define ART_NATIVE_CACHE  64		/* native methods named, by ArtMethod* (direct-mapped) */
@@ -404,7 +407,7 @@ int art_proc_threads(struct art_proc *a, struct art_threads *out)
 	return ret;
 }
 
-/* The cached entry of @tid, the list re-read (at most once per ART_CHECK_NS) when it has none
+/* The cached entry of @tid, the list re-read (at most once per ART_THREADS_NS) when it has none
  * or the entry is stale. */
 static struct art_thread *cached_thread(struct art_proc *a, pid_t tid)
 {
@@ -414,7 +417,7 @@ static struct art_thread *cached_thread(struct art_proc *a, pid_t tid)
 	if (t && art_thread_refresh(&a->mem, &a->threads, t) == 0)
 		return t;
 	now = now_ns();
-	if (a->threads_ns && now - a->threads_ns < ART_CHECK_NS)
+	if (a->threads_ns && now - a->threads_ns < ART_THREADS_NS)
 		return NULL;
 	a->threads_ns = now;
 	art_threads_release(&a->threads);
@@ -448,9 +451,9 @@ int art_proc_native_method(struct art_proc *a, pid_t tid, const struct perch_mem
 	if (!a->runtime_instance || a->threads_err)
 		return -ENOENT;
 	t = art_threads_find(&a->threads, tid);
-	if (!t) { /* a thread not seen yet: the list again, at most once per ART_CHECK_NS */
+	if (!t) { /* a thread not seen yet: the list again, at most once per ART_THREADS_NS */
 		now = now_ns();
-		if (a->threads_ns && now - a->threads_ns < ART_CHECK_NS)
+		if (a->threads_ns && now - a->threads_ns < ART_THREADS_NS)
 			return -ENOENT;
 		a->threads_ns = now;
 		art_threads_release(&a->threads);
