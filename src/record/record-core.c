@@ -936,12 +936,11 @@ void record_core_print_warnings(const struct record_core *rc, FILE *f)
 	double stacks = rs->stacks ? (double)rs->stacks : 1, served = record_core_served_pct(rc);
 
 	if (served < RECORD_SERVED_WARN_PCT)
-		fprintf(
-		    f,
-		    "perch: warning: perch served %.1f%% of its ticks (%llu missed: the machine, "
-		    "or the target's thread count, kept it busy); the samples of the ticks it "
-		    "missed were credited to the next ones\n",
-		    served, (unsigned long long)st->missed_ticks);
+		fprintf(f,
+			"perch: warning: perch served %.1f%% of its ticks (%llu missed: the machine, "
+			"or the target's thread count, kept it busy); the samples of the ticks it "
+			"missed were credited to the next ones\n",
+			served, (unsigned long long)st->missed_ticks);
 	if (st->dropped * 100 > st->samples + st->reused + 1)
 		fprintf(f,
 			"perch: warning: %llu samples dropped: perch's worker fell a whole queue "
@@ -958,18 +957,16 @@ void record_core_print_warnings(const struct record_core *rc, FILE *f)
 		print_stop_reasons(rs, stacks, "perch: ", f);
 	}
 	if (st->eintr)
-		fprintf(
-		    f,
-		    "perch: warning: %llu blocking calls of the target failed with EINTR: perch "
-		    "interrupted a thread as it went to block in epoll_wait(), semtimedop(), "
-		    "sigtimedwait() or their kin\n",
-		    (unsigned long long)st->eintr);
+		fprintf(f,
+			"perch: warning: %llu blocking calls of the target failed with EINTR: perch "
+			"interrupted a thread as it went to block in epoll_wait(), semtimedop(), "
+			"sigtimedwait() or their kin\n",
+			(unsigned long long)st->eintr);
 	if (rc->o.cpu_mode && !st->cpu_clocks)
-		fprintf(
-		    f,
-		    "perch: warning: cpu mode without the task clocks (/proc/PID/task/TID/sched): "
-		    "threads that share CPUs or sleep between ticks are counted where their waits "
-		    "ended\n");
+		fprintf(f,
+			"perch: warning: cpu mode without the task clocks (/proc/PID/task/TID/sched): "
+			"threads that share CPUs or sleep between ticks are counted where their waits "
+			"ended\n");
 }
 
 void record_core_print_brief(const struct record_core *rc, const char *prefix, FILE *f)
@@ -984,16 +981,14 @@ void record_core_print_brief(const struct record_core *rc, const char *prefix, F
 								    : "duration reached";
 
 	if (rc->nr_attached > 1)
-		fprintf(f,
-			"%srecorded %zu processes for %.2f s at %g Hz (%s mode), stopped by %s\n",
+		fprintf(f, "%srecorded %zu processes for %.2f s at %g Hz (%s mode), stopped by %s\n",
 			prefix, rc->nr_attached, st->elapsed_s, rc->o.hz,
 			rc->o.cpu_mode ? "cpu" : "wall", why);
 	else
 		fprintf(f, "%srecorded process %d for %.2f s at %g Hz (%s mode), stopped by %s\n",
 			prefix, rc->pid, st->elapsed_s, rc->o.hz, rc->o.cpu_mode ? "cpu" : "wall",
 			why);
-	fprintf(f,
-		"%s  %llu samples of %zu thread%s, unwound to root %.1f%% (--summary: all of it)\n",
+	fprintf(f, "%s  %llu samples of %zu thread%s, unwound to root %.1f%% (--summary: all of it)\n",
 		prefix, (unsigned long long)profile_total_samples(rc->p), profile_nr_threads(rc->p),
 		profile_nr_threads(rc->p) == 1 ? "" : "s",
 		rs->stacks ? 100.0 * (double)rs->to_root / (double)rs->stacks : 0.0);
