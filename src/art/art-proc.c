@@ -51,10 +51,14 @@ struct art_proc {
 	struct u64map pc_map; /* dex pc -> index into pc_cache */
 	struct dex_pc_entry *pc_cache;
 	size_t nr_pc, alloc_pc;
-	uint64_t runtime_instance;  /* &art::Runtime::instance_, 0 when not found */
-	struct art_threads threads; /* ART's threads as last read (art_proc_java_wait) */
-	uint64_t threads_ns;	    /* when */
-	int threads_err;	    /* -EPROTO once the layout was found unknown */
+	uint64_t runtime_instance;	/* &art::Runtime::instance_, 0 when not found */
+	struct art_threads threads;	/* ART's threads as last read (art_proc_java_wait) */
+	uint64_t threads_ns;		/* when */
+	int threads_err;		/* -EPROTO once the layout was found unknown */
+	struct art_return returns[256]; /* the tracing returns of one thread at one time */
+	int nr_returns;
+	pid_t returns_tid;
+	uint64_t returns_ns;
 	struct {
 		uint64_t method; /* ArtMethod*, 0 for an empty slot */
 		char name[160];	 /* "" when not a native method */
@@ -483,4 +487,35 @@ int art_proc_callers(struct art_proc *a, pid_t tid, const struct perch_mem *stac
 		return 0;
 	t = art_threads_find(&a->threads, tid);
 	return t ? art_thread_callers(&a->mem, t->self, stack, out, max) : 0;
+}
+
+uint64_t art_proc_return(struct art_proc *a, pid_t tid, uint64_t time_ns, uint64_t slot,
+			 uint64_t ip)
+{
+	const struct art_thread *t;
+
+	if (!a->runtime_instance || a->threads_err)
+		return ip;
+	if (a->returns_tid != tid || a->returns_ns != time_ns) {
+		t = art_threads_find(&a->threads, tid);
+		if (!t) { /* the thread's Thread: the list, at most once per ART_THREADS_NS */
+			uint64_t now = now_ns();
+
+			if (a->threads_ns && now - a->threads_ns < ART_THREADS_NS)
+				return ip;
+			a->threads_ns = now;
+			art_threads_release(&a->threads);
+			art_proc_threads(a, &a->threads);
+			t = art_threads_find(&a->threads, tid);
+		}
+		a->returns_tid = tid;
+		a->returns_ns = time_ns;
+		a->nr_returns = t ? art_thread_instrumentation(&a->mem, t->self, a->returns,
+							       ARRAY_SIZE(a->returns))
+				  : 0;
+	}
+	for (int i = 0; i < a->nr_returns; i++)
+		if (a->returns[i].slot == slot)
+			return a->returns[i].pc;
+	return ip;
 }

@@ -10,17 +10,17 @@
  *   Thread (runtime/thread.h): tls32_ at 0: state_and_flags {u16 flags; u16 state} +0,
  *     thin_lock_thread_id +12, tid +16, daemon +20; tls64_ then tlsPtr_ at +160: self +0xe8,
  *     managed_stack.tagged_top_quick_frame_ +0xb8 (bit 0: a generic JNI frame), opeer +0xf0,
- *     jpeer +0xf8, monitor_enter_object +0x120 (Monitor::FetchState), name
- * (std::string*) +0x160; wait_mutex_ +0x1a50, wait_monitor_ +0x1a60 (Monitor::FetchState) Monitor:
- * owner_ (Thread*) +0x30, obj_ (a 32-bit GcRoot) +0x3c mirror::Object: klass_ +0 and the lock word
- * +4, both 32 bits (the heap is below 4 GiB) lock word (runtime/lock_word.h): state in bits 30-31
- * (0 thin or unlocked, 1 fat, 2 hash, 3 forwarding), thin owner in bits 0-15, a fat lock's monitor
- * id in bits 0-27 -> MonitorPool (64-bit): off = id << 3; chunk list [off >> 27], chunk [(off >>
- * 12) & 0x7fff], monitor at chunk + (off & 0xff8) mirror::Class: component_type_ +12, dex_cache_
- * +16, dex_type_idx_ +84; DexCache::dex_file_ +16; DexFile::begin_ +8 (a class named by its dex
- * type) Nothing is written and no lock of the runtime is taken: a read races with the runtime, so
- * each thread is checked (self pointer, state range, tid) and a monitor is believed only when
- * its object points back to it. */
+ *     jpeer +0xf8, monitor_enter_object +0x120, instrumentation_stack (a std::map*) +0x140
+ * (Monitor::FetchState), name (std::string*) +0x160; wait_mutex_ +0x1a50, wait_monitor_ +0x1a60
+ * (Monitor::FetchState) Monitor: owner_ (Thread*) +0x30, obj_ (a 32-bit GcRoot) +0x3c
+ * mirror::Object: klass_ +0 and the lock word +4, both 32 bits (the heap is below 4 GiB) lock word
+ * (runtime/lock_word.h): state in bits 30-31 (0 thin or unlocked, 1 fat, 2 hash, 3 forwarding),
+ * thin owner in bits 0-15, a fat lock's monitor id in bits 0-27 -> MonitorPool (64-bit): off = id
+ * << 3; chunk list [off >> 27], chunk [(off >> 12) & 0x7fff], monitor at chunk + (off & 0xff8)
+ * mirror::Class: component_type_ +12, dex_cache_ +16, dex_type_idx_ +84; DexCache::dex_file_ +16;
+ * DexFile::begin_ +8 (a class named by its dex type) Nothing is written and no lock of the runtime
+ * is taken: a read races with the runtime, so each thread is checked (self pointer, state range,
+ * tid) and a monitor is believed only when its object points back to it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +34,7 @@ struct art_thread_layout {
 	const char *name;
 	uint32_t rt_thread_list, rt_monitor_pool, tl_list;
 	uint32_t t_state, t_thin_id, t_tid, t_daemon, t_self, t_opeer, t_jpeer, t_monitor_enter;
-	uint32_t t_name, t_top_quick_frame;
+	uint32_t t_name, t_top_quick_frame, t_instrumentation;
 	uint32_t am_class, am_flags, am_index;
 	uint32_t t_wait_monitor, m_owner, m_obj;
 	uint32_t c_component, c_dex_cache, c_dex_type_idx, dc_dex_file, df_begin;
@@ -54,6 +54,7 @@ static const struct art_thread_layout layout_r64 = {
     .t_jpeer = 0xf8,
     .t_monitor_enter = 0x120,
     .t_top_quick_frame = 0xb8,
+    .t_instrumentation = 0x140,
     .am_class = 0,
     .am_flags = 4,
     .am_index = 12,
@@ -390,6 +391,33 @@ int art_thread_callers(const struct perch_mem *mem, uint64_t self, const struct 
 		}
 		if (!ms[1] || stack->read(stack->ctx, ms[1], ms, sizeof(ms)) < 0)
 			break;
+	}
+	return (int)n;
+}
+
+int art_thread_instrumentation(const struct perch_mem *mem, uint64_t self, struct art_return *out,
+			       size_t max)
+{
+	struct reader r = {mem, &layout_r64};
+	uint64_t map = rd64(&r, self + r.l->t_instrumentation), todo[64], node[8];
+	size_t n = 0, nt = 0, visits = 0;
+
+	/* std::map (libstdc++ _Rb_tree): the header node at +8, its parent (the root) at +16;
+	 * a node: colour, parent, left +16, right +24, then the pair: key +32, and the
+	 * InstrumentationStackFrame's this_object_ +40, method_ +48, return_pc_ +56 */
+	if (!map || !(todo[nt++] = rd64(&r, map + 16)))
+		return 0;
+	while (nt && n < max && visits++ < 4 * max) {
+		uint64_t at = todo[--nt];
+
+		if (rd(&r, at, node, sizeof(node)) < 0)
+			return -EAGAIN; /* freed under the walk */
+		out[n].slot = node[4];
+		out[n++].pc = node[7];
+		if (node[2] && nt < 64)
+			todo[nt++] = node[2];
+		if (node[3] && nt < 64)
+			todo[nt++] = node[3];
 	}
 	return (int)n;
 }

@@ -61,6 +61,7 @@ struct resolver {
 	uint32_t perfmap_module; /* string id + 1 of "[perf-map]" */
 	int nr_pcs;
 	uint64_t snap_ns; /* time of the snapshot being resolved */
+	pid_t snap_tid;	  /* and its thread */
 	/* modules (struct module pointers) already unwound through / symbolized in: a call that
 	 * meets a new one paid its loading (resolve_stats) */
 	struct u64map seen_unwind, seen_sym;
@@ -126,6 +127,16 @@ static int tail_locate(void *arg, uint64_t addr, const struct elffile **ef, uint
 	return 0;
 }
 
+/* unwind_ret_fn: ART's method tracing (art.h) */
+static uint64_t art_return(void *arg, uint64_t slot, uint64_t ip)
+{
+	struct resolver *r = arg;
+
+	return r->snap_tid && art_proc_active(r->art)
+		   ? art_proc_return(r->art, r->snap_tid, r->snap_ns, slot, ip)
+		   : ip;
+}
+
 struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,
 			      struct symbolizer *sym)
 {
@@ -144,6 +155,7 @@ struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct p
 	r->art = art_proc_new(pid);
 	r->perfmap = perfmap_new(pid);
 	unwinder_set_jit(r->u, jit_cfi, r);
+	unwinder_set_ret(r->u, art_return, r);
 	r->tc = tailcall_new(sym, tail_locate, r);
 	r->max_frames = UNWIND_DEFAULT_FRAMES;
 	return r;
@@ -692,6 +704,7 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	int n, loaded = 0, at_root;
 
 	r->snap_ns = snap->time_ns;
+	r->snap_tid = snap->tid;
 	/* the JIT and dex lists: found once, re-read at most once per batch when they changed */
 	art_proc_locate(r->art, r->ms);
 	art_proc_update(r->art, snap->time_ns);

@@ -47,6 +47,8 @@ struct unwinder {
 	uint8_t page[PAGE];
 	unwind_jit_cfi_fn *jit_cfi; /* CFI of code without a module (JIT), or NULL */
 	void *jit_arg;
+	unwind_ret_fn *ret_fn; /* return addresses a runtime replaced, or NULL */
+	void *ret_arg;
 	uint64_t *dex_pcs; /* ART's DEX PC marker per frame (0: none) */
 	uint64_t *dex_sps; /* the stack pointer of those frames */
 	uint8_t *exact;	   /* per frame: its pc is not a return address */
@@ -524,6 +526,12 @@ void unwinder_flush(struct unwinder *u)
 	u->generation = u->ms->generation;
 }
 
+void unwinder_set_ret(struct unwinder *u, unwind_ret_fn *fn, void *arg)
+{
+	u->ret_fn = fn;
+	u->ret_arg = arg;
+}
+
 void unwinder_set_jit(struct unwinder *u, unwind_jit_cfi_fn *fn, void *arg)
 {
 	u->jit_cfi = fn;
@@ -946,7 +954,7 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 
 	for (;;) {
 		struct perch_regs r, next;
-		uint64_t ip, sp;
+		uint64_t ip, sp, real;
 		int ret, in_jit, by_fp = 0, by_unw, sigframe = 0;
 
 		frame_regs(u, &w, pcs, n, &r, &in_jit);
@@ -983,6 +991,17 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 				res->stop = UNWIND_STOP_STACK;
 				break;
 			}
+		}
+		/* a return address the runtime replaced (ART's tracing exit): the real one, and
+		 * the walk starts afresh from there with the registers it has */
+		real =
+		    u->ret_fn && a->e_machine == EM_X86_64 ? u->ret_fn(u->ret_arg, sp - 8, ip) : ip;
+		if (real != ip) {
+			if (by_unw)
+				cursor_regs_all(u, &w.c, &next);
+			ip = real;
+			next.r[a->dw_sp] = sp;
+			by_unw = by_fp = 0;
 		}
 		/* a return address outside executable code is garbage (a frame pointer chain
 		 * through code that does not keep one), not a frame */

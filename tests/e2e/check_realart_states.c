@@ -16,10 +16,9 @@
  * ("(Native method)") and the method whose call started a class initialization (below
  * <clinit>, and in mterp atop the thread waiting for it) included.
  *
- * The switch interpreter is not in this suite: ART 11 reaches it only under method tracing
- * (-Xint -Xmethod-trace), and there its own SIGQUIT dump aborts the runtime
- * (OatQuickMethodHeader::GetCodeSize's check, from DumpNativeStack), so it has no oracle;
- * perch shows no Java frames for a thread inside a native method there either (not done). */
+ * The switch interpreter (ART 11 reaches it only under method tracing, -Xint -Xmethod-trace)
+ * is compared with ART's dump of the same program in mterp: under tracing ART's own SIGQUIT
+ * dump aborts the runtime (states_switch says why). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +28,8 @@
 
 #include "harness.h"
 
-enum interp { NTERP, MTERP };
-static const char *const interp_names[] = {"nterp", "mterp"};
+enum interp { NTERP, MTERP, SWITCH };
+static const char *const interp_names[] = {"nterp", "mterp", "switch"};
 
 #define MAX_THREADS 32
 #define MAX_LINES   48
@@ -98,8 +97,12 @@ static struct harness_proc *start(enum interp it, int jar)
 	argv[n++] = harness_fmt("-Ximage:%s/none.art", dir);
 	argv[n++] = "-Xnoimage-dex2oat";
 	argv[n++] = "-Xusejit:false";
-	if (it == MTERP)
+	if (it != NTERP)
 		argv[n++] = "-Xint";
+	if (it == SWITCH) {
+		argv[n++] = "-Xmethod-trace";
+		argv[n++] = harness_fmt("-Xmethod-trace-file:%s/trace.bin", dir);
+	}
 	argv[n] = NULL;
 	return harness_spawn("realart", argv);
 }
@@ -159,6 +162,21 @@ static void parse_dump(const char *text, struct dump *d, int art)
 	}
 }
 
+/* "held by thread 5" -> "held by \"holder\"": the owner by name (ART's ids depend on the order
+ * the threads attached, which differs from run to run) */
+static void owners_by_name(struct dump *d)
+{
+	for (size_t i = 0; i < d->nr; i++) {
+		char *held = strstr(d->t[i].lock, " held by thread ");
+		unsigned id = held ? (unsigned)atoi(held + 16) : 0;
+
+		for (size_t k = 0; held && k < d->nr; k++)
+			if (d->t[k].tid == id)
+				snprintf(held, sizeof(d->t[i].lock) - (size_t)(held - d->t[i].lock),
+					 " held by \"%s\"", d->t[k].name);
+	}
+}
+
 static const struct dthread *find_thread(const struct dump *d, const char *name)
 {
 	for (size_t i = 0; i < d->nr; i++)
@@ -194,8 +212,8 @@ static int same_state(const char *name, const char *art_state, const char *perch
 	return !strcmp(name, "Signal Catcher");
 }
 
-/* Thread by thread; returns how many Java frames were compared. */
-static size_t compare(const struct dump *art, const struct dump *perch)
+/* Thread by thread (ART's ids too when @ids); returns how many Java frames were compared. */
+static size_t compare(const struct dump *art, const struct dump *perch, int ids)
 {
 	size_t frames = 0;
 
@@ -205,8 +223,8 @@ static size_t compare(const struct dump *art, const struct dump *perch)
 		const struct dthread *a = &art->t[i], *p = find_thread(perch, a->name);
 
 		H_ASSERT(p, "perch has no thread \"%s\"", a->name);
-		H_ASSERT(p->tid == a->tid, "\"%s\": perch says tid=%u, ART tid=%u", a->name, p->tid,
-			 a->tid);
+		H_ASSERT(!ids || p->tid == a->tid, "\"%s\": perch says tid=%u, ART tid=%u", a->name,
+			 p->tid, a->tid);
 		H_ASSERT(same_state(a->name, a->state, p->state), "\"%s\": perch says %s, ART %s",
 			 a->name, p->state, a->state);
 		H_ASSERT(!strcmp(a->lock, p->lock), "\"%s\": perch's lock line '%s', ART's '%s'",
@@ -273,7 +291,7 @@ static void run_states(enum interp it, int jar)
 	text = art_dump(t, pid, t->err.len);
 	harness_context_add("ART's dump:\n%s\n", text);
 	parse_dump(text, &art, 1);
-	frames = compare(&art, &perch);
+	frames = compare(&art, &perch, 1);
 	printf("e2e-realart-states: %s %s: %zu threads, %zu Java frames equal to ART's dump\n",
 	       interp_names[it], jar ? "jar" : "dex", art.nr, frames);
 	harness_proc_kill(t, SIGKILL);
@@ -482,6 +500,46 @@ START_TEST(recur_switch)
 }
 END_TEST
 
+/* The switch interpreter: ART reaches it only under method tracing, and there its own SIGQUIT
+ * dump aborts the runtime (OatQuickMethodHeader::GetCodeSize's check, from DumpNativeStack).
+ * The oracle is then ART's dump of the same program in mterp, the other interpreter of
+ * ShadowFrames (threads by name, owners by name: the ids follow the order threads attach). */
+START_TEST(states_switch)
+{
+	static struct dump art, perch;
+	struct harness_proc *t = start(MTERP, 0);
+	pid_t pid = harness_proc_wait_ready(t, 30);
+	const char *text;
+	size_t frames;
+	int tries = 0;
+
+	do {
+		harness_sleep(0.2);
+		parse_dump(perch_anr(pid), &perch, 0);
+	} while (!settled(&perch) && ++tries < 8);
+	text = art_dump(t, pid, t->err.len);
+	harness_context_add("ART's dump (mterp):\n%s\n", text);
+	parse_dump(text, &art, 1);
+	harness_proc_kill(t, SIGKILL);
+	t = start(SWITCH, 0);
+	pid = harness_proc_wait_ready(t, 30);
+	tries = 0;
+	do {
+		harness_sleep(0.2);
+		text = perch_anr(pid);
+		parse_dump(text, &perch, 0);
+	} while (!settled(&perch) && ++tries < 8);
+	harness_context_add("perch dump --format anr (switch, method tracing):\n%s\n", text);
+	owners_by_name(&art);
+	owners_by_name(&perch);
+	frames = compare(&art, &perch, 0);
+	printf("e2e-realart-states: switch (method tracing): %zu threads, %zu Java frames equal to "
+	       "ART's dump in mterp\n",
+	       art.nr, frames);
+	harness_proc_kill(t, SIGKILL);
+}
+END_TEST
+
 START_TEST(states_nterp_dex)
 {
 	run_states(NTERP, 0);
@@ -520,6 +578,7 @@ Suite *e2e_realart_states_suite(void)
 	tcase_add_test(tc, states_nterp_jar);
 	tcase_add_test(tc, states_mterp_dex);
 	tcase_add_test(tc, states_mterp_jar);
+	tcase_add_test(tc, states_switch);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("record");
 	harness_tcase_init(tc, 120);

@@ -95,6 +95,17 @@ struct art_shadow_frame {
 int art_thread_callers(const struct perch_mem *mem, uint64_t self, const struct perch_mem *stack,
 		       struct art_shadow_frame *out, size_t max);
 
+/* A return address ART's method tracing replaced with its exit stub: the stack slot and the
+ * real return address (Thread::tlsPtr_.instrumentation_stack). */
+struct art_return {
+	uint64_t slot, pc;
+};
+
+/* The entries of thread @self's instrumentation stack (up to @max): how many, 0 without
+ * tracing, -EAGAIN when the map changed under the read. */
+int art_thread_instrumentation(const struct perch_mem *mem, uint64_t self, struct art_return *out,
+			       size_t max);
+
 /* "java.lang.Object.wait" for ArtMethod @method when it is a native method: 0, -ENOENT (not
  * native), -EFAULT. */
 int art_method_native_name(const struct perch_mem *mem, uint64_t method, char *name, size_t size);

@@ -215,6 +215,11 @@ int art_proc_native_method(struct art_proc *a, pid_t tid, const struct perch_mem
 struct art_shadow_frame;
 int art_proc_callers(struct art_proc *a, pid_t tid, const struct perch_mem *stack,
 		     struct art_shadow_frame *out, size_t max);
+/* The real return address for the return-address slot @slot of thread @tid's snapshot taken at
+ * @time_ns, when ART's method tracing replaced it (its instrumentation stack, read once per
+ * snapshot), else @ip. */
+uint64_t art_proc_return(struct art_proc *a, pid_t tid, uint64_t time_ns, uint64_t slot,
+			 uint64_t ip);
 /* Is any list known (so that JIT and dex lookups can succeed)? */
 int art_proc_active(const struct art_proc *a);
 /* Where the descriptors are (0 when not found), for tests and `perch dump`. */
