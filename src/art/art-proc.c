@@ -59,6 +59,7 @@ struct art_proc {
 	int nr_returns;
 	pid_t returns_tid;
 	uint64_t returns_ns;
+	uint64_t exit_pc; /* the tracing exit stub, once a replaced return address was seen */
 	struct {
 		uint64_t method; /* ArtMethod*, 0 for an empty slot */
 		char name[160];	 /* "" when not a native method */
@@ -494,7 +495,7 @@ uint64_t art_proc_return(struct art_proc *a, pid_t tid, uint64_t time_ns, uint64
 {
 	const struct art_thread *t;
 
-	if (!a->runtime_instance || a->threads_err)
+	if (!a->runtime_instance || a->threads_err || (a->exit_pc && ip != a->exit_pc))
 		return ip;
 	if (a->returns_tid != tid || a->returns_ns != time_ns) {
 		t = art_threads_find(&a->threads, tid);
@@ -515,7 +516,9 @@ uint64_t art_proc_return(struct art_proc *a, pid_t tid, uint64_t time_ns, uint64
 				  : 0;
 	}
 	for (int i = 0; i < a->nr_returns; i++)
-		if (a->returns[i].slot == slot)
+		if (a->returns[i].slot == slot) {
+			a->exit_pc = ip; /* every replaced return address is the same stub */
 			return a->returns[i].pc;
+		}
 	return ip;
 }
