@@ -61,6 +61,17 @@ struct art_proc {
 	uint64_t returns_ns;
 	uint64_t exit_pc; /* the tracing exit stub, once a replaced return address was seen */
 	struct {
+		uint64_t method, insns; /* insns 0: none */
+	} insns[ART_NATIVE_CACHE];	/* art_method_insns() by ArtMethod* (direct-mapped) */
+	struct {
+		pid_t tid;
+		uint64_t time_ns, addr;
+		size_t len;
+		int ok;
+		uint8_t buf[128];
+	} win;			  /* art_thread_window() of one thread for one sample */
+	struct perch_mem win_mem; /* reads through it */
+	struct {
 		uint64_t method; /* ArtMethod*, 0 for an empty slot */
 		char name[160];	 /* "" when not a native method */
 	} natives[ART_NATIVE_CACHE];
@@ -105,6 +116,32 @@ static int proc_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
+/* Reads served from the window of the sample's thread when they fall in it. */
+static int win_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct art_proc *a = ctx;
+
+	if (a->win.ok && addr >= a->win.addr && addr - a->win.addr + len <= a->win.len) {
+		memcpy(buf, a->win.buf + (addr - a->win.addr), len);
+		return 0;
+	}
+	return proc_read(a, addr, buf, len);
+}
+
+/* The reader for thread @t's per-sample reads at @time_ns: its window read once. */
+static const struct perch_mem *sample_mem(struct art_proc *a, const struct art_thread *t,
+					  uint64_t time_ns)
+{
+	if (a->win.tid != t->tid || a->win.time_ns != time_ns || !time_ns) {
+		a->win.tid = t->tid;
+		a->win.time_ns = time_ns;
+		art_thread_window(t->self, &a->win.addr, &a->win.len);
+		a->win.ok = a->win.len <= sizeof(a->win.buf) &&
+			    proc_read(a, a->win.addr, a->win.buf, a->win.len) == 0;
+	}
+	return &a->win_mem;
+}
+
 struct art_proc *art_proc_new(pid_t pid)
 {
 	struct art_proc *a = xcalloc(1, sizeof(*a));
@@ -113,6 +150,8 @@ struct art_proc *art_proc_new(pid_t pid)
 	a->mem_fd = -1;
 	a->mem.read = proc_read;
 	a->mem.ctx = a;
+	a->win_mem.read = win_read;
+	a->win_mem.ctx = a;
 	return a;
 }
 
@@ -445,8 +484,8 @@ int art_proc_java_wait(struct art_proc *a, pid_t tid, char *buf, size_t size)
 	return buf[0] ? 0 : -ENOENT;
 }
 
-int art_proc_native_method(struct art_proc *a, pid_t tid, const struct perch_mem *stack, char *name,
-			   size_t size)
+int art_proc_native_method(struct art_proc *a, pid_t tid, uint64_t time_ns,
+			   const struct perch_mem *stack, char *name, size_t size)
 {
 	const struct art_thread *t;
 	uint64_t now, method;
@@ -466,7 +505,7 @@ int art_proc_native_method(struct art_proc *a, pid_t tid, const struct perch_mem
 			return -ENOENT;
 		t = art_threads_find(&a->threads, tid);
 	}
-	if (!t || art_thread_native_frame(&a->mem, t->self, stack, &method) < 0)
+	if (!t || art_thread_native_frame(sample_mem(a, t, time_ns), t->self, stack, &method) < 0)
 		return -ENOENT;
 	slot = (size_t)(method >> 3) % ART_NATIVE_CACHE;
 	if (a->natives[slot].method != method) {
@@ -479,7 +518,7 @@ int art_proc_native_method(struct art_proc *a, pid_t tid, const struct perch_mem
 	return name[0] ? 0 : -ENOENT;
 }
 
-int art_proc_callers(struct art_proc *a, pid_t tid, const struct perch_mem *stack,
+int art_proc_callers(struct art_proc *a, pid_t tid, uint64_t time_ns, const struct perch_mem *stack,
 		     struct art_shadow_frame *out, size_t max)
 {
 	const struct art_thread *t;
@@ -487,7 +526,7 @@ int art_proc_callers(struct art_proc *a, pid_t tid, const struct perch_mem *stac
 	if (!a->runtime_instance || a->threads_err)
 		return 0;
 	t = art_threads_find(&a->threads, tid);
-	return t ? art_thread_callers(&a->mem, t->self, stack, out, max) : 0;
+	return t ? art_thread_callers(sample_mem(a, t, time_ns), t->self, stack, out, max) : 0;
 }
 
 uint64_t art_proc_return(struct art_proc *a, pid_t tid, uint64_t time_ns, uint64_t slot,
@@ -521,4 +560,18 @@ uint64_t art_proc_return(struct art_proc *a, pid_t tid, uint64_t time_ns, uint64
 			return a->returns[i].pc;
 		}
 	return ip;
+}
+
+uint64_t art_proc_shadow_dex_pc(struct art_proc *a, const struct art_shadow_frame *sf)
+{
+	size_t slot = (size_t)(sf->method >> 3) % ART_NATIVE_CACHE;
+	uint64_t insns;
+
+	if (a->insns[slot].method != sf->method) {
+		if (art_method_insns(&a->mem, sf->method, &insns) < 0)
+			insns = 0;
+		a->insns[slot].method = sf->method;
+		a->insns[slot].insns = insns;
+	}
+	return a->insns[slot].insns ? a->insns[slot].insns + 2ull * sf->pc : 0;
 }

@@ -351,6 +351,16 @@ int art_thread_native_frame(const struct perch_mem *mem, uint64_t self,
 
 /* The address of the first instruction of ArtMethod @method in its dex file (a standard dex
  * code item: 16 bytes of header, then the instructions), 0 when unknown. */
+static uint64_t method_insns(const struct reader *r, uint64_t method);
+
+int art_method_insns(const struct perch_mem *mem, uint64_t method, uint64_t *insns)
+{
+	struct reader r = {mem, &layout_r64};
+
+	*insns = method_insns(&r, method);
+	return *insns ? 0 : -ENOENT;
+}
+
 static uint64_t method_insns(const struct reader *r, uint64_t method)
 {
 	uint32_t f[4];
@@ -380,19 +390,24 @@ int art_thread_callers(const struct perch_mem *mem, uint64_t self, const struct 
 	for (int hops = 0; hops < 64 && n < max; hops++) {
 		/* ShadowFrame: link_, method_, result_register_, dex_pc_ptr_, dex_instructions_,
 		 * lock_count_data_, u32 number_of_vregs_, u32 dex_pc_ (art-interp.c) */
+		/* only one the runtime has not run yet (no instructions set): one that runs has
+		 * an interpreter frame of its own, named from it */
 		if (ms[2] && stack->read(stack->ctx, ms[2], sf, sizeof(sf)) == 0 && sf[1] &&
-		    stack->read(stack->ctx, ms[2] + 52, &pc, 4) == 0) {
-			/* one not run yet has no instructions set: its method's */
-			uint64_t insns = sf[4] ? sf[4] : method_insns(&r, sf[1]);
-
+		    !sf[4] && !sf[3] && stack->read(stack->ctx, ms[2] + 52, &pc, 4) == 0) {
 			out[n].sp = ms[2];
-			out[n].dex_pc = sf[3] ? sf[3] : insns ? insns + 2ull * pc : 0;
-			n += out[n].dex_pc != 0;
+			out[n].method = sf[1];
+			out[n++].pc = pc;
 		}
 		if (!ms[1] || stack->read(stack->ctx, ms[1], ms, sizeof(ms)) < 0)
 			break;
 	}
 	return (int)n;
+}
+
+void art_thread_window(uint64_t self, uint64_t *addr, size_t *len)
+{
+	*addr = self + layout_r64.t_top_quick_frame;
+	*len = layout_r64.t_self + 8 - layout_r64.t_top_quick_frame;
 }
 
 int art_thread_instrumentation(const struct perch_mem *mem, uint64_t self, struct art_return *out,

@@ -602,7 +602,8 @@ static int insert_native_method(struct resolver *r, const struct unwind_snapshot
 		j++;
 	if (j == 0 || j == n || r->art_kind[j - 1] != ART_FRAME_RUNTIME ||
 	    n + 1 > 2 * UNWIND_MAX_FRAMES ||
-	    art_proc_native_method(r->art, snap->tid, &stack, method, sizeof(method)) < 0)
+	    art_proc_native_method(r->art, snap->tid, snap->time_ns, &stack, method,
+				   sizeof(method)) < 0)
 		return n;
 	memmove(r->locs + j + 1, r->locs + j, (size_t)(n - j) * sizeof(r->locs[0]));
 	memmove(r->pcs + j + 1, r->pcs + j, (size_t)(n - j) * sizeof(r->pcs[0]));
@@ -655,10 +656,11 @@ static int insert_init_callers(struct resolver *r, const struct unwind_snapshot 
 {
 	struct perch_mem stack = unwind_snapshot_stack(snap);
 	struct art_shadow_frame sf[8];
-	int nq = art_proc_callers(r->art, snap->tid, &stack, sf, 8);
+	int nq = art_proc_callers(r->art, snap->tid, snap->time_ns, &stack, sf, 8);
 
 	for (int k = 0; k < nq && n + 1 <= 2 * UNWIND_MAX_FRAMES; k++) {
 		struct dex_method m;
+		uint64_t dex_pc;
 		int i = 0, below = -1, java;
 
 		for (; i < n && r->sps[i] <= sf[k].sp; i++)
@@ -669,11 +671,12 @@ static int insert_init_callers(struct resolver *r, const struct unwind_snapshot 
 			java++;
 		if (i == 0 || java >= n || r->art_kind[java] != ART_FRAME_JAVA ||
 		    r->art_kind[i - 1] != ART_FRAME_RUNTIME ||
-		    art_proc_dex_lookup(r->art, sf[k].dex_pc, &m) < 0 ||
+		    !(dex_pc = art_proc_shadow_dex_pc(r->art, &sf[k])) ||
+		    art_proc_dex_lookup(r->art, dex_pc, &m) < 0 ||
 		    (below >= 0 && names_method(r, r->locs[below], m.name)) ||
 		    names_method(r, r->locs[java], m.name))
 			continue;
-		put_caller(r, i, n++, sf[k].dex_pc, sf[k].sp);
+		put_caller(r, i, n++, dex_pc, sf[k].sp);
 	}
 	return n;
 }

@@ -273,6 +273,7 @@ START_TEST(test_callers)
 {
 	const uint64_t frag = BASE + 0x61000, sf1 = BASE + 0x62000, sf2 = BASE + 0x63000;
 	struct art_shadow_frame out[4];
+	uint64_t insns;
 
 	put(METHOD, CLASS, 4);
 	put(METHOD + 8, 0x200, 4);   /* code item offset */
@@ -283,15 +284,23 @@ START_TEST(test_callers)
 	put(sf1 + 52, 3, 4);
 	put(frag + 16, sf2, 8); /* a fragment whose ShadowFrame has not run yet */
 	put(sf2 + 8, METHOD, 8);
+	/* the running one has an interpreter frame of its own: only the other */
+	ck_assert_int_eq(art_thread_callers(&fake_mem, T2, &fake_mem, out, 4), 1);
+	ck_assert_uint_eq(out[0].sp, sf2);
+	ck_assert_uint_eq(out[0].method, METHOD);
+	ck_assert_uint_eq(out[0].pc, 0);
+	ck_assert_int_eq(art_method_insns(&fake_mem, METHOD, &insns), 0);
+	ck_assert_uint_eq(insns, DEX + 0x200 + 16); /* the method's first instruction */
+	/* both, when neither runs yet */
+	put(sf1 + 32, 0, 8);
 	ck_assert_int_eq(art_thread_callers(&fake_mem, T2, &fake_mem, out, 4), 2);
 	ck_assert_uint_eq(out[0].sp, sf1);
-	ck_assert_uint_eq(out[0].dex_pc, DEX + 0x210 + 6);
+	ck_assert_uint_eq(out[0].pc, 3);
 	ck_assert_uint_eq(out[1].sp, sf2);
-	ck_assert_uint_eq(out[1].dex_pc, DEX + 0x200 + 16); /* the method's first instruction */
 	ck_assert_int_eq(art_thread_callers(&fake_mem, T2, &fake_mem, out, 1), 1);
 	/* a compact dex: no guess at its code items */
 	memcpy(mem + (DEX - BASE), "cdex001", 8);
-	ck_assert_int_eq(art_thread_callers(&fake_mem, T2, &fake_mem, out, 4), 1);
+	ck_assert_int_eq(art_method_insns(&fake_mem, METHOD, &insns), -ENOENT);
 	/* a link outside the copy ends the walk */
 	put(T2 + 0xb8 + 8, BASE + MEM_SIZE + 64, 8);
 	ck_assert_int_eq(art_thread_callers(&fake_mem, T2, &fake_mem, out, 4), 1);

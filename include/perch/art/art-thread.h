@@ -86,14 +86,24 @@ int art_thread_native_frame(const struct perch_mem *mem, uint64_t self,
  * waits there at dex pc 0). */
 struct art_shadow_frame {
 	uint64_t sp;	 /* where the ShadowFrame is (on the stack) */
-	uint64_t dex_pc; /* its current instruction, an address in its dex file */
+	uint64_t method; /* its ArtMethod* */
+	uint32_t pc;	 /* its dex pc, in code units (art_method_insns() + 2 * pc) */
 };
 
-/* The top ShadowFrames of thread @self's managed-stack fragments, innermost first, each read
- * from the snapshot's copy of the stack (@stack; a fragment outside it ends the walk): how many
- * (up to @max) were put in @out. */
+/* The address of ArtMethod @method's first instruction in its dex file (a standard dex): 0,
+ * -ENOENT (no code, no dex file known, or a compact dex). */
+int art_method_insns(const struct perch_mem *mem, uint64_t method, uint64_t *insns);
+
+/* The top ShadowFrames of thread @self's managed-stack fragments that the runtime has not
+ * started to interpret yet (no instructions set), innermost first, each read from the
+ * snapshot's copy of the stack (@stack; a fragment outside it ends the walk): how many (up to
+ * @max) were put in @out. */
 int art_thread_callers(const struct perch_mem *mem, uint64_t self, const struct perch_mem *stack,
 		       struct art_shadow_frame *out, size_t max);
+
+/* The part of art::Thread @self that the per-sample reads above touch (its managed stack and
+ * self pointer): a caller may read it once per sample and serve them from that copy. */
+void art_thread_window(uint64_t self, uint64_t *addr, size_t *len);
 
 /* A return address ART's method tracing replaced with its exit stub: the stack slot and the
  * real return address (Thread::tlsPtr_.instrumentation_stack). */

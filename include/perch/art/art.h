@@ -205,16 +205,20 @@ int art_proc_threads(struct art_proc *a, struct art_threads *out);
  * art_thread_wait_frame()) into @buf: 0, or -ENOENT when it is not an ART thread in a Java
  * wait (or the runtime's threads cannot be read): keep the kernel's reason then. */
 int art_proc_java_wait(struct art_proc *a, pid_t tid, char *buf, size_t size);
-/* The native method ("java.lang.Object.wait") thread @tid is in, for a snapshot whose copied
- * stack @stack reads (art_thread_native_method()): 0, or -ENOENT. */
-int art_proc_native_method(struct art_proc *a, pid_t tid, const struct perch_mem *stack, char *name,
-			   size_t size);
-/* The top ShadowFrames of thread @tid's managed-stack fragments, for a snapshot whose copied
- * stack @stack reads (art_thread_callers()): how many in @out. The thread must have been seen
- * (art_proc_native_method() reads the list). */
+/* The native method ("java.lang.Object.wait") thread @tid is in, for its snapshot taken at
+ * @time_ns whose copied stack @stack reads (art_thread_native_frame(); the thread's words are
+ * read once per snapshot for this and art_proc_callers()): 0, or -ENOENT. */
+int art_proc_native_method(struct art_proc *a, pid_t tid, uint64_t time_ns,
+			   const struct perch_mem *stack, char *name, size_t size);
+/* The top ShadowFrames of thread @tid's managed-stack fragments, for its snapshot taken at
+ * @time_ns whose copied stack @stack reads (art_thread_callers()): how many in @out. The thread
+ * must have been seen (art_proc_native_method() reads the list). */
 struct art_shadow_frame;
-int art_proc_callers(struct art_proc *a, pid_t tid, const struct perch_mem *stack,
+int art_proc_callers(struct art_proc *a, pid_t tid, uint64_t time_ns, const struct perch_mem *stack,
 		     struct art_shadow_frame *out, size_t max);
+/* The dex pc (an address in its dex file) of ShadowFrame @sf (art_proc_callers()), its
+ * method's first instruction cached per method; 0 when unknown. */
+uint64_t art_proc_shadow_dex_pc(struct art_proc *a, const struct art_shadow_frame *sf);
 /* The real return address for the return-address slot @slot of thread @tid's snapshot taken at
  * @time_ns, when ART's method tracing replaced it (its instrumentation stack, read once per
  * snapshot), else @ip. */
