@@ -10,9 +10,10 @@
   var LABEL_W = 170;           /* thread names left of the timeline (and the charts' y axis) */
   var ROW_H = 14, ROW_GAP = 3, AXIS_H = 18;
   var KINDS = ["native", "pseudo", "kernel", "JIT", "interpreted", "AOT"];
-  var STATES = ["running", "runnable", "sleeping", "I/O", "lock", "binder", "stopped", "unknown"];
-  var STATE_COLOURS = ["#2e9e3a", "#b8d432", "#c9d6ea", "#f08c1e", "#d83a34", "#8e44c8", "#555555",
-                       "#bbbbbb"];
+  var STATES = ["running", "runnable", "sleeping", "I/O", "lock", "binder", "Java monitor",
+                "stopped", "unknown"];
+  var STATE_COLOURS = ["#2e9e3a", "#b8d432", "#c9d6ea", "#f08c1e", "#d83a34", "#8e44c8", "#8b1a4a",
+                       "#555555", "#bbbbbb"];
   var HIT = "rgb(230,0,230)";
 
   var D = null;                /* the decoded recording */

@@ -84,7 +84,7 @@ int art_switch_dex_pc(const struct perch_mem *mem, int is_64, uint64_t sp, uint6
 		uint64_t acc, got, units, regs, sf;
 
 		if (rd(mem, s + ptr, ptr, &acc) < 0)
-			return -ENOENT; /* past what @mem holds */
+			return -ERANGE; /* past what @mem holds: no answer either way */
 		if (!acc || acc % 4 || rd(mem, acc + ptr, ptr, &got) < 0 || got != insns)
 			continue;
 		if (rd(mem, acc, 4, &units) < 0 || !units || rd(mem, acc + 2 * ptr, 2, &regs) < 0 ||

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perch/art/art-thread.h"
 #include "perch/art/art.h"
 #include "perch/art/dex.h"
 #include "perch/base/log.h"
@@ -21,9 +22,13 @@
 #include "perch/symbols/elffile.h"
 #include "perch/symbols/module.h"
 
-#define ART_CHECK_NS	  1000000ULL	/* a lookup miss re-reads a list at most once per ms */
+#define ART_CHECK_NS 1000000ULL /* a lookup miss re-reads a list at most once per ms */
+/* the runtime's thread list is re-read at most this often for a thread not in it (a native
+ * thread never attached, or one started since): about 20 reads per thread each time */
+#define ART_THREADS_NS	  100000000ULL
 #define ART_FULL_NS	  1000000000ULL /* and the lists re-read every second regardless */
 #define ART_DEX_CACHE_MAX 65536		/* dex pcs whose method and line are kept */
+#define ART_NATIVE_CACHE  64		/* native methods named, by ArtMethod* (direct-mapped) */
 
 /* One dex pc looked up: its method and line, and whether it is the method's first
  * instruction (the switch interpreter's marker; 0 unknown, 1 yes, -1 no). */
@@ -46,6 +51,30 @@ struct art_proc {
 	struct u64map pc_map; /* dex pc -> index into pc_cache */
 	struct dex_pc_entry *pc_cache;
 	size_t nr_pc, alloc_pc;
+	uint64_t runtime_instance;	/* &art::Runtime::instance_, 0 when not found */
+	struct art_threads threads;	/* ART's threads as last read (art_proc_java_wait) */
+	uint64_t threads_ns;		/* when */
+	int threads_err;		/* -EPROTO once the layout was found unknown */
+	struct art_return returns[256]; /* the tracing returns of one thread at one time */
+	int nr_returns;
+	pid_t returns_tid;
+	uint64_t returns_ns;
+	uint64_t exit_pc; /* the tracing exit stub, once a replaced return address was seen */
+	struct {
+		uint64_t method, insns; /* insns 0: none */
+	} insns[ART_NATIVE_CACHE];	/* art_method_insns() by ArtMethod* (direct-mapped) */
+	struct {
+		pid_t tid;
+		uint64_t time_ns, addr;
+		size_t len;
+		int ok;
+		uint8_t buf[128];
+	} win;			  /* art_thread_window() of one thread for one sample */
+	struct perch_mem win_mem; /* reads through it */
+	struct {
+		uint64_t method; /* ArtMethod*, 0 for an empty slot */
+		char name[160];	 /* "" when not a native method */
+	} natives[ART_NATIVE_CACHE];
 	uint64_t verified; /* the lists are known as they were at this time */
 	uint64_t last_full, last_retry;
 };
@@ -87,6 +116,32 @@ static int proc_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
+/* Reads served from the window of the sample's thread when they fall in it. */
+static int win_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct art_proc *a = ctx;
+
+	if (a->win.ok && addr >= a->win.addr && addr - a->win.addr + len <= a->win.len) {
+		memcpy(buf, a->win.buf + (addr - a->win.addr), len);
+		return 0;
+	}
+	return proc_read(a, addr, buf, len);
+}
+
+/* The reader for thread @t's per-sample reads at @time_ns: its window read once. */
+static const struct perch_mem *sample_mem(struct art_proc *a, const struct art_thread *t,
+					  uint64_t time_ns)
+{
+	if (a->win.tid != t->tid || a->win.time_ns != time_ns || !time_ns) {
+		a->win.tid = t->tid;
+		a->win.time_ns = time_ns;
+		art_thread_window(t->self, &a->win.addr, &a->win.len);
+		a->win.ok = a->win.len <= sizeof(a->win.buf) &&
+			    proc_read(a, a->win.addr, a->win.buf, a->win.len) == 0;
+	}
+	return &a->win_mem;
+}
+
 struct art_proc *art_proc_new(pid_t pid)
 {
 	struct art_proc *a = xcalloc(1, sizeof(*a));
@@ -95,6 +150,8 @@ struct art_proc *art_proc_new(pid_t pid)
 	a->mem_fd = -1;
 	a->mem.read = proc_read;
 	a->mem.ctx = a;
+	a->win_mem.read = win_read;
+	a->win_mem.ctx = a;
 	return a;
 }
 
@@ -104,6 +161,7 @@ void art_proc_free(struct art_proc *a)
 		return;
 	art_jit_free(a->jit);
 	art_dex_free(a->dex);
+	art_threads_release(&a->threads);
 	u64map_release(&a->pc_map);
 	free(a->pc_cache);
 	if (a->mem_fd >= 0)
@@ -193,6 +251,9 @@ int art_proc_locate(struct art_proc *a, struct modules *ms)
 		use_descriptors(a, symbol_address(ms, mm, ef, "__jit_debug_descriptor"),
 				symbol_address(ms, mm, ef, "__dex_debug_descriptor"), ef,
 				mm->mod->path);
+		if (!a->runtime_instance)
+			a->runtime_instance =
+			    symbol_address(ms, mm, ef, "_ZN3art7Runtime9instance_E");
 	}
 	/* the plain GDB JIT interface of other runtimes, in any module with code */
 	for (size_t i = 0; i < ms->nr_map && !a->jit; i++) {
@@ -312,12 +373,14 @@ int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *
 }
 
 uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct perch_mem *stack, uint64_t sp,
-				uint64_t dex_pc)
+				uint64_t dex_pc, int *unknown)
 {
 	struct dex_pc_entry *e = dex_cached(a, dex_pc);
 	struct dex_method prev;
 	uint64_t pc;
+	int ret;
 
+	*unknown = 0;
 	if (!e)
 		return dex_pc;
 	/* only a method's first instruction can be a switch interpreter's marker: the
@@ -328,9 +391,11 @@ uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct perch_mem *stac
 				   prev.code_offset != e->m.code_offset
 			       ? 1
 			       : -1;
-	if (e->start < 0 || art_switch_dex_pc(stack, a->is_64, sp, dex_pc, &pc) < 0)
+	if (e->start < 0)
 		return dex_pc;
-	return pc;
+	ret = art_switch_dex_pc(stack, a->is_64, sp, dex_pc, &pc);
+	*unknown = ret == -ERANGE;
+	return ret < 0 ? dex_pc : pc;
 }
 
 int art_proc_active(const struct art_proc *a)
@@ -362,4 +427,151 @@ size_t art_hide_runtime_frames(const uint8_t *kind, size_t n, uint8_t *hide)
 			hidden += !hide[j], hide[j] = 1;
 	}
 	return hidden;
+}
+
+int art_proc_threads(struct art_proc *a, struct art_threads *out)
+{
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (!a->runtime_instance)
+		return -ENOENT;
+	/* the list changes only when a thread starts or exits: a few tries */
+	for (int i = 0; i < 4; i++) {
+		ret = art_threads_read(&a->mem, a->runtime_instance, a->is_64, out);
+		if (ret != -EAGAIN)
+			break;
+	}
+	if (ret == -EPROTO && !a->threads_err)
+		log_warn(0, "art: this runtime's thread layout is not one perch knows (it reads "
+			    "Android 11's): Java thread states are not shown, wait reasons are "
+			    "the kernel's");
+	if (ret == -EPROTO)
+		a->threads_err = ret;
+	return ret;
+}
+
+/* The cached entry of @tid, the list re-read (at most once per ART_THREADS_NS) when it has none
+ * or the entry is stale. */
+static struct art_thread *cached_thread(struct art_proc *a, pid_t tid)
+{
+	struct art_thread *t = (struct art_thread *)art_threads_find(&a->threads, tid);
+	uint64_t now;
+
+	if (t && art_thread_refresh(&a->mem, &a->threads, t) == 0)
+		return t;
+	now = now_ns();
+	if (a->threads_ns && now - a->threads_ns < ART_THREADS_NS)
+		return NULL;
+	a->threads_ns = now;
+	art_threads_release(&a->threads);
+	if (art_proc_threads(a, &a->threads) < 0)
+		return NULL;
+	return (struct art_thread *)art_threads_find(&a->threads, tid);
+}
+
+int art_proc_java_wait(struct art_proc *a, pid_t tid, char *buf, size_t size)
+{
+	const struct art_thread *t;
+
+	buf[0] = 0;
+	if (!a->runtime_instance || a->threads_err)
+		return -ENOENT;
+	t = cached_thread(a, tid);
+	if (!t)
+		return -ENOENT;
+	art_thread_wait_frame(t, buf, size);
+	return buf[0] ? 0 : -ENOENT;
+}
+
+int art_proc_native_method(struct art_proc *a, pid_t tid, uint64_t time_ns,
+			   const struct perch_mem *stack, char *name, size_t size)
+{
+	const struct art_thread *t;
+	uint64_t now, method;
+	size_t slot;
+
+	name[0] = 0;
+	if (!a->runtime_instance || a->threads_err)
+		return -ENOENT;
+	t = art_threads_find(&a->threads, tid);
+	if (!t) { /* a thread not seen yet: the list again, at most once per ART_THREADS_NS */
+		now = now_ns();
+		if (a->threads_ns && now - a->threads_ns < ART_THREADS_NS)
+			return -ENOENT;
+		a->threads_ns = now;
+		art_threads_release(&a->threads);
+		if (art_proc_threads(a, &a->threads) < 0)
+			return -ENOENT;
+		t = art_threads_find(&a->threads, tid);
+	}
+	if (!t || art_thread_native_frame(sample_mem(a, t, time_ns), t->self, stack, &method) < 0)
+		return -ENOENT;
+	slot = (size_t)(method >> 3) % ART_NATIVE_CACHE;
+	if (a->natives[slot].method != method) {
+		if (art_method_native_name(&a->mem, method, a->natives[slot].name,
+					   sizeof(a->natives[slot].name)) == -EFAULT)
+			return -ENOENT; /* not cached: unreadable now */
+		a->natives[slot].method = method;
+	}
+	snprintf(name, size, "%s", a->natives[slot].name);
+	return name[0] ? 0 : -ENOENT;
+}
+
+int art_proc_callers(struct art_proc *a, pid_t tid, uint64_t time_ns, const struct perch_mem *stack,
+		     struct art_shadow_frame *out, size_t max)
+{
+	const struct art_thread *t;
+
+	if (!a->runtime_instance || a->threads_err)
+		return 0;
+	t = art_threads_find(&a->threads, tid);
+	return t ? art_thread_callers(sample_mem(a, t, time_ns), t->self, stack, out, max) : 0;
+}
+
+uint64_t art_proc_return(struct art_proc *a, pid_t tid, uint64_t time_ns, uint64_t slot,
+			 uint64_t ip)
+{
+	const struct art_thread *t;
+
+	if (!a->runtime_instance || a->threads_err || (a->exit_pc && ip != a->exit_pc))
+		return ip;
+	if (a->returns_tid != tid || a->returns_ns != time_ns) {
+		t = art_threads_find(&a->threads, tid);
+		if (!t) { /* the thread's Thread: the list, at most once per ART_THREADS_NS */
+			uint64_t now = now_ns();
+
+			if (a->threads_ns && now - a->threads_ns < ART_THREADS_NS)
+				return ip;
+			a->threads_ns = now;
+			art_threads_release(&a->threads);
+			art_proc_threads(a, &a->threads);
+			t = art_threads_find(&a->threads, tid);
+		}
+		a->returns_tid = tid;
+		a->returns_ns = time_ns;
+		a->nr_returns = t ? art_thread_instrumentation(&a->mem, t->self, a->returns,
+							       ARRAY_SIZE(a->returns))
+				  : 0;
+	}
+	for (int i = 0; i < a->nr_returns; i++)
+		if (a->returns[i].slot == slot) {
+			a->exit_pc = ip; /* every replaced return address is the same stub */
+			return a->returns[i].pc;
+		}
+	return ip;
+}
+
+uint64_t art_proc_shadow_dex_pc(struct art_proc *a, const struct art_shadow_frame *sf)
+{
+	size_t slot = (size_t)(sf->method >> 3) % ART_NATIVE_CACHE;
+	uint64_t insns;
+
+	if (a->insns[slot].method != sf->method) {
+		if (art_method_insns(&a->mem, sf->method, &insns) < 0)
+			insns = 0;
+		a->insns[slot].method = sf->method;
+		a->insns[slot].insns = insns;
+	}
+	return a->insns[slot].insns ? a->insns[slot].insns + 2ull * sf->pc : 0;
 }

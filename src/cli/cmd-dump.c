@@ -1,12 +1,16 @@
 /* `perch dump`: one snapshot of every thread (name, state, frames with file:line), like
  * eu-stack, then detach. All threads are held stopped together so the picture is consistent;
  * unwinding and naming happen after the detach. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "perch/arch.h"
+#include "perch/art/art-thread.h"
+#include "perch/art/art.h"
 #include "perch/base/log.h"
 #include "perch/base/options.h"
 #include "perch/base/strbuf.h"
@@ -22,7 +26,7 @@
 #include "perch/unwind/resolve.h"
 #include "perch/unwind/unwind.h"
 
-enum { OPT_SYSROOT = 256, OPT_SYMFS, OPT_ART_FRAMES, OPT_HELP };
+enum { OPT_SYSROOT = 256, OPT_SYMFS, OPT_ART_FRAMES, OPT_FORMAT, OPT_HELP };
 
 /* A dump is short-lived and reads much DWARF at once: its heap grows in huge pages
  * (xalloc_short_lived). 32 MiB is of address space; only what is used is backed. */
@@ -41,6 +45,11 @@ static const struct opt_spec dump_opts[] = {
      0},
     {"show-art-frames", OPT_ART_FRAMES, NULL,
      "keep the Android runtime's own frames between Java frames", 0},
+    {"format", OPT_FORMAT, "NAME",
+     "text (default), or the Java threads in the layout of\n"
+     "ART's own thread dump (kill -3, an ANR trace) with anr:\n"
+     "text anr",
+     0},
     {"verbose", 'v', NULL, "more messages", 0},
     {"help", OPT_HELP, NULL, NULL, 0},
 };
@@ -75,12 +84,16 @@ static void print_frame(void *arg, const struct dump_frame *f)
 }
 
 static void print_thread(struct profile *p, struct resolver *r, struct dump_thread *dt,
-			 int max_frames)
+			 const struct art_thread *jt, int max_frames)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const char *note;
 
 	printf("TID %d \"%s\" (%c)\n", dt->tid, dt->name, dt->state);
+	if (jt) {
+		dump_java_text(jt, &sb);
+		printf("    %s\n", sb.buf);
+	}
 	if (dt->wait[0])
 		printf("    %s\n", dt->wait);
 	if (dt->taken && dump_frames(p, r, dt, print_frame, &sb))
@@ -89,6 +102,26 @@ static void print_thread(struct profile *p, struct resolver *r, struct dump_thre
 	note = dump_note(dt, &sb);
 	if (note)
 		printf("    %s\n", note);
+	strbuf_release(&sb);
+}
+
+/* --format anr: ART's thread dump layout, its Java threads only */
+static void print_anr(struct profile *p, struct resolver *r, pid_t pid, struct dump_thread *dts,
+		      size_t nr, const struct art_threads *jts)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	printf("----- pid %d -----\n\nDALVIK THREADS (%zu):\n", (int)pid, jts->nr);
+	for (size_t i = 0; i < nr; i++) {
+		const struct art_thread *jt = art_threads_find(jts, dts[i].tid);
+
+		if (!jt)
+			continue;
+		strbuf_reset(&sb);
+		dump_anr_thread(p, r, &dts[i], jt, &sb);
+		fputs(sb.buf, stdout);
+	}
+	printf("----- end %d -----\n", (int)pid);
 	strbuf_release(&sb);
 }
 
@@ -105,6 +138,8 @@ static int dump_run(int argc, char **argv)
 	struct tracee t;
 	pid_t pid = 0, task;
 	int c, code = PERCH_EXIT_OK, max_frames = UNWIND_DUMP_DEFAULT_FRAMES, art_frames = 0;
+	int anr = 0, java;
+	struct art_threads jts;
 	char *end;
 	long v;
 	size_t nr, nr_pre;
@@ -144,6 +179,13 @@ static int dump_run(int argc, char **argv)
 		case OPT_ART_FRAMES:
 			art_frames = 1;
 			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "text") && strcmp(optarg, "anr")) {
+				log_err(0, "--format wants text or anr, not '%s'", optarg);
+				return PERCH_EXIT_USAGE;
+			}
+			anr = !strcmp(optarg, "anr");
+			break;
 		case OPT_HELP:
 			cmd_print_help(&cmd_dump, stdout);
 			return PERCH_EXIT_OK;
@@ -175,24 +217,38 @@ static int dump_run(int argc, char **argv)
 	dts = dump_threads(&t, 0, pre, nr_pre, &nr);
 	dump_release(pre, 0);
 	dump_collect(&t, arch, &dts, &nr, DUMP_NEW_THREADS);
-	tracee_detach_all(&t, 2000);
-
 	p = profile_new();
 	sym = symbolizer_new(sysroot, symfs);
 	/* memory and maps through a live thread: an exited main thread has none */
 	r = resolver_new(task, arch, p, sym);
+	/* ART's threads while they are held stopped: the states of the stacks' moment */
+	java = art_proc_threads(resolver_art(r), &jts);
+	tracee_detach_all(&t, 2000);
+
 	resolver_set_max_frames(r, max_frames);
 	resolver_show_art_frames(r, art_frames);
 	ns_note(pid, ns, sizeof(ns));
-	if (proc_stat_read(pid, 0, &ps) == 0)
+	if (anr)
+		; /* ART's layout has its own header */
+	else if (proc_stat_read(pid, 0, &ps) == 0)
 		printf("PID %d (%s)%s\n", pid, ps.comm, ns);
 	else
 		printf("PID %d%s\n", pid, ns);
-	for (size_t i = 0; i < nr; i++) {
-		print_thread(p, r, &dts[i], max_frames);
+	if (anr && java < 0) {
+		log_err(0, "no Java threads to show in ART's layout: %s",
+			java == -EPROTO ? "the runtime's layout is not one perch knows"
+					: "no Android runtime found in the process");
+		code = PERCH_EXIT_FATAL;
+	} else if (anr) {
+		print_anr(p, r, pid, dts, nr, &jts);
+	}
+	for (size_t i = 0; i < nr && !anr; i++) {
+		print_thread(p, r, &dts[i], java == 0 ? art_threads_find(&jts, dts[i].tid) : NULL,
+			     max_frames);
 		if (i + 1 < nr)
 			putchar('\n');
 	}
+	art_threads_release(&jts);
 	resolver_free(r);
 	symbolizer_free(sym);
 	profile_free(p);

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "perch/arch.h"
+#include "perch/art/art-thread.h"
+#include "perch/art/art.h"
 #include "perch/base/log.h"
 #include "perch/base/monotime.h"
 #include "perch/base/options.h"
@@ -436,7 +438,9 @@ static int dump_job(struct session *s, void *arg)
 	struct profile *p;
 	struct symbolizer *sym;
 	struct resolver *res;
+	struct art_threads jts;
 	size_t nr;
+	int java;
 
 	if (!arch)
 		return PERCH_EXIT_FATAL;
@@ -444,11 +448,13 @@ static int dump_job(struct session *s, void *arg)
 	if (!d)
 		return log_err(PERCH_EXIT_USAGE, "%d is not a thread of %d", q->only, s->pid);
 	dump_collect(&s->t, arch, &d, &nr, q->only ? 0 : DUMP_NEW_THREADS);
-	dump_resume(&s->t);
-	session_target_gone(s);
 	p = profile_new();
 	sym = symbolizer_new(NULL, NULL);
 	res = resolver_new(s->pid, arch, p, sym);
+	/* ART's threads while they are held stopped (art-thread.h) */
+	java = art_proc_threads(resolver_art(res), &jts);
+	dump_resume(&s->t);
+	session_target_gone(s);
 	resolver_set_max_frames(res, UNWIND_DUMP_DEFAULT_FRAMES);
 	repl_field_int(r, "pid", s->pid);
 	repl_array_begin(r, "threads");
@@ -461,6 +467,11 @@ static int dump_job(struct session *s, void *arg)
 		repl_field_str(r, "name", d[i].name);
 		repl_field_str(r, "state", (char[]){d[i].state, 0});
 		repl_printf(r, "TID %d \"%s\" (%c)\n", d[i].tid, d[i].name, d[i].state);
+		if (java == 0 && art_threads_find(&jts, d[i].tid)) {
+			dump_java_text(art_threads_find(&jts, d[i].tid), &note);
+			repl_field_str(r, "java", note.buf + strlen("java: "));
+			repl_printf(r, "    %s\n", note.buf);
+		}
 		if (d[i].wait[0])
 			repl_printf(r, "    %s\n", d[i].wait);
 		repl_array_begin(r, "frames");
@@ -479,6 +490,7 @@ static int dump_job(struct session *s, void *arg)
 	}
 	repl_array_end(r);
 	strbuf_release(&note);
+	art_threads_release(&jts);
 	resolver_free(res);
 	symbolizer_free(sym);
 	profile_free(p);

@@ -53,10 +53,15 @@ static void add_frame(struct folded *fo, const struct profile_frame *f)
 
 	add_clean(&fo->sb, profile_str(fo->p, f->name), 0);
 	file = profile_str(fo->p, f->file);
-	if (fo->o && fo->o->lines && f->line && file && *file) {
+	if (fo->o && fo->o->lines && file && *file &&
+	    (f->line || f->kind == PROFILE_FRAME_INTERP)) {
 		strbuf_addstr(&fo->sb, " (");
 		add_clean(&fo->sb, path_base(file), 0);
-		strbuf_addf(&fo->sb, ":%" PRIu32 ")", f->line);
+		/* an interpreted frame whose line could not be read: ":?", never a guess */
+		if (f->line)
+			strbuf_addf(&fo->sb, ":%" PRIu32 ")", f->line);
+		else
+			strbuf_addstr(&fo->sb, ":?)");
 	}
 	/* a tail-call frame (profile.h): "_[t]", the same in pprof and speedscope names */
 	if (f->tailcall)

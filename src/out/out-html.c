@@ -70,6 +70,7 @@ enum {
 	HTML_IO,
 	HTML_LOCK,
 	HTML_BINDER,
+	HTML_JAVA_LOCK, /* a Java thread blocked on a monitor (ART's state, art-thread.h) */
 	HTML_STOPPED,
 	HTML_UNKNOWN,
 	HTML_NR_CLASSES
@@ -149,16 +150,25 @@ static void put_varint(struct strbuf *sb, uint64_t v)
 
 /* The wait a stack ending in a frame named @name means: HTML_W_NONE, HTML_W_RUN ("[running]")
  * or the class of the wait frame ("[io read]", "[lock futex]", "[sleep nanosleep]"...; see
- * src/record/procwait.c for the names perch gives). */
+ * src/record/procwait.c for the names perch gives, art-thread.h for the "[java ...]" ones). */
 static int wait_class(const struct profile *p, uint32_t name, uint8_t kind)
 {
 	static const struct {
 		const char *prefix;
 		int cls;
 	} waits[] = {
-	    {"[io ", HTML_IO},	       {"[pagefault", HTML_IO},	   {"[lock ", HTML_LOCK},
-	    {"[binder ", HTML_BINDER}, {"[sleep ", HTML_SLEEPING}, {"[poll ", HTML_SLEEPING},
-	    {"[wait ", HTML_SLEEPING}, {"[stopped", HTML_STOPPED}, {"[running]", HTML_W_RUN},
+	    {"[java blocked", HTML_JAVA_LOCK},
+	    {"[java waiting for lock inflation", HTML_JAVA_LOCK},
+	    {"[java ", HTML_SLEEPING}, /* waiting, timed waiting, sleeping */
+	    {"[io ", HTML_IO},
+	    {"[pagefault", HTML_IO},
+	    {"[lock ", HTML_LOCK},
+	    {"[binder ", HTML_BINDER},
+	    {"[sleep ", HTML_SLEEPING},
+	    {"[poll ", HTML_SLEEPING},
+	    {"[wait ", HTML_SLEEPING},
+	    {"[stopped", HTML_STOPPED},
+	    {"[running]", HTML_W_RUN},
 	};
 	const char *s = name ? profile_str(p, name) : "";
 
@@ -181,7 +191,7 @@ static int state_class(int letter, int w)
 	case 't':
 		return HTML_STOPPED;
 	case 'D':
-		return w == HTML_LOCK || w == HTML_BINDER ? w : HTML_IO;
+		return w == HTML_LOCK || w == HTML_BINDER || w == HTML_JAVA_LOCK ? w : HTML_IO;
 	case 0: /* no state recorded: the stack tells */
 		return w > HTML_W_RUN ? w : HTML_RUNNING;
 	case 'S':

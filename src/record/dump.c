@@ -414,7 +414,11 @@ int dump_frames(struct profile *p, struct resolver *r, struct dump_thread *dt, d
 			    .func = profile_str(p, f->name),
 			    .detail = f->detail ? profile_str(p, f->detail) : "",
 			    .module = *module ? module : "?",
-			    .file = f->file && f->line ? profile_str(p, f->file) : NULL,
+			    /* an interpreted Java frame whose line is unknown keeps its file:
+			       "File.java:?" (never the method's first line) */
+			    .file = f->file && (f->line || f->kind == PROFILE_FRAME_INTERP)
+					? profile_str(p, f->file)
+					: NULL,
 			    .line = f->line,
 			    .inlined = f->inlined,
 			    .tailcall = f->tailcall,
@@ -431,8 +435,10 @@ void dump_frame_text(const struct dump_frame *f, struct strbuf *sb)
 {
 	strbuf_addf(sb, "#%zu  0x%016llx %s%s (%s)", f->n, (unsigned long long)f->pc, f->func,
 		    f->detail, f->module);
-	if (f->file)
+	if (f->file && f->line)
 		strbuf_addf(sb, " at %s:%u", f->file, f->line);
+	else if (f->file)
+		strbuf_addf(sb, " at %s:?", f->file);
 	if (f->inlined)
 		strbuf_addstr(sb, " [inlined]");
 	if (f->tailcall) /* gdb shows these as plain frames; perch says so */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "perch/arch.h"
+#include "perch/art/art.h"
 #include "perch/base/log.h"
 #include "perch/base/xalloc.h"
 #include "perch/out/output.h"
@@ -202,6 +203,7 @@ static uint32_t with_wait_frame(struct record_proc *rp, const struct sampler_inf
 {
 	pid_t pid = rp->task;
 	struct waitreason wr;
+	char java[WAITREASON_PATH_MAX];
 
 	if (!info->state || info->state == 'R')
 		return stack;
@@ -210,6 +212,9 @@ static uint32_t with_wait_frame(struct record_proc *rp, const struct sampler_inf
 	/* woke up between the two reads: it runs */
 	if (wr.kind == WAITREASON_RUNNING || !wr.frame[0])
 		return stack;
+	/* a Java thread waiting in Java: ART's own reason (art-thread.h) */
+	if (art_proc_java_wait(resolver_art(rp->r), info->tid, java, sizeof(java)) == 0)
+		return resolver_add_leaf(rp->r, stack, java);
 	return resolver_add_leaf(rp->r, stack, wr.frame);
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "perch/arch.h"
+#include "perch/art/art-thread.h"
 #include "perch/art/art.h"
 #include "perch/art/dex.h"
 #include "perch/art/mapkind.h"
@@ -44,6 +45,7 @@ struct resolver {
 	uint64_t *pcs;	   /* 2 * cap */
 	uint8_t *is_dex;   /* 2 * cap: pcs[i] is a dex pc (an interpreted frame) */
 	uint8_t *exact;	   /* 2 * cap: pcs[i] is no return address: named as is */
+	uint64_t *sps;	   /* 2 * cap: each frame's SP (when ART is known) */
 	uint32_t *locs;	   /* max_locs + 2 */
 	/* the last stack with its tail-call frames (tailcall.h) and, when cut at the frame
 	 * limit, its "[truncated]" frame: locations and their pcs (max_locs + 1) */
@@ -66,6 +68,7 @@ struct resolver {
 	uint32_t perfmap_module; /* string id + 1 of "[perf-map]" */
 	int nr_pcs;
 	uint64_t snap_ns; /* time of the snapshot being resolved */
+	pid_t snap_tid;	  /* and its thread */
 	/* modules (struct module pointers) already unwound through / symbolized in: a call that
 	 * meets a new one paid its loading (resolve_stats) */
 	struct u64map seen_unwind, seen_sym;
@@ -133,6 +136,18 @@ static int tail_locate(void *arg, uint64_t addr, const struct elffile **ef, uint
 
 static void frames_room(struct resolver *r, int frames);
 
+/* unwind_ret_fn: ART's method tracing (art.h) */
+static uint64_t art_return(void *arg, uint64_t slot, uint64_t ip)
+{
+	struct resolver *r = arg;
+
+	/* the tracing exit stub is code of ART's runtime */
+	if (!r->snap_tid || !art_proc_active(r->art) ||
+	    !(art_module_flags(r->ms, find_map(r, ip)) & ART_MOD_RUNTIME))
+		return ip;
+	return art_proc_return(r->art, r->snap_tid, r->snap_ns, slot, ip);
+}
+
 struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,
 			      struct symbolizer *sym)
 {
@@ -151,6 +166,7 @@ struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct p
 	r->art = art_proc_new(pid);
 	r->perfmap = perfmap_new(pid);
 	unwinder_set_jit(r->u, jit_cfi, r);
+	unwinder_set_ret(r->u, art_return, r);
 	r->tc = tailcall_new(sym, tail_locate, r);
 	r->max_frames = UNWIND_DEFAULT_FRAMES;
 	frames_room(r, UNWIND_DEFAULT_FRAMES);
@@ -175,6 +191,7 @@ static void frames_room(struct resolver *r, int frames)
 	r->pcs = xrealloc(r->pcs, n2 * sizeof(*r->pcs));
 	r->is_dex = xrealloc(r->is_dex, n2);
 	r->exact = xrealloc(r->exact, n2);
+	r->sps = xrealloc(r->sps, n2 * sizeof(*r->sps));
 	r->art_kind = xrealloc(r->art_kind, n2);
 	r->art_hide = xrealloc(r->art_hide, n2);
 	r->locs = xrealloc(r->locs, ((size_t)r->max_locs + 2) * sizeof(*r->locs));
@@ -204,6 +221,7 @@ void resolver_free(struct resolver *r)
 	free(r->pcs);
 	free(r->is_dex);
 	free(r->exact);
+	free(r->sps);
 	free(r->art_kind);
 	free(r->art_hide);
 	free(r->locs);
@@ -217,6 +235,12 @@ void resolver_free(struct resolver *r)
 void resolver_show_art_frames(struct resolver *r, int on)
 {
 	r->show_art_frames = on;
+}
+
+struct art_proc *resolver_art(struct resolver *r)
+{
+	art_proc_locate(r->art, r->ms);
+	return r->art;
 }
 
 void resolver_reload(struct resolver *r)
@@ -339,8 +363,8 @@ static uint32_t jit_location(struct resolver *r, uint64_t lookup)
 }
 
 /* An interpreted Java frame at @dex_pc (art.h, dex.h): module "[dex]", keyed by method and
- * line; "[dex]+0x<pc>" when the dex file is unknown. */
-static uint32_t dex_location(struct resolver *r, uint64_t dex_pc)
+ * line (@line_unknown: line 0, the file kept); "[dex]+0x<pc>" when the dex file is unknown. */
+static uint32_t dex_location(struct resolver *r, uint64_t dex_pc, int line_unknown)
 {
 	struct profile_frame f = {.kind = PROFILE_FRAME_INTERP};
 	struct dex_method m;
@@ -354,8 +378,12 @@ static uint32_t dex_location(struct resolver *r, uint64_t dex_pc)
 		f.file = m.file[0] ? profile_intern_str(r->p, m.file) : 0;
 		f.line = m.line;
 		f.detail = m.signature[0] ? profile_intern_str(r->p, m.signature) : 0;
-		/* bit 63 apart from raw dex pcs (user-space addresses) */
-		addr = 1ULL << 63 | (uint64_t)f.name << 32 | m.line;
+		/* bit 63 apart from raw dex pcs (user-space addresses); line 0 with bit 61: the
+		 * method, its line unknown ("File.java:?" in the outputs) */
+		if (line_unknown)
+			f.line = 0;
+		addr =
+		    1ULL << 63 | (line_unknown ? 1ULL << 61 : 0) | (uint64_t)f.name << 32 | f.line;
 	} else {
 		snprintf(name, sizeof(name), "[dex]+0x%llx", (unsigned long long)dex_pc);
 		f.name = profile_intern_str(r->p, name);
@@ -381,11 +409,16 @@ static int insert_dex_frames(struct resolver *r, const struct unwind_snapshot *s
 	k = n + extra;
 	for (int i = n - 1; i >= 0; i--) {
 		if (dex[i]) {
-			r->pcs[--k] = art_proc_interp_dex_pc(r->art, &stack, sps[i], dex[i]);
-			r->is_dex[k] = 1;
+			int unknown;
+
+			r->pcs[--k] =
+			    art_proc_interp_dex_pc(r->art, &stack, sps[i], dex[i], &unknown);
+			r->is_dex[k] = unknown ? 2 : 1; /* 2: the method, its line unknown */
+			r->sps[k] = sps[i];
 		}
 		r->pcs[--k] = r->pcs[i];
 		r->exact[k] = exact[i];
+		r->sps[k] = sps[i];
 	}
 	return n + extra;
 }
@@ -573,13 +606,10 @@ uint32_t resolver_add_leaf(struct resolver *r, uint32_t stack, const char *text)
 	return profile_intern_stack(r->p, r->locs, n + 1);
 }
 
-/* Drop the frames of ART's runtime library that sit next to Java frames (art.h): interpreted
- * frames, JIT and AOT code count as Java, frames of the module ART's runtime is in (and JIT
- * trampolines to JNI) as the runtime. Returns the new count; pcs and locations stay paired. */
-static int hide_art_frames(struct resolver *r, int n)
+/* Which frames are Java (interpreted frames, JIT and AOT code) and which ART's runtime (its
+ * module, and JIT trampolines to JNI): r->art_kind (art.h ART_FRAME_*). */
+static void classify_art_frames(struct resolver *r, int n)
 {
-	int k = 0;
-
 	for (int i = 0; i < n; i++) {
 		const struct profile_frame *f;
 		size_t nf;
@@ -596,6 +626,122 @@ static int hide_art_frames(struct resolver *r, int n)
 			  ART_MOD_RUNTIME))
 			r->art_kind[i] = ART_FRAME_RUNTIME;
 	}
+}
+
+/* A native method's Java frame: module "[dex]", "java.lang.Object.wait (Native method)". */
+static uint32_t native_method_location(struct resolver *r, const char *method)
+{
+	struct profile_frame f = {.kind = PROFILE_FRAME_INTERP};
+	char name[192];
+	uint64_t addr;
+	uint32_t loc;
+
+	snprintf(name, sizeof(name), "%s (Native method)", method);
+	f.module = own_module(r, &r->dex_module, "[dex]");
+	f.name = profile_intern_str(r->p, name);
+	addr = 1ULL << 62 | (uint64_t)f.name << 32; /* apart from dex pcs and dex lines */
+	loc = profile_find_location(r->p, f.module, addr);
+	return loc != UINT32_MAX ? loc : profile_intern_location(r->p, f.module, addr, &f, 1);
+}
+
+/* The leaf-most Java frame called from ART's runtime (a trampoline, then the runtime's or a
+ * library's code of a native method): the native method ART says the thread is in, as a
+ * Java frame of its own above it, when the snapshot's stack holds it (art.h). Returns the new
+ * count. */
+static int insert_native_method(struct resolver *r, const struct unwind_snapshot *snap, int n)
+{
+	struct perch_mem stack = unwind_snapshot_stack(snap);
+	char method[160];
+	int j = 0;
+
+	while (j < n && r->art_kind[j] != ART_FRAME_JAVA)
+		j++;
+	if (j == 0 || j == n || r->art_kind[j - 1] != ART_FRAME_RUNTIME || n + 1 > 2 * r->cap ||
+	    art_proc_native_method(r->art, snap->tid, snap->time_ns, &stack, method,
+				   sizeof(method)) < 0)
+		return n;
+	memmove(r->locs + j + 1, r->locs + j, (size_t)(n - j) * sizeof(r->locs[0]));
+	memmove(r->pcs + j + 1, r->pcs + j, (size_t)(n - j) * sizeof(r->pcs[0]));
+	memmove(r->exact + j + 1, r->exact + j, (size_t)(n - j));
+	memmove(r->is_dex + j + 1, r->is_dex + j, (size_t)(n - j));
+	memmove(r->art_kind + j + 1, r->art_kind + j, (size_t)(n - j));
+	memmove(r->sps + j + 1, r->sps + j, (size_t)(n - j) * sizeof(r->sps[0]));
+	r->locs[j] = native_method_location(r, method);
+	r->pcs[j] = 0;
+	r->exact[j] = 1;
+	r->is_dex[j] = 0;
+	r->art_kind[j] = ART_FRAME_JAVA;
+	r->sps[j] = r->sps[j + 1];
+	return n + 1;
+}
+
+/* Does location @loc name Java method @name? */
+static int names_method(struct resolver *r, uint32_t loc, const char *name)
+{
+	size_t nf;
+	const uint32_t *fr = profile_location_frames(r->p, loc, &nf);
+
+	return nf && !strcmp(profile_str(r->p, profile_frame(r->p, fr[0])->name), name);
+}
+
+/* Make room at @j and put there the Java frame of dex pc @insns (an address in a dex file). */
+static void put_caller(struct resolver *r, int j, int n, uint64_t insns, uint64_t sp)
+{
+	memmove(r->locs + j + 1, r->locs + j, (size_t)(n - j) * sizeof(r->locs[0]));
+	memmove(r->pcs + j + 1, r->pcs + j, (size_t)(n - j) * sizeof(r->pcs[0]));
+	memmove(r->exact + j + 1, r->exact + j, (size_t)(n - j));
+	memmove(r->is_dex + j + 1, r->is_dex + j, (size_t)(n - j));
+	memmove(r->art_kind + j + 1, r->art_kind + j, (size_t)(n - j));
+	memmove(r->sps + j + 1, r->sps + j, (size_t)(n - j) * sizeof(r->sps[0]));
+	r->locs[j] = dex_location(r, insns, 0);
+	r->pcs[j] = insns;
+	r->exact[j] = 1;
+	r->is_dex[j] = 1;
+	r->art_kind[j] = ART_FRAME_JAVA;
+	r->sps[j] = sp;
+}
+
+/* A method the runtime was about to interpret when it ran other Java code first (a class
+ * initializer for the method whose call needed it: Glacier.<clinit> for Glacier.touch) has a
+ * ShadowFrame at the top of a managed-stack fragment but no interpreter frame of its own yet;
+ * ART's own dump shows it, so perch puts it where its ShadowFrame lies on the stack. Only in
+ * a gap of runtime frames below a Java frame, and never when the Java frame just below or
+ * above is that method (an interpreter's own ShadowFrame). Returns the new count. */
+static int insert_init_callers(struct resolver *r, const struct unwind_snapshot *snap, int n)
+{
+	struct perch_mem stack = unwind_snapshot_stack(snap);
+	struct art_shadow_frame sf[8];
+	int nq = art_proc_callers(r->art, snap->tid, snap->time_ns, &stack, sf, 8);
+
+	for (int k = 0; k < nq && n + 1 <= 2 * r->cap; k++) {
+		struct dex_method m;
+		uint64_t dex_pc;
+		int i = 0, below = -1, java;
+
+		for (; i < n && r->sps[i] <= sf[k].sp; i++)
+			if (r->art_kind[i] == ART_FRAME_JAVA)
+				below = i;
+		/* above it, past runtime frames only: the Java frame of the caller */
+		for (java = i; java < n && r->art_kind[java] == ART_FRAME_RUNTIME;)
+			java++;
+		if (i == 0 || java >= n || r->art_kind[java] != ART_FRAME_JAVA ||
+		    r->art_kind[i - 1] != ART_FRAME_RUNTIME ||
+		    !(dex_pc = art_proc_shadow_dex_pc(r->art, &sf[k])) ||
+		    art_proc_dex_lookup(r->art, dex_pc, &m) < 0 ||
+		    (below >= 0 && names_method(r, r->locs[below], m.name)) ||
+		    names_method(r, r->locs[java], m.name))
+			continue;
+		put_caller(r, i, n++, dex_pc, sf[k].sp);
+	}
+	return n;
+}
+
+/* Drop the frames of ART's runtime library that sit next to Java frames (art.h, after
+ * classify_art_frames()). Returns the new count; pcs and locations stay paired. */
+static int hide_art_frames(struct resolver *r, int n)
+{
+	int k = 0;
+
 	if (!art_hide_runtime_frames(r->art_kind, (size_t)n, r->art_hide))
 		return n;
 	for (int i = 0; i < n; i++) {
@@ -604,6 +750,7 @@ static int hide_art_frames(struct resolver *r, int n)
 		r->locs[k] = r->locs[i];
 		r->pcs[k] = r->pcs[i];
 		r->exact[k] = r->exact[i];
+		r->sps[k] = r->sps[i];
 		r->is_dex[k++] = r->is_dex[i];
 	}
 	return k;
@@ -617,6 +764,7 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	int n, loaded = 0, at_root, max;
 
 	r->snap_ns = snap->time_ns;
+	r->snap_tid = snap->tid;
 	/* the JIT and dex lists: found once, re-read at most once per batch when they changed */
 	art_proc_locate(r->art, r->ms);
 	art_proc_update(r->art, snap->time_ns);
@@ -649,7 +797,7 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 	for (int i = 0; i < n; i++) {
 		if (art_proc_active(r->art) && r->is_dex[i]) {
 			t0 = monotime_ns();
-			r->locs[i] = dex_location(r, r->pcs[i]);
+			r->locs[i] = dex_location(r, r->pcs[i], r->is_dex[i] == 2);
 			java_ns += monotime_ns() - t0;
 			r->st.java_frames++;
 		} else {
@@ -665,9 +813,13 @@ uint32_t resolver_stack(struct resolver *r, const struct unwind_snapshot *snap)
 		r->st.to_root++;
 	else if (res.flags & UNWIND_STOPPED_EARLY)
 		r->st.stopped[res.stop]++;
-	if (n && !r->show_art_frames && art_proc_active(r->art)) {
+	if (n && art_proc_active(r->art)) {
 		t0 = monotime_ns();
-		n = hide_art_frames(r, n);
+		classify_art_frames(r, n);
+		n = insert_native_method(r, snap, n);
+		n = insert_init_callers(r, snap, n);
+		if (!r->show_art_frames)
+			n = hide_art_frames(r, n);
 		java_ns += monotime_ns() - t0;
 	}
 	r->st.java_ns += java_ns;

@@ -47,6 +47,8 @@ struct unwinder {
 	uint8_t page[PAGE];
 	unwind_jit_cfi_fn *jit_cfi; /* CFI of code without a module (JIT), or NULL */
 	void *jit_arg;
+	unwind_ret_fn *ret_fn; /* return addresses a runtime replaced, or NULL */
+	void *ret_arg;
 	uint64_t *dex_pcs; /* ART's DEX PC marker per frame (0: none) */
 	uint64_t *dex_sps; /* the stack pointer of those frames */
 	uint8_t *exact;	   /* per frame: its pc is not a return address */
@@ -524,6 +526,12 @@ void unwinder_flush(struct unwinder *u)
 	u->generation = u->ms->generation;
 }
 
+void unwinder_set_ret(struct unwinder *u, unwind_ret_fn *fn, void *arg)
+{
+	u->ret_fn = fn;
+	u->ret_arg = arg;
+}
+
 void unwinder_set_jit(struct unwinder *u, unwind_jit_cfi_fn *fn, void *arg)
 {
 	u->jit_cfi = fn;
@@ -689,6 +697,8 @@ static void frame_regs(struct unwinder *u, struct walk *w, const uint64_t *pcs, 
 		int cur_exact = w->cursor_ok ? w->fresh && w->exact : w->exact;
 		uint64_t lookup = cur_exact ? pcs[n - 1] : pcs[n - 1] - 1;
 
+		/* every frame's SP (ART's quick frames are placed by it), a marker's own below */
+		u->dex_sps[n - 1] = perch_regs_sp(u->arch, r);
 		u->dex_pcs[n - 1] = frame_dex_pc(u, &w->c, w->cursor_ok && !w->fresh, r, lookup,
 						 &u->dex_sps[n - 1]);
 		/* JIT code has no module for libunwind: perch's CFI steps it */
@@ -1133,7 +1143,7 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 
 	for (;;) {
 		struct perch_regs r, next;
-		uint64_t ip = 0, sp = 0;
+		uint64_t ip = 0, sp = 0, real;
 		int ret, in_jit, by_fp = 0, by_unw, sigframe = 0, bad = UNWIND_STOP_NONE;
 		int cur_exact = w.cursor_ok ? w.fresh && w.exact : w.exact;
 
@@ -1167,6 +1177,17 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_snapshot *snap, uint
 			 * pc */
 			if (!bad && (sp < w.prev_sp || (sp == w.prev_sp && ip == pcs[n - 1])))
 				bad = UNWIND_STOP_STACK;
+		}
+		/* a return address the runtime replaced (ART's tracing exit): the real one, and
+		 * the walk starts afresh from there with the registers it has */
+		real =
+		    u->ret_fn && a->e_machine == EM_X86_64 ? u->ret_fn(u->ret_arg, sp - 8, ip) : ip;
+		if (real != ip) {
+			if (by_unw)
+				cursor_regs_all(u, &w.c, &next);
+			ip = real;
+			next.r[a->dw_sp] = sp;
+			by_unw = by_fp = 0;
 		}
 		/* a return address outside executable code is garbage (a frame pointer chain
 		 * through code that does not keep one), not a frame */

@@ -1099,6 +1099,8 @@ int harness_bt_parse_perch(struct harness_bt *bt, const char *text)
 			}
 		} else if (line[0] == '#' && t) {
 			ok = perch_frame(t, line) == 0;
+		} else if (!strncmp(line, "    java: ", 10) && t) {
+			ok = 1; /* ART's view of the thread (check_realart_states.c reads it) */
 		} else if (t && !strncmp(line, "    ", 4) && (line[4] == '[' || line[4] == '(')) {
 			/* the wait reason above the frames, an end marker or a note below */
 			t->notes = xrealloc(t->notes, (t->nr_notes + 1) * sizeof(*t->notes));

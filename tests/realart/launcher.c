@@ -16,6 +16,8 @@
  * The program talks back through perch.realart.Native:
  *   ready()  a native registered here: prints "ready PID" (the harness's handshake), returns;
  *   block()  the same, then sleeps forever;
+ *   park()   sleeps forever (no ready line);
+ *   spawn(name, mode)  starts a thread attached as @name that calls States.thread(mode);
  *   lock     an object whose monitor a thread of the launcher ("holder", attached to the VM)
  *            holds forever: Java code that enters it sleeps with its stack still, for perch
  *            dump and gdb to compare.
@@ -47,6 +49,59 @@ static void block(JNIEnv *env, jclass cls)
 	ready(env, cls);
 	for (;;)
 		pause();
+}
+
+static void park(JNIEnv *env, jclass cls)
+{
+	(void)env;
+	(void)cls;
+	for (;;)
+		pause();
+}
+
+static JavaVM *the_vm;
+
+struct spawn_arg {
+	char name[64];
+	int mode;
+};
+
+/* A thread attached to the runtime under its name, running States.thread(mode). */
+static void *spawned(void *arg)
+{
+	struct spawn_arg *sa = arg;
+	JavaVMAttachArgs aa = {JNI_VERSION_1_6, sa->name, NULL};
+	JNIEnv *env;
+	jclass cls;
+	jmethodID mid;
+
+	if ((*the_vm)->AttachCurrentThread(the_vm, &env, &aa) != JNI_OK)
+		return NULL;
+	cls = (*env)->FindClass(env, "perch/realart/States");
+	mid = cls ? (*env)->GetStaticMethodID(env, cls, "thread", "(I)V") : NULL;
+	if (mid)
+		(*env)->CallStaticVoidMethod(env, cls, mid, (jint)sa->mode);
+	if ((*env)->ExceptionCheck(env))
+		(*env)->ExceptionDescribe(env);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void spawn(JNIEnv *env, jclass cls, jstring name, jint mode)
+{
+	struct spawn_arg *sa = calloc(1, sizeof(*sa));
+	const char *s = (*env)->GetStringUTFChars(env, name, NULL);
+	pthread_t tid;
+
+	(void)cls;
+	if (!sa || !s)
+		abort();
+	snprintf(sa->name, sizeof(sa->name), "%s", s);
+	(*env)->ReleaseStringUTFChars(env, name, s);
+	sa->mode = (int)mode;
+	if (pthread_create(&tid, NULL, spawned, sa))
+		abort();
 }
 
 /* ART's runtime thread pool gives its workers 64 KiB stacks of its own (runtime.cc:1048
@@ -120,6 +175,8 @@ int main(int argc, char **argv)
 	static const JNINativeMethod natives[] = {
 	    {"ready", "()V", (void *)ready},
 	    {"block", "()V", (void *)block},
+	    {"park", "()V", (void *)park},
+	    {"spawn", "(Ljava/lang/String;I)V", (void *)spawn},
 	};
 	JavaVMOption opts[MAX_OPTIONS];
 	JavaVMInitArgs args;
@@ -152,8 +209,9 @@ int main(int argc, char **argv)
 	if (JNI_CreateJavaVM(&vm, &env, &args) != JNI_OK)
 		return fail(NULL, "JNI_CreateJavaVM failed");
 	native = (*env)->FindClass(env, "perch/realart/Native");
-	if (!native || (*env)->RegisterNatives(env, native, natives, 2) != JNI_OK)
+	if (!native || (*env)->RegisterNatives(env, native, natives, 4) != JNI_OK)
 		return fail(env, "cannot register the natives of perch.realart.Native");
+	the_vm = vm;
 	if (pthread_create(&tid, NULL, holder, vm))
 		return fail(env, "cannot start the holder thread");
 	pthread_mutex_lock(&held_mu);

@@ -552,6 +552,9 @@ START_TEST(test_switch_dex_pc)
 		memset(mem, 0, MEM_SIZE);
 		put_switch(ptr, sp + 4096, BASE + 0x2000, BASE + 0x3000, insns, 10, 3, 0, 4);
 		ck_assert_int_eq(art_switch_dex_pc(&fake_mem, is_64, sp, insns, &pc), -ENOENT);
+		/* a copy that ends before the search does: no answer either way */
+		ck_assert_int_eq(
+		    art_switch_dex_pc(&fake_mem, is_64, BASE + MEM_SIZE - 64, insns, &pc), -ERANGE);
 	}
 }
 END_TEST

@@ -185,12 +185,12 @@ START_TEST(test_page)
 	check_col(t, "dict_weight", area, (uint64_t[]){4}, 1);
 	/* one span, running: 61 ms up to the next sample at 95 (34 ms: within the 4.5 periods
 	 * that sample's weight 3 allows) and one period after it */
-	ck_assert_ptr_nonnull(strstr(t, "\"classes\":[4,0,0,0,0,0,0,0],\"nr_spans\":1,"));
+	ck_assert_ptr_nonnull(strstr(t, "\"classes\":[4,0,0,0,0,0,0,0,0],\"nr_spans\":1,"));
 	check_col(t, "spans", area, (uint64_t[]){61, 44, 0}, 3);
 	/* thread 10: running in hot() but at 20, 50 and 80 ms sleeping in nanosleep (S) */
 	t = strstr(json, "{\"tid\":10,");
 	ck_assert_ptr_nonnull(t);
-	ck_assert_ptr_nonnull(strstr(t, "\"classes\":[7,0,3,0,0,0,0,0],\"nr_spans\":7,"));
+	ck_assert_ptr_nonnull(strstr(t, "\"classes\":[7,0,3,0,0,0,0,0,0],\"nr_spans\":7,"));
 	check_col(
 	    t, "spans", area,
 	    (uint64_t[]){0, 20, 0, 0, 10, 2, 0, 20, 0, 0, 10, 2, 0, 20, 0, 0, 10, 2, 0, 10, 0}, 21);
@@ -222,6 +222,44 @@ START_TEST(test_untimed)
 }
 END_TEST
 
+/* A Java thread blocked on a monitor (art-thread.h's wait frame) has a class of its own, the
+ * page's "Java monitor"; a Java wait counts as sleeping. */
+START_TEST(test_java_lock)
+{
+	struct profile *p = profile_new();
+	uint32_t exe = profile_intern_str(p, "/bin/app"), l_main, l_blocked, l_waiting, t;
+	struct profile_frame f = {.module = exe};
+	size_t len, blen;
+	char *page, *json;
+	unsigned char *blk;
+
+	profile_keep_samples(p, 1);
+	profile_set_meta(p, "period_ns", "10000000");
+	f.name = profile_intern_str(p, "main");
+	l_main = profile_intern_location(p, exe, 0x100, &f, 1);
+	f.kind = PROFILE_FRAME_PSEUDO;
+	f.name = profile_intern_str(p, "[java blocked on java.lang.Object held by tid 7]");
+	l_blocked = profile_intern_location(p, 0, 1, &f, 1);
+	f.name = profile_intern_str(p, "[java waiting on java.lang.Object]");
+	l_waiting = profile_intern_location(p, 0, 2, &f, 1);
+	t = profile_thread(p, 10, "main");
+	for (int i = 0; i < 4; i++)
+		profile_add_sample(
+		    p, t,
+		    profile_intern_stack(p, (uint32_t[]){i < 3 ? l_blocked : l_waiting, l_main}, 2),
+		    T0 + (uint64_t)i * 10 * MS, 'S');
+	page = testutil_render(out_report_html_write, p, NULL, &len);
+	blk = block(page, "perch-data", &blen);
+	json = xstrndup((const char *)blk + 12, blen - 12);
+	ck_assert_msg(strstr(json, "\"classes\":[0,0,1,0,0,0,3,0,0]"), "%.300s",
+		      strstr(json, "\"classes\"") ? strstr(json, "\"classes\"") : json);
+	free(json);
+	free(blk);
+	free(page);
+	profile_free(p);
+}
+END_TEST
+
 START_TEST(test_enospc)
 {
 	struct profile *p = build(1);
@@ -238,6 +276,7 @@ Suite *out_html_suite(void)
 
 	tcase_add_test(tc, test_page);
 	tcase_add_test(tc, test_untimed);
+	tcase_add_test(tc, test_java_lock);
 	tcase_add_test(tc, test_enospc);
 	suite_add_tcase(s, tc);
 	return s;

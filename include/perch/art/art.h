@@ -191,9 +191,39 @@ int art_proc_dex_lookup(struct art_proc *a, uint64_t dex_pc, struct dex_method *
  * SwitchImplContext, the accessor and the ShadowFrame of an interpreted call on the native
  * stack (allocas and locals of interpreter.cc, interpreter_common.cc,
  * quick_trampoline_entrypoints.cc); a heap ShadowFrame (deoptimization) or a stack deeper than
- * the copy gives no answer, and the search costs no system call. */
+ * the copy gives no answer, and the search costs no system call. *@unknown is set to 1 when
+ * the marker is a method's first instruction and the copy ended before the search could tell
+ * (the frame's line is then unknown: never shown as the method's first line), else 0. */
 uint64_t art_proc_interp_dex_pc(struct art_proc *a, const struct perch_mem *stack, uint64_t sp,
-				uint64_t dex_pc);
+				uint64_t dex_pc, int *unknown);
+/* ART's threads now (art-thread.h: states, monitors), read through the process's memory with
+ * the runtime found by art_proc_locate(). 0, -ENOENT (no ART runtime, or not started yet),
+ * -EPROTO (a runtime whose layout perch does not know: said once as a warning), -EAGAIN. */
+struct art_threads;
+int art_proc_threads(struct art_proc *a, struct art_threads *out);
+/* The wait-reason frame of Java thread @tid now ("[java blocked on Foo held by tid 7]",
+ * art_thread_wait_frame()) into @buf: 0, or -ENOENT when it is not an ART thread in a Java
+ * wait (or the runtime's threads cannot be read): keep the kernel's reason then. */
+int art_proc_java_wait(struct art_proc *a, pid_t tid, char *buf, size_t size);
+/* The native method ("java.lang.Object.wait") thread @tid is in, for its snapshot taken at
+ * @time_ns whose copied stack @stack reads (art_thread_native_frame(); the thread's words are
+ * read once per snapshot for this and art_proc_callers()): 0, or -ENOENT. */
+int art_proc_native_method(struct art_proc *a, pid_t tid, uint64_t time_ns,
+			   const struct perch_mem *stack, char *name, size_t size);
+/* The top ShadowFrames of thread @tid's managed-stack fragments, for its snapshot taken at
+ * @time_ns whose copied stack @stack reads (art_thread_callers()): how many in @out. The thread
+ * must have been seen (art_proc_native_method() reads the list). */
+struct art_shadow_frame;
+int art_proc_callers(struct art_proc *a, pid_t tid, uint64_t time_ns, const struct perch_mem *stack,
+		     struct art_shadow_frame *out, size_t max);
+/* The dex pc (an address in its dex file) of ShadowFrame @sf (art_proc_callers()), its
+ * method's first instruction cached per method; 0 when unknown. */
+uint64_t art_proc_shadow_dex_pc(struct art_proc *a, const struct art_shadow_frame *sf);
+/* The real return address for the return-address slot @slot of thread @tid's snapshot taken at
+ * @time_ns, when ART's method tracing replaced it (its instrumentation stack, read once per
+ * snapshot), else @ip. */
+uint64_t art_proc_return(struct art_proc *a, pid_t tid, uint64_t time_ns, uint64_t slot,
+			 uint64_t ip);
 /* Is any list known (so that JIT and dex lookups can succeed)? */
 int art_proc_active(const struct art_proc *a);
 /* Where the descriptors are (0 when not found), for tests and `perch dump`. */
@@ -223,7 +253,8 @@ size_t art_hide_runtime_frames(const uint8_t *kind, size_t n, uint8_t *hide);
  * sources): @insns is the value of the DEX PC marker of an ExecuteSwitchImplAsm frame (the
  * method's first instruction), @sp that frame's stack pointer; the SwitchImplContext is
  * searched for on the stack above it, through @mem (pointers of @is_64 bits). 0 with *@dex_pc,
- * -ENOENT when nothing matches every check, -EINVAL. */
+ * -ENOENT when nothing matches every check, -ERANGE when @mem ended before the search did
+ * (the stack copy is too short to tell), -EINVAL. */
 int art_switch_dex_pc(const struct perch_mem *mem, int is_64, uint64_t sp, uint64_t insns,
 		      uint64_t *dex_pc);
 

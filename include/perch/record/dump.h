@@ -13,6 +13,7 @@
 #include "perch/proc/waitreason.h"
 #include "perch/unwind/unwind.h"
 
+struct art_thread;
 struct perch_arch;
 struct profile;
 struct resolver;
@@ -97,5 +98,23 @@ void dump_frame_text(const struct dump_frame *f, struct strbuf *sb);
 const char *dump_note(const struct dump_thread *dt, struct strbuf *sb);
 
 void dump_release(struct dump_thread *dts, size_t nr);
+
+/* ---- Java threads (dump-java.c): ART's view of a dumped thread (art-thread.h) ---- */
+
+/* perch dump's line under an ART thread, without indent and newline:
+ *   java: "main" tid=1 Blocked, waiting to lock <@addr=0x12c0a3b8> (a java.lang.Object)
+ *   held by thread 5 (tid 20676) */
+void dump_java_text(const struct art_thread *jt, struct strbuf *sb);
+/* @dt in the layout of ART's own thread dump (`kill -3`), appended to @out:
+ *   "main" prio=5 tid=1 Blocked
+ *     | sysTid=20670 state=S self=0x5643fa8043c0
+ *     at perch.realart.Deep.down(Deep.java:36)
+ *     - waiting to lock <@addr=0x12c0a3b8> (a java.lang.Object) held by thread 5
+ *     at perch.realart.Deep.down(Deep.java:31)
+ *     ...
+ * Java frames only (a frame whose line is unknown reads "(File.java:?)"), ART's "... repeated
+ * N times" after three equal frames. */
+void dump_anr_thread(struct profile *p, struct resolver *r, struct dump_thread *dt,
+		     const struct art_thread *jt, struct strbuf *out);
 
 #endif

@@ -34,6 +34,7 @@ struct resolve_stats {
 	uint64_t reloads;
 };
 
+struct art_proc;
 struct resolver;
 
 struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,
@@ -55,6 +56,9 @@ static inline uint64_t resolve_stats_stopped(const struct resolve_stats *st)
 /* Show the frames of ART's runtime library between Java frames (hidden by default, as
  * simpleperf does; art_hide_runtime_frames()). */
 void resolver_show_art_frames(struct resolver *r, int on);
+/* The ART awareness of @r's process (art.h), the runtime looked for in its modules now: for
+ * reading ART's threads (art_proc_threads(), art_proc_java_wait()). */
+struct art_proc *resolver_art(struct resolver *r);
 /* The process exec'd or its maps changed: re-read them now. */
 void resolver_reload(struct resolver *r);
 /* The process is gone (or about to be): @maps_text is its /proc/PID/maps as read at its exit;

@@ -95,11 +95,17 @@ typedef const struct cfi_table *unwind_jit_cfi_fn(void *arg, uint64_t pc, uint64
 /* Give @u a JIT CFI source. With one set, frames whose pc it covers are stepped with that CFI,
  * and frames of ART's runtime library (libart.so) are checked for the DEX PC marker. */
 void unwinder_set_jit(struct unwinder *u, unwind_jit_cfi_fn *fn, void *arg);
+/* The real return address of a frame whose return address (read from @slot on the stack) a
+ * runtime replaced with a stub of its own (ART's method-tracing exit), or @ip itself. */
+typedef uint64_t unwind_ret_fn(void *arg, uint64_t slot, uint64_t ip);
+/* Give @u such a source (x86_64: the slot is the caller's SP - 8); NULL for none. */
+void unwinder_set_ret(struct unwinder *u, unwind_ret_fn *fn, void *arg);
 /* After unwinder_unwind(): dex_pcs[i] != 0 when the CFI of frame i carried ART's DEX PC
  * marker (docs/design/android-art.md 3): an interpreted Java method at that dex pc runs between
  * pcs[i] and pcs[i + 1]. As many entries as the unwind's @max, valid until the next unwind. */
 const uint64_t *unwinder_dex_pcs(const struct unwinder *u);
-/* The stack pointer of each frame with a dex pc (valid where dex_pcs[i] != 0). */
+/* The stack pointer of each frame when a JIT CFI source is set (ART is known), else only
+ * where dex_pcs[i] != 0. */
 const uint64_t *unwinder_dex_sps(const struct unwinder *u);
 
 /* After unwinder_unwind(): exact[i] != 0 when pcs[i] is not a return address and names its

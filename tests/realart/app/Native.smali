@@ -12,3 +12,11 @@
 
 .method public static native block()V
 .end method
+
+# spawn(name, mode): the launcher starts a thread attached to the runtime as @name, which calls
+# States.thread(mode). park(): sleeps forever in native code (no ready line).
+.method public static native spawn(Ljava/lang/String;I)V
+.end method
+
+.method public static native park()V
+.end method
