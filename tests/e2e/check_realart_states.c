@@ -232,10 +232,20 @@ static size_t compare(const struct dump *art, const struct dump *perch, int ids)
 		H_ASSERT(p->nr_frames == a->nr_frames,
 			 "\"%s\": perch shows %zu Java frames, ART %zu", a->name, p->nr_frames,
 			 a->nr_frames);
-		for (size_t k = 0; k < p->nr_frames; k++)
-			H_ASSERT(!strcmp(a->frames[k], p->frames[k]),
-				 "\"%s\" frame %zu: perch '%s', ART '%s'", a->name, k, p->frames[k],
-				 a->frames[k]);
+		for (size_t k = 0; k < p->nr_frames; k++) {
+			/* the running thread's leaf moves between perch's moment and ART's: its
+			 * method must be the same, its line may not */
+			size_t len = strcspn(a->frames[k], "(");
+
+			if (k == 0 && !strcmp(a->name, "running"))
+				H_ASSERT(!strncmp(a->frames[k], p->frames[k], len + 1),
+					 "\"%s\" frame 0: perch '%s', ART '%s'", a->name,
+					 p->frames[k], a->frames[k]);
+			else
+				H_ASSERT(!strcmp(a->frames[k], p->frames[k]),
+					 "\"%s\" frame %zu: perch '%s', ART '%s'", a->name, k,
+					 p->frames[k], a->frames[k]);
+		}
 		frames += p->nr_frames;
 	}
 	return frames;
