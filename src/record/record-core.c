@@ -229,12 +229,29 @@ static struct record_sites *sites_of(struct record_core *rc, uint32_t thread)
 	return &rc->sites[thread];
 }
 
+/* The site at (@sp, @pc), marked used now; NULL when it is not kept. */
 static struct record_site *site_find(struct record_sites *rs, uint64_t sp, uint64_t pc)
 {
 	for (unsigned int i = 0; i < ARRAY_SIZE(rs->s); i++)
-		if (rs->s[i].stack && rs->s[i].sp == sp && rs->s[i].pc == pc)
+		if (rs->s[i].stack && rs->s[i].sp == sp && rs->s[i].pc == pc) {
+			rs->s[i].used = ++rs->clock;
 			return &rs->s[i];
+		}
 	return NULL;
+}
+
+/* A slot for a new site: an empty one, else the least recently used. */
+static struct record_site *site_new(struct record_sites *rs, uint64_t sp, uint64_t pc)
+{
+	struct record_site *site = &rs->s[0];
+
+	for (unsigned int i = 1; i < ARRAY_SIZE(rs->s) && site->stack; i++)
+		if (!rs->s[i].stack || rs->s[i].used < site->used)
+			site = &rs->s[i];
+	site->sp = sp;
+	site->pc = pc;
+	site->used = ++rs->clock;
+	return site;
 }
 
 static void drain_to_recording(void *arg, const char *key, const char *text)
@@ -437,14 +454,11 @@ static void on_sample(void *arg, const struct sampler_info *info,
 	 * apart from them where it last ran: the two places the sampler reuses */
 	if (info->state && info->state != 'R') {
 		site = site_find(rs, sp, pc);
-		if (!site) {
-			site = &rs->s[rs->next++ % ARRAY_SIZE(rs->s)];
-			site->sp = sp;
-			site->pc = pc;
-		}
+		if (!site)
+			site = site_new(rs, sp, pc);
 		site->stack = stack + 1;
 	} else if (info->state == 'R') {
-		rs->ran = (struct record_site){sp, pc, stack + 1};
+		rs->ran = (struct record_site){sp, pc, stack + 1, 0};
 	}
 	if (rc->o.verify)
 		verify_sample(rc, rp, info);

@@ -117,12 +117,25 @@ void sampler_list_remove(struct tracee_thread *th)
 	s->listed = 0;
 }
 
-void sampler_lists_check(struct tracee *t, struct worker *w)
+void sampler_lists_check(struct tracee *t, struct worker *w, struct sampler_stats *st)
 {
+	uint64_t now;
+
 	if (w->nr_active + w->nr_gated == t->nr_threads)
 		return;
-	for (size_t i = 0; i < t->nr_threads; i++)
-		sampler_list_remove(t->threads[i]);
+	now = monotime_ns();
+	for (size_t i = 0; i < t->nr_threads; i++) {
+		struct tracee_thread *th = t->threads[i];
+		struct sthread *s = th->user;
+		struct sproc *sp = th->proc->user;
+
+		/* a gated thread's ticks on its process's epoch first: they are nowhere else */
+		if (s && s->gated && sp && sp->epoch != s->gate_epoch)
+			sampler_credit(w, th, s, (uint32_t)(sp->epoch - s->gate_epoch), now, st);
+		if (s)
+			s->gate_epoch = sp ? sp->epoch : 0;
+		sampler_list_remove(th);
+	}
 	w->nr_active = w->nr_gated = 0;
 	for (size_t i = 0; i < t->nr_procs; i++) {
 		struct sproc *sp = sampler_proc_of(t->procs[i]);

@@ -344,7 +344,7 @@ void sampler_list_add(struct worker *w, struct tracee_thread *th);
 void sampler_list_remove(struct tracee_thread *th);
 /* Every thread of @t in a list, each once (rebuilt when the counts say otherwise: a thread
  * that came or went without an event). */
-void sampler_lists_check(struct tracee *t, struct worker *w);
+void sampler_lists_check(struct tracee *t, struct worker *w, struct sampler_stats *st);
 /* The end: every gated thread's ticks queued, the lists freed. */
 void sampler_gate_finish(struct tracee *t, struct worker *w, struct sampler_stats *st);
 

@@ -666,7 +666,7 @@ size_t sampler_tick(struct tracee *t, const struct perch_arch *arch, struct work
 		    monotime_ns() +
 		    (period / 8 < SAMPLER_HOLD_WAIT_NS ? period / 8 : SAMPLER_HOLD_WAIT_NS);
 	}
-	sampler_lists_check(t, w);
+	sampler_lists_check(t, w, st);
 	w->met_this_tick = 0;
 	tick_pass(t, arch, w, o, missed, &hd, 1, stop, &nr_stop, st);
 	tick_pass(t, arch, w, o, missed, &hd, 0, stop, &nr_stop, st);

@@ -40,8 +40,11 @@ struct record_sites {
 	struct record_site {
 		uint64_t sp, pc;
 		uint32_t stack; /* stack id + 1, without a wait frame */
+		uint64_t used;	/* when it was last sampled or reused (record_sites.clock) */
 	} s[2 * SAMPLER_SITES];
-	unsigned int next;	/* round robin */
+	uint64_t clock; /* counts the thread's samples and reuses: the least recently used site
+			 * goes first (the sampler keeps its sites most recently used first: a
+			 * site it reuses all the time must not be pushed out here by others) */
 	struct record_site ran; /* the last sample taken while running, for a runnable thread
 				 * that has not run since (sampler_stats.unmoved) */
 };
