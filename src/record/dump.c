@@ -175,9 +175,9 @@ static uint64_t switch_ins(pid_t pid, pid_t tid)
 
 /* A thread asleep in a system call ('S') in a process of DUMP_FROM_PROC_MIN threads or more:
  * its registers there (SP, PC) are in /proc and its stack does not change while it sleeps, so
- * it is read without a stop, as `record` reads blocked threads (no EINTR either). Kept only if the thread was not switched in while its stack was
- * copied (schedstat's count, read before and after): else it is stopped as a running one.
- * 0, or -1 with nothing taken. */
+ * it is read without a stop, as `record` reads blocked threads (no EINTR either). Kept only if the
+ * thread was not switched in while its stack was copied (schedstat's count, read before and after):
+ * else it is stopped as a running one. 0, or -1 with nothing taken. */
 static int take_sleeping(const struct tracee *t, const struct perch_arch *arch,
 			 struct dump_thread *dt)
 {
