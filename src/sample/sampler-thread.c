@@ -52,6 +52,7 @@ int sampler_snapshot_blocked(const struct perch_arch *arch, pid_t tid, const cha
 	snap->time_ns = monotime_ns();
 	snap->tid = tid;
 	snap->pac_mask = 0;
+	snap->stack_len = 0; /* (an item's buffer holds its previous stack) */
 	memset(&snap->regs, 0, sizeof(snap->regs));
 	if (!syscall || waitreason_syscall_parse(syscall, &sc) < 0 ||
 	    sc.what != WAITREASON_SC_SYSCALL || !sc.sp || !sc.pc)
