@@ -167,7 +167,9 @@ static void on_event(struct tracee *t, const struct perch_arch *arch, struct wor
 		/* the process's set of threads changed: its gate's reference is stale */
 		if (ev->proc)
 			sampler_proc_of(ev->proc)->ref_valid = 0;
-		if (ev->kind == TRACEE_EV_THREAD_GONE && ev->thread && ev->thread->user) {
+		/* (a process's last thread leaves with PROC_GONE: out of the lists as well) */
+		if ((ev->kind == TRACEE_EV_THREAD_GONE || ev->kind == TRACEE_EV_PROC_GONE) &&
+		    ev->thread && ev->thread->user) {
 			struct sthread *s = ev->thread->user;
 
 			if (s->gated && ev->thread->proc->user) {
