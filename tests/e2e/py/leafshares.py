@@ -80,8 +80,11 @@ def perch_leaves(path):
             continue
         stack, n = line.rsplit(" ", 1)
         frames = stack.split(";")
-        while len(frames) > 1 and frames[-1].startswith("[") and not frames[-1].startswith(
-                "[unknown"):
+        # perch's pseudo-frames ([io read ...], [lock futex]) go; unnamed code
+        # ([module+0xOFF]) is a leaf like any other
+        while (len(frames) > 1 and frames[-1].startswith("[")
+               and not frames[-1].startswith("[unknown")
+               and not re.match(r"\[[^ ]*\+0x[0-9a-f]+\]$", frames[-1])):
             frames.pop()
         counts[norm(frames[-1])] += int(n)
     return counts
