@@ -49,7 +49,9 @@ def _share(folded, leaf="syscall", user="sys_burn"):
     s = u = 0
     for line in open(folded):
         stack, _, n = line.rstrip("\n").rpartition(" ")
-        frames = [f for f in stack.split(";") if not f.startswith("[") or f.startswith("[unk")]
+        # perch's pseudo-frames go; unnamed code ([module+0xOFF]) stays a frame
+        frames = [f for f in stack.split(";") if not f.startswith("[") or f.startswith("[unk")
+                  or re.match(r"\[[^ ]*\+0x[0-9a-f]+\]$", f)]
         if not frames:
             continue
         if frames[-1] == leaf:
