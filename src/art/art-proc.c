@@ -51,14 +51,10 @@ struct art_proc {
 	struct u64map pc_map; /* dex pc -> index into pc_cache */
 	struct dex_pc_entry *pc_cache;
 	size_t nr_pc, alloc_pc;
-	uint64_t runtime_instance;	/* &art::Runtime::instance_, 0 when not found */
-	struct art_threads threads;	/* ART's threads as last read (art_proc_java_wait) */
-	uint64_t threads_ns;		/* when */
-	int threads_err;		/* -EPROTO once the layout was found unknown */
-	struct art_return returns[256]; /* the tracing returns of one thread at one time */
-	int nr_returns;
-	pid_t returns_tid;
-	uint64_t returns_ns;
+	uint64_t runtime_instance;  /* &art::Runtime::instance_, 0 when not found */
+	struct art_threads threads; /* ART's threads as last read (art_proc_java_wait) */
+	uint64_t threads_ns;	    /* when */
+	int threads_err;	    /* -EPROTO once the layout was found unknown */
 	uint64_t exit_pc; /* the tracing exit stub, once a replaced return address was seen */
 	struct {
 		uint64_t method, insns; /* insns 0: none */
@@ -529,37 +525,28 @@ int art_proc_callers(struct art_proc *a, pid_t tid, uint64_t time_ns, const stru
 	return t ? art_thread_callers(sample_mem(a, t, time_ns), t->self, stack, out, max) : 0;
 }
 
-uint64_t art_proc_return(struct art_proc *a, pid_t tid, uint64_t time_ns, uint64_t slot,
-			 uint64_t ip)
+uint64_t art_proc_return(struct art_proc *a, pid_t tid, uint64_t slot, uint64_t ip)
 {
 	const struct art_thread *t;
+	uint64_t pc;
 
 	if (!a->runtime_instance || a->threads_err || (a->exit_pc && ip != a->exit_pc))
 		return ip;
-	if (a->returns_tid != tid || a->returns_ns != time_ns) {
-		t = art_threads_find(&a->threads, tid);
-		if (!t) { /* the thread's Thread: the list, at most once per ART_THREADS_NS */
-			uint64_t now = now_ns();
+	t = art_threads_find(&a->threads, tid);
+	if (!t) { /* the thread's Thread: the list, at most once per ART_THREADS_NS */
+		uint64_t now = now_ns();
 
-			if (a->threads_ns && now - a->threads_ns < ART_THREADS_NS)
-				return ip;
-			a->threads_ns = now;
-			art_threads_release(&a->threads);
-			art_proc_threads(a, &a->threads);
-			t = art_threads_find(&a->threads, tid);
-		}
-		a->returns_tid = tid;
-		a->returns_ns = time_ns;
-		a->nr_returns = t ? art_thread_instrumentation(&a->mem, t->self, a->returns,
-							       ARRAY_SIZE(a->returns))
-				  : 0;
+		if (a->threads_ns && now - a->threads_ns < ART_THREADS_NS)
+			return ip;
+		a->threads_ns = now;
+		art_threads_release(&a->threads);
+		art_proc_threads(a, &a->threads);
+		t = art_threads_find(&a->threads, tid);
 	}
-	for (int i = 0; i < a->nr_returns; i++)
-		if (a->returns[i].slot == slot) {
-			a->exit_pc = ip; /* every replaced return address is the same stub */
-			return a->returns[i].pc;
-		}
-	return ip;
+	if (!t || art_thread_instrumentation_pc(&a->mem, t->self, slot, &pc) < 0)
+		return ip;
+	a->exit_pc = ip; /* every replaced return address is the same stub */
+	return pc;
 }
 
 uint64_t art_proc_shadow_dex_pc(struct art_proc *a, const struct art_shadow_frame *sf)

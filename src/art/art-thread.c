@@ -410,31 +410,31 @@ void art_thread_window(uint64_t self, uint64_t *addr, size_t *len)
 	*len = layout_r64.t_self + 8 - layout_r64.t_top_quick_frame;
 }
 
-int art_thread_instrumentation(const struct perch_mem *mem, uint64_t self, struct art_return *out,
-			       size_t max)
+/* The map's height bounds a lookup; a longer path is a map changing under the read (or a
+ * cycle). A red-black tree of 2^32 entries is at most 64 high. */
+#define INSTRUMENTATION_DEPTH 64
+
+int art_thread_instrumentation_pc(const struct perch_mem *mem, uint64_t self, uint64_t slot,
+				  uint64_t *pc)
 {
 	struct reader r = {mem, &layout_r64};
-	uint64_t map = rd64(&r, self + r.l->t_instrumentation), todo[64], node[8];
-	size_t n = 0, nt = 0, visits = 0;
+	uint64_t map = rd64(&r, self + r.l->t_instrumentation), node[8];
 
 	/* std::map (libstdc++ _Rb_tree): the header node at +8, its parent (the root) at +16;
 	 * a node: colour, parent, left +16, right +24, then the pair: key +32, and the
 	 * InstrumentationStackFrame's this_object_ +40, method_ +48, return_pc_ +56 */
-	if (!map || !(todo[nt++] = rd64(&r, map + 16)))
-		return 0;
-	while (nt && n < max && visits++ < 4 * max) {
-		uint64_t at = todo[--nt];
+	uint64_t at = map ? rd64(&r, map + 16) : 0;
 
-		if (rd(&r, at, node, sizeof(node)) < 0)
-			return -EAGAIN; /* freed under the walk */
-		out[n].slot = node[4];
-		out[n++].pc = node[7];
-		if (node[2] && nt < 64)
-			todo[nt++] = node[2];
-		if (node[3] && nt < 64)
-			todo[nt++] = node[3];
+	for (int depth = 0; at; depth++) {
+		if (depth == INSTRUMENTATION_DEPTH || rd(&r, at, node, sizeof(node)) < 0)
+			return -EAGAIN; /* changed or freed under the read */
+		if (node[4] == slot) {
+			*pc = node[7];
+			return 0;
+		}
+		at = slot < node[4] ? node[2] : node[3];
 	}
-	return (int)n;
+	return -ENOENT;
 }
 
 int art_method_native_name(const struct perch_mem *mem, uint64_t method, char *name, size_t size)

@@ -145,7 +145,7 @@ static uint64_t art_return(void *arg, uint64_t slot, uint64_t ip)
 	if (!r->snap_tid || !art_proc_active(r->art) ||
 	    !(art_module_flags(r->ms, find_map(r, ip)) & ART_MOD_RUNTIME))
 		return ip;
-	return art_proc_return(r->art, r->snap_tid, r->snap_ns, slot, ip);
+	return art_proc_return(r->art, r->snap_tid, slot, ip);
 }
 
 struct resolver *resolver_new(pid_t pid, const struct perch_arch *arch, struct profile *p,

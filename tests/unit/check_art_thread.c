@@ -307,38 +307,39 @@ START_TEST(test_callers)
 }
 END_TEST
 
-/* The instrumentation stack of method tracing: a std::map read node by node. */
+/* The instrumentation stack of method tracing: a std::map keyed by the stack slot, searched
+ * from its root as libstdc++'s find() does. */
 START_TEST(test_instrumentation)
 {
 	const uint64_t map = BASE + 0x64000, n1 = BASE + 0x64100, n2 = BASE + 0x64200,
 		       n3 = BASE + 0x64300;
-	struct art_return out[8];
-	int n;
+	uint64_t pc = 0;
 
-	ck_assert_int_eq(art_thread_instrumentation(&fake_mem, T2, out, 8), 0); /* no tracing */
+	/* no tracing, then an empty map */
+	ck_assert_int_eq(art_thread_instrumentation_pc(&fake_mem, T2, 0x7000, &pc), -ENOENT);
 	put(T2 + 0x140, map, 8);
-	ck_assert_int_eq(art_thread_instrumentation(&fake_mem, T2, out, 8), 0); /* empty */
-	put(map + 16, n1, 8);							/* the root */
-	put(n1 + 16, n2, 8);							/* left */
-	put(n1 + 24, n3, 8);							/* right */
+	ck_assert_int_eq(art_thread_instrumentation_pc(&fake_mem, T2, 0x7000, &pc), -ENOENT);
+	put(map + 16, n1, 8); /* the root */
+	put(n1 + 16, n2, 8);  /* left */
+	put(n1 + 24, n3, 8);  /* right */
 	put(n1 + 32, 0x7000, 8);
 	put(n1 + 56, 0x1111, 8);
 	put(n2 + 32, 0x6000, 8);
 	put(n2 + 56, 0x2222, 8);
 	put(n3 + 32, 0x8000, 8);
 	put(n3 + 56, 0x3333, 8);
-	n = art_thread_instrumentation(&fake_mem, T2, out, 8);
-	ck_assert_int_eq(n, 3);
-	for (int i = 0; i < n; i++)
-		ck_assert_uint_eq(out[i].pc, out[i].slot == 0x7000   ? 0x1111
-					     : out[i].slot == 0x6000 ? 0x2222
-								     : 0x3333);
-	ck_assert_int_eq(art_thread_instrumentation(&fake_mem, T2, out, 2), 2);
+	ck_assert_int_eq(art_thread_instrumentation_pc(&fake_mem, T2, 0x7000, &pc), 0);
+	ck_assert_uint_eq(pc, 0x1111);
+	ck_assert_int_eq(art_thread_instrumentation_pc(&fake_mem, T2, 0x6000, &pc), 0);
+	ck_assert_uint_eq(pc, 0x2222);
+	ck_assert_int_eq(art_thread_instrumentation_pc(&fake_mem, T2, 0x8000, &pc), 0);
+	ck_assert_uint_eq(pc, 0x3333);
+	ck_assert_int_eq(art_thread_instrumentation_pc(&fake_mem, T2, 0x7800, &pc), -ENOENT);
 	/* a cycle is bounded; a node freed under the read says so */
-	put(n3 + 16, n1, 8);
-	ck_assert_int_le(art_thread_instrumentation(&fake_mem, T2, out, 8), 8);
-	put(n3 + 16, BASE + MEM_SIZE + 64, 8);
-	ck_assert_int_eq(art_thread_instrumentation(&fake_mem, T2, out, 8), -EAGAIN);
+	put(n3 + 24, n1, 8);
+	ck_assert_int_eq(art_thread_instrumentation_pc(&fake_mem, T2, 0x9000, &pc), -EAGAIN);
+	put(n3 + 24, BASE + MEM_SIZE + 64, 8);
+	ck_assert_int_eq(art_thread_instrumentation_pc(&fake_mem, T2, 0x9000, &pc), -EAGAIN);
 }
 END_TEST
 

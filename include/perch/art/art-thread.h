@@ -105,16 +105,12 @@ int art_thread_callers(const struct perch_mem *mem, uint64_t self, const struct 
  * self pointer): a caller may read it once per sample and serve them from that copy. */
 void art_thread_window(uint64_t self, uint64_t *addr, size_t *len);
 
-/* A return address ART's method tracing replaced with its exit stub: the stack slot and the
- * real return address (Thread::tlsPtr_.instrumentation_stack). */
-struct art_return {
-	uint64_t slot, pc;
-};
-
-/* The entries of thread @self's instrumentation stack (up to @max): how many, 0 without
- * tracing, -EAGAIN when the map changed under the read. */
-int art_thread_instrumentation(const struct perch_mem *mem, uint64_t self, struct art_return *out,
-			       size_t max);
+/* The real return address that ART's method tracing keeps for stack slot @slot of thread
+ * @self (Thread::tlsPtr_.instrumentation_stack, a map keyed by the slot, whose return address
+ * the tracing exit stub replaced): 0 with it in *@pc, -ENOENT when the map has no such slot
+ * (or there is no tracing), -EAGAIN when the map changed under the read. */
+int art_thread_instrumentation_pc(const struct perch_mem *mem, uint64_t self, uint64_t slot,
+				  uint64_t *pc);
 
 /* "java.lang.Object.wait" for ArtMethod @method when it is a native method: 0, -ENOENT (not
  * native), -EFAULT. */
