@@ -644,6 +644,25 @@ static uint32_t native_method_location(struct resolver *r, const char *method)
 	return loc != UINT32_MAX ? loc : profile_intern_location(r->p, f.module, addr, &f, 1);
 }
 
+/* Make room at @j among the @n frames and put there a Java frame at location @loc: a dex pc
+ * @dex (an interpreted frame's), or 0 (a native method's), its SP @sp. */
+static void put_java_frame(struct resolver *r, int j, int n, uint32_t loc, uint64_t dex,
+			   uint64_t sp)
+{
+	memmove(r->locs + j + 1, r->locs + j, (size_t)(n - j) * sizeof(r->locs[0]));
+	memmove(r->pcs + j + 1, r->pcs + j, (size_t)(n - j) * sizeof(r->pcs[0]));
+	memmove(r->exact + j + 1, r->exact + j, (size_t)(n - j));
+	memmove(r->is_dex + j + 1, r->is_dex + j, (size_t)(n - j));
+	memmove(r->art_kind + j + 1, r->art_kind + j, (size_t)(n - j));
+	memmove(r->sps + j + 1, r->sps + j, (size_t)(n - j) * sizeof(r->sps[0]));
+	r->locs[j] = loc;
+	r->pcs[j] = dex;
+	r->exact[j] = 1;
+	r->is_dex[j] = dex != 0;
+	r->art_kind[j] = ART_FRAME_JAVA;
+	r->sps[j] = sp;
+}
+
 /* The leaf-most Java frame called from ART's runtime (a trampoline, then the runtime's or a
  * library's code of a native method): the native method ART says the thread is in, as a
  * Java frame of its own above it, when the snapshot's stack holds it (art.h). Returns the new
@@ -660,18 +679,7 @@ static int insert_native_method(struct resolver *r, const struct unwind_snapshot
 	    art_proc_native_method(r->art, snap->tid, snap->time_ns, &stack, method,
 				   sizeof(method)) < 0)
 		return n;
-	memmove(r->locs + j + 1, r->locs + j, (size_t)(n - j) * sizeof(r->locs[0]));
-	memmove(r->pcs + j + 1, r->pcs + j, (size_t)(n - j) * sizeof(r->pcs[0]));
-	memmove(r->exact + j + 1, r->exact + j, (size_t)(n - j));
-	memmove(r->is_dex + j + 1, r->is_dex + j, (size_t)(n - j));
-	memmove(r->art_kind + j + 1, r->art_kind + j, (size_t)(n - j));
-	memmove(r->sps + j + 1, r->sps + j, (size_t)(n - j) * sizeof(r->sps[0]));
-	r->locs[j] = native_method_location(r, method);
-	r->pcs[j] = 0;
-	r->exact[j] = 1;
-	r->is_dex[j] = 0;
-	r->art_kind[j] = ART_FRAME_JAVA;
-	r->sps[j] = r->sps[j + 1];
+	put_java_frame(r, j, n, native_method_location(r, method), 0, r->sps[j]);
 	return n + 1;
 }
 
@@ -687,18 +695,7 @@ static int names_method(struct resolver *r, uint32_t loc, const char *name)
 /* Make room at @j and put there the Java frame of dex pc @insns (an address in a dex file). */
 static void put_caller(struct resolver *r, int j, int n, uint64_t insns, uint64_t sp)
 {
-	memmove(r->locs + j + 1, r->locs + j, (size_t)(n - j) * sizeof(r->locs[0]));
-	memmove(r->pcs + j + 1, r->pcs + j, (size_t)(n - j) * sizeof(r->pcs[0]));
-	memmove(r->exact + j + 1, r->exact + j, (size_t)(n - j));
-	memmove(r->is_dex + j + 1, r->is_dex + j, (size_t)(n - j));
-	memmove(r->art_kind + j + 1, r->art_kind + j, (size_t)(n - j));
-	memmove(r->sps + j + 1, r->sps + j, (size_t)(n - j) * sizeof(r->sps[0]));
-	r->locs[j] = dex_location(r, insns, 0);
-	r->pcs[j] = insns;
-	r->exact[j] = 1;
-	r->is_dex[j] = 1;
-	r->art_kind[j] = ART_FRAME_JAVA;
-	r->sps[j] = sp;
+	put_java_frame(r, j, n, dex_location(r, insns, 0), insns, sp);
 }
 
 /* A method the runtime was about to interpret when it ran other Java code first (a class
