@@ -196,9 +196,9 @@ struct sthread {
 	uint32_t tick_weight;
 	int hold_cpu; /* the CPU it was runnable on at tick @hold_tick (cpu_want_holds()) */
 	uint64_t hold_tick;
-	/* cpu mode without task clocks (no /proc/.../sched): schedstat's run and run-queue wait
-	 * times at its last stop, and the samples due to it not counted yet, in millionths
-	 * (sampler_cpu_weight()) */
+	/* cpu mode: schedstat's run (and, without task clocks, run-queue wait) time at its last
+	 * counted stop, and the samples due to it not counted yet, in millionths
+	 * (ran_weight(), sampler_cpu_weight()) */
 	int cpu_known;
 	uint64_t cpu_run, cpu_wait;
 	int64_t cpu_due;

@@ -170,19 +170,35 @@ static void server(int client_cpu)
 		      HARNESS_ARGV(CM_TASKSET, "-c", harness_fmt("%d", client_cpu), CM_BENCH, "-p",
 				   port, "-t", "get", "-c", "20", "-n", "1000000000", "-q"));
 	harness_sleep(1); /* (the clients connect) */
-	harness_sh(harness_fmt("%s record -F 1000 --mode cpu -p %d -d %s -o '%s' 2>&1",
-			       harness_perch(), pid, secs, folded),
-		   &code, 60);
-	H_ASSERT(code == 0, "perch record of redis-server failed (exit %d)", code);
-	harness_sh(harness_fmt("%s record -q -a -e cpu-clock -F 1000 -g -o '%s' -- sleep %s",
-			       CM_PERF, data, secs),
-		   &code, 60);
-	H_ASSERT(code == 0, "perf record -a failed (exit %d)", code);
-	judge = harness_sh(harness_fmt("python3 tests/e2e/py/leafshares.py server '%s' '%s' %d",
-				       folded, data, pid),
-			   &code, 120);
-	fprintf(stderr, "cpumode redis (client on CPU %d, server on CPU 0): %s", client_cpu, judge);
-	H_ASSERT(code == 0, "cpu mode's shares of redis-server are off perf's (see above)");
+	/* perch and perf at once, perf's window inside perch's: the server's own mix drifts
+	 * between two recordings of the same load (perf alone read epoll_wait 16-23% and write
+	 * 40-47% in consecutive runs on a quiet machine), so both must see the same seconds, and
+	 * perf then also sees what perch's stops change in the server. A miss is judged again
+	 * on a second pair (the load of a shared machine); a systematic error fails both. */
+	for (int round = 1; round <= 2; round++) {
+		struct harness_proc *perch = harness_spawn(
+		    "perch", HARNESS_ARGV(harness_perch(), "record", "-F", "1000", "--mode", "cpu",
+					  "-p", harness_fmt("%d", pid), "-d",
+					  harness_fmt("%d", CM_SERVER_SECS + 2), "-o", folded));
+
+		harness_sleep(1); /* (perch attached) */
+		harness_sh(harness_fmt("%s record -q -a -e cpu-clock -F 1000 -g -o '%s' -- sleep %s",
+				       CM_PERF, data, secs),
+			   &code, 60);
+		H_ASSERT(code == 0, "perf record -a failed (exit %d)", code);
+		code = harness_proc_wait(perch, 60);
+		H_ASSERT(code == 0, "perch record of redis-server failed (exit %d)", code);
+		judge = harness_sh(
+		    harness_fmt("python3 tests/e2e/py/leafshares.py server '%s' '%s' %d", folded,
+				data, pid),
+		    &code, 120);
+		fprintf(stderr, "cpumode redis (client on CPU %d, server on CPU 0), round %d: %s",
+			client_cpu, round, judge);
+		if (code == 0)
+			return;
+	}
+	H_ASSERT(code == 0,
+		 "cpu mode's shares of redis-server are off perf's in two rounds (see above)");
 }
 
 START_TEST(test_server_same_cpu)
