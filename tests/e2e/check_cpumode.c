@@ -182,16 +182,17 @@ static void server(int client_cpu)
 					  harness_fmt("%d", CM_SERVER_SECS + 2), "-o", folded));
 
 		harness_sleep(1); /* (perch attached) */
-		harness_sh(harness_fmt("%s record -q -a -e cpu-clock -F 1000 -g -o '%s' -- sleep %s",
-				       CM_PERF, data, secs),
-			   &code, 60);
+		harness_sh(
+		    harness_fmt("%s record -q -a -e cpu-clock -F 1000 -g -o '%s' -- sleep %s",
+				CM_PERF, data, secs),
+		    &code, 60);
 		H_ASSERT(code == 0, "perf record -a failed (exit %d)", code);
 		code = harness_proc_wait(perch, 60);
 		H_ASSERT(code == 0, "perch record of redis-server failed (exit %d)", code);
-		judge = harness_sh(
-		    harness_fmt("python3 tests/e2e/py/leafshares.py server '%s' '%s' %d", folded,
-				data, pid),
-		    &code, 120);
+		judge =
+		    harness_sh(harness_fmt("python3 tests/e2e/py/leafshares.py server '%s' '%s' %d",
+					   folded, data, pid),
+			       &code, 120);
 		fprintf(stderr, "cpumode redis (client on CPU %d, server on CPU 0), round %d: %s",
 			client_cpu, round, judge);
 		if (code == 0)
