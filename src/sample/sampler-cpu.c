@@ -145,8 +145,8 @@ static uint32_t ran_weight(struct sthread *s, const struct schedstat *ss, uint32
 	if (!ss || !s->cpu_known || ss->run_ns < s->cpu_run)
 		s->cpu_due += (int64_t)ticks * SAMPLER_PPM;
 	else
-		s->cpu_due += (int64_t)((double)(ss->run_ns - s->cpu_run) / (double)period_ns *
-					SAMPLER_PPM);
+		s->cpu_due +=
+		    (int64_t)((double)(ss->run_ns - s->cpu_run) / (double)period_ns * SAMPLER_PPM);
 	if (ss) {
 		s->cpu_known = 1;
 		s->cpu_run = ss->run_ns;
@@ -170,8 +170,8 @@ static void blocked_visit(struct tracee *t, struct tracee_thread *th, struct sth
 
 	if (seen != CPU_ON)
 		return;
-	n = ran_weight(s, sampler_peek_schedstat(t, th, s, &ss) == 0 ? &ss : NULL,
-		       s->tick_weight, w->period_ns);
+	n = ran_weight(s, sampler_peek_schedstat(t, th, s, &ss) == 0 ? &ss : NULL, s->tick_weight,
+		       w->period_ns);
 	if (!n)
 		return;
 	s->has_syscall = sampler_read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall,
