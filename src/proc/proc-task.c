@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perch/base/fdlimit.h"
 #include "perch/base/textscan.h"
 #include "perch/base/xalloc.h"
 #include "perch/proc/proc-task.h"
@@ -332,8 +333,10 @@ void proc_stat_files_init(struct proc_stat_files *sf, pid_t pid)
 
 void proc_stat_files_release(struct proc_stat_files *sf)
 {
-	for (size_t i = 0; i < sf->nr; i++)
+	for (size_t i = 0; i < sf->nr; i++) {
 		close(sf->f[i].fd);
+		fdlimit_unkeep();
+	}
 	free(sf->f);
 	memset(sf, 0, sizeof(*sf));
 }
@@ -357,6 +360,7 @@ static size_t stat_file_pos(const struct proc_stat_files *sf, pid_t tid)
 static void stat_file_drop(struct proc_stat_files *sf, size_t i)
 {
 	close(sf->f[i].fd);
+	fdlimit_unkeep();
 	memmove(&sf->f[i], &sf->f[i + 1], (sf->nr - i - 1) * sizeof(sf->f[0]));
 	sf->nr--;
 }
@@ -390,7 +394,7 @@ int proc_stat_files_read(struct proc_stat_files *sf, pid_t tid, struct proc_stat
 			return 0;
 		stat_file_drop(sf, i); /* exited: its tid may belong to a new thread now */
 	}
-	if (sf->nr >= PROC_STAT_FILES_MAX)
+	if (sf->nr >= PROC_STAT_FILES_MAX || !fdlimit_keep())
 		return proc_stat_read(sf->pid, tid, out);
 	path = task_path(sf->pid, tid, "stat");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -399,6 +403,7 @@ int proc_stat_files_read(struct proc_stat_files *sf, pid_t tid, struct proc_stat
 	if (ret < 0) {
 		if (fd >= 0)
 			close(fd);
+		fdlimit_unkeep();
 		return ret;
 	}
 	ALLOC_GROW(sf->f, sf->nr + 1, sf->alloc);

@@ -280,8 +280,6 @@ void sampler_proc_free(struct tracee_proc *p);
 void sampler_thread_free(struct tracee_thread *th);
 /* The sampler keeps at most @n /proc files open (the rest are opened for each read), and how
  * many it keeps now; closing one it kept. */
-void sampler_fds_budget(size_t n);
-size_t sampler_fds_kept(void);
 void sampler_fd_close(int *fd);
 ssize_t sampler_read_task_file(struct tracee *t, struct tracee_thread *th, int *fd,
 			       const char *name, char *buf, size_t len);

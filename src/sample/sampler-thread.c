@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perch/base/fdlimit.h"
 #include "perch/base/monotime.h"
 #include "perch/base/xalloc.h"
 #include "perch/proc/waitreason.h"
@@ -118,28 +119,16 @@ void sampler_thread_free(struct tracee_thread *th)
 
 /* Read a small /proc/PID/task/TID/NAME file through a kept descriptor (pread: 1-2 us instead
  * of 3 for open+read+close). Returns its length, or -1. */
-/* Descriptors the sampler keeps open now, and how many it may (sampler_fds_budget()): past
- * that a file is opened, read and closed at each read. A process of any thread count keeps
- * its names and stacks then: perch's own files (ELF, /proc maps) need descriptors too, and
- * with 3-4 kept per thread a 600-thread target under `ulimit -n 1024` left none for them
- * (every frame was libc.so.6+0x...). */
-static size_t kept_fds, fds_budget = SIZE_MAX;
-
-void sampler_fds_budget(size_t n)
-{
-	fds_budget = n;
-}
-
-size_t sampler_fds_kept(void)
-{
-	return kept_fds;
-}
-
+/* The descriptors kept here come from perch's one budget (fdlimit_keep()): past that a file
+ * is opened, read and closed at each read. A process of any thread count keeps its names and
+ * stacks then: perch's own files (ELF, /proc maps) need descriptors too, and with 3-4 kept per
+ * thread a 600-thread target under `ulimit -n 1024` left none for them (every frame was
+ * libc.so.6+0x...). */
 void sampler_fd_close(int *fd)
 {
 	if (*fd >= 0) {
 		close(*fd);
-		kept_fds--;
+		fdlimit_unkeep();
 	}
 	*fd = -1;
 }
@@ -158,10 +147,9 @@ ssize_t sampler_read_task_file(struct tracee *t, struct tracee_thread *th, int *
 		once = open(path, O_RDONLY | O_CLOEXEC);
 		if (once < 0 && errno != EMFILE && errno != ENFILE)
 			*fd = -2; /* (out of descriptors: tried again at the next read) */
-		if (once >= 0 && kept_fds < fds_budget) {
+		if (once >= 0 && fdlimit_keep()) {
 			*fd = once; /* kept for the next reads */
 			once = -1;
-			kept_fds++;
 		}
 	}
 	n = *fd >= 0 ? pread(*fd, buf, len - 1, 0) : once >= 0 ? pread(once, buf, len - 1, 0) : -1;

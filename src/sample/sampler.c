@@ -3,7 +3,6 @@
  * that ties the parts together; see include/perch/sample/sampler.h, src/sample/sampler-int.h
  * for the parts and docs/design/perf-baseline.md (design lessons 1, 3, 4: copy only in the
  * stop window, interrupt all threads then collect, handle stops as soon as SIGCHLD arrives). */
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -309,28 +308,6 @@ static int events_due(struct worker *w)
 	return 1;
 }
 
-/* The /proc files the sampler may keep open: what the descriptor limit leaves beside the
- * ones perch has open now, less room for the files naming needs (ELF files, maps, debug
- * files, the recording: SAMPLER_FDS_SPARE, and as much again). */
-static size_t fds_budget(const struct tracee *t)
-{
-	struct rlimit rl;
-	size_t open_now = 0, limit;
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-
-	(void)t;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
-		return SIZE_MAX;
-	while (d && (e = readdir(d)))
-		open_now += e->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	limit = (size_t)rl.rlim_cur;
-	return limit > open_now + 2 * SAMPLER_FDS_SPARE ? limit - open_now - 2 * SAMPLER_FDS_SPARE
-							: 0;
-}
-
 int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sampler_opts *o,
 		const struct sampler_ops *ops, void *arg, struct sampler_stats *st)
 {
@@ -357,7 +334,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	}
 	t->on_free = sampler_thread_free;
 	t->on_proc_free = sampler_proc_free;
-	sampler_fds_budget(fds_budget(t));
+	fdlimit_keep_budget(); /* (the descriptors open now, the target's threads attached) */
 	fdlimit_reserve(SAMPLER_FDS_PER_THREAD * t->nr_threads + SAMPLER_FDS_SPARE);
 	sampler_queue_init(&w.q, SAMPLER_QUEUE, o->stack_size, o->verify);
 	sampler_cpu_init(&w);

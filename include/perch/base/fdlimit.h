@@ -29,6 +29,20 @@ void fdlimit_restore(void);
  * opening them later never waits for the table to grow. */
 void fdlimit_reserve(size_t n);
 
+/* Descriptors kept open for repeated reads (the sampler's /proc files of each thread, the
+ * collector's stat files), one budget for all who keep them: what the soft limit leaves
+ * beside the descriptors open when it is set, less FDLIMIT_SPARE for the files perch opens
+ * and closes (ELF and debug files, maps, the recording). Two keepers sizing themselves each
+ * against the whole limit (600 threads under `ulimit -n 1024`: 490 sampler files and 512
+ * collector files) left perch's own files none. fdlimit_keep_budget() sets it from the
+ * descriptors open now (otherwise the first fdlimit_keep() does); fdlimit_keep() says whether
+ * one more may be kept and then counts it; fdlimit_unkeep() gives one back. Thread-safe. */
+#define FDLIMIT_SPARE 512
+void fdlimit_keep_budget(void);
+int fdlimit_keep(void);
+void fdlimit_unkeep(void);
+size_t fdlimit_kept(void);
+
 /* A file perch needed (a module's ELF file: its frames' names) could not be opened for lack
  * of descriptors (@err EMFILE or ENFILE; other errors are not counted). Thread-safe. */
 void fdlimit_note_failure(int err);
