@@ -98,6 +98,14 @@ struct queue {
  * other CPUs (await_stops()). */
 #define SAMPLER_AWAIT_NS (200 * 1000ULL)
 
+/* How long a SIGCHLD may wait for its waitpid(-1) when the last one found nothing new: each
+ * walks every traced thread in the kernel (wait_consider_task()), and every tick's own stops
+ * raise a SIGCHLD that has nothing left to tell once their own waits took them, late ones
+ * included (2.3 such walks per tick at 1000 Hz, most of the cost of 200 blocked threads). A
+ * walk that finds something other than a stop of ours makes the next SIGCHLD's walk
+ * immediate (a program that keeps creating threads, signals). */
+#define SAMPLER_POLL_IDLE_NS (4 * 1000 * 1000ULL)
+
 /* Items the worker takes from the queue at once (worker_main()). */
 #define SAMPLER_WORKER_BATCH 16
 struct worker {
@@ -123,7 +131,12 @@ struct worker {
 	size_t nr_gated;      /* in all processes' gated lists */
 	size_t met_this_tick; /* threads visited for the first time at this tick */
 	int chld;	      /* SIGCHLD was taken: tracee_poll() has work */
-	uint64_t state_gen;   /* tracee.state_gen when the gated threads were last looked at */
+	pid_t chld_pid;	      /* the child it named */
+	/* a SIGCHLD not polled for yet (SAMPLER_POLL_IDLE_NS); when tracee_poll() last ran
+	 * (sampler_handle_events()), and whether it found events then */
+	int events_held, events_found;
+	uint64_t events_polled;
+	uint64_t state_gen; /* tracee.state_gen when the gated threads were last looked at */
 };
 
 /* /proc/PID/task/TID/schedstat: "RUN_NS WAIT_NS SLICES": time on a CPU, time waiting on a
@@ -250,8 +263,19 @@ struct tick_hold {
 	int released;	   /* the holders were let go: no more waiting for them */
 	struct worker *w;
 	unsigned char running[SAMPLER_HOLD_MAX_CPUS]; /* CPUs with running threads */
-	size_t awaited;	    /* running threads interrupted on other CPUs (await_stops()) */
-	pid_t *awaited_tid; /* their first SAMPLER_MAX_BATCH thread ids */
+	size_t awaited; /* running threads interrupted on other CPUs (await_stops()) */
+	/* every thread interrupted (the first SAMPLER_MAX_BATCH; @nr_sent counts them all):
+	 * their stops are asked for one by one (sampler_take_stops()) */
+	struct sent_stops *sent;
+};
+
+/* The threads one tick interrupted: their stops are taken by waits for each alone, and a
+ * SIGCHLD they explain does not call for a wait for any child (SAMPLER_POLL_IDLE_NS). */
+struct sent_stops {
+	pid_t tid[SAMPLER_MAX_BATCH];
+	size_t n;	/* in @tid */
+	size_t nr_sent; /* interrupts sent, more than @n when they did not fit */
+	uint64_t want;	/* worker.awaited_stops when the awaited ones have all stopped */
 };
 
 /* What the gate passes on to the rest of a tick. */
@@ -322,12 +346,16 @@ int sampler_tick_thread(struct tracee *t, const struct perch_arch *arch, struct 
 			uint64_t now, struct sampler_stats *st);
 void sampler_interrupt(struct tracee *t, struct tracee_thread *th, struct tick_hold *hd,
 		       struct sampler_stats *st);
-size_t sampler_tick(struct tracee *t, const struct perch_arch *arch, struct worker *w,
-		    const struct sampler_opts *o, struct sampler_hold *h, uint64_t fire,
-		    uint64_t next, uint64_t lead, uint64_t missed, pid_t *awaited,
-		    struct sampler_stats *st);
+void sampler_tick(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		  const struct sampler_opts *o, struct sampler_hold *h, uint64_t fire,
+		  uint64_t next, uint64_t lead, uint64_t missed, struct sent_stops *sent,
+		  struct sampler_stats *st);
 int sampler_await_stops(struct tracee *t, const struct perch_arch *arch, struct worker *w,
-			const pid_t *awaited, size_t n, struct sampler_stats *st);
+			const struct sent_stops *sent, struct sampler_stats *st);
+int sampler_take_thread(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+			pid_t tid, struct sampler_stats *st);
+int sampler_take_stops(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		       const struct sent_stops *sent, struct sampler_stats *st);
 
 /* A thread blocked where no stop can reach it ('D'; or in cpu mode, one that blocked just as
  * perch took its CPU): a sample in @state from /proc/PID/task/TID/syscall (its SP and PC,

@@ -197,7 +197,11 @@ int sampler_handle_events(struct tracee *t, const struct perch_arch *arch, struc
 	struct tracee_event ev;
 	int ret;
 
+	w->events_polled = monotime_ns();
+	w->events_found = 0;
 	while ((ret = tracee_poll(t, &ev)) > 0) {
+		/* (a stop of ours that came late says nothing of what else may come) */
+		w->events_found |= ev.kind != TRACEE_EV_STOPPED;
 		on_event(t, arch, w, &ev, st);
 		if (ev.kind == TRACEE_EV_EXIT)
 			return 0;
@@ -554,10 +558,13 @@ void sampler_interrupt(struct tracee *t, struct tracee_thread *th, struct tick_h
 	}
 	if (tracee_interrupt(t, th, monotime_ns()) == -ESRCH) {
 		st->races++;
-	} else if (s->state == 'R' && s->cpu >= 0 && s->cpu != hd->self) {
+		return;
+	}
+	if (hd->sent->n < SAMPLER_MAX_BATCH)
+		hd->sent->tid[hd->sent->n++] = th->tid;
+	hd->sent->nr_sent++;
+	if (s->state == 'R' && s->cpu >= 0 && s->cpu != hd->self) {
 		s->awaited = 1;
-		if (hd->awaited < SAMPLER_MAX_BATCH)
-			hd->awaited_tid[hd->awaited] = th->tid;
 		hd->awaited++;
 	}
 }
@@ -637,13 +644,12 @@ static int is_running(const struct tracee_thread *th)
  * interrupted next, so that the CPU holders, which keep them where they were at @fire, are
  * released soon, then the others. @next: the following tick, for which the holders are to
  * wake @lead early. */
-size_t sampler_tick(struct tracee *t, const struct perch_arch *arch, struct worker *w,
-		    const struct sampler_opts *o, struct sampler_hold *h, uint64_t fire,
-		    uint64_t next, uint64_t lead, uint64_t missed, pid_t *awaited,
-		    struct sampler_stats *st)
+void sampler_tick(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		  const struct sampler_opts *o, struct sampler_hold *h, uint64_t fire,
+		  uint64_t next, uint64_t lead, uint64_t missed, struct sent_stops *sent,
+		  struct sampler_stats *st)
 {
-	struct tick_hold hd = {
-	    .h = h, .fire = fire, .self = sched_getcpu(), .awaited_tid = awaited, .w = w};
+	struct tick_hold hd = {.h = h, .fire = fire, .self = sched_getcpu(), .sent = sent, .w = w};
 	struct tracee_thread *stop[SAMPLER_MAX_BATCH];
 	size_t nr_stop = 0;
 	struct gate_ctx g = {.t = t,
@@ -670,6 +676,7 @@ size_t sampler_tick(struct tracee *t, const struct perch_arch *arch, struct work
 	}
 	sampler_lists_check(t, w, st);
 	w->met_this_tick = 0;
+	sent->n = sent->nr_sent = 0;
 	tick_pass(t, arch, w, o, missed, &hd, 1, stop, &nr_stop, st);
 	tick_pass(t, arch, w, o, missed, &hd, 0, stop, &nr_stop, st);
 	/* the gate before any interrupt: a thread leaving its stop, or entering ours, changes
@@ -694,33 +701,61 @@ size_t sampler_tick(struct tracee *t, const struct perch_arch *arch, struct work
 	if (h)
 		sampler_hold_arm(h, hd.running, SAMPLER_HOLD_MAX_CPUS);
 	sampler_queue_wake(&w->q); /* for the reused stacks */
-	return hd.awaited;
+	sent->want = w->awaited_stops + hd.awaited;
 }
 
-/* Wait for the stops of the @n running threads the tick just interrupted, all on other CPUs
- * than this thread's, by polling for up to SAMPLER_AWAIT_NS instead of sleeping. Each thread
- * is asked for alone: a wait for any child would look at every traced thread each time. */
-int sampler_await_stops(struct tracee *t, const struct perch_arch *arch, struct worker *w,
-			const pid_t *awaited, size_t n, struct sampler_stats *st)
+/* The events of thread @tid, asked for alone (what it did while the worker slept, or a stop
+ * of ours). The number of them that were not stops of ours, or -1. */
+int sampler_take_thread(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+			pid_t tid, struct sampler_stats *st)
 {
-	uint64_t want = w->awaited_stops + n, end = monotime_ns() + SAMPLER_AWAIT_NS;
 	struct tracee_event ev;
+	int ret = 0, other = 0;
 
-	if (n > SAMPLER_MAX_BATCH)
-		n = SAMPLER_MAX_BATCH;
-	while (w->awaited_stops < want && !st->stop_reason && monotime_ns() < end) {
-		for (size_t i = 0; i < n && !st->stop_reason; i++) {
-			const struct tracee_thread *th = tracee_find(t, awaited[i]);
-			int ret;
+	while (!st->stop_reason && (ret = tracee_poll_thread(t, tid, &ev)) > 0) {
+		other += ev.kind != TRACEE_EV_STOPPED;
+		on_event(t, arch, w, &ev, st);
+		if (ev.kind == TRACEE_EV_EXIT)
+			break;
+	}
+	return ret < 0 ? -1 : other;
+}
 
-			if (!th || th->state != TRACEE_INTERRUPTING)
-				continue; /* its stop came (or it is gone) */
-			ret = tracee_poll_thread(t, awaited[i], &ev);
-			if (ret < 0)
-				return -1;
-			if (ret > 0)
-				on_event(t, arch, w, &ev, st);
+/* One look at each of the threads a tick interrupted whose stop has not come yet, asked for
+ * alone: a wait for any child would look at every traced thread each time. The number of
+ * stops taken, or -1. */
+int sampler_take_stops(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		       const struct sent_stops *sent, struct sampler_stats *st)
+{
+	struct tracee_event ev;
+	int taken = 0;
+
+	for (size_t i = 0; i < sent->n && !st->stop_reason; i++) {
+		const struct tracee_thread *th = tracee_find(t, sent->tid[i]);
+		int ret;
+
+		if (!th || th->state != TRACEE_INTERRUPTING)
+			continue; /* its stop came (or it is gone) */
+		ret = tracee_poll_thread(t, sent->tid[i], &ev);
+		if (ret < 0)
+			return -1;
+		if (ret > 0) {
+			on_event(t, arch, w, &ev, st);
+			taken++;
 		}
 	}
+	return taken;
+}
+
+/* Wait for the stops of the running threads the tick just interrupted on other CPUs than
+ * this thread's, by polling for up to SAMPLER_AWAIT_NS instead of sleeping. */
+int sampler_await_stops(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+			const struct sent_stops *sent, struct sampler_stats *st)
+{
+	uint64_t end = monotime_ns() + SAMPLER_AWAIT_NS;
+
+	while (w->awaited_stops < sent->want && !st->stop_reason && monotime_ns() < end)
+		if (sampler_take_stops(t, arch, w, sent, st) < 0)
+			return -1;
 	return 0;
 }

@@ -220,8 +220,10 @@ static int sleep_until(struct tracee *t, const struct perch_arch *arch, struct w
 	siginfo_t si;
 	int sig = sigtimedwait(set, &si, &ts);
 
-	if (sig == SIGCHLD)
+	if (sig == SIGCHLD) {
 		w->chld = 1;
+		w->chld_pid = si.si_pid;
+	}
 	if (sig < 0 && e && wait) { /* the timer, not a signal */
 		/* (first: it took its CPU from whatever ran there just now) */
 		sampler_cpu_stamp_self(w, until);
@@ -288,24 +290,73 @@ static void restore_priority(int rt)
 		sched_setscheduler((pid_t)gettid(), SCHED_OTHER, &sp);
 }
 
-/* Is there anything for tracee_poll() (SIGCHLD came, or is pending: taken now)? Every
- * waitpid(-1) walks all the tracer's tracees in the kernel (wait_consider_task()): with 10,000
- * traced threads, polling at every pass of the loop was a third of perch's CPU. */
-static int events_due(struct worker *w)
+/* Did SIGCHLD come (or is it pending: taken now)? @pid: the child it named (the first whose
+ * state changed since the last one was taken), or 0. */
+static int take_sigchld(struct worker *w, pid_t *pid)
 {
 	static const struct timespec zero = {0, 0};
 	sigset_t pending, chld;
+	siginfo_t si;
 
+	*pid = 0;
 	if (w->chld) {
 		w->chld = 0;
+		*pid = w->chld_pid;
 		return 1;
 	}
 	if (sigpending(&pending) < 0 || sigismember(&pending, SIGCHLD) != 1)
 		return 0;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
-	sigtimedwait(&chld, NULL, &zero);
+	if (sigtimedwait(&chld, &si, &zero) == SIGCHLD)
+		*pid = si.si_pid;
 	return 1;
+}
+
+/* Is it time for tracee_poll() (at @now)? Every waitpid(-1) walks all the tracer's tracees in
+ * the kernel (wait_consider_task()): with 10,000 traced threads, polling at every pass of the
+ * loop was a third of perch's CPU. So only after a SIGCHLD, and no sooner than
+ * SAMPLER_POLL_IDLE_NS after a poll that found nothing (events_wake() says when). */
+static int events_due(struct worker *w, uint64_t now)
+{
+	if (!w->events_held || (!w->events_found && now < w->events_polled + SAMPLER_POLL_IDLE_NS))
+		return 0;
+	w->events_held = 0;
+	return 1;
+}
+
+/* What a SIGCHLD calls for: the child it names and the tick's interrupted threads are asked
+ * for alone (the tick's own stops raise one each: they are the common case), then, when it
+ * is due, a wait for any child, which finds what a SIGCHLD did not name (the ones raised
+ * while one is pending are merged into it). It is due at once when the child named did
+ * something else than stop for perch: a thread's clone event and its new thread's first stop,
+ * or an exit and the next, come together (3000 threads created one after the other took 4x
+ * as long with their polls held back). */
+static int take_events(struct tracee *t, const struct perch_arch *arch, struct worker *w,
+		       const struct sent_stops *sent, struct sampler_stats *st)
+{
+	int other = 0;
+	pid_t pid;
+
+	if (take_sigchld(w, &pid)) {
+		w->events_held = 1;
+		if ((pid > 0 && (other = sampler_take_thread(t, arch, w, pid, st)) < 0) ||
+		    sampler_take_stops(t, arch, w, sent, st) < 0)
+			return -1;
+		if (other)
+			w->events_found = 1;
+	}
+	if (st->stop_reason || !events_due(w, monotime_ns()))
+		return 0;
+	return sampler_handle_events(t, arch, w, st);
+}
+
+/* The time to wake for a SIGCHLD held back, if before @until. */
+static uint64_t events_wake(const struct worker *w, uint64_t until)
+{
+	uint64_t at = w->events_polled + SAMPLER_POLL_IDLE_NS;
+
+	return w->events_held && at < until ? at : until;
 }
 
 int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sampler_opts *o,
@@ -316,7 +367,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 								      : SAMPLER_LEAD_MAX_NS};
 	struct worker w = {.ops = ops, .arg = arg, .cpu_mode = o->cpu_mode, .period_ns = period};
 	struct sampler_hold *hold = NULL;
-	pid_t awaited[SAMPLER_MAX_BATCH]; /* the running threads a tick interrupted afar */
+	struct sent_stops sent = {0}; /* the threads the last tick interrupted */
 	sigset_t set;
 	int ret = 0, rt;
 
@@ -386,15 +437,14 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 			st->missed_ticks += missed;
 			base += (behind ? behind : 1) * period;
 			fire = base + jitter_ns(period);
-			size_t n = sampler_tick(t, arch, &w, o, hold, this_fire, fire, early.lead,
-						missed, awaited, st);
-
-			ret = sampler_await_stops(t, arch, &w, awaited, n, st);
-			if (ret >= 0 && events_due(&w))
-				ret = sampler_handle_events(t, arch, &w, st);
+			sampler_tick(t, arch, &w, o, hold, this_fire, fire, early.lead, missed,
+				     &sent, st);
+			ret = sampler_await_stops(t, arch, &w, &sent, st);
+			if (ret >= 0)
+				ret = take_events(t, arch, &w, &sent, st);
 			fire = duty_cap(fire, now, period, st);
-		} else if (ret >= 0 && events_due(&w)) {
-			ret = sampler_handle_events(t, arch, &w, st);
+		} else if (ret >= 0) {
+			ret = take_events(t, arch, &w, &sent, st);
 		}
 		sampler_queue_wake(&w.q); /* once for the tick's and the events' snapshots */
 		if (ret < 0) {
@@ -411,6 +461,7 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 		until = fire < end ? fire : end;
 		if (o->join && join_at < until)
 			until = join_at; /* (a long tick period: the hook is still asked on time) */
+		until = events_wake(&w, until);
 		/* (behind, too: the signals are read if not waited for) */
 		if (sleep_until(t, arch, &w, &set, until, until == fire ? &early : NULL, st))
 			base = fire = monotime_ns();
