@@ -109,13 +109,18 @@ static void sys_run(const char *extra, struct sys_run *r)
 		 r->io + r->user);
 	r->share = 100.0 * (double)r->io / (double)(r->io + r->user);
 	r->se = 100.0 * sqrt(r->truth / 100 * (1 - r->truth / 100) / (double)(r->io + r->user));
+	/* (cpu mode's summary: the stops of threads seen on a held CPU at the tick, and the
+	 * others, which may land at a later system call's exit) */
 	r->held = r->running = -1;
-	v = strstr(perch->err.buf ? perch->err.buf : "", "system-call bias: ");
-	if (v && sscanf(v, "system-call bias: %ld of %ld", &r->held, &r->running) != 2)
+	v = strstr(perch->err.buf ? perch->err.buf : "", "  samples: ");
+	if (v && sscanf(v,
+			"  samples: %*u  (%ld times a thread was on a CPU when perch took it at a "
+			"tick, %*u of them on its way to block, read without a stop; %ld stops",
+			&r->held, &r->running) != 2)
 		r->held = r->running = -1;
 	fprintf(stderr,
 		"sysbias %s: truth %.2f%% in pread, perch %.2f%% (%lu of %lu samples; "
-		"1 SE %.2f; %ld of %ld running samples held)\n",
+		"1 SE %.2f; %ld stops on held CPUs, %ld on others)\n",
 		extra ? extra : "(default)", r->truth, r->share, r->io, r->io + r->user, r->se,
 		r->held, r->running);
 }
@@ -146,8 +151,8 @@ START_TEST(syscall_bias)
 		d[1], d[0], d[1], d[2], plain.share - plain.truth);
 	H_ASSERT(fabs(d[1]) <= SYS_POINTS + TRUTH_Z * runs[0].se,
 		 "perch's share of the cached preads is %+.2f points from the target's own truth "
-		 "(median of 3 runs: %+.2f %+.2f %+.2f; allowed %.1f + %.1f x %.2f; running "
-		 "samples held: %ld/%ld %ld/%ld %ld/%ld; without the hold %+.2f)",
+		 "(median of 3 runs: %+.2f %+.2f %+.2f; allowed %.1f + %.1f x %.2f; "
+		 "stops on held/other CPUs: %ld/%ld %ld/%ld %ld/%ld; without the hold %+.2f)",
 		 d[1], d[0], d[1], d[2], SYS_POINTS, TRUTH_Z, runs[0].se, runs[0].held,
 		 runs[0].running, runs[1].held, runs[1].running, runs[2].held, runs[2].running,
 		 plain.share - plain.truth);
