@@ -473,6 +473,8 @@ int sampler_run(struct tracee *t, const struct perch_arch *arch, const struct sa
 	if (have_old_cpus && (st->migrations || pinned))
 		sched_setaffinity(0, sizeof(old_cpus), &old_cpus);
 	sampler_gate_finish(t, &w, st);
+	/* (a thread that left last is still listed: taken off the lists while they exist) */
+	tracee_free_removed();
 	for (size_t i = 0; i < t->nr_threads; i++) {
 		struct sthread *s = t->threads[i]->user;
 

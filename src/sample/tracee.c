@@ -1128,6 +1128,11 @@ int tracee_wait_exit(struct tracee *t)
 	return status;
 }
 
+void tracee_free_removed(void)
+{
+	bury(NULL, NULL);
+}
+
 void tracee_release(struct tracee *t)
 {
 	for (size_t i = 0; i < t->nr_threads; i++)

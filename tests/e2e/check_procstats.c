@@ -754,6 +754,7 @@ START_TEST(ring_ticks_trigger)
 	}
 	/* blocks at 0, 2, 4, 6 s after ready (the first may be under way at the attach) */
 	H_ASSERT(off >= 2 && off <= 4, "%zu off-CPU triggers in 7 s (want the 2-4 blocks)", off);
+	free(dir);
 }
 END_TEST
 

@@ -195,6 +195,9 @@ pid_t tracee_proc_task(const struct tracee *t, const struct tracee_proc *p);
 /* The state letter to show for @th: 'T' for a thread in group-stop (whose /proc state reads
  * 't' while perch traces it), else @proc_state. */
 char tracee_state_letter(const struct tracee_thread *th, char proc_state);
+/* Free the thread removed last now (kept for the event that named it): its owner's per-thread
+ * state (on_free) is let go while that owner still exists. */
+void tracee_free_removed(void);
 void tracee_release(struct tracee *t);
 
 #endif
