@@ -395,7 +395,9 @@ static int record_main(int argc, char **argv)
 	ret = job.ret;
 	if (ret < 0)
 		log_errno(ret, "sampling stopped");
-	if (second_interrupt_pending()) {
+	/* (a first one while perch finishes after the target exited or the duration ran out is
+	 * one, not two: the recording is written) */
+	if (rc.st->stop_reason == SAMPLER_STOP_SIGNAL && second_interrupt_pending()) {
 		log_err(0, "interrupted twice: detached, no output written");
 		code = 128 + SIGINT;
 		goto out;
