@@ -535,28 +535,55 @@ static long proc_syscall_nr(pid_t pid)
 	return nr;
 }
 
+/* The state letter of process @pid (/proc/PID/stat), or 0. */
+static char proc_state(pid_t pid)
+{
+	char *path = xasprintf("/proc/%d/stat", (int)pid), state = 0;
+	FILE *f = fopen(path, "r");
+
+	if (f && fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+		state = 0;
+	if (f)
+		fclose(f);
+	free(path);
+	return state;
+}
+
 /* A child that spins in user code (@block 0) or waits in pause() (@block 1), interrupted by
  * PTRACE_INTERRUPT: its registers say how it came to the stop, and the kernel's own account
- * (/proc/PID/syscall: the call's number, or -1 outside a call) agrees. */
+ * (/proc/PID/syscall: the call's number, or -1 outside a call) agrees. The child says it
+ * started through a pipe, and a blocking one is waited for until it sleeps (no time is
+ * assumed: under valgrind 50 ms was not enough to reach pause()). */
 static void regs_from_kernel(int block)
 {
 	const struct perch_arch *a = perch_arch_host();
 	struct perch_regs r;
 	int status;
 	long nr;
-	pid_t pid = fork();
+	int ready[2];
+	char c;
+	pid_t pid;
 
+	ck_assert_int_eq(pipe(ready), 0);
+	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		volatile unsigned long x = 0;
 
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
 		if (block)
 			for (;;)
 				pause();
 		for (;;)
 			x++;
 	}
-	usleep(50 * 1000); /* the child is spinning, or in pause() */
+	close(ready[1]);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	/* (a bound in iterations, not time: unit tests also run without a fork, under valgrind) */
+	for (int i = 0; block && proc_state(pid) != 'S' && i < 100000; i++)
+		usleep(1000);
 	ck_assert_int_eq(ptrace(PTRACE_SEIZE, pid, NULL, NULL), 0);
 	ck_assert_int_eq(ptrace(PTRACE_INTERRUPT, pid, NULL, NULL), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
