@@ -55,7 +55,8 @@ struct art_proc {
 	struct art_threads threads; /* ART's threads as last read (art_proc_java_wait) */
 	uint64_t threads_ns;	    /* when */
 	int threads_err;	    /* -EPROTO once the layout was found unknown */
-	uint64_t exit_pc; /* the tracing exit stub, once a replaced return address was seen */
+	uint64_t exit_pc; /* ART's instrumentation exit routine, once a replaced return address was
+			     seen */
 	struct {
 		uint64_t method, insns; /* insns 0: none */
 	} insns[ART_NATIVE_CACHE];	/* art_method_insns() by ArtMethod* (direct-mapped) */
@@ -545,7 +546,7 @@ uint64_t art_proc_return(struct art_proc *a, pid_t tid, uint64_t slot, uint64_t 
 	}
 	if (!t || art_thread_instrumentation_pc(&a->mem, t->self, slot, &pc) < 0)
 		return ip;
-	a->exit_pc = ip; /* every replaced return address is the same stub */
+	a->exit_pc = ip; /* every replaced return address is that one routine */
 	return pc;
 }
 

@@ -166,12 +166,13 @@ static void blocked_visit(struct tracee *t, struct tracee_thread *th, struct sth
 {
 	struct worker *w = hd->w;
 	uint32_t late = s->late_ticks, n;
-	struct schedstat ss;
+	/* (its run time as sampler_cpu_ran_since() read it at this tick, which made it a
+	 * candidate) */
+	struct schedstat ss = {.run_ns = s->run_ns};
 
 	if (seen != CPU_ON)
 		return;
-	n = ran_weight(s, sampler_peek_schedstat(t, th, s, &ss) == 0 ? &ss : NULL, s->tick_weight,
-		       w->period_ns);
+	n = ran_weight(s, s->run_tick == s->tick ? &ss : NULL, s->tick_weight, w->period_ns);
 	if (!n)
 		return;
 	s->has_syscall = sampler_read_task_file(t, th, &s->syscall_fd, "syscall", s->syscall,

@@ -141,7 +141,8 @@ static uint64_t art_return(void *arg, uint64_t slot, uint64_t ip)
 {
 	struct resolver *r = arg;
 
-	/* the tracing exit stub is code of ART's runtime */
+	/* ART's instrumentation exit routine (art_quick_instrumentation_exit) is code of its
+	 * runtime */
 	if (!r->snap_tid || !art_proc_active(r->art) ||
 	    !(art_module_flags(r->ms, find_map(r, ip)) & ART_MOD_RUNTIME))
 		return ip;

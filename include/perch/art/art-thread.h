@@ -107,7 +107,7 @@ void art_thread_window(uint64_t self, uint64_t *addr, size_t *len);
 
 /* The real return address that ART's method tracing keeps for stack slot @slot of thread
  * @self (Thread::tlsPtr_.instrumentation_stack, a map keyed by the slot, whose return address
- * the tracing exit stub replaced): 0 with it in *@pc, -ENOENT when the map has no such slot
+ * the tracing exit routine replaced): 0 with it in *@pc, -ENOENT when the map has no such slot
  * (or there is no tracing), -EAGAIN when the map changed under the read. */
 int art_thread_instrumentation_pc(const struct perch_mem *mem, uint64_t self, uint64_t slot,
 				  uint64_t *pc);

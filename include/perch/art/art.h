@@ -220,8 +220,8 @@ int art_proc_callers(struct art_proc *a, pid_t tid, uint64_t time_ns, const stru
  * method's first instruction cached per method; 0 when unknown. */
 uint64_t art_proc_shadow_dex_pc(struct art_proc *a, const struct art_shadow_frame *sf);
 /* The real return address for the return-address slot @slot of thread @tid when ART's method
- * tracing replaced it with its exit stub (looked up in the thread's instrumentation stack, a
- * map keyed by the slot, in the live process), else @ip. */
+ * tracing replaced it with its exit routine (art_quick_instrumentation_exit) (looked up in the
+ * thread's instrumentation stack, a map keyed by the slot, in the live process), else @ip. */
 uint64_t art_proc_return(struct art_proc *a, pid_t tid, uint64_t slot, uint64_t ip);
 /* Is any list known (so that JIT and dex lookups can succeed)? */
 int art_proc_active(const struct art_proc *a);
