@@ -535,13 +535,16 @@ static long proc_syscall_nr(pid_t pid)
 	return nr;
 }
 
-/* The state letter of process @pid (/proc/PID/stat), or 0. */
-static char proc_state(pid_t pid)
+/* The state letter of process @pid (/proc/PID/stat), or 0; its user time in clock ticks in
+ * *@utime. */
+static char proc_state(pid_t pid, unsigned long *utime)
 {
 	char *path = xasprintf("/proc/%d/stat", (int)pid), state = 0;
 	FILE *f = fopen(path, "r");
 
-	if (f && fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+	*utime = 0;
+	if (f && fscanf(f, "%*d (%*[^)]) %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu", &state,
+			utime) != 2)
 		state = 0;
 	if (f)
 		fclose(f);
@@ -581,9 +584,16 @@ static void regs_from_kernel(int block)
 	close(ready[1]);
 	ck_assert_int_eq(read(ready[0], &c, 1), 1);
 	close(ready[0]);
-	/* (a bound in iterations, not time: unit tests also run without a fork, under valgrind) */
-	for (int i = 0; block && proc_state(pid) != 'S' && i < 100000; i++)
+	/* asleep in pause(), or spinning in user code (its user time moved: out of its write());
+	 * a bound in iterations, not time: unit tests also run without a fork, under valgrind */
+	for (int i = 0; i < 100000; i++) {
+		unsigned long utime;
+		char state = proc_state(pid, &utime);
+
+		if (block ? state == 'S' : utime > 0)
+			break;
 		usleep(1000);
+	}
 	ck_assert_int_eq(ptrace(PTRACE_SEIZE, pid, NULL, NULL), 0);
 	ck_assert_int_eq(ptrace(PTRACE_INTERRUPT, pid, NULL, NULL), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
